@@ -1,0 +1,81 @@
+"""Kernel arguments, checked against the kernel's parsed signature before a launch.
+
+CuPy passes whatever it is given: a float64 array to a `float*` parameter runs and
+returns garbage. Here it is an ArgumentError that says which argument and how to fix it.
+"""
+from numbers import Integral, Number
+
+import numpy as np
+
+from .errors import ArgumentError
+
+
+def _describe(value):
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return f"{type(value).__module__.split('.')[0]} array of {value.dtype}, shape {value.shape}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def convert_scalar(param, value, where):
+    """A Python number or NumPy scalar as the NumPy scalar of the parameter's type."""
+    dtype = param.dtype
+    if dtype is None:
+        raise ArgumentError(f"{where}: the launcher cannot pass a `{param.base}` by value; "
+                            "pass its fields as separate scalar parameters")
+    if hasattr(value, "shape") and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, Number) or hasattr(value, "shape"):
+        raise ArgumentError(f"{where} is a scalar {param.base}, but got {_describe(value)}")
+    if dtype.kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            raise ArgumentError(f"{where} is an integer, but got {value!r}")
+        value = int(value)
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise ArgumentError(f"{where} is a {param.base}, which holds {info.min}..{info.max}; {value} does not fit")
+    elif dtype.kind == "b":
+        value = bool(value)
+    elif isinstance(value, complex):
+        raise ArgumentError(f"{where} is a real {param.base}, but got the complex {value!r}")
+    return dtype.type(value)
+
+
+def check_arguments(kernel, args, array_type, array_hint):
+    """Check `args` against `kernel.params`; return them with scalars converted.
+
+    array_type is the array class this backend takes (numpy.ndarray or cupy.ndarray);
+    array_hint says how to make one, for the message when another kind is passed.
+    """
+    if not isinstance(args, (tuple, list)):
+        raise ArgumentError(f"{kernel.name}: args must be a tuple of arguments, not {_describe(args)}")
+    sig = ", ".join(p.text for p in kernel.params)
+    if len(args) != len(kernel.params):
+        raise ArgumentError(f"{kernel.name}({sig}) takes {len(kernel.params)} arguments, but {len(args)} were given")
+    out = []
+    for i, (param, value) in enumerate(zip(kernel.params, args)):
+        where = f"argument {i} (`{param.text}`) of {kernel.name}"
+        if not param.pointer:
+            out.append(convert_scalar(param, value, where))
+            continue
+        if not hasattr(value, "dtype") or not hasattr(value, "shape"):
+            raise ArgumentError(f"{where} is a pointer, so it needs an array, but got {_describe(value)}")
+        if not isinstance(value, array_type):
+            raise ArgumentError(f"{where}: this backend takes {array_type.__module__.split('.')[0]} arrays, "
+                                f"but got a {_describe(value)}; {array_hint}")
+        dtype = param.dtype
+        if dtype is not None and value.dtype != dtype:
+            raise ArgumentError(
+                f"{where} points to {param.base} ({dtype}), but got an array of {value.dtype}; "
+                f"convert it with .astype({'numpy' if array_type is np.ndarray else 'cupy'}.{dtype})")
+        if param.lanes > 1 and value.size % param.lanes:
+            raise ArgumentError(f"{where} reads {param.base} ({param.lanes} {dtype} at a time), but the array has "
+                                f"{value.size} elements, not a multiple of {param.lanes}")
+        if not value.flags.c_contiguous:
+            raise ArgumentError(f"{where}: the kernel indexes raw memory, so the array must be C-contiguous; "
+                                "pass an ascontiguousarray() copy")
+        if not param.const and not value.flags.writeable:
+            raise ArgumentError(f"{where} may be written by the kernel, but the array is read-only")
+        out.append(value)
+    return out

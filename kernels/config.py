@@ -1,0 +1,32 @@
+"""Settings shared by every launch; change them on `kernels.config`.
+
+    import kernels
+    kernels.config.time_limit = 30.0   # seconds a CPU launch may run
+"""
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _default_cache_dir():
+    if os.environ.get("KERNELS_CACHE_DIR"):
+        return Path(os.environ["KERNELS_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "kernels-cpu"
+
+
+@dataclass
+class Config:
+    # Seconds a CPU launch may run before it is killed (KernelTimeoutError).
+    time_limit: float = 10.0
+    # Worker processes a CPU launch spreads its blocks over (None: one per core).
+    workers: int | None = None
+    # Bytes of stack each CUDA thread gets on the CPU (local arrays live there).
+    stack_size: int = 64 * 1024
+    # Where compiled CPU kernels are kept between runs.
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    # C++ compiler for the CPU runtime.
+    cxx: str = os.environ.get("CXX", "g++")
+
+
+config = Config()

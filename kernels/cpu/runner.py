@@ -1,0 +1,215 @@
+"""Running a compiled kernel on the CPU, isolated from the caller.
+
+A launch copies the array arguments into memory mapped MAP_SHARED, forks worker
+processes that run the grid's blocks (include/kc_launch.h), waits for them within the
+time limit, and copies the arrays the kernel may write back only if every worker
+succeeded. Whatever a kernel does, the caller's arrays and process are intact: a
+crash, a failed assert or an endless loop becomes a KernelError.
+"""
+import ctypes
+import mmap
+import os
+import select
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
+
+# Status codes of kc_launch.h.
+OK, RUNNING, ASSERT_FAILED, CRASHED, OUT_OF_MEMORY = range(5)
+SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misaligned or invalid access)",
+                8: "SIGFPE (an integer division by zero)", 4: "SIGILL (an illegal instruction)",
+                6: "SIGABRT (the program aborted)", 9: "SIGKILL (killed from outside, often for lack of memory)"}
+
+
+class WorkerStatus(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int32), ("signal", ctypes.c_int32), ("block", ctypes.c_uint32),
+                ("thread", ctypes.c_uint32), ("blocks_done", ctypes.c_uint64), ("fault_address", ctypes.c_uint64),
+                ("line", ctypes.c_int32), ("pad", ctypes.c_int32), ("message", ctypes.c_char * 1024)]
+
+
+class LaunchDesc(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint32 * 3), ("block", ctypes.c_uint32 * 3), ("shared_mem", ctypes.c_uint64),
+                ("stack_size", ctypes.c_uint64), ("workers", ctypes.c_uint32), ("output_fd", ctypes.c_int32),
+                ("args", ctypes.POINTER(ctypes.c_void_p)), ("status", ctypes.POINTER(WorkerStatus))]
+
+
+ALIGN = 256
+
+
+class Arena:
+    """One growing MAP_SHARED mapping per process, reused by every launch."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.map = None
+        self.view = None
+
+    def reserve(self, nbytes):
+        if self.map is None or len(self.map) < nbytes:
+            self.view = None
+            size = max(nbytes, 1 << 20)
+            self.map = mmap.mmap(-1, size + (size >> 2))   # anonymous: MAP_SHARED
+            self.view = np.frombuffer(self.map, dtype=np.uint8)
+        return self.view
+
+
+_arena = Arena()
+
+
+def _coords(linear, dims):
+    x, y, _ = dims
+    return (linear % x, (linear // x) % y, linear // (x * y))
+
+
+def _wait(pids, deadline):
+    """Wait for every pid; return {pid: wait status}, or None if the deadline passed.
+    Children still running are killed and reaped on the way out, whatever happens."""
+    done = {}
+    try:
+        try:
+            fds = {os.pidfd_open(pid): pid for pid in pids}
+        except (AttributeError, OSError):
+            fds = None
+        if fds is not None:
+            poller = select.poll()
+            for fd in fds:
+                poller.register(fd, select.POLLIN)
+            try:
+                while len(done) < len(pids):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return None
+                    for fd, _ in poller.poll(max(1, int(left * 1000))):
+                        poller.unregister(fd)
+                        done[fds[fd]] = os.waitpid(fds[fd], 0)[1]
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        else:  # no pidfd (old kernels, some sandboxes): poll with a growing pause
+            pause = 1e-4
+            while len(done) < len(pids):
+                for pid in pids:
+                    if pid not in done:
+                        got, status = os.waitpid(pid, os.WNOHANG)
+                        if got:
+                            done[pid] = status
+                if len(done) < len(pids):
+                    if time.monotonic() > deadline:
+                        return None
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.01)
+        return done
+    finally:
+        for pid in pids:
+            if pid not in done:
+                try:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+
+
+def _array_near(address, arrays):
+    """Which argument array an address lies in or near, for crash messages."""
+    best = None
+    for name, start, nbytes in arrays:
+        if start <= address < start + nbytes:
+            return f"The address lies inside `{name}`."
+        gap = address - (start + nbytes) if address >= start + nbytes else start - address
+        if gap < 1 << 20 and (best is None or gap < best[0]):
+            where = "past the end of" if address >= start + nbytes else "before the start of"
+            best = (gap, f"The address is {gap} bytes {where} `{name}`.")
+    return best[1] if best else ""
+
+
+def run(spawn, kernel, config, args, *, time_limit, workers, stack_size):
+    """Launch `spawn` (a kc_spawn_<i> of a compiled library) with checked arguments."""
+    workers = max(1, min(workers, config.blocks))
+    status_bytes = ctypes.sizeof(WorkerStatus) * workers
+    # Lay out the arrays; an array passed twice (in-place kernels) gets one slot.
+    slots, offset, total = {}, 0, status_bytes
+    for p, a in zip(kernel.params, args):
+        if p.pointer:
+            key = (a.__array_interface__["data"][0], a.nbytes)
+            if key not in slots:
+                total = -(-total // ALIGN) * ALIGN
+                slots[key] = total
+                total += max(a.nbytes, 1)
+    with _arena.lock:
+        view = _arena.reserve(total)
+        base = view.ctypes.data
+        status = (WorkerStatus * workers).from_address(base)
+        ctypes.memset(base, 0, status_bytes)
+        values, arrays = [], []
+        for p, a in zip(kernel.params, args):
+            if p.pointer:
+                off = slots[(a.__array_interface__["data"][0], a.nbytes)]
+                view[off:off + a.nbytes] = a.reshape(-1).view(np.uint8)
+                values.append(ctypes.c_void_p(base + off))
+                arrays.append((p.name, base + off, a.nbytes))
+            else:
+                values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
+        argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
+                          shared_mem=config.shared_mem, stack_size=stack_size, workers=workers,
+                          args=argv, status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)))
+        pids = (ctypes.c_int32 * workers)()
+        with tempfile.TemporaryFile() as out:
+            desc.output_fd = out.fileno()
+            rc = spawn(ctypes.byref(desc), pids)
+            if rc != 0:
+                raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
+            waited = _wait(list(pids), time.monotonic() + time_limit)
+            out.seek(0)
+            printed = out.read().decode(errors="replace")
+        if printed:
+            sys.stdout.write(printed)
+        if waited is None:
+            raise _timeout(kernel, config, status, workers, time_limit)
+        failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
+        if failed:
+            w = min(failed, key=lambda w: status[w].block)
+            raise _failure(kernel, config, status[w], waited[pids[w]], arrays)
+        for p, a in zip(kernel.params, args):
+            if p.pointer and not p.const:
+                off = slots[(a.__array_interface__["data"][0], a.nbytes)]
+                a.reshape(-1).view(np.uint8)[:] = view[off:off + a.nbytes]
+
+
+def _where(config, st):
+    return (f"block {_coords(st.block, config.grid)}, thread {_coords(st.thread, config.block)}")
+
+
+def _failure(kernel, config, st, wait_status, arrays):
+    if st.code == ASSERT_FAILED:
+        return KernelAssertionError(
+            f"assert({st.message.decode()}) failed in kernel `{kernel.name}` at line {st.line}, "
+            f"{_where(config, st)}.")
+    sig = st.signal or (os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else 0)
+    if st.code == CRASHED or sig:
+        near = _array_near(st.fault_address, arrays) if st.fault_address else ""
+        return KernelCrashError(
+            f"kernel `{kernel.name}` crashed with {SIGNAL_NAMES.get(sig, f'signal {sig}')} in {_where(config, st)}"
+            + (f", at address {st.fault_address:#x}. {near}" if st.fault_address else ".")
+            + "\nRe-run it with check=True: checked mode names the array, the index and the source line of "
+              "an out-of-bounds access. (On a GPU the same bug may pass unnoticed or stop the CUDA context.)")
+    if st.code == OUT_OF_MEMORY:
+        return KernelRuntimeError(f"the CPU runtime could not allocate memory for {config.threads_per_block} "
+                                  f"threads of {config.shared_mem} bytes of shared memory each block")
+    return KernelRuntimeError(f"a worker of kernel `{kernel.name}` ended unexpectedly (status {wait_status})")
+
+
+def _timeout(kernel, config, status, workers, time_limit):
+    done = sum(status[w].blocks_done for w in range(workers))
+    running = [w for w in range(workers) if status[w].code == RUNNING]
+    where = f"; {_where(config, status[running[0]])} was running" if running else ""
+    return KernelTimeoutError(
+        f"kernel `{kernel.name}` did not finish within the time limit of {time_limit:g} s and was stopped: "
+        f"{done} of {config.blocks} blocks had finished{where}.\n"
+        "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets. "
+        "If the kernel is merely slow, raise the limit: kernels.config.time_limit = seconds.")

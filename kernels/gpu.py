@@ -1,0 +1,72 @@
+"""The GPU backend: CuPy's RawModule, with the same checks as the CPU runtime and
+errors a student can act on."""
+from functools import lru_cache
+
+from .arguments import check_arguments
+from .errors import CompileError, GPUContextError, KernelRuntimeError
+from .launch import DEFAULT_SHARED_LIMIT, check_launch
+from .listing import compile_error_report
+
+
+@lru_cache(maxsize=1)
+def gpu_available():
+    """True when CuPy is installed and sees at least one CUDA GPU."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, no device: all mean "no GPU here"
+        return False
+
+
+# CUDA errors after which the context is unusable until the process restarts.
+_STICKY = ("IllegalAddress", "LaunchFailure", "MisalignedAddress", "Assert", "IllegalInstruction",
+           "HardwareStackError", "InvalidPc", "LaunchTimeout", "ILLEGAL_ADDRESS", "LAUNCH_FAILED", "ASSERT")
+
+
+class GpuModule:
+    def __init__(self, source, kernels, options):
+        import cupy
+        self.cupy = cupy
+        self.kernels = kernels
+        expressions = [k.name for k in kernels.values() if "<" in k.name]
+        self.module = cupy.RawModule(code=source, options=tuple(options),
+                                     name_expressions=expressions or None)
+        try:
+            self.module.compile()
+        except cupy.cuda.compiler.CompileException as e:
+            log = str(e)
+            title = "kernel.cu did not compile with NVRTC (backend='gpu'):"
+            raise CompileError(compile_error_report(source, log, None, title), log=log, backend="gpu") from None
+        self.functions = {name: self.module.get_function(name) for name in kernels}
+
+    def launch(self, name, grid, block, args, shared_mem=0, time_limit=None):
+        cupy = self.cupy
+        fn = self.functions[name]
+        optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+        cfg = check_launch(grid, block, shared_mem, shared_limit=optin - fn.shared_size_bytes,
+                           max_threads=fn.max_threads_per_block)
+        values = check_arguments(self.kernels[name], args, cupy.ndarray, "pass a CuPy array (cupy.asarray(x) copies one)")
+        if cfg.shared_mem > DEFAULT_SHARED_LIMIT and fn.max_dynamic_shared_size_bytes < cfg.shared_mem:
+            fn.max_dynamic_shared_size_bytes = cfg.shared_mem
+        try:
+            fn(cfg.grid, cfg.block, tuple(values), shared_mem=cfg.shared_mem)
+            cupy.cuda.get_current_stream().synchronize()
+        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
+            raise _runtime_error(name, e) from None
+
+    def launch_async(self, name, grid, block, args, shared_mem=0):
+        """Launch without checks or synchronization: for timing loops, after one checked call."""
+        self.functions[name](grid, block, args, shared_mem=shared_mem)
+
+
+def _runtime_error(name, e):
+    text = str(e)
+    if any(s in text for s in _STICKY):
+        return GPUContextError(
+            f"kernel `{name}` failed on the GPU: {text}.\n"
+            "The kernel most likely read or wrote outside an array. This error poisons the CUDA context: every "
+            "later GPU call in this process fails too, so restart the Python process (in Colab or Jupyter: "
+            "restart the runtime/kernel) before using the GPU again.\n"
+            "To find the access, re-run the kernel with backend='cpu', check=True: checked mode names the "
+            "thread, the block, the array and the index.")
+    return KernelRuntimeError(f"kernel `{name}` failed on the GPU: {text}")

@@ -1,0 +1,72 @@
+"""Launch configuration: grid and block sizes and shared memory, checked before any
+launch on either backend, against the limits every current NVIDIA GPU shares."""
+from dataclasses import dataclass
+from numbers import Integral
+
+from .errors import LaunchConfigError
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+# Dynamic shared memory a launch gets without opting in to more (CUDA's default).
+DEFAULT_SHARED_LIMIT = 48 * 1024
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple
+    block: tuple
+    shared_mem: int
+
+    @property
+    def threads_per_block(self):
+        x, y, z = self.block
+        return x * y * z
+
+    @property
+    def blocks(self):
+        x, y, z = self.grid
+        return x * y * z
+
+
+def _dims(value, what):
+    if isinstance(value, Integral):
+        value = (value,)
+    try:
+        dims = tuple(value)
+    except TypeError:
+        raise LaunchConfigError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}") from None
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, Integral) for d in dims):
+        raise LaunchConfigError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+
+
+def check_launch(grid, block, shared_mem=0, shared_limit=DEFAULT_SHARED_LIMIT,
+                 max_threads=MAX_THREADS_PER_BLOCK):
+    """Normalize grid and block to 3-tuples and check them; raise LaunchConfigError
+    naming the limit that was broken and how to stay within it."""
+    g, b = _dims(grid, "grid"), _dims(block, "block")
+    for axis, (n, lim) in enumerate(zip(b, MAX_BLOCK_DIM)):
+        if n < 1:
+            raise LaunchConfigError(f"block{b}: every block dimension must be at least 1 (axis {'xyz'[axis]} is {n})")
+        if n > lim:
+            raise LaunchConfigError(f"block{b}: blockDim.{'xyz'[axis]} may be at most {lim}, not {n}")
+    threads = b[0] * b[1] * b[2]
+    if threads > max_threads:
+        raise LaunchConfigError(
+            f"block{b} asks for {threads} threads per block; the limit is {max_threads}"
+            + ("" if max_threads != MAX_THREADS_PER_BLOCK else " (for example, a 32 x 32 block is the largest square one)"))
+    for axis, (n, lim) in enumerate(zip(g, MAX_GRID_DIM)):
+        if n < 1:
+            raise LaunchConfigError(
+                f"grid{g}: every grid dimension must be at least 1 (gridDim.{'xyz'[axis]} is {n}); "
+                "a grid computed as size // tile is 0 when size < tile: round up with (size + tile - 1) // tile")
+        if n > lim:
+            raise LaunchConfigError(f"grid{g}: gridDim.{'xyz'[axis]} may be at most {lim}, not {n}")
+    if not isinstance(shared_mem, Integral) or shared_mem < 0:
+        raise LaunchConfigError(f"shared_mem must be a byte count >= 0, not {shared_mem!r}")
+    if shared_mem > shared_limit:
+        raise LaunchConfigError(
+            f"shared_mem={shared_mem} bytes of dynamic shared memory exceeds the limit of "
+            f"{shared_limit} bytes per block; use a smaller tile")
+    return LaunchConfig(g, b, int(shared_mem))
