@@ -84,5 +84,6 @@ class Function:
 
 def RawKernel(code, name, *, options=(), backend="auto"):
     """One kernel of `code`, as cupy.RawKernel: RawKernel(code, "tiled")(grid, block, args)."""
+    kernel_signature(code, name)  # a KeyError naming the kernels found, before compiling
     exprs = (name,) if "<" in name else ()
     return RawModule(code, options=options, name_expressions=exprs, backend=backend).get_function(name)

@@ -71,15 +71,18 @@ def translate(source):
     return _EXTERN_SHARED.sub(lambda m: f"static ::kc::DynamicShared<{m.group('type').strip()}> {m.group('name')};", source)
 
 
-def translation_unit(source, functions):
+def translation_unit(source, functions, renames=()):
     """Header, source under #line, and one launch stub per kernel in `functions`
-    (C++ names, template instances included), exported as kc_spawn_<i>."""
+    (C++ names, template instances included), exported as kc_spawn_<i>. `renames` are
+    kernel names that clash with a C library function the header declares (div, exp):
+    NVRTC has no C library, so such a name is legal CUDA; here it is renamed."""
+    defines = "".join(f"#define {n} kc_kernel_{n}\n" for n in renames)
     stubs = [f'\n#line 1 "<launch stubs>"']
     for i, fn in enumerate(functions):
         stubs.append(f"static void kc_body_{i}(void** a) {{ ::kc::invoke(&{fn}, a); }}\n"
                      f"KC_VISIBLE int kc_spawn_{i}(const ::kc::LaunchDesc* d, int32_t* pids) "
                      f"{{ return ::kc::spawn(kc_body_{i}, d, pids); }}")
-    return (f'#include "kc_runtime.h"\n#line 1 "{SOURCE_NAME}"\n' + translate(source) + "\n" + "\n".join(stubs) + "\n")
+    return (f'#include "kc_runtime.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + translate(source) + "\n" + "\n".join(stubs) + "\n")
 
 
 def compiler_flags(options):
@@ -126,7 +129,17 @@ def build(source, functions, options=(), extra_flags=()):
     """
     cxx = config.cxx
     flags = list(CXXFLAGS) + list(extra_flags) + compiler_flags(options)
-    unit = translation_unit(source, functions)
+    try:
+        return _build_unit(source, translation_unit(source, functions), flags)
+    except CompileError as e:
+        clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log)}
+        if not clashes:
+            raise
+        return _build_unit(source, translation_unit(source, functions, sorted(clashes)), flags)
+
+
+def _build_unit(source, unit, flags):
+    cxx = config.cxx
     key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
     cache = Path(config.cache_dir)
     target = cache / f"{key[:40]}.so"

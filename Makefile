@@ -1,0 +1,29 @@
+# Two commands on a fresh machine (Debian/Ubuntu, Python 3.11+, a C++ compiler):
+#   make book   builds the site into _build/html, executing every notebook
+#   make test   runs every test (runtime, checks, kernels, notebooks, site build)
+# Each creates .venv from requirements.txt when it is missing or out of date.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: book test bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $@
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/cpu_runtime.py
+
+clean:
+	rm -rf _build

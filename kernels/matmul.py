@@ -1,0 +1,130 @@
+"""The book's matrix-multiplication kernels (kernels/cuda/*.cu) and how to launch each.
+
+    from kernels import matmul
+    P = matmul.multiply(M, N, kernel="tiled", tile=16)          # NumPy in, NumPy out
+    print(matmul.source("tiled"))                               # the CUDA C
+
+Used by the tests, the benchmarks and the book, so every one of them launches a
+kernel with the same grid, block, options and arguments.
+"""
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .gpu import gpu_available
+from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
+from .module import RawModule
+
+CUDA_DIR = Path(__file__).with_name("cuda")
+
+
+@dataclass(frozen=True)
+class Spec:
+    file: str
+    function: str
+    tile_macro: str | None   # the -D macro that sets the tile, if the tile is compiled in
+    shapes: str              # "square", "square-multiple", "any", "tile-inner"
+    arguments: str           # "width": (M, N, P, Width); "mkn": (M, N, P, m, k, n); "n": (a, b, c, n)
+    dynamic_shared: bool = False
+
+    def options(self, tile):
+        return (f"-D{self.tile_macro}={tile}",) if self.tile_macro else ()
+
+
+KERNELS = {
+    "naive": Spec("naive.cu", "matmul_naive", None, "square", "width"),
+    "tiled": Spec("tiled.cu", "matmul_tiled", "TILE_WIDTH", "square-multiple", "width"),
+    "tiled_bounds": Spec("tiled_bounds.cu", "matmul_tiled_bounds", "TILE_WIDTH", "any", "mkn"),
+    "tiled_dynamic": Spec("tiled_dynamic.cu", "matmul_tiled_dynamic", None, "any", "mkn", dynamic_shared=True),
+    "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", "tile-inner", "n"),
+    "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", "tile-inner", "n"),
+    "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", "tile-inner", "n"),
+}
+
+
+def source(kernel):
+    """The CUDA C source file of a kernel of the book."""
+    return (CUDA_DIR / KERNELS[_spec_name(kernel)].file).read_text()
+
+
+def _spec_name(kernel):
+    if kernel not in KERNELS:
+        raise KeyError(f"no kernel {kernel!r}; the book's kernels are {', '.join(KERNELS)}")
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def compile(kernel, tile=16, backend="auto", code=None):
+    """The compiled kernel (a kernels.Function), built once per kernel, tile, backend
+    and source. `code` replaces the file's source, for a reader's edited copy."""
+    spec = KERNELS[_spec_name(kernel)]
+    mod = RawModule(code or source(kernel), options=spec.options(tile), backend=backend)
+    return mod.get_function(spec.function)
+
+
+def check_shapes(kernel, m, k, n, tile):
+    """Raise ValueError if the kernel cannot multiply an m x k by a k x n matrix."""
+    shapes = KERNELS[_spec_name(kernel)].shapes
+    if shapes in ("square", "square-multiple") and not m == k == n:
+        raise ValueError(f"{kernel} multiplies square matrices; got {m}x{k} times {k}x{n} (use tiled_bounds)")
+    if shapes == "square-multiple" and m % tile:
+        raise ValueError(f"{kernel} needs Width to be a multiple of the tile ({tile}); got Width={m} "
+                         "(tiled_bounds handles any size)")
+    if shapes == "tile-inner" and (k != tile or m % tile or n % tile):
+        raise ValueError(f"{kernel} multiplies an m x {tile} by a {tile} x n matrix with m and n multiples of "
+                         f"{tile}; got {m}x{k} times {k}x{n}")
+
+
+def geometry(kernel, m, k, n, tile):
+    """(grid, block, shared_mem) for P (m x n) with blocks of tile x tile threads."""
+    check_shapes(kernel, m, k, n, tile)
+    grid = (-(-n // tile), -(-m // tile))
+    shared = 2 * tile * tile * 4 if KERNELS[kernel].dynamic_shared else 0
+    return grid, (tile, tile), shared
+
+
+def arguments(kernel, M, N, P):
+    (m, k), n = M.shape, N.shape[1]
+    kind = KERNELS[_spec_name(kernel)].arguments
+    if kind == "width":
+        return (M, N, P, np.int32(m))
+    if kind == "mkn":
+        return (M, N, P, np.int32(m), np.int32(k), np.int32(n))
+    return (M, N, P, np.int32(n))
+
+
+def choose_tile(backend="auto", candidates=(32, 16, 8, 4, 2)):
+    """The largest square tile whose block and two float tiles fit the device: on a GPU
+    read from its properties, on the CPU runtime from CUDA's common limits."""
+    if (backend == "auto" and gpu_available()) or backend == "gpu":
+        import cupy
+        attrs = cupy.cuda.Device().attributes
+        threads, smem = attrs["MaxThreadsPerBlock"], attrs["MaxSharedMemoryPerBlock"]
+    else:
+        threads, smem = MAX_THREADS_PER_BLOCK, DEFAULT_SHARED_LIMIT
+    return next(t for t in candidates if t * t <= threads and 2 * t * t * 4 <= smem)
+
+
+def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None):
+    """P = M @ N with one of the book's kernels; returns P.
+
+    The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
+    inputs are copied to the GPU). Inputs are used as float32, C-contiguous.
+    """
+    fn = compile(kernel, tile, backend, code)
+    xp = np
+    if fn.backend == "gpu":
+        import cupy as xp
+    M = xp.ascontiguousarray(xp.asarray(M, dtype=xp.float32))
+    N = xp.ascontiguousarray(xp.asarray(N, dtype=xp.float32))
+    if M.ndim != 2 or N.ndim != 2 or M.shape[1] != N.shape[0]:
+        raise ValueError(f"cannot multiply shapes {M.shape} and {N.shape}")
+    m, k = M.shape
+    n = N.shape[1]
+    grid, block, shared = geometry(kernel, m, k, n, tile)
+    if P is None:
+        P = xp.zeros((m, n), dtype=xp.float32)
+    fn(grid, block, arguments(kernel, M, N, P), shared_mem=shared)
+    return P

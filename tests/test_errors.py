@@ -1,0 +1,149 @@
+"""Every error class provoked, its message checked; a crashing or endless kernel leaves
+the test process alive and the caller's arrays untouched."""
+import time
+import textwrap
+
+import numpy as np
+import pytest
+
+import kernels
+
+COPY = r'''
+extern "C" __global__ void copy(const float* src, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[i];
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def copy_kernel():
+    return kernels.RawKernel(COPY, "copy", backend="cpu")
+
+
+def test_compile_error_shows_the_numbered_source_lines():
+    code = textwrap.dedent('''\
+        extern "C" __global__ void broken(float* x) {
+            int i = threadIdx.x;
+            x[i] = undefined_name * 2.0f;
+        }''')
+    with pytest.raises(kernels.CompileError) as e:
+        kernels.RawKernel(code, "broken", backend="cpu")
+    msg = str(e.value)
+    assert "line 3" in msg and "undefined_name" in msg
+    assert ">  3 |     x[i] = undefined_name * 2.0f;" in msg.replace("> 3 |", ">  3 |")
+    assert e.value.backend == "cpu" and "error" in e.value.log
+
+
+def test_unsupported_cuda_features_are_named():
+    code = '''extern "C" __global__ void reduce(float* x) {
+        float v = x[threadIdx.x];
+        v += __shfl_down_sync(0xffffffff, v, 1);
+        x[threadIdx.x] = v;
+    }'''
+    with pytest.raises(kernels.UnsupportedFeatureError, match=r"warp shuffles \(line 3\).*backend='gpu'"):
+        kernels.RawKernel(code, "reduce", backend="cpu")
+
+
+def test_unknown_compiler_option():
+    with pytest.raises(kernels.CompileError, match="--bogus"):
+        kernels.RawKernel(COPY, "copy", options=("--bogus",), backend="cpu")
+
+
+def test_unknown_kernel_name():
+    with pytest.raises(KeyError, match="kernels found: copy"):
+        kernels.RawKernel(COPY, "cpy", backend="cpu")
+
+
+@pytest.mark.parametrize("args,match", [
+    ((np.zeros(4, np.float32),), r"takes 3 arguments, but 1 were given"),
+    ((np.zeros(4, np.float64), np.zeros(4, np.float32), 4), r"argument 0 \(`const float\* src`\).*float64.*astype"),
+    ((1.0, np.zeros(4, np.float32), 4), r"argument 0 .* is a pointer, so it needs an array"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(1)), r"argument 2 \(`int n`\) .* scalar int"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), 2.5), r"argument 2 .* is an integer, but got 2.5"),
+    ((np.zeros(4, np.float32), np.zeros(4, np.float32), 2**31), r"does not fit"),
+    ((np.zeros(4, np.float32), np.zeros((4, 4), np.float32)[:, 0], 4), r"C-contiguous"),
+    ((np.zeros(4, np.float32), [0.0] * 4, 4), r"argument 1 .* needs an array"),
+])
+def test_argument_errors(copy_kernel, args, match):
+    with pytest.raises(kernels.ArgumentError, match=match):
+        copy_kernel(1, 4, args)
+
+
+def test_read_only_array_for_a_written_parameter(copy_kernel):
+    dst = np.zeros(4, np.float32)
+    dst.flags.writeable = False
+    with pytest.raises(kernels.ArgumentError, match="read-only"):
+        copy_kernel(1, 4, (np.zeros(4, np.float32), dst, 4))
+
+
+@pytest.mark.parametrize("grid,block,shared,match", [
+    (1, (32, 33), 0, r"1056 threads per block; the limit is 1024"),
+    (1, (1, 1, 65), 0, r"blockDim.z may be at most 64"),
+    (1, (2048,), 0, r"blockDim.x may be at most 1024"),
+    ((0, 1), 32, 0, r"gridDim.x is 0.*round up"),
+    (1, 0, 0, r"at least 1"),
+    ((1, 1, 1, 1), 32, 0, r"1 to 3 ints"),
+    (1, 32, 49 * 1024, r"exceeds the limit of 49152"),
+    (1, 32, -1, r"byte count"),
+    (1.5, 32, 0, r"int or a tuple"),
+])
+def test_launch_config_errors(copy_kernel, grid, block, shared, match):
+    with pytest.raises(kernels.LaunchConfigError, match=match):
+        copy_kernel(grid, block, (np.zeros(4, np.float32), np.zeros(4, np.float32), 4), shared_mem=shared)
+
+
+def test_segfault_becomes_an_exception_and_the_process_goes_on(copy_kernel):
+    wild = kernels.RawKernel(r'''
+        extern "C" __global__ void wild(float* p) {
+            if (blockIdx.x == 2 && threadIdx.x == 5) p[threadIdx.x + (1L << 40)] = 1.0f;
+        }''', "wild", backend="cpu")
+    out = np.arange(16, dtype=np.float32)
+    with pytest.raises(kernels.KernelCrashError, match=r"(?s)SIGSEGV.*block \(2, 0, 0\), thread \(5, 0, 0\).*check=True"):
+        wild(4, 32, (out,))
+    np.testing.assert_array_equal(out, np.arange(16))   # the caller's array is untouched
+    dst = np.zeros(4, np.float32)
+    copy_kernel(1, 4, (np.ones(4, np.float32), dst, 4))  # and launches still work
+    assert dst.tolist() == [1, 1, 1, 1]
+
+
+def test_stack_overflow_is_a_crash_too():
+    deep = kernels.RawKernel(r'''
+        __device__ int depth(volatile int* p, int n) { volatile char pad[4096]; pad[0] = n; return n ? depth(p, n - 1) + pad[0] : p[0]; }
+        extern "C" __global__ void deep(int* out) { out[0] = depth(out, 1 << 20); }''', "deep", backend="cpu")
+    with pytest.raises(kernels.KernelCrashError, match="SIGSEGV"):
+        deep(1, 1, (np.zeros(1, np.int32),))
+
+
+def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
+    spin = kernels.RawKernel(r'''
+        extern "C" __global__ void spin(volatile int* flag) {
+            while (flag[0] == 0) { }   // nobody ever sets it
+        }''', "spin", backend="cpu")
+    start = time.monotonic()
+    with pytest.raises(kernels.KernelTimeoutError, match=r"time limit of 1 s.*0 of 3 blocks.*thread \(0, 0, 0\)"):
+        spin(3, 8, (np.zeros(1, np.int32),), time_limit=1.0)
+    assert time.monotonic() - start < 5
+    dst = np.zeros(4, np.float32)
+    copy_kernel(1, 4, (np.full(4, 3, np.float32), dst, 4))
+    assert dst.tolist() == [3, 3, 3, 3]
+
+
+def test_the_time_limit_comes_from_config(monkeypatch):
+    monkeypatch.setattr(kernels.config, "time_limit", 0.5)
+    spin = kernels.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2", backend="cpu")
+    with pytest.raises(kernels.KernelTimeoutError, match="0.5 s"):
+        spin(1, 1, (np.zeros(1, np.int32),))
+
+
+def test_integer_division_by_zero_is_a_crash():
+    div = kernels.RawKernel(r'''
+        extern "C" __global__ void div(int* x, int d) { x[threadIdx.x] = x[threadIdx.x] / d; }''', "div", backend="cpu")
+    with pytest.raises(kernels.KernelCrashError, match="SIGFPE"):
+        div(1, 4, (np.ones(4, np.int32), 0))
+
+
+def test_all_errors_derive_from_kernel_error():
+    for cls in (kernels.CompileError, kernels.UnsupportedFeatureError, kernels.ArgumentError, kernels.LaunchConfigError,
+                kernels.KernelCrashError, kernels.KernelTimeoutError, kernels.KernelAssertionError, kernels.GPUContextError):
+        assert issubclass(cls, kernels.KernelError)
