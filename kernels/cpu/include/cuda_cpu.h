@@ -85,6 +85,7 @@ struct Thread {
     void* sp;              // saved stack pointer while switched out
     uint3 idx;             // threadIdx
     uint32_t linear;       // x + y*bx + z*bx*by: warp = linear / 32
+    uint32_t pos;          // place in the schedule's order
     uint8_t state;
     uint32_t warp_mask;    // mask of the __syncwarp it waits at
     int line;              // source line of the barrier it waits at, or where it ended

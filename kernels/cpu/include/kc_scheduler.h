@@ -1,9 +1,10 @@
 // The block scheduler: runs the threads of one block as fibers, in a fixed order.
 //
-// Protocol. Every thread starts RUNNABLE. A pass walks the threads in schedule order
-// and switches into each RUNNABLE one; it runs until it reaches a barrier (state
-// AT_SYNCTHREADS or AT_SYNCWARP) or returns (EXITED), then switches back here. When a
-// pass leaves no thread RUNNABLE, the barriers are resolved:
+// Protocol. Every thread starts RUNNABLE. A pass walks the threads in schedule order;
+// each RUNNABLE one runs until it reaches a barrier (state AT_SYNCTHREADS or
+// AT_SYNCWARP) or returns (EXITED), and then switches straight to the next RUNNABLE
+// thread of the pass (one switch per hand-over, not two through a scheduler). The
+// last one switches back to run_block, which resolves the barriers:
 //   1. a warp whose live threads (those in the waiting masks that have not exited) all
 //      wait at __syncwarp is released;
 //   2. otherwise, if every live thread of the block waits at __syncthreads, all are
@@ -29,6 +30,8 @@ struct Scheduler {
     size_t stack_size = 0;     // usable bytes per fiber; a guard page sits below each
     void (*body)(void**) = nullptr;
     void** args = nullptr;
+    const uint32_t* order = nullptr;   // linear thread ids in schedule order
+    unsigned waiting_warp = 0;         // threads now at __syncwarp
     volatile uint32_t* now_running = nullptr;  // linear thread id, for crash and timeout reports
 };
 Scheduler sched;
@@ -53,14 +56,28 @@ inline bool reserve_threads(unsigned n, size_t stack_size) {
     return true;
 }
 
+// The running thread has just blocked or exited: hand over to the next RUNNABLE thread
+// after it in this pass, or back to run_block when there is none.
+inline void yield_to_scheduler() {
+    Thread* self = cur;
+    for (unsigned k = self->pos + 1; k < sched.nthreads; ++k) {
+        Thread* t = &sched.threads[sched.order[k]];
+        if (t->state == RUNNABLE) {
+            cur = t;
+            *sched.now_running = t->linear;
+            kc_switch(&self->sp, t->sp);
+            return;
+        }
+    }
+    kc_switch(&self->sp, sched.sched_sp);
+}
+
 [[noreturn]] inline void fiber_main(void*) {
     sched.body(sched.args);
     cur->state = EXITED;
-    kc_switch(&cur->sp, sched.sched_sp);
+    yield_to_scheduler();
     __builtin_unreachable();
 }
-
-inline void yield_to_scheduler() { kc_switch(&cur->sp, sched.sched_sp); }
 
 inline void syncthreads(int line) {
     cur->state = AT_SYNCTHREADS;
@@ -71,6 +88,7 @@ inline void syncthreads(int line) {
 inline void syncwarp(unsigned mask, int line) {
     cur->state = AT_SYNCWARP;
     cur->warp_mask = mask;
+    ++sched.waiting_warp;
     cur->line = line;
     yield_to_scheduler();
 }
@@ -78,6 +96,7 @@ inline void syncwarp(unsigned mask, int line) {
 // Rule 1 of the protocol; returns whether any warp was released.
 inline bool release_complete_warps() {
     bool released = false;
+    if (!sched.waiting_warp) return false;
     for (unsigned w = 0; w * 32 < sched.nthreads; ++w) {
         unsigned lo = w * 32, hi = lo + 32 < sched.nthreads ? lo + 32 : sched.nthreads;
         unsigned mask = 0;
@@ -91,7 +110,10 @@ inline bool release_complete_warps() {
         }
         if (!complete) continue;
         for (unsigned i = lo; i < hi; ++i)
-            if (sched.threads[i].state == AT_SYNCWARP) sched.threads[i].state = RUNNABLE;
+            if (sched.threads[i].state == AT_SYNCWARP) {
+                sched.threads[i].state = RUNNABLE;
+                --sched.waiting_warp;
+            }
         released = true;
     }
     return released;
@@ -99,6 +121,7 @@ inline bool release_complete_warps() {
 
 // Runs one block to completion. `order` lists linear thread ids in schedule order.
 inline void run_block(const uint32_t* order) {
+    sched.order = order;
     size_t page = page_size();
     unsigned bx = block_dim.x, by = block_dim.y;
     for (unsigned i = 0; i < sched.nthreads; ++i) {
@@ -107,16 +130,23 @@ inline void run_block(const uint32_t* order) {
         t.linear = i;
         t.state = RUNNABLE;
         t.line = 0;
+        // Stacks sit at a stride that is a multiple of the page size, so their tops would
+        // all map to the same cache sets; shifting each by a different number of cache
+        // lines ("colouring") keeps the fibers' live frames from evicting each other.
         char* lo = sched.stacks + i * sched.stack_size + page;
-        t.sp = fiber_init(lo, sched.stack_size - page, &fiber_main, nullptr);
+        size_t colour = (i % 61) * 64;
+        t.sp = fiber_init(lo, sched.stack_size - page - colour, &fiber_main, nullptr);
     }
+    for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
+    sched.waiting_warp = 0;
     for (;;) {
-        for (unsigned k = 0; k < sched.nthreads; ++k) {
+        for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
             Thread* t = &sched.threads[order[k]];
             if (t->state != RUNNABLE) continue;
             cur = t;
             *sched.now_running = t->linear;
             kc_switch(&sched.sched_sp, t->sp);
+            break;
         }
         if (release_complete_warps()) continue;
         bool any_waiting = false;
@@ -127,6 +157,7 @@ inline void run_block(const uint32_t* order) {
                 any_waiting = true;
             }
         }
+        sched.waiting_warp = 0;
         if (!any_waiting) return;
     }
 }
