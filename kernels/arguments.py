@@ -75,7 +75,7 @@ def check_arguments(kernel, args, array_type, array_hint):
         if not value.flags.c_contiguous:
             raise ArgumentError(f"{where}: the kernel indexes raw memory, so the array must be C-contiguous; "
                                 "pass an ascontiguousarray() copy")
-        if not param.const and not value.flags.writeable:
+        if not param.const and not getattr(value.flags, "writeable", True):  # CuPy arrays are always writable
             raise ArgumentError(f"{where} may be written by the kernel, but the array is read-only")
         out.append(value)
     return out

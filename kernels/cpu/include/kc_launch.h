@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <initializer_list>
 
 namespace kc {
 

@@ -1,0 +1,71 @@
+"""The GPU backend's own behaviour: the same checks and messages as the CPU runtime.
+Skipped cleanly without CuPy and a CUDA GPU."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kernels
+from conftest import gpu
+
+pytestmark = gpu
+
+
+def test_compile_error_on_gpu_shows_numbered_lines():
+    code = textwrap.dedent('''\
+        extern "C" __global__ void broken(float* x) {
+            x[threadIdx.x] = undefined_name;
+        }''')
+    with pytest.raises(kernels.CompileError) as e:
+        kernels.RawKernel(code, "broken", backend="gpu")
+    assert "line 2" in str(e.value) and "undefined_name" in str(e.value) and e.value.backend == "gpu"
+
+
+def test_argument_and_launch_checks_on_gpu():
+    import cupy
+    k = kernels.RawKernel('extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1; }',
+                          "f", backend="gpu")
+    with pytest.raises(kernels.ArgumentError, match="float64"):
+        k(1, 32, (cupy.zeros(32), 32))
+    with pytest.raises(kernels.ArgumentError, match="CuPy array"):
+        k(1, 32, (np.zeros(32, np.float32), 32))
+    with pytest.raises(kernels.LaunchConfigError, match="1056 threads"):
+        k(1, (32, 33), (cupy.zeros(32, cupy.float32), 32))
+    x = cupy.zeros(32, cupy.float32)
+    k(1, 32, (x, np.int64(16)))
+    assert float(x.sum()) == 16
+
+
+def test_dynamic_shared_memory_beyond_48k_is_opted_in():
+    import cupy
+    k = kernels.RawKernel(r'''
+        extern "C" __global__ void big(float* out, int n) {
+            extern __shared__ float s[];
+            for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = i;
+            __syncthreads();
+            if (threadIdx.x == 0) out[0] = s[n - 1];
+        }''', "big", backend="gpu")
+    n = 64 * 1024 // 4
+    out = cupy.zeros(1, cupy.float32)
+    k(1, 256, (out, n), shared_mem=4 * n)
+    assert float(out[0]) == n - 1
+
+
+ILLEGAL = r'''
+import kernels, cupy
+k = kernels.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild", backend="gpu")
+try:
+    k(1, 32, (cupy.zeros(32, cupy.float32),))
+except kernels.GPUContextError as e:
+    print("CAUGHT", e)
+'''
+
+
+def test_illegal_address_is_explained():
+    # In a child process: the error poisons the CUDA context of whoever runs it.
+    proc = subprocess.run([sys.executable, "-c", ILLEGAL], capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert "CAUGHT" in out, proc.stdout + proc.stderr
+    assert "restart" in out and "backend='cpu', check=True" in out
