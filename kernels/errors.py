@@ -51,4 +51,34 @@ class GPUContextError(KernelRuntimeError):
     """The GPU reported an error that poisons the CUDA context (an illegal address)."""
 
 
+
+
+class CheckError(KernelRuntimeError):
+    """A finding of checked mode (check=True). Its attributes name the kernel, the block
+    and thread (as (x, y, z) tuples), the array, the index and the source line."""
+
+    def __init__(self, message, **details):
+        super().__init__(message)
+        self.details = details
+        for key, value in details.items():
+            setattr(self, key, value)
+
+
+class OutOfBoundsError(CheckError):
+    """A read or write outside a global or shared array (compute-sanitizer: memcheck)."""
+
+
+class SharedMemoryRaceError(CheckError):
+    """Two threads touched one shared element between barriers, one writing (racecheck)."""
+
+
+class BarrierDivergenceError(CheckError):
+    """Threads of one block reached different barriers, or some exited while others
+    waited (synccheck)."""
+
+
+class UninitializedReadError(CheckError):
+    """A shared element read before any thread of the block wrote it (initcheck)."""
+
+
 __all__ = [name for name in dir() if name.endswith("Error")]

@@ -39,7 +39,7 @@ class GpuModule:
             raise CompileError(compile_error_report(source, log, None, title), log=log, backend="gpu") from None
         self.functions = {name: self.module.get_function(name) for name in kernels}
 
-    def launch(self, name, grid, block, args, shared_mem=0, time_limit=None):
+    def launch(self, name, grid, block, args, shared_mem=0):
         cupy = self.cupy
         fn = self.functions[name]
         optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]

@@ -17,6 +17,7 @@ from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
 from ..listing import compile_error_report, numbered
 from ..signature import strip_comments
+from . import checked as checked_mode
 
 INCLUDE_DIR = Path(__file__).with_name("include")
 SOURCE_NAME = "kernel.cu"
@@ -120,22 +121,24 @@ def _header_digest():
     return h.hexdigest()
 
 
-def build(source, functions, options=(), extra_flags=()):
+def build(source, functions, options=(), checked=False):
     """Compile (or fetch from the cache) the library for `source`; return its path.
 
+    With `checked`, the source is first rewritten for checked mode (checked.py).
+    Returns the library's path and, in checked mode, the shared arrays' names by id.
     The cache key covers the runtime's headers, the generated source, the flags and
     the compiler's version. Two processes building the same key at once both succeed:
     each writes its own temporary file and renames it into place atomically.
     """
-    cxx = config.cxx
-    flags = list(CXXFLAGS) + list(extra_flags) + compiler_flags(options)
+    flags = list(CXXFLAGS) + compiler_flags(options) + (["-DKC_CHECKED"] if checked else [])
+    code, shared = checked_mode.rewrite(source) if checked else (source, [])
     try:
-        return _build_unit(source, translation_unit(source, functions), flags)
+        return _build_unit(source, translation_unit(code, functions), flags), shared
     except CompileError as e:
         clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log)}
         if not clashes:
             raise
-        return _build_unit(source, translation_unit(source, functions, sorted(clashes)), flags)
+        return _build_unit(source, translation_unit(code, functions, sorted(clashes)), flags), shared
 
 
 def _build_unit(source, unit, flags):

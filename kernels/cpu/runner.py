@@ -18,9 +18,12 @@ import time
 import numpy as np
 
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
+from ..report import Access, Counts, LaunchReport
+from . import findings
 
-# Status codes of kc_launch.h.
-OK, RUNNING, ASSERT_FAILED, CRASHED, OUT_OF_MEMORY = range(5)
+# Status codes of kc_abi.h.
+OK, RUNNING, ASSERT_FAILED, CRASHED, OUT_OF_MEMORY, CHECK_FAILED = range(6)
+SHARED_ID_BASE, MAX_SHARED_ARRAYS = 1000, 64
 SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misaligned or invalid access)",
                 8: "SIGFPE (an integer division by zero)", 4: "SIGILL (an illegal instruction)",
                 6: "SIGABRT (the program aborted)", 9: "SIGKILL (killed from outside, often for lack of memory)"}
@@ -29,13 +32,116 @@ SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misalign
 class WorkerStatus(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int32), ("signal", ctypes.c_int32), ("block", ctypes.c_uint32),
                 ("thread", ctypes.c_uint32), ("blocks_done", ctypes.c_uint64), ("fault_address", ctypes.c_uint64),
-                ("line", ctypes.c_int32), ("pad", ctypes.c_int32), ("message", ctypes.c_char * 1024)]
+                ("line", ctypes.c_int32), ("pad", ctypes.c_int32), ("message", ctypes.c_char * 16384)]
+
+
+class TraceRecord(ctypes.Structure):
+    _fields_ = [("block", ctypes.c_uint32), ("interval", ctypes.c_uint32), ("thread", ctypes.c_uint32),
+                ("array", ctypes.c_int32), ("index", ctypes.c_int64), ("line", ctypes.c_uint32),
+                ("op", ctypes.c_uint8), ("pad", ctypes.c_uint8 * 3)]
+
+
+class CheckDesc(ctypes.Structure):
+    _fields_ = [("counts", ctypes.c_void_p), ("counts_stride", ctypes.c_uint32), ("nparams", ctypes.c_uint32),
+                ("extents", ctypes.c_void_p), ("names", ctypes.c_void_p), ("trace", ctypes.c_void_p),
+                ("trace_capacity", ctypes.c_uint64), ("trace_count", ctypes.c_void_p),
+                ("trace_blocks", ctypes.c_void_p), ("trace_threads", ctypes.c_void_p), ("shared_dims", ctypes.c_void_p)]
 
 
 class LaunchDesc(ctypes.Structure):
     _fields_ = [("grid", ctypes.c_uint32 * 3), ("block", ctypes.c_uint32 * 3), ("shared_mem", ctypes.c_uint64),
                 ("stack_size", ctypes.c_uint64), ("workers", ctypes.c_uint32), ("output_fd", ctypes.c_int32),
-                ("args", ctypes.POINTER(ctypes.c_void_p)), ("status", ctypes.POINTER(WorkerStatus))]
+                ("args", ctypes.POINTER(ctypes.c_void_p)), ("status", ctypes.POINTER(WorkerStatus)),
+                ("order", ctypes.c_void_p), ("end_line", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("check", ctypes.POINTER(CheckDesc))]
+
+
+class CheckSetup:
+    """Checked mode's side of a launch: the buffers the workers count and trace into
+    (in the shared arena), and how to read them back."""
+
+    def __init__(self, kernel, config, workers, shared_names, trace_blocks=None, trace_threads=None,
+                 trace_capacity=1 << 20):
+        self.kernel, self.config, self.workers = kernel, config, workers
+        self.shared_names = shared_names
+        self.stride = 2 * len(kernel.params) + 2 * MAX_SHARED_ARRAYS
+        self.capacity = trace_capacity if trace_blocks is not None else 0
+        self.trace_blocks = trace_blocks
+        self.trace_threads = trace_threads
+        # Inputs live in this process's memory; a forked worker reads its copy.
+        self.extents = (ctypes.c_uint64 * max(1, len(kernel.params)))()
+        self._names = [ctypes.create_string_buffer(p.name.encode()) for p in kernel.params]
+        self.names = (ctypes.c_char_p * max(1, len(kernel.params)))(*[ctypes.addressof(n) for n in self._names])
+
+    # Layout of the outputs in the arena: counts (stride per worker), trace counts (one
+    # per worker), shared array dimensions (3 per array), trace records (capacity per worker).
+    def _offsets(self):
+        counts = 0
+        trace_count = counts + 8 * self.stride * self.workers
+        dims = trace_count + 8 * self.workers
+        trace = dims + 4 * 3 * MAX_SHARED_ARRAYS
+        return counts, trace_count, dims, trace, trace + ctypes.sizeof(TraceRecord) * self.capacity * self.workers
+
+    def nbytes(self):
+        return self._offsets()[-1]
+
+    def describe(self, base, args):
+        """Fill a CheckDesc whose outputs start at address `base` (zeroed) of the arena."""
+        for i, (p, a) in enumerate(zip(self.kernel.params, args)):
+            self.extents[i] = a.nbytes if p.pointer else 0
+        counts, trace_count, dims, trace, _ = (base + o for o in self._offsets())
+        self._blocks = self._threads = None
+        if self.trace_blocks is not None:
+            self._blocks = np.zeros(self.config.blocks, np.uint8)
+            self._blocks[list(self.trace_blocks)] = 1
+        if self.trace_threads is not None:
+            self._threads = np.zeros(self.config.threads_per_block, np.uint8)
+            self._threads[list(self.trace_threads)] = 1
+        self.desc = CheckDesc(counts=counts, counts_stride=self.stride, nparams=len(self.kernel.params),
+                              extents=ctypes.addressof(self.extents), names=ctypes.addressof(self.names),
+                              trace=trace, trace_capacity=self.capacity, trace_count=trace_count,
+                              trace_blocks=self._blocks.ctypes.data if self._blocks is not None else None,
+                              trace_threads=self._threads.ctypes.data if self._threads is not None else None,
+                              shared_dims=dims)
+        self.base = base
+        return self.desc
+
+    def report(self, schedule):
+        counts = np.ctypeslib.as_array((ctypes.c_uint64 * (self.stride * self.workers)).from_address(self.base))
+        counts = counts.reshape(self.workers, self.stride).sum(axis=0)
+        rep = LaunchReport(kernel=self.kernel.name, grid=self.config.grid, block=self.config.block, schedule=schedule)
+        for i, p in enumerate(self.kernel.params):
+            if p.pointer:
+                rep.global_counts[p.name] = Counts(int(counts[2 * i]), int(counts[2 * i + 1]))
+        off = 2 * len(self.kernel.params)
+        for sid, name in enumerate(self.shared_names):
+            key = name if name not in rep.shared_counts else f"{name}#{sid}"
+            rep.shared_counts[key] = Counts(int(counts[off + 2 * sid]), int(counts[off + 2 * sid + 1]))
+        if self.trace_blocks is not None:
+            rep.trace, rep.trace_truncated = self._read_trace()
+        return rep
+
+    def _read_trace(self):
+        _, tc, dims_at, first, _ = (self.base + o for o in self._offsets())
+        written = np.ctypeslib.as_array((ctypes.c_uint64 * self.workers).from_address(tc))
+        dims = np.ctypeslib.as_array((ctypes.c_uint32 * (3 * MAX_SHARED_ARRAYS)).from_address(dims_at)).reshape(-1, 3)
+        records, truncated = [], False
+        for w in range(self.workers):
+            n = int(written[w])
+            truncated |= n > self.capacity
+            buf = (TraceRecord * self.capacity).from_address(first + w * self.capacity * ctypes.sizeof(TraceRecord))
+            records.extend(buf[i] for i in range(min(n, self.capacity)))
+        out = []
+        for r in records:
+            if r.array >= SHARED_ID_BASE:
+                sid = r.array - SHARED_ID_BASE
+                name, shape = self.shared_names[sid], tuple(int(d) for d in dims[sid] if d)
+                index = tuple(int(v) for v in np.unravel_index(r.index, shape)) if len(shape) > 1 else int(r.index)
+            else:
+                name, index = self.kernel.params[r.array].name, int(r.index)
+            out.append(Access(findings.coords(r.block, self.config.grid), int(r.interval),
+                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(r.line)))
+        return out, truncated
 
 
 ALIGN = 256
@@ -127,10 +233,14 @@ def _array_near(address, arrays):
     return best[1] if best else ""
 
 
-def run(spawn, kernel, config, args, *, time_limit, workers, stack_size):
-    """Launch `spawn` (a kc_spawn_<i> of a compiled library) with checked arguments."""
-    workers = max(1, min(workers, config.blocks))
+def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=None, end_line=0,
+        check=None, context=None, schedule="forward"):
+    """Launch `spawn` (a kc_spawn_<i> of a compiled library) with checked arguments.
+    `order`: the schedule, linear thread ids as uint32 (None: forward). `check`: a
+    CheckSetup for checked mode, whose report is returned; `context` reads findings."""
     status_bytes = ctypes.sizeof(WorkerStatus) * workers
+    if check is not None:
+        status_bytes += -(-check.nbytes() // ALIGN) * ALIGN
     # Lay out the arrays; an array passed twice (in-place kernels) gets one slot.
     slots, offset, total = {}, 0, status_bytes
     for p, a in zip(kernel.params, args):
@@ -145,6 +255,9 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size):
         base = view.ctypes.data
         status = (WorkerStatus * workers).from_address(base)
         ctypes.memset(base, 0, status_bytes)
+        check_desc = None
+        if check is not None:
+            check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, args)
         values, arrays = [], []
         for p, a in zip(kernel.params, args):
             if p.pointer:
@@ -157,7 +270,9 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size):
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
                           shared_mem=config.shared_mem, stack_size=stack_size, workers=workers,
-                          args=argv, status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)))
+                          args=argv, status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
+                          order=order.ctypes.data if order is not None else None, end_line=end_line,
+                          check=ctypes.pointer(check_desc) if check_desc is not None else None)
         pids = (ctypes.c_int32 * workers)()
         with tempfile.TemporaryFile() as out:
             desc.output_fd = out.fileno()
@@ -174,11 +289,14 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size):
         failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
         if failed:
             w = min(failed, key=lambda w: status[w].block)
+            if status[w].code == CHECK_FAILED:
+                raise findings.to_exception(status[w].message.decode(), context)
             raise _failure(kernel, config, status[w], waited[pids[w]], arrays)
         for p, a in zip(kernel.params, args):
             if p.pointer and not p.const:
                 off = slots[(a.__array_interface__["data"][0], a.nbytes)]
                 a.reshape(-1).view(np.uint8)[:] = view[off:off + a.nbytes]
+        return check.report(schedule) if check is not None else None
 
 
 def _where(config, st):

@@ -88,7 +88,9 @@ struct Thread {
     uint32_t pos;          // place in the schedule's order
     uint8_t state;
     uint32_t warp_mask;    // mask of the __syncwarp it waits at
-    int line;              // source line of the barrier it waits at, or where it ended
+    int line;              // source line of the barrier it waits at
+    int exit_line;         // checked mode: the `return` it left by (0: the kernel's end)
+    uint32_t seq;          // checked mode: its shared accesses so far in this barrier interval
 };
 Thread* cur;               // the fiber running now
 uint3 block_idx;
@@ -131,23 +133,26 @@ struct DynamicShared {
 }  // namespace kc
 
 // ---- atomics: real atomics, since workers share global memory ------------------------
-template <class T> inline T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
-template <class T> inline T atomicSub(T* p, T v) { return std::atomic_ref<T>(*p).fetch_sub(v); }
-template <class T> inline T atomicExch(T* p, T v) { return std::atomic_ref<T>(*p).exchange(v); }
-template <class T> inline T atomicAnd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_and(v); }
-template <class T> inline T atomicOr(T* p, T v) { return std::atomic_ref<T>(*p).fetch_or(v); }
-template <class T> inline T atomicXor(T* p, T v) { return std::atomic_ref<T>(*p).fetch_xor(v); }
-template <class T> inline T atomicCAS(T* p, T expected, T desired) {
+// The value parameters are not deduced (type_identity), so atomicAdd(float*, 1.0)
+// converts the 1.0 as CUDA's overloads do.
+template <class T> using kc_same = std::type_identity_t<T>;
+template <class T> inline T atomicAdd(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+template <class T> inline T atomicSub(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_sub(v); }
+template <class T> inline T atomicExch(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).exchange(v); }
+template <class T> inline T atomicAnd(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_and(v); }
+template <class T> inline T atomicOr(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_or(v); }
+template <class T> inline T atomicXor(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_xor(v); }
+template <class T> inline T atomicCAS(T* p, kc_same<T> expected, kc_same<T> desired) {
     std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired);
     return expected;
 }
-template <class T> inline T atomicMax(T* p, T v) {
+template <class T> inline T atomicMax(T* p, kc_same<T> v) {
     std::atomic_ref<T> a(*p);
     T old = a.load();
     while (old < v && !a.compare_exchange_weak(old, v)) {}
     return old;
 }
-template <class T> inline T atomicMin(T* p, T v) {
+template <class T> inline T atomicMin(T* p, kc_same<T> v) {
     std::atomic_ref<T> a(*p);
     T old = a.load();
     while (v < old && !a.compare_exchange_weak(old, v)) {}

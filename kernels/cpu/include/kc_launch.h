@@ -5,7 +5,6 @@
 // caller; global arrays live in memory the caller mapped MAP_SHARED, so the workers'
 // writes come back, while everything else a worker touches dies with it. The caller
 // (kernels/cpu/runner.py) waits for the workers with a time limit and kills them past it.
-// The layouts below are mirrored by ctypes structures in runner.py: keep them in step.
 #pragma once
 #include <signal.h>
 #include <stdlib.h>
@@ -14,32 +13,8 @@
 
 namespace kc {
 
-enum StatusCode : int32_t { OK = 0, RUNNING = 1, ASSERT_FAILED = 2, CRASHED = 3, OUT_OF_MEMORY = 4 };
-
-struct WorkerStatus {            // one per worker, in shared memory
-    int32_t code;
-    int32_t signal;
-    uint32_t block;              // linear id of the block running now or at the failure
-    uint32_t thread;             // linear id of the thread running now or at the failure
-    uint64_t blocks_done;
-    uint64_t fault_address;
-    int32_t line;
-    int32_t pad;
-    char message[1024];
-};
-
-struct LaunchDesc {
-    uint32_t grid[3];
-    uint32_t block[3];
-    uint64_t shared_mem;
-    uint64_t stack_size;
-    uint32_t workers;
-    int32_t output_fd;           // the workers' stdout and stderr (kernel printf)
-    void** args;                 // one pointer per kernel parameter, to its value
-    WorkerStatus* status;        // `workers` entries
-};
-
 WorkerStatus* my_status;
+const LaunchDesc* launch;
 
 [[noreturn]] inline void assert_fail(const char* expr, int line) {
     my_status->code = ASSERT_FAILED;
@@ -73,6 +48,7 @@ inline void install_crash_handlers() {
 
 [[noreturn]] inline void worker_main(void (*body)(void**), const LaunchDesc* d, unsigned w) {
     my_status = &d->status[w];
+    launch = d;
     if (d->output_fd >= 0) {
         dup2(d->output_fd, 1);
         dup2(d->output_fd, 2);
@@ -89,7 +65,10 @@ inline void install_crash_handlers() {
         my_status->code = OUT_OF_MEMORY;
         _exit(4);
     }
-    for (unsigned i = 0; i < nthreads; ++i) order[i] = i;
+    for (unsigned i = 0; i < nthreads; ++i) order[i] = d->order ? d->order[i] : i;
+#ifdef KC_CHECKED
+    check_worker_start(d, w);
+#endif
     sched.nthreads = nthreads;
     sched.body = body;
     sched.args = d->args;
@@ -99,7 +78,7 @@ inline void install_crash_handlers() {
         block_idx = uint3{unsigned(b % d->grid[0]), unsigned((b / d->grid[0]) % d->grid[1]),
                           unsigned(b / (uint64_t(d->grid[0]) * d->grid[1]))};
         my_status->block = unsigned(b);
-        run_block(order);
+        run_block(order, unsigned(b), d->end_line);
         my_status->blocks_done++;
     }
     fflush(stdout);

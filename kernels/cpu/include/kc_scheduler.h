@@ -114,13 +114,16 @@ inline bool release_complete_warps() {
                 sched.threads[i].state = RUNNABLE;
                 --sched.waiting_warp;
             }
+#ifdef KC_CHECKED
+        check_warp_released(w);
+#endif
         released = true;
     }
     return released;
 }
 
 // Runs one block to completion. `order` lists linear thread ids in schedule order.
-inline void run_block(const uint32_t* order) {
+inline void run_block(const uint32_t* order, uint32_t block, int end_line) {
     sched.order = order;
     size_t page = page_size();
     unsigned bx = block_dim.x, by = block_dim.y;
@@ -139,6 +142,12 @@ inline void run_block(const uint32_t* order) {
     }
     for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
     sched.waiting_warp = 0;
+#ifdef KC_CHECKED
+    check_block_start(block);
+#else
+    (void)block;
+    (void)end_line;
+#endif
     for (;;) {
         for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
             Thread* t = &sched.threads[order[k]];
@@ -149,6 +158,15 @@ inline void run_block(const uint32_t* order) {
             break;
         }
         if (release_complete_warps()) continue;
+#ifdef KC_CHECKED
+        bool all_exited = true;
+        for (unsigned i = 0; i < sched.nthreads && all_exited; ++i) all_exited = sched.threads[i].state == EXITED;
+        if (all_exited) {
+            check_interval_end();
+            return;
+        }
+        check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
+#endif
         bool any_waiting = false;
         for (unsigned i = 0; i < sched.nthreads; ++i) {
             Thread& t = sched.threads[i];

@@ -1,0 +1,121 @@
+"""Wrong kernels, each one of the book's kernels with one classic mistake, and what
+checked mode (and compute-sanitizer on a GPU) should say about it.
+
+Each is defined as an edit of the correct source in kernels/cuda, so there is one
+source of truth per kernel and the book can show each bug as a diff.
+
+    from kernels import corpus
+    bug = corpus.WRONG["no_first_barrier"]
+    print(bug.source())                 # the edited CUDA C
+    bug.run(backend="cpu", check=True)  # raises kernels.SharedMemoryRaceError
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import matmul
+
+
+@dataclass(frozen=True)
+class WrongKernel:
+    name: str
+    kernel: str            # the correct kernel it is an edit of (a key of matmul.KERNELS)
+    what: str              # the mistake, in a sentence
+    edits: tuple           # (old, new) pairs; each old text must occur in the source
+    shape: tuple           # (m, k, n, tile) of the launch that shows the bug
+    expect: str            # the exception checked mode raises
+    details: dict = field(default_factory=dict)   # attributes the exception must carry
+
+    def source(self):
+        src = matmul.source(self.kernel)
+        for old, new in self.edits:
+            if old not in src:
+                raise ValueError(f"{self.name}: the edit's text is not in {self.kernel}: {old!r}")
+            src = src.replace(old, new, 1)
+        return src
+
+    def line_of(self, text):
+        """The 1-based line of the edited source where `text` first occurs."""
+        src = self.source()
+        return src[:src.index(text)].count("\n") + 1
+
+    def inputs(self, rng=None):
+        rng = rng or np.random.default_rng()
+        m, k, n, _ = self.shape
+        return (rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32))
+
+    def run(self, backend="cpu", check=True, rng=None, **call_options):
+        """Launch the wrong kernel on its shape; returns (M, N, P)."""
+        M, N = self.inputs(rng)
+        m, k, n, tile = self.shape
+        spec = matmul.KERNELS[self.kernel]
+        from .module import RawModule
+        fn = RawModule(self.source(), options=spec.options(tile), backend=backend, check=check).get_function(
+            spec.function)
+        xp = np
+        if fn.backend == "gpu":
+            import cupy as xp
+            M, N = xp.asarray(M), xp.asarray(N)
+        P = xp.zeros((m, n), dtype=xp.float32)
+        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile)
+        fn(grid, block, matmul.arguments(self.kernel, M, N, P), shared_mem=shared, **call_options)
+        return M, N, P
+
+
+_FIRST = "        __syncthreads();  // read after write: the tiles are complete\n"
+_SECOND = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
+_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
+_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
+
+WRONG = {w.name: w for w in [
+    WrongKernel("no_first_barrier", "tiled", "The first __syncthreads() is missing: threads compute from tiles "
+                "that others have not finished loading.",
+                ((_FIRST, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
+                dict(array="Mds", index=(0, 1), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
+                     hazard="read after write")),
+    WrongKernel("no_second_barrier", "tiled", "The second __syncthreads() is missing: fast threads load the next "
+                "phase's tiles over values slow threads still need.",
+                ((_SECOND, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
+                dict(array="Mds", index=(0, 0), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
+                     hazard="write after read")),
+    WrongKernel("barrier_in_branch", "tiled_bounds", "The first barrier sits inside `if (row < m)`: threads "
+                "below the matrix skip it and wait at the second one instead.",
+                (("        __syncthreads();\n", "        if (row < m)\n            __syncthreads();\n"),),
+                (20, 20, 20, 16), "BarrierDivergenceError", dict(block=(0, 1, 0))),
+    WrongKernel("early_return", "tiled_bounds", "Threads outside P return before the tile loop, so they never "
+                "reach the barriers the others wait at (and never load their share of the tiles).",
+                (("    float sum = 0.0f;\n", "    if (row >= m || col >= n)\n        return;\n    float sum = 0.0f;\n"),),
+                (20, 20, 20, 16), "BarrierDivergenceError", dict(block=(1, 0, 0))),
+    WrongKernel("no_zero_fill", "tiled_bounds", "The guards skip loads past the edge but store nothing instead "
+                "(the student notes' version): those tile elements keep stale or uninitialized values.",
+                ((_LOAD_M, "        if (row < m && mcol < k)\n            Mds[ty][tx] = M[row * k + mcol];\n"),
+                 (_LOAD_N, "        if (nrow < k && col < n)\n            Nds[ty][tx] = N[nrow * n + col];\n")),
+                (20, 20, 20, 16), "UninitializedReadError", dict(array="Nds", block=(1, 0, 0))),
+    WrongKernel("off_by_one_guard", "tiled_bounds", "The guards use <= where < is meant: the last thread in "
+                "each direction reads one element past the matrix.",
+                ((_LOAD_M, _LOAD_M.replace("row < m && mcol < k", "row <= m && mcol <= k")),
+                 (_LOAD_N, _LOAD_N.replace("nrow < k && col < n", "nrow <= k && col <= n"))),
+                (20, 20, 20, 16), "OutOfBoundsError",
+                dict(array="N", index=(400,), op="read", thread=(0, 4, 0), block=(0, 0, 0))),
+    WrongKernel("transposed_output", "tiled_bounds", "P is written at [col][row] instead of [row][col]: with "
+                "more columns than rows the writes run past the end of P.",
+                (("        P[row * n + col] = sum;\n", "        P[col * n + row] = sum;\n"),),
+                (16, 16, 40, 8), "OutOfBoundsError",
+                dict(array="P", index=(640,), op="write", thread=(0, 0, 0), block=(2, 0, 0))),
+    WrongKernel("small_shared_tile", "tiled", "Mds has half as many rows as the block has threads: the lower "
+                "half of the block writes past it.",
+                (("    __shared__ float Mds[TILE_WIDTH][TILE_WIDTH];\n",
+                  "    __shared__ float Mds[TILE_WIDTH / 2][TILE_WIDTH];\n"),),
+                (32, 32, 32, 16), "OutOfBoundsError",
+                dict(array="Mds", index=(8, 0), op="write", thread=(0, 8, 0), block=(0, 0, 0))),
+    WrongKernel("wrong_stride_into_N", "tiled", "N is indexed with a row stride of Width + 1: the last rows "
+                "reach past the end of N.",
+                (("N[(ph * TILE_WIDTH + ty) * Width + col]", "N[(ph * TILE_WIDTH + ty) * (Width + 1) + col]"),),
+                (32, 32, 32, 16), "OutOfBoundsError",
+                dict(array="N", index=(1024,), op="read", thread=(1, 15, 0), block=(0, 0, 0))),
+    WrongKernel("no_syncwarp", "coalescedMultiply", "The Best Practices Guide's coalescedMultiply as printed, "
+                "with no barrier: it relied on warps running in lock step, which GPUs no longer guarantee.",
+                (("    __syncwarp();\n", ""),), (32, 16, 32, 16), "SharedMemoryRaceError",
+                dict(array="aTile", index=(0, 1), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
+                     hazard="read after write")),
+]}

@@ -1,0 +1,63 @@
+// The layouts shared by the launcher (kernels/cpu/runner.py mirrors them with ctypes:
+// keep the two in step) and the runtime.
+#pragma once
+#include <stdint.h>
+
+namespace kc {
+
+enum StatusCode : int32_t { OK = 0, RUNNING = 1, ASSERT_FAILED = 2, CRASHED = 3, OUT_OF_MEMORY = 4, CHECK_FAILED = 5 };
+
+struct WorkerStatus {            // one per worker, in shared memory
+    int32_t code;
+    int32_t signal;
+    uint32_t block;              // linear id of the block running now or at the failure
+    uint32_t thread;             // linear id of the thread running now or at the failure
+    uint64_t blocks_done;
+    uint64_t fault_address;
+    int32_t line;
+    int32_t pad;
+    char message[16384];         // assert text, or checked mode's finding as JSON
+};
+
+struct LaunchDesc {
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint64_t shared_mem;
+    uint64_t stack_size;
+    uint32_t workers;
+    int32_t output_fd;           // the workers' stdout and stderr (kernel printf)
+    void** args;                 // one pointer per kernel parameter, to its value
+    WorkerStatus* status;        // `workers` entries
+    const uint32_t* order;       // schedule: linear thread ids in the order they run (null: forward)
+    int32_t end_line;            // source line of the kernel's closing brace
+    int32_t pad;
+    struct CheckDesc* check;     // checked mode's inputs and outputs (null when unchecked)
+};
+
+// One access, recorded when checked mode traces a block.
+struct TraceRecord {
+    uint32_t block, interval, thread;
+    int32_t array;               // parameter index, or SHARED_ID_BASE + shared array id
+    int64_t index;               // element index from the array's start
+    uint32_t line;
+    uint8_t op;                  // 0 read, 1 write
+    uint8_t pad[3];
+};
+constexpr int32_t SHARED_ID_BASE = 1000;
+constexpr int MAX_SHARED_ARRAYS = 64;
+
+struct CheckDesc {
+    uint64_t* counts;            // per worker: loads and stores of each parameter, then of each shared array
+    uint32_t counts_stride;      // entries per worker: 2 * nparams + 2 * MAX_SHARED_ARRAYS
+    uint32_t nparams;
+    const uint64_t* extents;     // bytes of each pointer parameter's array
+    const char* const* names;    // each parameter's name
+    TraceRecord* trace;          // per worker: trace_capacity records
+    uint64_t trace_capacity;
+    uint64_t* trace_count;       // per worker: records written (may exceed the capacity: then truncated)
+    const uint8_t* trace_blocks; // one byte per linear block id, 1 = trace it (null: trace nothing)
+    const uint8_t* trace_threads;// one byte per linear thread id, 1 = trace it (null: every thread)
+    uint32_t* shared_dims;       // out: 3 dimensions of each shared array, by id
+};
+
+}  // namespace kc
