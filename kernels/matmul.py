@@ -56,11 +56,12 @@ def _spec_name(kernel):
 
 
 @lru_cache(maxsize=None)
-def compile(kernel, tile=16, backend="auto", code=None):
-    """The compiled kernel (a kernels.Function), built once per kernel, tile, backend
-    and source. `code` replaces the file's source, for a reader's edited copy."""
+def compile(kernel, tile=16, backend="auto", code=None, check=False):
+    """The compiled kernel (a kernels.Function), built once per kernel, tile, backend,
+    source and mode. `code` replaces the file's source, for a reader's edited copy;
+    check=True compiles it for checked mode (CPU runtime)."""
     spec = KERNELS[_spec_name(kernel)]
-    mod = RawModule(code or source(kernel), options=spec.options(tile), backend=backend)
+    mod = RawModule(code or source(kernel), options=spec.options(tile), backend=backend, check=check)
     return mod.get_function(spec.function)
 
 
@@ -107,13 +108,13 @@ def choose_tile(backend="auto", candidates=(32, 16, 8, 4, 2)):
     return next(t for t in candidates if t * t <= threads and 2 * t * t * 4 <= smem)
 
 
-def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None):
+def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False):
     """P = M @ N with one of the book's kernels; returns P.
 
     The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
     inputs are copied to the GPU). Inputs are used as float32, C-contiguous.
     """
-    fn = compile(kernel, tile, backend, code)
+    fn = compile(kernel, tile, backend, code, check)
     xp = np
     if fn.backend == "gpu":
         import cupy as xp

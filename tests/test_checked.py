@@ -1,0 +1,207 @@
+"""Checked mode: every wrong kernel of the corpus raises the right exception naming the
+right thread and element, under every schedule; correct kernels raise nothing on many
+random shapes; the counters match the textbook's formulas; traces record the phases."""
+import numpy as np
+import pytest
+
+import kernels
+from conftest import assert_product, random_matrix
+from kernels import corpus, matmul
+
+
+@pytest.mark.parametrize("name", sorted(corpus.WRONG))
+def test_corpus_kernel_raises_the_right_finding(name, rng):
+    bug = corpus.WRONG[name]
+    with pytest.raises(getattr(kernels, bug.expect)) as e:
+        bug.run(rng=rng)
+    for key, want in bug.details.items():
+        assert getattr(e.value, key) == want, f"{key}: {getattr(e.value, key)} != {want}\n{e.value}"
+    assert e.value.kernel == matmul.KERNELS[bug.kernel].function
+    msg = str(e.value)
+    assert "line " in msg and str(e.value.block) in msg
+
+
+@pytest.mark.parametrize("schedule,seed", [("forward", None), ("reverse", None), ("random", 1), ("random", 2)])
+@pytest.mark.parametrize("name", sorted(corpus.WRONG))
+def test_every_finding_holds_under_every_schedule(name, schedule, seed, rng):
+    bug = corpus.WRONG[name]
+    with pytest.raises(getattr(kernels, bug.expect)) as e:
+        bug.run(rng=rng, schedule=schedule, seed=seed)
+    if bug.expect == "SharedMemoryRaceError":   # the hazard is named by program order, not by the schedule
+        assert e.value.hazard == bug.details["hazard"]
+
+
+def test_divergent_barrier_messages_say_who_is_where():
+    with pytest.raises(kernels.BarrierDivergenceError) as e:
+        corpus.WRONG["barrier_in_branch"].run()
+    bug = corpus.WRONG["barrier_in_branch"]
+    first = bug.line_of("            __syncthreads();")
+    assert (f"threads with threadIdx.y < 4 wait at __syncthreads() on line {first}; "
+            f"the others wait at __syncthreads() on line") in str(e.value)
+    with pytest.raises(kernels.BarrierDivergenceError) as e:
+        corpus.WRONG["early_return"].run()
+    ret = corpus.WRONG["early_return"].line_of("        return;")
+    assert f"the others returned at line {ret}" in str(e.value)
+    assert "threads with threadIdx.x < 4 wait at __syncthreads()" in str(e.value)
+
+
+def test_wrong_kernels_without_checks_run_and_give_wrong_numbers(rng):
+    # The same bugs, unchecked, pass silently with wrong results: why checked mode exists.
+    M, N, P = corpus.WRONG["no_zero_fill"].run(check=False, rng=rng)
+    assert not np.allclose(P, M.astype(np.float64) @ N, atol=1e-3)
+
+
+CORRECT_SHAPES = [(1, 1, 1), (5, 3, 7), (17, 17, 17), (32, 32, 32), (33, 31, 29), (48, 16, 80), (64, 64, 64)]
+
+
+@pytest.mark.parametrize("tile", (2, 4, 8, 16, 32))
+@pytest.mark.parametrize("kernel", ["tiled_bounds", "tiled_dynamic"])
+def test_no_false_positives_on_correct_bounds_checked_kernels(kernel, tile, rng):
+    for m, k, n in CORRECT_SHAPES + [tuple(rng.integers(1, 70, 3))]:
+        M, N = random_matrix(rng, m, k), random_matrix(rng, k, n)
+        fn = matmul.compile(kernel, tile, "cpu", check=True)
+        P = np.zeros((m, n), np.float32)
+        grid, block, shared = matmul.geometry(kernel, m, k, n, tile)
+        fn(grid, block, matmul.arguments(kernel, M, N, P), shared_mem=shared,
+           schedule="random", seed=int(rng.integers(1 << 30)))
+        assert_product(P, M, N)
+
+
+@pytest.mark.parametrize("tile", (2, 4, 8, 16, 32))
+@pytest.mark.parametrize("kernel", ["naive", "tiled", "simpleMultiply", "coalescedMultiply", "sharedABMultiply"])
+def test_no_false_positives_on_the_other_correct_kernels(kernel, tile, rng):
+    for mult in (1, 2, 3):
+        spec = matmul.KERNELS[kernel]
+        m = n = tile * mult
+        k = tile if spec.shapes == "tile-inner" else m
+        if spec.shapes == "square":
+            m = k = n = tile * mult + int(rng.integers(0, tile))  # the naive kernel takes any Width
+        M, N = random_matrix(rng, m, k), random_matrix(rng, k, n)
+        P = matmul.multiply(M, N, kernel=kernel, tile=tile, backend="cpu", check=True)
+        assert_product(P, M, N)
+
+
+@pytest.mark.parametrize("width", (16, 48, 64))
+def test_naive_global_loads_are_2_width_cubed(width, rng):
+    fn = matmul.compile("naive", 16, "cpu", check=True)
+    M, N = random_matrix(rng, width, width), random_matrix(rng, width, width)
+    P = np.zeros((width, width), np.float32)
+    grid, block, _ = matmul.geometry("naive", width, width, width, 16)
+    fn(grid, block, (M, N, P, width))
+    r = fn.last_launch
+    assert r.global_counts["M"].loads == r.global_counts["N"].loads == width ** 3   # width per output from each
+    assert r.global_loads == 2 * width ** 3 and r.global_stores == width ** 2
+    assert r.shared_loads == r.shared_stores == 0
+
+
+@pytest.mark.parametrize("tile", (2, 4, 8, 16, 32))
+def test_tiled_global_loads_are_2_width_cubed_over_tile(tile, rng):
+    width = 2 * tile if tile > 8 else 4 * tile
+    fn = matmul.compile("tiled", tile, "cpu", check=True)
+    M, N = random_matrix(rng, width, width), random_matrix(rng, width, width)
+    P = np.zeros((width, width), np.float32)
+    fn((width // tile,) * 2, (tile, tile), (M, N, P, width))
+    r = fn.last_launch
+    assert r.global_loads == 2 * width ** 3 // tile           # 2 Width / TILE per thread
+    assert r.global_loads // width ** 2 == 2 * width // tile
+    assert r.shared_stores == 2 * width ** 3 // tile and r.shared_loads == 2 * width ** 3
+    assert_product(P, M, N)
+
+
+def test_trace_gives_the_phase_table(rng):
+    """The textbook's phase table for Width 4, TILE 2: in phase ph, thread (tx, ty) of
+    block (bx, by) loads M[row][ph*2 + tx] into Mds[ty][tx] and N[ph*2 + ty][col] into Nds[ty][tx]."""
+    w, t = 4, 2
+    fn = matmul.compile("tiled", t, "cpu", check=True)
+    M, N = random_matrix(rng, w, w), random_matrix(rng, w, w)
+    P = np.zeros((w, w), np.float32)
+    fn((2, 2), (t, t), (M, N, P, w), trace=[(0, 0), (1, 0)])
+    trace = fn.last_launch.trace
+    assert not fn.last_launch.trace_truncated
+    loads = [a for a in trace if a.array in ("M", "N")]
+    assert len(loads) == 2 * 2 * 4 * 2   # 2 blocks, 2 phases, 4 threads, M and N
+    for a in loads:
+        (bx, by, _), (tx, ty, _) = a.block, a.thread
+        ph = (a.interval - 1) // 2       # each phase spans two barrier intervals
+        row, col = by * t + ty, bx * t + tx
+        expect = row * w + ph * t + tx if a.array == "M" else (ph * t + ty) * w + col
+        assert a.index == expect and a.op == "R"
+    stores = [a for a in trace if a.array == "Mds" and a.op == "W"]
+    assert {(a.thread[:2], a.index) for a in stores} == {((tx, ty), (ty, tx)) for tx in range(2) for ty in range(2)}
+    # The order of the trace is the order of execution: thread (0,0,0) runs first.
+    assert trace[0].thread == (0, 0, 0) and trace[0].interval == 1
+
+
+def test_trace_of_chosen_threads_only(rng):
+    fn = matmul.compile("tiled", 4, "cpu", check=True)
+    M, N = random_matrix(rng, 8, 8), random_matrix(rng, 8, 8)
+    fn((2, 2), (4, 4), (M, N, np.zeros((8, 8), np.float32), 8), trace=[(1, 1)], trace_threads=[(3, 2)])
+    assert {a.thread for a in fn.last_launch.trace} == {(3, 2, 0)}
+    assert {a.block for a in fn.last_launch.trace} == {(1, 1, 0)}
+
+
+def test_schedules_change_a_racy_result_but_not_a_correct_one(rng):
+    code = r'''
+    extern "C" __global__ void last_writer(int* out) {
+        __shared__ int s;
+        s = threadIdx.x;          // every thread writes: the last one wins
+        __syncthreads();
+        if (threadIdx.x == 0) out[0] = s;
+    }'''
+    k = kernels.RawKernel(code, "last_writer", backend="cpu")
+    results = {}
+    for schedule in ("forward", "reverse"):
+        out = np.zeros(1, np.int32)
+        k(1, 8, (out,), schedule=schedule)
+        results[schedule] = int(out[0])
+    assert results == {"forward": 7, "reverse": 0}
+    checked = kernels.RawKernel(code, "last_writer", backend="cpu", check=True)
+    with pytest.raises(kernels.SharedMemoryRaceError, match="write after write"):
+        checked(1, 8, (np.zeros(1, np.int32),))
+
+
+def test_uninitialized_read_by_the_only_thread():
+    k = kernels.RawKernel(r'''
+    extern "C" __global__ void uninit(float* out) {
+        __shared__ float acc[4];
+        acc[threadIdx.x] += 1.0f;   // never zeroed
+        out[threadIdx.x] = acc[threadIdx.x];
+    }''', "uninit", backend="cpu", check=True)
+    with pytest.raises(kernels.UninitializedReadError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads acc\[0\]"):
+        k(1, 4, (np.zeros(4, np.float32),))
+
+
+def test_dynamic_shared_memory_too_small_is_out_of_bounds(rng):
+    fn = matmul.compile("tiled_dynamic", 8, "cpu", check=True)
+    M, N = random_matrix(rng, 8, 8), random_matrix(rng, 8, 8)
+    with pytest.raises(kernels.OutOfBoundsError, match=r"writes tiles\[64\], past the end of tiles, a shared array of 64"):
+        fn((1, 1), (8, 8), (M, N, np.zeros((8, 8), np.float32), 8, 8, 8), shared_mem=8 * 8 * 4)  # room for one tile
+
+
+def test_checked_mode_catches_a_negative_index():
+    k = kernels.RawKernel(r'''
+    extern "C" __global__ void shift(const float* in, float* out, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = in[i - 1];    // forgets i == 0
+    }''', "shift", backend="cpu", check=True)
+    with pytest.raises(kernels.OutOfBoundsError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads in\[-1\], before the start"):
+        k(2, 32, (np.ones(64, np.float32), np.zeros(64, np.float32), 64))
+
+
+def test_endless_kernel_in_checked_mode_times_out():
+    k = kernels.RawKernel(r'''
+    extern "C" __global__ void wait_forever(int* flag) { while (flag[0] == 0) { } }''', "wait_forever",
+                          backend="cpu", check=True)
+    with pytest.raises(kernels.KernelTimeoutError):
+        k(1, 4, (np.zeros(1, np.int32),), time_limit=1.0)
+
+
+def test_checked_mode_needs_the_cpu_runtime():
+    with pytest.raises(ValueError, match="checked mode runs on the CPU runtime"):
+        kernels.RawKernel(matmul.source("naive"), "matmul_naive", backend="gpu", check=True)
+
+
+def test_traces_need_checked_mode():
+    fn = matmul.compile("naive", 4, "cpu")
+    with pytest.raises(ValueError, match="check=True"):
+        fn(1, (4, 4), (np.zeros((4, 4), np.float32),) * 3 + (4,), trace=[(0, 0)])
