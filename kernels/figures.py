@@ -1,0 +1,239 @@
+"""The book's figures and tables. Each takes its facts from a real run (a checked-mode
+trace or count) or from measured data (kernels.perfdata), never from a hand drawing."""
+import html
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Rectangle
+
+from . import perfdata, traces
+
+BLOCK_COLOURS = plt.cm.Pastel1.colors + plt.cm.Pastel2.colors
+
+
+def thread_map(width=6, block=4):
+    """Which thread of which block computes each element of P (naive kernel), from the
+    stores a checked run records."""
+    report, _ = traces.record("naive", width, block)
+    fig, ax = plt.subplots(figsize=(0.75 * width + 1, 0.75 * width + 1))
+    for a in report.trace:
+        if a.array != "P":
+            continue
+        row, col = traces.rc(a.index, width)
+        b = a.block[0] + a.block[1] * 7
+        ax.add_patch(Rectangle((col, row), 1, 1, facecolor=BLOCK_COLOURS[b % len(BLOCK_COLOURS)], edgecolor="white"))
+        ax.text(col + 0.5, row + 0.38, f"b{a.block[:2]}", ha="center", va="center", fontsize=7)
+        ax.text(col + 0.5, row + 0.68, f"t{a.thread[:2]}", ha="center", va="center", fontsize=7)
+    grid = -(-width // block)
+    for i in range(grid + 1):
+        ax.axhline(i * block, color="black", lw=2)
+        ax.axvline(i * block, color="black", lw=2)
+    ax.set_xlim(0, grid * block)
+    ax.set_ylim(grid * block, 0)
+    ax.add_patch(Rectangle((0, 0), width, width, fill=False, edgecolor="red", lw=2.5))
+    ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
+    ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
+    ax.set_title(f"P ({width} x {width}, red) computed by {grid} x {grid} blocks of {block} x {block} threads;\n"
+                 f"b(x, y) = blockIdx, t(x, y) = threadIdx. Threads of the overhang (no label) return at once.",
+                 fontsize=9)
+    ax.set_xticks(range(grid * block))
+    ax.set_yticks(range(grid * block))
+    plt.close(fig)
+    return fig
+
+
+def tiling_idea(width=8, tile=2, out=(2, 1)):
+    """The output tile `out` = (tile row, tile column) of P needs the row of tiles of M
+    beside it and the column of tiles of N above it, one pair per phase."""
+    ty, tx = out
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.9))
+    phases = width // tile
+    for ax, name in zip(axes, "MNP"):
+        for i in range(width + 1):
+            ax.axhline(i, color="lightgrey", lw=0.6)
+            ax.axvline(i, color="lightgrey", lw=0.6)
+        for i in range(0, width + 1, tile):
+            ax.axhline(i, color="black", lw=1.4)
+            ax.axvline(i, color="black", lw=1.4)
+        ax.set_xlim(0, width)
+        ax.set_ylim(width, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(name, fontsize=13)
+    cmap = plt.cm.viridis(np.linspace(0.15, 0.85, phases))
+    for ph in range(phases):
+        axes[0].add_patch(Rectangle((ph * tile, ty * tile), tile, tile, color=cmap[ph], alpha=0.8))
+        axes[0].text(ph * tile + tile / 2, ty * tile + tile / 2, f"phase {ph}", ha="center", va="center",
+                     fontsize=7, color="white")
+        axes[1].add_patch(Rectangle((tx * tile, ph * tile), tile, tile, color=cmap[ph], alpha=0.8))
+        axes[1].text(tx * tile + tile / 2, ph * tile + tile / 2, f"phase {ph}", ha="center", va="center",
+                     fontsize=7, color="white")
+    axes[2].add_patch(Rectangle((tx * tile, ty * tile), tile, tile, color="crimson", alpha=0.85))
+    axes[2].text(tx * tile + tile / 2, ty * tile + tile / 2, "block\n" + f"({tx}, {ty})", ha="center",
+                 va="center", fontsize=7, color="white")
+    fig.suptitle(f"One block computes one {tile} x {tile} tile of P from a row of tiles of M and a column of "
+                 f"tiles of N, one pair per phase ({width} x {width} matrices)", fontsize=10)
+    plt.close(fig)
+    return fig
+
+
+def _table(header, rows, caption):
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    from IPython.display import HTML
+    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr>"
+                f"</thead><tbody>{body}</tbody></table>")
+
+
+def access_order(width=4, block=2):
+    """The naive kernel's global loads by the threads of block (0, 0), in order."""
+    report, _ = traces.record("naive", width, block, blocks=[(0, 0)])
+    rows = {}
+    for a in report.trace:
+        if a.array in "MN" and a.op == "R":
+            rows.setdefault(a.thread[:2], []).append(a)
+    out = []
+    for thread in sorted(rows, key=lambda t: (t[1], t[0])):
+        loads = rows[thread]
+        terms = [f"M<sub>{traces.rc(m.index, width)[0]},{traces.rc(m.index, width)[1]}</sub>·"
+                 f"N<sub>{traces.rc(n.index, width)[0]},{traces.rc(n.index, width)[1]}</sub>"
+                 for m, n in zip(loads[0::2], loads[1::2])]
+        out.append([f"({thread[0]}, {thread[1]})"] + terms)
+    header = ["threadIdx (x, y)"] + [f"k = {k}" for k in range(width)]
+    return _table(header, out, f"Global loads of block (0, 0), naive kernel, Width {width}: each thread reads a "
+                               f"whole row of M and column of N (recorded by checked mode)")
+
+
+def phase_table(width=4, tile=2, block=(0, 0)):
+    """Which element each thread of one block loads into which tile slot in each phase
+    of the tiled kernel, and what it then adds to its sum (recorded by checked mode)."""
+    report, _ = traces.record("tiled", width, tile, blocks=[block])
+    cells = {}
+    for a in report.trace:
+        phase = (a.interval - 1) // 2
+        key = (a.thread[:2], phase)
+        c = cells.setdefault(key, {"M": None, "N": None, "Mds": None, "Nds": None, "terms": []})
+        if a.array in ("M", "N"):
+            c[a.array] = traces.rc(a.index, width)
+        elif a.op == "W":
+            c[a.array] = a.index
+        elif a.array == "Mds":
+            c["terms"].append([a.index, None])
+        elif a.array == "Nds":
+            c["terms"][-1][1] = a.index
+    phases = width // tile
+    rows = []
+    for thread in sorted({t for t, _ in cells}, key=lambda t: (t[1], t[0])):
+        row = [f"({thread[0]}, {thread[1]})"]
+        for ph in range(phases):
+            c = cells[(thread, ph)]
+            row.append(f"M<sub>{c['M'][0]},{c['M'][1]}</sub> → Mds<sub>{c['Mds'][0]},{c['Mds'][1]}</sub>")
+            row.append(f"N<sub>{c['N'][0]},{c['N'][1]}</sub> → Nds<sub>{c['Nds'][0]},{c['Nds'][1]}</sub>")
+            row.append("sum += " + " + ".join(f"Mds<sub>{m[0]},{m[1]}</sub>·Nds<sub>{n[0]},{n[1]}</sub>"
+                                              for m, n in c["terms"]))
+        rows.append(row)
+    header = ["threadIdx (x, y)"] + [h for ph in range(phases) for h in
+                                     (f"phase {ph}: load M", f"phase {ph}: load N", f"phase {ph}: compute")]
+    return _table(header, rows, f"Tiled kernel, Width {width}, TILE_WIDTH {tile}, block {block}: "
+                                f"the loads and sums of each phase, as a checked run recorded them")
+
+
+def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
+    """Near the edge: which threads of one block load a real element in one phase and
+    which store a zero instead (tiled kernel with boundary checks, recorded)."""
+    report, _ = traces.record("tiled_bounds", width, tile, blocks=[block])
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 4.2))
+    first = 1 + 2 * phase  # the interval of this phase's loads
+    for ax, src, dst in ((axes[0], "M", "Mds"), (axes[1], "N", "Nds")):
+        loaded = {a.thread[:2]: traces.rc(a.index, width) for a in report.trace
+                  if a.array == src and a.interval == first}
+        for ty in range(tile):
+            for tx in range(tile):
+                real = (tx, ty) in loaded
+                ax.add_patch(Rectangle((tx, ty), 1, 1, facecolor="#9ecae1" if real else "#fdd0a2",
+                                       edgecolor="black"))
+                label = f"{src}[{loaded[(tx, ty)][0]}][{loaded[(tx, ty)][1]}]" if real else "0.0f\n(past edge)"
+                ax.text(tx + 0.5, ty + 0.5, label, ha="center", va="center", fontsize=7)
+        ax.set_xlim(0, tile)
+        ax.set_ylim(tile, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks(np.arange(tile) + 0.5, [str(i) for i in range(tile)])
+        ax.set_yticks(np.arange(tile) + 0.5, [str(i) for i in range(tile)])
+        ax.set_xlabel("threadIdx.x")
+        ax.set_ylabel("threadIdx.y")
+        ax.set_title(f"{dst}[ty][tx] in phase {phase}")
+    fig.suptitle(f"Block {block} of a {width} x {width} product with {tile} x {tile} tiles: blue threads load an "
+                 f"element, orange ones are past the edge and store 0", fontsize=10)
+    plt.close(fig)
+    return fig
+
+
+def error_heatmap(P, M, N, title, tile=None):
+    """|P - M N| per element, with the tile grid, to show where a wrong kernel is wrong."""
+    err = np.abs(np.asarray(P, np.float64) - M.astype(np.float64) @ N.astype(np.float64))
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    im = ax.imshow(err, cmap="magma", interpolation="nearest")
+    fig.colorbar(im, ax=ax, label="|P - M·N|")
+    if tile:
+        for i in range(0, max(err.shape) + 1, tile):
+            ax.axhline(i - 0.5, color="white", lw=0.5, alpha=0.6)
+            ax.axvline(i - 0.5, color="white", lw=0.5, alpha=0.6)
+    wrong = int((err > 1e-3).sum())
+    ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max error {err.max():.3g})", fontsize=9)
+    ax.set_xlabel("col")
+    ax.set_ylabel("row")
+    plt.close(fig)
+    return fig
+
+
+def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
+    """The lecture's speed-up, time untiled / time tiled, against Width: one line per
+    tile size, per dataset (reference solid, a reader's live run dashed)."""
+    datasets = list(datasets if datasets is not None else perfdata.datasets())
+    if live is not None:
+        datasets.append(live)
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    markers = "osd^v<>"
+    for di, ds in enumerate(datasets):
+        for ti, tile in enumerate(tiles):
+            widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
+            if not widths:
+                continue
+            ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker=markers[di % len(markers)],
+                    linestyle="--" if ds.source == "live" else "-", color=plt.cm.tab10(ti),
+                    label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("Width")
+    ax.set_ylabel("speed-up = time untiled / time tiled")
+    ax.legend(fontsize=7)
+    ax.set_title("Speed-up of the tiled kernel over the naive one (same block size)\n" +
+                 "\n".join(ds.label for ds in datasets), fontsize=8)
+    plt.close(fig)
+    return fig
+
+
+def time_plot(kernels_and_tiles, datasets=None, live=None):
+    """Time against Width for (kernel, tile) pairs, cuBLAS included as ("cublas", None)."""
+    datasets = list(datasets if datasets is not None else perfdata.datasets())
+    if live is not None:
+        datasets.append(live)
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    for di, ds in enumerate(datasets):
+        for ki, (kernel, tile) in enumerate(kernels_and_tiles):
+            widths = ds.sizes(kernel, tile)
+            if not widths:
+                continue
+            name = "cuBLAS" if kernel == "cublas" else f"{kernel} {tile}"
+            ax.plot(widths, [ds.ms(kernel, tile, w) for w in widths], marker="os^d"[di % 4],
+                    linestyle="--" if ds.source == "live" else "-", color=plt.cm.tab10(ki),
+                    label=f"{name}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("Width")
+    ax.set_ylabel("time per product (ms, median)")
+    ax.legend(fontsize=7)
+    ax.set_title("\n".join(ds.label for ds in datasets), fontsize=8)
+    plt.close(fig)
+    return fig

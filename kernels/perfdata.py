@@ -1,0 +1,97 @@
+"""The one path by which the book reads GPU measurements: book/data/*.json, written by
+`python -m kernels.bench --output ...` (schema 1, see kernels/bench.py).
+
+    from kernels import perfdata
+    for ds in perfdata.datasets():
+        print(ds.label, ds.ms("tiled", 16, 4096))
+
+Every figure that shows a number labels it with `Dataset.label` (device, date,
+software), and a reader's live measurement (the same structure, from bench.measure)
+becomes a Dataset too, so it is plotted beside the reference the same way.
+"""
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "book" / "data"
+
+
+@dataclass
+class Dataset:
+    meta: dict
+    ceilings: dict
+    results: list
+    source: str = "live"          # the file it came from, or "live"
+
+    @classmethod
+    def from_dict(cls, d, source="live"):
+        if d.get("schema") != 1:
+            raise ValueError(f"{source}: not a kernels.bench file of schema 1")
+        return cls(d["meta"], d.get("ceilings", {}), d["results"], source)
+
+    @property
+    def device(self):
+        return self.meta["device"]["name"]
+
+    @property
+    def date(self):
+        return self.meta["date"][:10]
+
+    @property
+    def label(self):
+        sw = f"CUDA {self.meta['cuda_runtime']}, CuPy {self.meta['cupy']}" if self.meta.get("cupy") else \
+            f"NumPy {self.meta['numpy']}"
+        origin = "measured live" if self.source == "live" else "measured"
+        return f"{self.device}, {origin} {self.date} ({sw})"
+
+    def result(self, kernel, tile, m, k=None, n=None):
+        """The result of one kernel at one shape (square if k and n are omitted), or None."""
+        k, n = k or m, n or m
+        for r in self.results:
+            if r["kernel"] == kernel and r["tile"] == tile and (r["m"], r["k"], r["n"]) == (m, k, n) and r["ok"]:
+                return r
+        return None
+
+    def ms(self, kernel, tile, m, k=None, n=None):
+        r = self.result(kernel, tile, m, k, n)
+        return r["ms_median"] if r else None
+
+    def sizes(self, kernel, tile=None):
+        """The square sizes measured for a kernel (and tile), ascending."""
+        return sorted({r["m"] for r in self.results if r["kernel"] == kernel and r["ok"] and
+                       (tile is None or r["tile"] == tile) and r["m"] == r["k"] == r["n"]})
+
+    def tiles(self, kernel):
+        return sorted({r["tile"] for r in self.results if r["kernel"] == kernel and r["tile"] is not None})
+
+    def speedup(self, tile, width):
+        """The lecture's speed-up: time of the untiled (naive) kernel with tile x tile
+        blocks over the time of the tiled kernel with tile x tile tiles, at one Width."""
+        naive, tiled = self.ms("naive", tile, width), self.ms("tiled", tile, width)
+        return naive / tiled if naive and tiled else None
+
+
+@lru_cache(maxsize=1)
+def _load_all():
+    out = []
+    for path in sorted(DATA_DIR.glob("*.json")):
+        d = json.loads(path.read_text())
+        if d.get("schema") == 1:
+            out.append(Dataset.from_dict(d, source=path.name))
+    return tuple(out)
+
+
+def datasets(backend="gpu"):
+    """The reference measurements in book/data, GPU ones by default, by device name."""
+    return [d for d in _load_all() if d.meta.get("backend") == backend]
+
+
+def reference(prefer=("H200", "H100")):
+    """The dataset the prose quotes: the first of `prefer` that book/data holds."""
+    sets = datasets()
+    for name in prefer:
+        for d in sets:
+            if name in d.device:
+                return d
+    return sets[0] if sets else None

@@ -1,0 +1,43 @@
+"""Kernel source on the page: whole files, the lecture's steps, and a wrong kernel as a
+diff of the right one. Rendered as Markdown code blocks marked `cuda`, so the site
+and Jupyter both highlight them, and always read from kernels/cuda (one source)."""
+import difflib
+import re
+
+from . import corpus, matmul
+
+
+def _markdown(text):
+    from IPython.display import Markdown
+    return Markdown(text)
+
+
+def _fence(code, lang="cuda"):
+    return f"```{lang}\n{code.rstrip()}\n```"
+
+
+def source(kernel):
+    """The whole .cu file of one of the book's kernels."""
+    return _markdown(_fence(matmul.source(kernel)))
+
+
+def step(kernel, n):
+    """The lines of the file under its `// Step n:` comment, up to the next step."""
+    lines = matmul.source(kernel).splitlines()
+    starts = [i for i, l in enumerate(lines) if re.match(r"\s*// Step \d+:", l)]
+    which = [i for i in starts if re.match(rf"\s*// Step {n}:", lines[i])]
+    if not which:
+        raise KeyError(f"{kernel} has no '// Step {n}:' comment")
+    start = which[0]
+    later = [i for i in starts if i > start]
+    end = later[0] if later else len(lines) - 1   # the last step runs to the closing brace
+    return _markdown(_fence("\n".join(lines[start:end]).strip("\n")))
+
+
+def diff(name):
+    """A wrong kernel of kernels.corpus as a diff against the right one."""
+    bug = corpus.WRONG[name]
+    right, wrong = matmul.source(bug.kernel).splitlines(), bug.source().splitlines()
+    body = "\n".join(l for l in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",
+                                                     n=2, lineterm=""))
+    return _markdown(f"{bug.what}\n\n" + _fence(body, "diff"))

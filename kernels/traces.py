@@ -1,0 +1,31 @@
+"""Real runs, recorded: the book's tables and figures of who accesses what come from
+checked-mode traces of the book's kernels, not from drawings."""
+import numpy as np
+
+from . import matmul
+
+
+def record(kernel, m, tile, k=None, n=None, blocks=None, threads=None, seed=0):
+    """Run one of the book's kernels in checked mode on random m x k by k x n inputs,
+    tracing `blocks` (default: all); returns (LaunchReport, P)."""
+    k, n = k or m, n or m
+    rng = np.random.default_rng(seed)
+    M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    N = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    fn = matmul.compile(kernel, tile, "cpu", check=True)
+    grid, block, shared = matmul.geometry(kernel, m, k, n, tile)
+    if blocks is None:
+        blocks = [(x, y) for y in range(grid[1]) for x in range(grid[0])]
+    P = np.zeros((m, n), np.float32)
+    fn(grid, block, matmul.arguments(kernel, M, N, P), shared_mem=shared, trace=blocks, trace_threads=threads)
+    return fn.last_launch, P
+
+
+def counts(kernel, width, tile, k=None, n=None):
+    """The LaunchReport (access counts) of one checked run."""
+    return record(kernel, width, tile, k, n, blocks=[])[0]
+
+
+def rc(index, width):
+    """A flat row-major index as (row, column)."""
+    return divmod(int(index), width)
