@@ -11,9 +11,14 @@ source of truth per kernel and the book can show each bug as a diff.
 """
 from dataclasses import dataclass, field
 
+import json
+
 import numpy as np
 
 from . import matmul
+from .perfdata import DATA_DIR
+
+RESULTS_FILE = DATA_DIR / "wrong-results.json"   # written on a GPU by scripts/record_wrong_results.py
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ class WrongKernel:
             import cupy as xp
             M, N = xp.asarray(M), xp.asarray(N)
         P = xp.zeros((m, n), dtype=xp.float32)
-        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile)
+        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile, check=False)
         fn(grid, block, matmul.arguments(self.kernel, M, N, P), shared_mem=shared, **call_options)
         return M, N, P
 
@@ -68,6 +73,12 @@ _LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0
 _LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
 
 WRONG = {w.name: w for w in [
+    WrongKernel("no_guards", "tiled", "The lecture's kernel rounds the number of tiles up for a Width that is "
+                "not a multiple of the tile, but loads without guards: the last phase reads past the matrix.",
+                (("    int num_tiles = Width / TILE_WIDTH;\n",
+                  "    int num_tiles = (Width + TILE_WIDTH - 1) / TILE_WIDTH;\n"),),
+                (20, 20, 20, 16), "OutOfBoundsError",
+                dict(array="N", index=(400,), op="read", thread=(0, 4, 0), block=(0, 0, 0))),
     WrongKernel("no_first_barrier", "tiled", "The first __syncthreads() is missing: threads compute from tiles "
                 "that others have not finished loading.",
                 ((_FIRST, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
@@ -119,3 +130,17 @@ WRONG = {w.name: w for w in [
                 dict(array="aTile", index=(0, 1), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
                      hazard="read after write")),
 ]}
+
+
+def stored_gpu_result(name):
+    """(P, label) of a wrong kernel's unchecked run on the reference GPU, recorded by
+    scripts/record_wrong_results.py with the inputs of inputs(np.random.default_rng(0)),
+    or None if the book holds no such record."""
+    if not RESULTS_FILE.exists():
+        return None
+    data = json.loads(RESULTS_FILE.read_text())
+    if name not in data["results"]:
+        return None
+    meta = data["meta"]
+    label = f"{meta['device']}, measured {meta['date'][:10]} (CUDA {meta['cuda_runtime']}, CuPy {meta['cupy']})"
+    return np.array(data["results"][name], dtype=np.float32), label

@@ -169,22 +169,24 @@ def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
     return fig
 
 
-def error_heatmap(P, M, N, title, tile=None):
-    """|P - M N| per element, with the tile grid, to show where a wrong kernel is wrong."""
+def error_heatmap(P, M, N, title, tile=None, ax=None):
+    """|P - M N| per element, with the tile grid, to show where a wrong kernel is wrong.
+    Draws into `ax` if given; returns the figure."""
     err = np.abs(np.asarray(P, np.float64) - M.astype(np.float64) @ N.astype(np.float64))
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    im = ax.imshow(err, cmap="magma", interpolation="nearest")
-    fig.colorbar(im, ax=ax, label="|P - M·N|")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5.2, 4.4))
+        plt.close(fig)
+    im = ax.imshow(err, cmap="magma", interpolation="nearest", vmin=0)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, label="|P - M·N|")
     if tile:
         for i in range(0, max(err.shape) + 1, tile):
-            ax.axhline(i - 0.5, color="white", lw=0.5, alpha=0.6)
-            ax.axvline(i - 0.5, color="white", lw=0.5, alpha=0.6)
+            ax.axhline(i - 0.5, color="white", lw=0.5, alpha=0.5)
+            ax.axvline(i - 0.5, color="white", lw=0.5, alpha=0.5)
     wrong = int((err > 1e-3).sum())
-    ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max error {err.max():.3g})", fontsize=9)
+    ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max |error| {err.max():.3g})", fontsize=8)
     ax.set_xlabel("col")
     ax.set_ylabel("row")
-    plt.close(fig)
-    return fig
+    return ax.figure
 
 
 def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):

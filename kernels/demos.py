@@ -1,0 +1,46 @@
+"""The live demonstrations of the syncthreads and boundaries chapters: a wrong kernel
+of kernels.corpus run in checked mode (its finding shown, never raised), and its
+unchecked results on a GPU and on the CPU runtime drawn as error heatmaps."""
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import corpus, figures
+from .errors import KernelError
+from .gpu import gpu_available
+
+
+def checked(name):
+    """Run wrong kernel `name` in checked mode; show and return its finding."""
+    from IPython.display import Markdown, display
+    try:
+        corpus.WRONG[name].run(backend="cpu", check=True)
+    except KernelError as e:
+        display(Markdown(f"**{type(e).__name__}**\n\n```text\n{e}\n```"))
+        return e
+    display(Markdown("Checked mode found nothing."))
+    return None
+
+
+def heatmaps(name):
+    """Where the unchecked wrong kernel goes wrong: on a GPU (this machine's, or the
+    book's reference GPU run) and on the CPU runtime, side by side."""
+    bug = corpus.WRONG[name]
+    M, N = bug.inputs(np.random.default_rng(0))
+    tile = bug.shape[3]
+    panels = []
+    if gpu_available():
+        Mg, Ng, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
+        import cupy
+        panels.append((cupy.asnumpy(P), f"this GPU ({cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()})"))
+    else:
+        stored = corpus.stored_gpu_result(name)
+        if stored is not None:
+            panels.append(stored)
+    _, _, P = bug.run(backend="cpu", check=False, rng=np.random.default_rng(0))
+    panels.append((P, "the CPU runtime (unchecked)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8))
+    for ax, (P, where) in zip(np.atleast_1d(axes), panels):
+        figures.error_heatmap(P, M, N, f"on {where}", tile=tile, ax=ax)
+    fig.suptitle(f"|P - M·N| for {name}", fontsize=10)
+    plt.close(fig)
+    return fig
