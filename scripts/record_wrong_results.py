@@ -1,0 +1,38 @@
+"""Run every wrong kernel of kernels.corpus once on the GPU, unchecked, on the inputs of
+WrongKernel.inputs(np.random.default_rng(0)), and store the products in
+book/data/wrong-results.json, so that the site (built without a GPU) can show where
+each goes wrong on a real GPU. Run on a GPU machine:
+
+    python scripts/record_wrong_results.py
+"""
+import datetime
+import json
+import platform
+
+import numpy as np
+
+import kernels
+from kernels import corpus
+
+
+def main():
+    import cupy
+    results = {}
+    for name, bug in corpus.WRONG.items():
+        try:
+            _, _, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
+            results[name] = np.round(cupy.asnumpy(P).astype(np.float64), 6).tolist()
+        except kernels.GPUContextError as e:   # an illegal address: later launches would fail too
+            print(f"{name}: {type(e).__name__}; stopping here")
+            break
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    rt = cupy.cuda.runtime.runtimeGetVersion()
+    meta = {"device": props["name"].decode(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat()[:19] + "Z",
+            "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cupy": cupy.__version__, "python": platform.python_version(),
+            "inputs": "WrongKernel.inputs(numpy.random.default_rng(0))"}
+    corpus.RESULTS_FILE.write_text(json.dumps({"meta": meta, "results": results}))
+    print(f"wrote {corpus.RESULTS_FILE} with {len(results)} results from {meta['device']}")
+
+
+if __name__ == "__main__":
+    main()
