@@ -1,0 +1,555 @@
+"""The book's benchmark: every matmul kernel of the book, checked against cuBLAS and timed.
+
+    python -m kernels.bench                         # sizes 128 to 8192 and three rectangles
+    python -m kernels.bench --quick                 # well under a minute on a GPU
+    python -m kernels.bench --output book/data/h100.json
+    python -m kernels.bench --backend cpu --sizes 32 64 --tiles 8    # the CPU runtime, a smoke test
+
+From Python (the book's live measurements): `bench.measure(sizes=[1024], tiles=[16])`
+returns the same structure as the JSON file, as a dict.
+
+How each figure is made, so that the book can explain it:
+  * Every kernel's product is first compared with the reference library's on the same
+    inputs (cuBLAS on a GPU, NumPy on the CPU runtime). A kernel whose largest error,
+    relative to the largest entry of the reference product, exceeds 1e-3 is recorded
+    with ok=false and not timed: a fast wrong kernel has no speed worth showing.
+  * cuBLAS runs in true FP32 (TF32 off), so it does the same arithmetic as the kernels.
+  * On a GPU, after one checked launch, the timed launches go straight to CuPy (no
+    per-launch argument checks), are timed with CUDA events, and tiny kernels are
+    launched in batches so that each timed interval is at least MIN_INTERVAL_MS. The
+    launches are queued behind a kernel that holds the GPU busy, so the events time
+    the kernels back to back rather than Python issuing them (GpuBackend.elapsed_ms).
+    On the CPU runtime the same code runs with a wall-clock timer.
+  * TFLOP/s = 2 m k n / time; effective GB/s = 4 (m k + k n + m n) bytes / time (the
+    CUDA C Best Practices Guide's effective bandwidth: each matrix read or written once).
+  * Ceilings, once per run: the copy bandwidth (bytes read + written by a large
+    device-to-device copy) and the FP32 rate (the best cuBLAS rate measured, with an
+    8192^3 product added when 8192 is not among the sizes).
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from numbers import Integral
+
+import numpy as np
+
+from . import matmul
+from .errors import KernelError
+from .module import _resolve_backend
+
+# CuPy reads CUPY_TF32 at its first float32 matrix product, not when it is imported: set
+# it before any, so cuBLAS never rounds the inputs to TF32's 10-bit mantissa behind the
+# kernels' backs (GpuBackend also undoes a decision CuPy made earlier in the process).
+os.environ["CUPY_TF32"] = "0"
+
+SCHEMA = 1
+REL_TOLERANCE = 1e-3     # largest |kernel - reference| / largest |reference| that counts as correct
+MIN_INTERVAL_MS = 0.2    # shortest timed interval; shorter launches are batched up to it
+MAX_BATCH = 500          # most launches in one timed interval (CUDA queues about 1000 at most)
+WARMUP = 3               # untimed launches before timing (clocks up, caches and code loaded)
+SEED = 0                 # inputs are the same on every run
+
+# GpuBackend queues each timed batch of launches behind this kernel, which spins one
+# thread for the given number of nanoseconds of the GPU's global timer.
+HOLD_KERNEL = r'''
+extern "C" __global__ void hold(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+'''
+HOLD_BASE_US = 200        # the hold: this, plus this per launch to be queued behind it,
+HOLD_PER_LAUNCH_US = 50   # several times what CuPy takes to issue one launch
+HOLD_TRIES = 4            # each try holds 4 times longer than the last
+
+# Defaults for each backend: the full set, and --quick. The CPU runtime runs each
+# thread as a fiber on a CPU core, so its sets are far smaller.
+DEFAULTS = {
+    "gpu": dict(sizes=(128, 256, 512, 1024, 2048, 4096, 8192),
+                shapes=((4096, 1024, 2048), (1000, 3000, 500), (2047, 2049, 2051)),
+                tiles=(8, 16, 32), repeats=10),
+    "cpu": dict(sizes=(64, 128), shapes=((100, 60, 80),), tiles=(8, 16), repeats=3),
+}
+QUICK = {
+    "gpu": dict(sizes=(256, 512, 1024, 2048), shapes=((1000, 3000, 500),), tiles=(16, 32), repeats=5),
+    "cpu": dict(sizes=(64,), shapes=(), tiles=(16,), repeats=2),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# The two backends: the same operations, with CuPy and CUDA events or NumPy and a clock.
+
+class CpuBackend:
+    """The CPU runtime, timed by the wall clock; NumPy's matmul is the reference."""
+    name = "cpu"
+    reference = "numpy"
+    copy_bytes = 64 << 20    # enough to leave the CPU's caches
+    ceiling_size = None      # no cuBLAS here, so no FP32 ceiling to measure
+    tf32 = False
+
+    def __init__(self):
+        self.xp = np
+
+    def launcher(self, fn, grid, block, args, shared_mem):
+        """One launch as a no-argument callable (on the CPU runtime, a checked launch)."""
+        return lambda: fn(grid, block, args, shared_mem=shared_mem)
+
+    def synchronize(self):
+        """Nothing to wait for: a CPU launch returns when it is done."""
+
+    def elapsed_ms(self, launch, count):
+        """Milliseconds for `count` back-to-back launches."""
+        start = time.perf_counter()
+        for _ in range(count):
+            launch()
+        return (time.perf_counter() - start) * 1e3
+
+    def device(self):
+        from .cpu import _cores
+        return {"name": f"CPU runtime ({platform.processor() or platform.machine()})", "cores": _cores()}
+
+    def versions(self):
+        return {"cuda_runtime": None, "driver": None, "cupy": None}
+
+
+class GpuBackend:
+    """A CUDA GPU through CuPy, timed with CUDA events; cuBLAS (FP32) is the reference."""
+    name = "gpu"
+    reference = "cublas"
+    copy_bytes = 1 << 30     # far beyond the L2 cache
+    ceiling_size = 8192      # a product big enough for cuBLAS to reach its peak
+
+    def __init__(self):
+        import cupy
+        self.xp = cupy
+        self.tf32 = _disable_tf32(cupy)
+        self._hold = cupy.RawKernel(HOLD_KERNEL, "hold")
+
+    def launcher(self, fn, grid, block, args, shared_mem):
+        """One launch as a no-argument callable, without the checks and the synchronization
+        of a normal call (those ran once already); args are already CuPy arrays and NumPy
+        scalars, as matmul.arguments returns them."""
+        impl, name = fn.module._impl, fn.name
+        return lambda: impl.launch_async(name, grid, block, args, shared_mem)
+
+    def synchronize(self):
+        self.xp.cuda.get_current_stream().synchronize()
+
+    def elapsed_ms(self, launch, count):
+        """Milliseconds between CUDA events recorded before and after `count` launches on
+        the current stream. A short kernel finishes sooner than Python issues the next
+        one (a few microseconds a launch), so the GPU is first held busy by HOLD_KERNEL
+        while all of them are queued: the events then time the kernels back to back, not
+        Python. If the GPU got to the start event before the last launch was queued, the
+        hold was too short; it is lengthened and the interval measured again."""
+        cuda = self.xp.cuda
+        hold_us = HOLD_BASE_US + HOLD_PER_LAUNCH_US * count
+        for _ in range(HOLD_TRIES):
+            start, end = cuda.Event(), cuda.Event()
+            self._hold((1,), (1,), (np.uint64(hold_us * 1000),))
+            start.record()
+            for _ in range(count):
+                launch()
+            end.record()
+            queued_in_time = not start.done
+            end.synchronize()
+            if queued_in_time:
+                break
+            hold_us *= 4
+        return cuda.get_elapsed_time(start, end)
+
+    def device(self):
+        cuda = self.xp.cuda
+        dev = cuda.Device()
+        props = cuda.runtime.getDeviceProperties(dev.id)
+        attrs = dev.attributes  # the clocks: CUDA 13 dropped them from the properties
+        name = props["name"]
+        return {
+            "name": name.decode() if isinstance(name, bytes) else name,
+            "sm_count": props["multiProcessorCount"],
+            "clock_mhz": attrs["ClockRate"] / 1000,
+            "memory_clock_mhz": attrs["MemoryClockRate"] / 1000,
+            "bus_width_bits": props["memoryBusWidth"],
+            "memory_gib": round(props["totalGlobalMem"] / 2**30, 2),
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "shared_mem_per_block": props["sharedMemPerBlock"],
+            "shared_mem_per_block_optin": props["sharedMemPerBlockOptin"],
+            "l2_bytes": props["l2CacheSize"],
+        }
+
+    def versions(self):
+        runtime = self.xp.cuda.runtime
+        return {"cuda_runtime": _cuda_version(runtime.runtimeGetVersion()),
+                "driver": _cuda_version(runtime.driverGetVersion()),
+                "cupy": self.xp.__version__}
+
+
+def _cuda_version(v):
+    """CUDA's integer version (13020) as "13.2"."""
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def _disable_tf32(cupy):
+    """Make cuBLAS multiply float32 in FP32; return whether TF32 is still on (it should
+    not be). CuPy decides at its first float32 product and keeps the decision, so a
+    process that made one with CUPY_TF32=1 before importing this module is set back."""
+    try:
+        from cupy._core import _routines_linalg as linalg  # CuPy's own switch; not public API
+    except ImportError:
+        return False  # an older CuPy without TF32 support
+    f32 = np.dtype(np.float32)
+    if linalg.get_compute_type(f32) == linalg.COMPUTE_TYPE_TF32:
+        linalg.set_compute_type(f32, linalg.COMPUTE_TYPE_DEFAULT)
+    return linalg.get_compute_type(f32) == linalg.COMPUTE_TYPE_TF32
+
+
+def make_backend(backend="auto"):
+    """The backend object for "auto", "gpu" or "cpu" (auto: the GPU when CuPy sees one)."""
+    return GpuBackend() if _resolve_backend(backend) == "gpu" else CpuBackend()
+
+
+# ---------------------------------------------------------------------------------------
+# What to measure.
+
+@dataclass(frozen=True)
+class Step:
+    """One measurement: a kernel (or the reference library, tile None) at one shape."""
+    kernel: str
+    tile: int | None
+    shape: tuple
+
+    def label(self):
+        tile = f" {self.tile}x{self.tile}" if self.tile else ""
+        return f"{self.kernel}{tile} {'x'.join(map(str, self.shape))}"
+
+
+def _tile_inner(kernel):
+    """The Best Practices kernels multiply an m x TILE by a TILE x n matrix."""
+    return matmul.KERNELS[kernel].shapes == "tile-inner"
+
+
+def _takes(kernel, shape, tile):
+    try:
+        matmul.check_shapes(kernel, *shape, tile)
+        return True
+    except ValueError:
+        return False
+
+
+def plan(backend, kernels, sizes, shapes, tiles):
+    """The steps in order, grouped by shape so each shape's arrays are made once, the
+    reference first (every kernel is checked against it). Square sizes and the given
+    shapes always get the reference; a kernel gets each that it can multiply, skipping
+    the rest (tiled at a size that is not a multiple of the tile, naive off the square).
+    The Best Practices kernels get m = n = size, k = tile instead of the square."""
+    shapes = [tuple(s) for s in shapes]
+    jobs = {shape: [] for shape in [(s, s, s) for s in sizes] + shapes}
+    candidates = [((s, t, s) if _tile_inner(k) else (s, s, s), k, t) for s in sizes for k in kernels for t in tiles]
+    candidates += [(shape, k, t) for shape in shapes for k in kernels for t in tiles]
+    for shape, kernel, tile in candidates:
+        if _takes(kernel, shape, tile) and (kernel, tile) not in jobs.setdefault(shape, []):
+            jobs[shape].append((kernel, tile))
+    return [step for shape, kt in jobs.items()
+            for step in [Step(backend.reference, None, shape)] + [Step(k, t, shape) for k, t in kt]]
+
+
+# ---------------------------------------------------------------------------------------
+# Measuring.
+
+class Buffers:
+    """One shape's arrays, made once and shared by every kernel at that shape: random
+    inputs M (m x k) and N (k x n), the kernels' output P, the reference's output R."""
+
+    def __init__(self, backend, shape, rng):
+        xp = backend.xp
+        m, k, n = self.shape = shape
+        self.M = xp.asarray(rng.random((m, k), dtype=np.float32) * 2 - 1)
+        self.N = xp.asarray(rng.random((k, n), dtype=np.float32) * 2 - 1)
+        self.P = xp.empty((m, n), dtype=np.float32)
+        self.R = xp.empty((m, n), dtype=np.float32)
+
+
+def time_launches(backend, launch, repeats):
+    """Per-launch milliseconds of each repeat, after WARMUP launches. A launch shorter
+    than MIN_INTERVAL_MS is repeated within each timed interval (and the interval
+    divided), so that timer resolution and event overhead stay small beside it."""
+    for _ in range(WARMUP):
+        launch()
+    backend.synchronize()
+    once = backend.elapsed_ms(launch, 1)
+    batch = min(MAX_BATCH, max(1, math.ceil(MIN_INTERVAL_MS / max(once, 1e-4))))
+    return [backend.elapsed_ms(launch, batch) / batch for _ in range(repeats)]
+
+
+def compare(backend, P, R):
+    """(max |P - R|, that relative to max |R|), or (None, None) when P holds a NaN or an
+    infinity: P is filled with NaN before a kernel runs, so an element it never wrote
+    shows up here."""
+    xp = backend.xp
+    err = float(xp.max(xp.abs(P - R)))
+    if not math.isfinite(err):
+        return None, None
+    scale = float(xp.max(xp.abs(R)))
+    return err, err / scale if scale else err
+
+
+def row(step, err, rel, times):
+    """One result, with the figures derived from the median time; frac_cublas is filled
+    in once the shape's cuBLAS time is known. times None: the kernel was wrong, untimed."""
+    m, k, n = step.shape
+    ok = times is not None
+    ms = statistics.median(times) if ok else None
+    return {
+        "kernel": step.kernel, "tile": step.tile, "m": m, "k": k, "n": n, "ok": ok,
+        "max_abs_err": err, "rel_err": rel,
+        "ms_median": ms, "ms_min": min(times) if ok else None, "ms_max": max(times) if ok else None,
+        "ms_all": list(times) if ok else [],
+        "tflops": 2 * m * k * n / ms / 1e9 if ok else None,
+        "gbs": 4 * (m * k + k * n + m * n) / ms / 1e6 if ok else None,
+        "frac_cublas": None,
+    }
+
+
+def measure_reference(backend, buf, step, repeats):
+    """The reference library's product into buf.R (which the kernels are checked
+    against), then its time."""
+    xp = backend.xp
+    launch = lambda: xp.matmul(buf.M, buf.N, out=buf.R)  # noqa: E731
+    launch()
+    return row(step, 0.0, 0.0, time_launches(backend, launch, repeats))
+
+
+def _compiled(kernel, tile, backend):
+    """The compiled kernel; one build serves every tile when the tile is not compiled in
+    (naive and tiled_dynamic take it from the block's size)."""
+    return matmul.compile(kernel, tile if matmul.KERNELS[kernel].tile_macro else None, backend)
+
+
+def measure_kernel(backend, buf, step, repeats):
+    """Check the kernel's product against the reference's, then time it if it is right."""
+    fn = _compiled(step.kernel, step.tile, backend.name)
+    grid, block, shared = matmul.geometry(step.kernel, *step.shape, step.tile)
+    args = matmul.arguments(step.kernel, buf.M, buf.N, buf.P)
+    buf.P.fill(np.nan)
+    fn(grid, block, args, shared_mem=shared)  # checked and synchronized: errors surface here
+    err, rel = compare(backend, buf.P, buf.R)
+    if rel is None or not rel <= REL_TOLERANCE:
+        return row(step, err, rel, None)
+    return row(step, err, rel, time_launches(backend, backend.launcher(fn, grid, block, args, shared), repeats))
+
+
+def _progress(steps, enabled):
+    """Yield the steps while showing which one runs: a tqdm bar, or one line each
+    (on stderr) where tqdm is not installed."""
+    if not enabled:
+        yield from steps
+        return
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        for i, step in enumerate(steps, 1):
+            print(f"[{i}/{len(steps)}] {step.label()}", file=sys.stderr, flush=True)
+            yield step
+        return
+    with tqdm(steps, unit="run") as bar:
+        for step in bar:
+            bar.set_postfix_str(step.label())
+            yield step
+
+
+def run_steps(backend, steps, repeats, progress=True):
+    """Every step's result row, in order; frac_cublas filled in."""
+    rng = np.random.default_rng(SEED)
+    results, buf = [], None
+    for step in _progress(steps, progress):
+        if buf is None or buf.shape != step.shape:
+            buf = None  # let the last shape's arrays go before making the next
+            buf = Buffers(backend, step.shape, rng)
+        measure_step = measure_reference if step.tile is None else measure_kernel
+        results.append(measure_step(backend, buf, step, repeats))
+    add_fractions(results)
+    return results
+
+
+def add_fractions(results):
+    """frac_cublas = cuBLAS time / kernel time at the same shape (1 is cuBLAS's speed)."""
+    cublas = {(r["m"], r["k"], r["n"]): r["ms_median"] for r in results if r["kernel"] == "cublas"}
+    for r in results:
+        ref = cublas.get((r["m"], r["k"], r["n"]))
+        if r["ok"] and ref:
+            r["frac_cublas"] = ref / r["ms_median"]
+
+
+def copy_bandwidth(backend, repeats):
+    """GB/s of a copy between two buffers of backend.copy_bytes, counting the bytes read
+    and those written: the most a kernel that streams through memory can hope for."""
+    xp = backend.xp
+    src = xp.ones(backend.copy_bytes // 4, dtype=np.float32)
+    dst = xp.empty_like(src)
+    ms = statistics.median(time_launches(backend, lambda: xp.copyto(dst, src), repeats))
+    return 2 * src.nbytes / ms / 1e6
+
+
+def fp32_ceiling(backend, results, repeats):
+    """The best cuBLAS TFLOP/s of the run; an extra ceiling_size^3 product is timed when
+    that size was not measured (small sizes do not fill the GPU). None without cuBLAS."""
+    rates = [r["tflops"] for r in results if r["kernel"] == "cublas" and r["ok"]]
+    if not rates:
+        return None
+    size = backend.ceiling_size
+    if not any(r["kernel"] == "cublas" and r["m"] == r["k"] == r["n"] == size for r in results):
+        step = Step("cublas", None, (size, size, size))
+        buf = Buffers(backend, step.shape, np.random.default_rng(SEED))
+        rates.append(measure_reference(backend, buf, step, repeats)["tflops"])
+    return max(rates)
+
+
+def metadata(backend, repeats, command):
+    """Where and how the figures were made: the "meta" part of the JSON."""
+    return {
+        "device": backend.device(), "backend": backend.name, **backend.versions(),
+        "numpy": np.__version__, "python": platform.python_version(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command, "repeats": repeats, "tf32": backend.tf32,
+    }
+
+
+def _check_arguments(sizes, shapes, tiles, repeats):
+    """ValueError before any work for what no kernel could run."""
+    for t in tiles:
+        if not (isinstance(t, Integral) and 1 <= t and t * t <= 1024):
+            raise ValueError(f"tile {t!r}: a tile x tile block needs 1 <= tile and tile^2 <= 1024 threads")
+    for dims in [(s,) for s in sizes] + [tuple(s) for s in shapes]:
+        if not all(isinstance(d, Integral) and d >= 1 for d in dims) or len(dims) not in (1, 3):
+            raise ValueError(f"{dims!r}: sizes are positive ints and shapes (m, k, n) tuples of them")
+    if not (isinstance(repeats, Integral) and repeats >= 1):
+        raise ValueError(f"repeats must be a positive int, not {repeats!r}")
+
+
+def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backend="auto", progress=True):
+    """Check and time the book's kernels; return the benchmark's JSON structure as a dict.
+
+    kernels: names from kernels.matmul.KERNELS (default all). sizes: square widths;
+    shapes: (m, k, n) tuples, for the kernels that take them; tiles: tile widths.
+    None takes the backend's defaults (DEFAULTS). repeats: timed repeats per result.
+    backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
+    """
+    be = make_backend(backend)
+    default = DEFAULTS[be.name]
+    kernels = list(matmul.KERNELS) if kernels is None else list(kernels)
+    unknown = [k for k in kernels if k not in matmul.KERNELS]
+    if unknown:
+        raise KeyError(f"no kernel {', '.join(unknown)}; the book's kernels are {', '.join(matmul.KERNELS)}")
+    sizes = default["sizes"] if sizes is None else sizes
+    tiles = default["tiles"] if tiles is None else tiles
+    repeats = default["repeats"] if repeats is None else repeats
+    _check_arguments(sizes, shapes, tiles, repeats)
+    command = (f"kernels.bench.measure(kernels={kernels!r}, sizes={list(sizes)!r}, shapes={list(shapes)!r}, "
+               f"tiles={list(tiles)!r}, repeats={repeats}, backend={backend!r})")
+    meta = metadata(be, repeats, command)
+    results = run_steps(be, plan(be, kernels, sizes, shapes, tiles), repeats, progress)
+    ceilings = {"copy_gbs": copy_bandwidth(be, repeats), "fp32_tflops": fp32_ceiling(be, results, repeats)}
+    return {"schema": SCHEMA, "meta": meta, "ceilings": ceilings, "results": results}
+
+
+# ---------------------------------------------------------------------------------------
+# The summary table and the command line.
+
+def _fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def format_summary(data):
+    """The results as a text table, then the tiled kernel's speed-up over the naive one
+    (naive time / tiled time) at each square size and tile."""
+    meta, ceil = data["meta"], data["ceilings"]
+    lines = [f"{meta['device']['name']} ({meta['backend']}), {meta['repeats']} repeats, median times; "
+             f"copy {_fmt(ceil['copy_gbs'], '.0f')} GB/s, FP32 {_fmt(ceil['fp32_tflops'], '.2f')} TFLOP/s",
+             f"{'kernel':<18} {'tile':>4} {'m x k x n':>16} {'ms':>10} {'TFLOP/s':>8} {'GB/s':>8} {'of cuBLAS':>9}"]
+    for r in data["results"]:
+        shape = f"{r['m']}x{r['k']}x{r['n']}"
+        if not r["ok"]:
+            err = "NaN or inf" if r["rel_err"] is None else f"{r['rel_err']:.2e}"
+            lines.append(f"{r['kernel']:<18} {_fmt(r['tile'], 'd'):>4} {shape:>16}   wrong, not timed: rel_err {err}")
+            continue
+        lines.append(f"{r['kernel']:<18} {_fmt(r['tile'], 'd'):>4} {shape:>16} {r['ms_median']:>10.4g} "
+                     f"{r['tflops']:>8.3g} {r['gbs']:>8.4g} {_fmt(r['frac_cublas'], '.3f'):>9}")
+    speedups = tiled_speedups(data["results"])
+    if speedups:
+        lines.append("\ntiled speed-up over naive (naive ms / tiled ms)")
+        lines.append(f"{'size':>6} {'tile':>4} {'speed-up':>9}")
+        lines += [f"{size:>6} {tile:>4} {s:>9.2f}" for (size, tile), s in speedups.items()]
+    return "\n".join(lines)
+
+
+def tiled_speedups(results):
+    """{(size, tile): naive time / tiled time} where both ran correctly at a square size."""
+    times = {(r["kernel"], r["m"], r["tile"]): r["ms_median"]
+             for r in results if r["ok"] and r["m"] == r["k"] == r["n"]}
+    return {(size, tile): times[("naive", size, tile)] / ms
+            for (kernel, size, tile), ms in times.items()
+            if kernel == "tiled" and ("naive", size, tile) in times}
+
+
+def _shape(text):
+    try:
+        m, k, n = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a shape is MxKxN, e.g. 1000x3000x500") from None
+    if min(m, k, n) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every dimension must be at least 1")
+    return (m, k, n)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="python -m kernels.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", nargs="+", choices=list(matmul.KERNELS), metavar="NAME",
+                    help=f"kernels to measure (default all: {', '.join(matmul.KERNELS)}); cuBLAS always runs")
+    ap.add_argument("--sizes", nargs="+", type=int, metavar="N", help="square sizes")
+    ap.add_argument("--shapes", nargs="+", type=_shape, metavar="MxKxN", help="rectangular shapes")
+    ap.add_argument("--tiles", nargs="+", type=int, metavar="T", help="tile widths (blocks of T x T threads)")
+    ap.add_argument("--repeats", type=int, help="timed repeats per result (default 10 on a GPU)")
+    ap.add_argument("--output", metavar="FILE", help="write the results as JSON to FILE")
+    ap.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
+    ap.add_argument("--quick", action="store_true",
+                    help="a small set: sizes 256 to 2048, tiles 16 and 32, 5 repeats (on a GPU)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    """The command line: measure, print the summary, write the JSON if asked."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    a = parse_args(argv)
+    try:
+        backend = _resolve_backend(a.backend)
+    except KernelError as e:  # --backend gpu where there is none: the message, not a traceback
+        sys.exit(f"error: {e}")
+    default = (QUICK if a.quick else DEFAULTS)[backend]
+    if a.sizes is None and a.shapes is None:  # neither given: the default set, both parts
+        sizes, shapes = default["sizes"], default["shapes"]
+    else:                                     # either given: exactly what was asked for
+        sizes, shapes = a.sizes or (), a.shapes or ()
+    data = measure(kernels=a.kernels, sizes=sizes, shapes=shapes, tiles=a.tiles or default["tiles"],
+                   repeats=default["repeats"] if a.repeats is None else a.repeats, backend=a.backend)
+    data["meta"]["command"] = shlex.join(["python", "-m", "kernels.bench", *argv])
+    print(format_summary(data))
+    if a.output:
+        with open(a.output, "w") as f:
+            json.dump(data, f, indent=1, allow_nan=False)
+            f.write("\n")
+        print(f"\nwrote {a.output}")
+
+
+if __name__ == "__main__":
+    main()
