@@ -30,6 +30,7 @@ def main():
     meta = {"device": props["name"].decode(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat()[:19] + "Z",
             "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cupy": cupy.__version__, "python": platform.python_version(),
             "inputs": "WrongKernel.inputs(numpy.random.default_rng(0))"}
+    corpus.RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
     corpus.RESULTS_FILE.write_text(json.dumps({"meta": meta, "results": results}))
     print(f"wrote {corpus.RESULTS_FILE} with {len(results)} results from {meta['device']}")
 
