@@ -1,12 +1,13 @@
-"""The book's figures and tables. Each takes its facts from a real run (a checked-mode
-trace or count) or from measured data (kernels.perfdata), never from a hand drawing."""
+"""The book's teaching figures and tables. Each takes its facts from a real run (a
+checked-mode trace or count), never from a hand drawing. Plots of measured speed are in
+kernels.perfplots."""
 import html
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from . import perfdata, traces
+from . import traces
 
 BLOCK_COLOURS = plt.cm.Pastel1.colors + plt.cm.Pastel2.colors
 
@@ -187,55 +188,3 @@ def error_heatmap(P, M, N, title, tile=None, ax=None):
     ax.set_xlabel("col")
     ax.set_ylabel("row")
     return ax.figure
-
-
-def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
-    """The lecture's speed-up, time untiled / time tiled, against Width: one line per
-    tile size, per dataset (reference solid, a reader's live run dashed)."""
-    datasets = list(datasets if datasets is not None else perfdata.datasets())
-    if live is not None:
-        datasets.append(live)
-    fig, ax = plt.subplots(figsize=(7, 4.3))
-    markers = "osd^v<>"
-    for di, ds in enumerate(datasets):
-        for ti, tile in enumerate(tiles):
-            widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
-            if not widths:
-                continue
-            ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker=markers[di % len(markers)],
-                    linestyle="--" if ds.source == "live" else "-", color=plt.cm.tab10(ti),
-                    label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
-    ax.axhline(1, color="grey", lw=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("Width")
-    ax.set_ylabel("speed-up = time untiled / time tiled")
-    ax.legend(fontsize=7)
-    ax.set_title("Speed-up of the tiled kernel over the naive one (same block size)\n" +
-                 "\n".join(ds.label for ds in datasets), fontsize=8)
-    plt.close(fig)
-    return fig
-
-
-def time_plot(kernels_and_tiles, datasets=None, live=None):
-    """Time against Width for (kernel, tile) pairs, cuBLAS included as ("cublas", None)."""
-    datasets = list(datasets if datasets is not None else perfdata.datasets())
-    if live is not None:
-        datasets.append(live)
-    fig, ax = plt.subplots(figsize=(7, 4.3))
-    for di, ds in enumerate(datasets):
-        for ki, (kernel, tile) in enumerate(kernels_and_tiles):
-            widths = ds.sizes(kernel, tile)
-            if not widths:
-                continue
-            name = "cuBLAS" if kernel == "cublas" else f"{kernel} {tile}"
-            ax.plot(widths, [ds.ms(kernel, tile, w) for w in widths], marker="os^d"[di % 4],
-                    linestyle="--" if ds.source == "live" else "-", color=plt.cm.tab10(ki),
-                    label=f"{name}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("Width")
-    ax.set_ylabel("time per product (ms, median)")
-    ax.legend(fontsize=7)
-    ax.set_title("\n".join(ds.label for ds in datasets), fontsize=8)
-    plt.close(fig)
-    return fig

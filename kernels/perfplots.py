@@ -1,0 +1,175 @@
+"""Plots and tables of measured performance. All read book/data through kernels.perfdata
+(and a reader's live measurement as one more Dataset), and every one names the device,
+date and software of the numbers it shows."""
+import html
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import perfdata, traces
+
+# What the CUDA C Programming Guide's table of compute capabilities gives for 9.0 (H100,
+# H200): the per-SM limits that decide how many blocks of a kernel run at once.
+CC90_LIMITS = {"threads_per_sm": 2048, "blocks_per_sm": 32, "smem_per_sm": 228 * 1024,
+               "smem_reserved_per_block": 1024, "threads_per_block": 1024}
+# The Best Practices Guide's Table 1 (2008): effective bandwidth in GB/s.
+BPG_2008 = {"simpleMultiply": (8.7, 0.7), "coalescedMultiply": (14.3, 8.2), "sharedABMultiply": (29.7, 15.7)}
+
+
+def _with_live(datasets, live):
+    datasets = list(datasets if datasets is not None else perfdata.datasets())
+    return datasets + ([live] if live is not None else [])
+
+
+def _style(ds):
+    return "--" if ds.source == "live" else "-"
+
+
+def _name(kernel, tile):
+    return "cuBLAS" if kernel == "cublas" else f"{kernel} {tile}"
+
+
+def _title(ax, datasets, what):
+    ax.set_title(what + "\n" + "\n".join(ds.label for ds in datasets), fontsize=8)
+
+
+def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
+    """The lecture's speed-up, time untiled / time tiled, against Width: one line per
+    tile size, per dataset (reference solid, a reader's live run dashed)."""
+    datasets = _with_live(datasets, live)
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    for di, ds in enumerate(datasets):
+        for ti, tile in enumerate(tiles):
+            widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
+            if widths:
+                ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker="osd^v<>"[di % 7], linestyle=_style(ds),
+                        color=plt.cm.tab10(ti), label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("Width")
+    ax.set_ylabel("speed-up = time untiled / time tiled")
+    ax.legend(fontsize=7, ncol=2)
+    _title(ax, datasets, "Speed-up of the tiled kernel over the naive one (same block size)")
+    plt.close(fig)
+    return fig
+
+
+def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
+    """Time (metric="ms") or TFLOP/s (metric="tflops") against Width for (kernel, tile)
+    pairs, cuBLAS included as ("cublas", None)."""
+    datasets = _with_live(datasets, live)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for di, ds in enumerate(datasets):
+        for ki, (kernel, tile) in enumerate(kernels_and_tiles):
+            widths = ds.sizes(kernel, tile)
+            if widths:
+                ys = [ds.result(kernel, tile, w)["ms_median" if metric == "ms" else "tflops"] for w in widths]
+                ax.plot(widths, ys, marker="os^d"[di % 4], linestyle=_style(ds), color=plt.cm.tab10(ki),
+                        label=f"{_name(kernel, tile)}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("Width (square matrices)")
+    ax.set_ylabel("time per product (ms, median)" if metric == "ms" else "TFLOP/s (2·Width³ / time)")
+    ax.legend(fontsize=6.5, ncol=2)
+    _title(ax, datasets, "Time" if metric == "ms" else "Throughput")
+    plt.close(fig)
+    return fig
+
+
+def cublas_fraction(kernels_and_tiles, width=4096, datasets=None, live=None):
+    """Each kernel's speed as a fraction of cuBLAS at one Width, one bar per dataset."""
+    datasets = _with_live(datasets, live)
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    x = np.arange(len(kernels_and_tiles))
+    w = 0.8 / max(1, len(datasets))
+    for di, ds in enumerate(datasets):
+        fracs = [(ds.result(k, t, width) or {}).get("frac_cublas") or 0 for k, t in kernels_and_tiles]
+        bars = ax.bar(x + di * w, fracs, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
+        for b, f in zip(bars, fracs):
+            ax.text(b.get_x() + b.get_width() / 2, f + 0.005, f"{f:.2f}", ha="center", fontsize=7)
+    ax.set_xticks(x + w * (len(datasets) - 1) / 2, [_name(k, t) for k, t in kernels_and_tiles], rotation=20,
+                  fontsize=8)
+    ax.set_ylabel("fraction of cuBLAS speed")
+    ax.legend(fontsize=7)
+    _title(ax, datasets, f"Fraction of cuBLAS at Width {width} (cuBLAS time / kernel time)")
+    plt.close(fig)
+    return fig
+
+
+def intensity(kernel, tile, width=4096, counted_at=64):
+    """FLOPs per byte of global memory traffic the kernel requests at `width`, from
+    checked mode's counts of a run at `counted_at`: in these kernels loads grow as
+    Width³ and stores as Width², so the counts scale exactly."""
+    r = traces.counts(kernel, counted_at, tile)
+    scale = width / counted_at
+    return 2 * width ** 3 / (4 * (r.global_loads * scale ** 3 + r.global_stores * scale ** 2))
+
+
+def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
+    """Measured TFLOP/s against arithmetic intensity (from counted global accesses),
+    under the device's measured ceilings: copy bandwidth and cuBLAS's FP32 rate."""
+    ds = dataset or perfdata.reference()
+    sets = [ds] + ([live] if live is not None else [])
+    bw, peak = ds.ceilings["copy_gbs"], ds.ceilings["fp32_tflops"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    xs = np.logspace(-2, 3, 200)
+    ax.plot(xs, np.minimum(peak, bw * xs / 1000), color="black", lw=1.5,
+            label=f"roof: min({peak:.1f} TFLOP/s, {bw:,.0f} GB/s x intensity)")
+    for ki, (kernel, tile) in enumerate(kernels_and_tiles):
+        I = intensity(kernel, tile, width)
+        for s in sets:
+            r = s.result(kernel, tile, width)
+            if r:
+                ax.scatter([I], [r["tflops"]], color=plt.cm.tab10(ki), marker="o" if s.source != "live" else "x", s=50,
+                           label=f"{_name(kernel, tile)}: {I:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
+                                 + (" (live)" if s.source == "live" else ""))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOP per byte requested from global memory (checked mode's counts)")
+    ax.set_ylabel("TFLOP/s")
+    ax.legend(fontsize=6.5, loc="lower right")
+    _title(ax, sets, f"Roofline at Width {width}")
+    plt.close(fig)
+    return fig
+
+
+def _html_table(header, rows, caption):
+    from IPython.display import HTML
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table>")
+
+
+def occupancy_table(tiles=(2, 4, 8, 16, 32), limits=CC90_LIMITS):
+    """For each square tile: threads and shared memory per block, and how many blocks
+    (and threads) fit on one SM by each limit; the smallest limit wins."""
+    rows = []
+    for t in tiles:
+        threads, smem = t * t, 2 * t * t * 4
+        by_threads = limits["threads_per_sm"] // threads
+        by_smem = limits["smem_per_sm"] // (smem + limits["smem_reserved_per_block"])
+        blocks = min(by_threads, limits["blocks_per_sm"], by_smem)
+        rows.append([f"{t} x {t}", threads, f"{smem:,}", by_threads, limits["blocks_per_sm"], by_smem, blocks,
+                     f"{blocks * threads} ({100 * blocks * threads / limits['threads_per_sm']:.0f}%)"])
+    rows.append(["64 x 64", 4096, "32,768", "–", "–", "–", "0", "cannot launch: 4096 > 1024 threads per block"])
+    header = ["tile", "threads/block", "shared B/block", "blocks/SM by threads", "by block limit", "by shared memory",
+              "blocks/SM", "threads/SM (occupancy)"]
+    return _html_table(header, rows, "Blocks that fit on one SM of compute capability 9.0 (H100, H200), by limit; "
+                                     "registers can lower these further")
+
+
+def bpg_table(dataset=None, width=8192, tile=16):
+    """The Best Practices Guide's Table 1, effective bandwidth of its three kernels, then
+    (2008) and now (measured), for A (width x tile) times B (tile x width)."""
+    sets = [dataset] if dataset else perfdata.datasets()
+    rows = []
+    for kernel, (gtx280, g8800) in BPG_2008.items():
+        row = [kernel, gtx280, g8800]
+        for ds in sets:
+            r = ds.result(kernel, tile, width, tile, width)
+            row.append(f"{r['gbs']:,.0f}" if r else "–")
+        rows.append(row)
+    header = ["kernel", "GTX 280 (2008)", "8800 GTX (2008)"] + [f"{ds.device} ({ds.date})" for ds in sets]
+    return _html_table(header, rows, f"Effective bandwidth in GB/s, 4·(mk + kn + mn) bytes / time, "
+                                     f"A {width} x {tile} times B {tile} x {width}; 2008 figures from the Guide")
