@@ -1,30 +1,40 @@
-"""The notebooks' kernel cells are the kernel files, character for character: a cell
-tagged `kernel:<file>` holds `%%cuda <name>` and then exactly kernels/cuda/<file>, so the
-.cu file stays the one source of truth. (nbval executes the notebooks themselves.)"""
+"""What the notebooks repeat stays in step with its one source (scripts/sync_notebooks.py):
+the Colab set-up cell with _config.yml's repository URL, the kernel cells with
+kernels/cuda/*.cu. (nbval executes the notebooks themselves.)"""
+import importlib.util
 import json
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
-def kernel_cells():
-    for nb in NOTEBOOKS:
-        for cell in json.loads(nb.read_text())["cells"]:
-            for tag in cell.get("metadata", {}).get("tags", []):
-                if tag.startswith("kernel:"):
-                    yield pytest.param(nb.name, tag[len("kernel:"):], "".join(cell["source"]),
-                                       id=f"{nb.stem}:{tag}")
+def load_sync():
+    spec = importlib.util.spec_from_file_location("sync_notebooks", ROOT / "scripts" / "sync_notebooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-@pytest.mark.parametrize("notebook,file,source", list(kernel_cells()))
-def test_kernel_cell_matches_its_file(notebook, file, source):
-    first, _, body = source.partition("\n")
-    assert first.startswith("%%cuda ")
-    assert body.strip() == (ROOT / "kernels" / "cuda" / file).read_text().strip(), \
-        f"{notebook}: the cell tagged kernel:{file} differs from kernels/cuda/{file}"
+def test_notebooks_are_in_step_with_their_sources():
+    assert load_sync().main(check=True) == 0
+
+
+def test_every_chapter_starts_with_the_set_up_cell_and_asks_colab_for_a_gpu():
+    sync = load_sync()
+    for nb_path in NOTEBOOKS:
+        nb = json.loads(nb_path.read_text())
+        first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+        assert "".join(first["source"]) == sync.setup_cell_source()
+        pip = [line for line in "".join(first["source"]).splitlines() if "pip install" in line]
+        assert len(pip) == 1 and "--no-deps" in pip[0] and not any(p in pip[0].lower() for p in ("cupy", "ipywidgets"))
+        assert nb["metadata"].get("accelerator") == "GPU"
+
+
+def test_kernel_cells_exist_for_the_lecture_kernels():
+    tags = {t for nb in NOTEBOOKS for c in json.loads(nb.read_text())["cells"]
+            for t in c.get("metadata", {}).get("tags", []) if t.startswith("kernel:")}
+    assert {"kernel:naive.cu", "kernel:tiled.cu", "kernel:tiled_bounds.cu"} <= tags
 
 
 def test_every_chapter_is_in_the_table_of_contents():
