@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test bench clean
+.PHONY: book slides test bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(STAMP): requirements.txt pyproject.toml
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
+
+# reveal.js slides of every chapter, from the same notebooks, into _build/html/slides/
+slides: book
+	$(BIN)/python scripts/build_slides.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
