@@ -7,7 +7,6 @@ unchecked on the CPU runtime. Compilation is done first and not timed.
 """
 import argparse
 import platform
-import statistics
 import time
 
 import numpy as np
@@ -15,15 +14,7 @@ import numpy as np
 import kernels
 from kernels import matmul
 from kernels.cpu.compiler import compiler_version
-
-
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+from timing import median_time
 
 
 def main():
@@ -43,9 +34,9 @@ def main():
         N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
         P = np.zeros((w, w), np.float32)
         args, grid, block = (M, N, P, w), (w // a.tile,) * 2, (a.tile, a.tile)
-        t_checked = timed(lambda: checked(grid, block, args), a.repeats)
+        t_checked = median_time(lambda: checked(grid, block, args), a.repeats)
         assert np.allclose(P, M.astype(np.float64) @ N, atol=1e-3)
-        t_plain = timed(lambda: plain(grid, block, args), a.repeats)
+        t_plain = median_time(lambda: plain(grid, block, args), a.repeats)
         r = checked.last_launch
         print(f"Width {w:4}: checked {t_checked:7.3f} s, unchecked {t_plain:7.3f} s, ratio {t_checked / t_plain:6.1f}; "
               f"{r.global_loads + r.global_stores + r.shared_loads + r.shared_stores:,} accesses checked")

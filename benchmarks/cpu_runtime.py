@@ -14,7 +14,6 @@ per core.
 import argparse
 import ctypes
 import platform
-import statistics
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,7 @@ import numpy as np
 import kernels
 from kernels import matmul
 from kernels.cpu.compiler import compiler_version
+from timing import median_time
 
 TRIPLE_LOOP = r'''
 extern "C" void multiply(const float* M, const float* N, float* P, int width) {
@@ -37,16 +37,6 @@ extern "C" void multiply(const float* M, const float* N, float* P, int width) {
         }
 }
 '''
-
-
-def median_time(fn, repeats):
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def triple_loop():

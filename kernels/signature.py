@@ -86,12 +86,13 @@ def _matching(text, open_at, open_ch, close_ch):
     return -1
 
 
-def _split_top_level(text):
+def split_top_level(text):
+    """Split on the commas that are not inside brackets of any kind."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
-        if ch in "(<[":
+        if ch in "(<[{":
             depth += 1
-        elif ch in ")>]":
+        elif ch in ")>]}":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
@@ -126,7 +127,7 @@ def _template_params(text_before):
     if not m:
         return []
     names = []
-    for part in _split_top_level(m.group(1)):
+    for part in split_top_level(m.group(1)):
         part = part.split("=")[0].strip()
         names.append(re.findall(r"\w+", part)[-1])
     return names
@@ -148,7 +149,7 @@ def find_kernels(source):
         body_end = _matching(code, body_start, "{", "}")
         start = code.rfind("\n", 0, m.start()) + 1
         templ = _template_params(code[:m.start()][-400:].rstrip() + " ")
-        params = tuple(_split_top_level(code[open_at + 1:close_at]))
+        params = tuple(split_top_level(code[open_at + 1:close_at]))
         if params == ("void",):
             params = ()
         kernels[name] = dict(function=name, params=params, template=templ,
@@ -167,7 +168,7 @@ def kernel_signature(source, name, found=None):
     info = found[m.group(1)]
     decls = list(info["params"])
     if m.group(2) is not None:
-        values = _split_top_level(m.group(2))
+        values = split_top_level(m.group(2))
         for tname, value in zip(info["template"], values):
             decls = [re.sub(rf"\b{re.escape(tname)}\b", value, d) for d in decls]
     elif info["template"]:

@@ -8,7 +8,7 @@ import re
 
 from ..errors import UnsupportedFeatureError
 from ..listing import numbered
-from ..signature import SCALAR_DTYPES, find_kernels, strip_comments
+from ..signature import SCALAR_DTYPES, find_kernels, split_top_level, strip_comments
 
 _VECTOR = [f"{b}{n}" for b in ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long", "ulong",
                                "longlong", "ulonglong") for n in (1, 2, 3, 4)]
@@ -40,7 +40,7 @@ def rewrite(source):
     def shared_decl(m):
         body, is_extern = m.group("body"), bool(m.group("extern"))
         body = re.sub(r"__align__\s*\(\s*\d+\s*\)|\bvolatile\b|\bstatic\b", " ", body)
-        parts = _split_commas(body)
+        parts = split_top_level(body)
         first = re.match(r"\s*(?P<type>.*?)\b(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", parts[0], re.S)
         if not first or not first.group("type").strip():
             return None
@@ -93,17 +93,3 @@ def rewrite(source):
     for start, end, new in sorted(edits, reverse=True):
         out = _replace(out, start, end, new)
     return out, shared
-
-
-def _split_commas(text):
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
