@@ -28,6 +28,12 @@ class Spec:
     shapes: str              # "square", "square-multiple", "any", "tile-inner"
     arguments: str           # "width": (M, N, P, Width); "mkn": (M, N, P, m, k, n); "n": (a, b, c, n)
     dynamic_shared: bool = False
+    # Kernels whose threads compute several elements of P (the ladder) fix their own block
+    # and the tile of P a block computes, from their macros' defaults; `tile` does not
+    # apply to them. None (the book's other kernels): tile x tile threads, one element each.
+    block: tuple | None = None   # threads per block, (x, y)
+    tile_m: int | None = None    # rows of P per block
+    tile_n: int | None = None    # columns of P per block
 
     def options(self, tile):
         return (f"-D{self.tile_macro}={tile}",) if self.tile_macro else ()
@@ -41,6 +47,18 @@ KERNELS = {
     "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", "tile-inner", "n"),
     "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", "tile-inner", "n"),
     "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", "tile-inner", "n"),
+    # The ladder from tiled toward cuBLAS (kernels/cuda/ladder*.cu), each rung one idea
+    # more; blocks and tiles as their macros' defaults (tests/test_ladder.py checks that).
+    "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, "any", "mkn",
+                              block=(32, 8), tile_m=32, tile_n=32),
+    "ladder2_regtile1d": Spec("ladder2_regtile1d.cu", "matmul_ladder2_regtile1d", None, "any", "mkn",
+                              block=(256, 1), tile_m=64, tile_n=64),
+    "ladder3_regtile2d": Spec("ladder3_regtile2d.cu", "matmul_ladder3_regtile2d", None, "any", "mkn",
+                              block=(256, 1), tile_m=128, tile_n=128),
+    "ladder4_vectorized": Spec("ladder4_vectorized.cu", "matmul_ladder4_vectorized", None, "any", "mkn",
+                               block=(256, 1), tile_m=128, tile_n=128),
+    "ladder5_warptiled": Spec("ladder5_warptiled.cu", "matmul_ladder5_warptiled", None, "any", "mkn",
+                              block=(256, 1), tile_m=128, tile_n=128),
 }
 
 
@@ -79,13 +97,16 @@ def check_shapes(kernel, m, k, n, tile):
 
 
 def geometry(kernel, m, k, n, tile, check=True):
-    """(grid, block, shared_mem) for P (m x n) with blocks of tile x tile threads.
+    """(grid, block, shared_mem) for P (m x n) with blocks of tile x tile threads, or for
+    a ladder kernel the block and the tile_m x tile_n tile of P its Spec gives (tile unused).
     check=False skips check_shapes, to launch a wrong kernel on a shape it mishandles."""
     if check:
         check_shapes(kernel, m, k, n, tile)
-    grid = (-(-n // tile), -(-m // tile))
-    shared = 2 * tile * tile * 4 if KERNELS[kernel].dynamic_shared else 0
-    return grid, (tile, tile), shared
+    spec = KERNELS[kernel]
+    tile_m, tile_n = spec.tile_m or tile, spec.tile_n or tile
+    grid = (-(-n // tile_n), -(-m // tile_m))
+    shared = 2 * tile * tile * 4 if spec.dynamic_shared else 0
+    return grid, spec.block or (tile, tile), shared
 
 
 def arguments(kernel, M, N, P):
@@ -114,7 +135,8 @@ def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, c
     """P = M @ N with one of the book's kernels; returns P.
 
     The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
-    inputs are copied to the GPU). Inputs are used as float32, C-contiguous.
+    inputs are copied to the GPU). Inputs are used as float32, C-contiguous. The ladder
+    kernels (ladder*) ignore `tile`: their tiles are their sources' compiled-in defaults.
     """
     fn = compile(kernel, tile, backend, code, check)
     xp = np
