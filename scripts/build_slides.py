@@ -22,7 +22,10 @@ OUT = ROOT / "_build" / "html" / "slides"
 
 
 def chapters():
-    return re.findall(r"file:\s*book/(\S+)", (ROOT / "_toc.yml").read_text())
+    """The notebook chapters of the table of contents (pages such as the instructor's
+    guide are not notebooks and get no deck)."""
+    return [stem for stem in re.findall(r"file:\s*book/(\S+)", (ROOT / "_toc.yml").read_text())
+            if (ROOT / "book" / f"{stem}.ipynb").exists()]
 
 
 def source_notebook(stem):

@@ -205,3 +205,22 @@ def test_traces_need_checked_mode():
     fn = matmul.compile("naive", 4, "cpu")
     with pytest.raises(ValueError, match="check=True"):
         fn(1, (4, 4), (np.zeros((4, 4), np.float32),) * 3 + (4,), trace=[(0, 0)])
+
+
+def test_vector_access_through_a_cast_pointer_is_checked():
+    k = kernels.RawKernel(r'''
+    extern "C" __global__ void v4(const float* a, float* b, int n4) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n4) {
+            float4 v = reinterpret_cast<const float4*>(&a[4 * i])[0];
+            v.x *= 2.0f;
+            reinterpret_cast<float4*>(&b[4 * i])[0] = v;
+        }
+    }''', "v4", backend="cpu", check=True)
+    a = np.arange(16, dtype=np.float32)
+    b = np.zeros(16, np.float32)
+    k(1, 4, (a, b, 4))
+    np.testing.assert_array_equal(b, a * np.tile([2, 1, 1, 1], 4))
+    assert k.last_launch.global_counts["a"].loads == 4 and k.last_launch.global_counts["b"].stores == 4
+    with pytest.raises(kernels.OutOfBoundsError, match=r"thread \(4, 0, 0\).*reads a\[4\].*16-byte elements"):
+        k(1, 8, (a, b, 5))

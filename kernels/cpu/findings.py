@@ -25,6 +25,13 @@ class Context:
     def block(self, linear):
         return coords(linear, self.config.grid)
 
+    def element_size(self, name):
+        """Bytes per element of pointer parameter `name` as declared, or None."""
+        for p in self.kernel.params:
+            if p.name == name and p.pointer and p.dtype is not None:
+                return p.dtype.itemsize * p.lanes
+        return None
+
     def quote(self, line):
         if 1 <= line <= len(self.lines):
             return f"\n  line {line}: {self.lines[line - 1].strip()}"
@@ -63,6 +70,10 @@ def _oob(f, ctx):
         kind = "a shared array" if f["shared"] else "an array"
         msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} {name}[{index[0]}], {where} "
                f"{name}, {kind} of {dims[0]} elements (indices 0..{dims[0] - 1})")
+        declared = ctx.element_size(name)
+        if declared and declared != f["elem_size"]:
+            msg += (f", counting in {f['elem_size']}-byte elements as the access does (a vector type through a "
+                    f"cast pointer), where {name} holds {declared}-byte elements")
     msg += ctx.quote(f["line"])
     msg += ("\nGuard the access with the array's bounds (as `if (row < Width && col < Width)`), or check the index "
             "arithmetic." if not f["shared"] else "\nCheck the index arithmetic against the shared array's size.")

@@ -265,7 +265,10 @@ template <class To, class U>
 inline ptr<std::remove_pointer_t<To>> pointer_cast(const ptr<U>& q) {
     return ptr<std::remove_pointer_t<To>>(reinterpret_cast<To>(q.p), q.r);
 }
+template <class P> struct is_checked_ptr : std::false_type {};
+template <class T> struct is_checked_ptr<ptr<T>> : std::true_type {};
 template <class To, class U>
+    requires(!is_checked_ptr<std::remove_cvref_t<U>>::value)
 inline To pointer_cast(U&& v) { return reinterpret_cast<To>(v); }
 
 // a[i][j] on a shared array: indices collect here until the last one, then every one is
