@@ -37,7 +37,7 @@ def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
     """The lecture's speed-up, time untiled / time tiled, against Width: one line per
     tile size, per dataset (reference solid, a reader's live run dashed)."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(7, 4.3))
+    fig, ax = plt.subplots(figsize=(9, 4.3))
     for di, ds in enumerate(datasets):
         for ti, tile in enumerate(tiles):
             widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
@@ -48,7 +48,8 @@ def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("Width")
     ax.set_ylabel("speed-up = time untiled / time tiled")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
     _title(ax, datasets, "Speed-up of the tiled kernel over the naive one (same block size)")
     plt.close(fig)
     return fig
@@ -58,7 +59,7 @@ def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
     """Time (metric="ms") or TFLOP/s (metric="tflops") against Width for (kernel, tile)
     pairs, cuBLAS included as ("cublas", None)."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(9.5, 4.5))
     for di, ds in enumerate(datasets):
         for ki, (kernel, tile) in enumerate(kernels_and_tiles):
             widths = ds.sizes(kernel, tile)
@@ -70,7 +71,8 @@ def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
     ax.set_yscale("log")
     ax.set_xlabel("Width (square matrices)")
     ax.set_ylabel("time per product (ms, median)" if metric == "ms" else "TFLOP/s (2·Width³ / time)")
-    ax.legend(fontsize=6.5, ncol=2)
+    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
     _title(ax, datasets, "Time" if metric == "ms" else "Throughput")
     plt.close(fig)
     return fig
