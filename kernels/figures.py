@@ -188,3 +188,56 @@ def error_heatmap(P, M, N, title, tile=None, ax=None):
     ax.set_xlabel("col")
     ax.set_ylabel("row")
     return ax.figure
+
+
+def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
+    """What two threads of block (0, 0) compute and read, from a checked run of one
+    block's tile of P: the elements of P each stores (left), and the shared arrays the
+    block fills (right, with the elements those threads read in the first step)."""
+    from . import matmul
+    spec = matmul.KERNELS[kernel]
+    bm, bn = spec.tile_m or tile, spec.tile_n or tile
+    report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=list(threads))
+    colours = ("crimson", "royalblue")
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    ax = axes[0]
+    ax.add_patch(Rectangle((0, 0), bn, bm, facecolor="#f2f2f2", edgecolor="black"))
+    outputs = {}
+    for a in report.trace:
+        if a.array == "P" and a.op == "W":
+            row, col = traces.rc(a.index, bn)
+            outputs.setdefault(a.thread[:2], []).append((row, col))
+    for (thread, cells), colour in zip(sorted(outputs.items(), key=lambda kv: (kv[0][1], kv[0][0])), colours):
+        for row, col in cells:
+            ax.add_patch(Rectangle((col, row), 1, 1, color=colour))
+        ax.plot([], [], "s", color=colour, label=f"thread {thread}: {len(cells)} elements of P")
+    ax.set_xlim(0, bn)
+    ax.set_ylim(bm, 0)
+    ax.set_aspect("equal")
+    ax.set_title(f"{kernel}: the block's {bm} x {bn} tile of P", fontsize=9)
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, -0.3))
+    shared = [n for n, shape in report.shared_shapes.items() if len(shape) >= 2][:2]
+    for ax, name in zip(axes[1:], shared):
+        accesses = [a for a in report.trace if a.array == name]
+        shape = report.shared_shapes[name]
+        cols, inner = shape[-1], shape[-2]
+
+        def rc(index):  # a 3-D array (two buffers) is drawn as its 2-D slices stacked
+            return (index[0] * inner if len(index) == 3 else 0) + index[-2], index[-1]
+        rows = inner * (shape[0] if len(shape) == 3 else 1)
+        ax.add_patch(Rectangle((0, 0), cols, rows, facecolor="#f2f2f2", edgecolor="black"))
+        first = min(a.interval for a in accesses if a.op == "R")
+        for thread, colour in zip(sorted(outputs, key=lambda t: (t[1], t[0])), colours):
+            reads = {rc(a.index) for a in accesses if a.op == "R" and a.thread[:2] == thread and a.interval == first}
+            for r, c in reads:
+                ax.add_patch(Rectangle((c, r), 1, 1, color=colour, alpha=0.6))
+        ax.set_xlim(0, cols)
+        ax.set_ylim(rows, 0)
+        ax.set_aspect("equal" if max(rows, cols) <= 4 * min(rows, cols) else "auto")
+        ax.set_title(f"__shared__ {name}{''.join(f'[{d}]' for d in shape)}\n(coloured: what the two threads read "
+                     f"in the first slice of k)", fontsize=8)
+    for ax in axes[1 + len(shared):]:
+        ax.axis("off")
+    fig.suptitle("Recorded by checked mode from a run of block (0, 0)", fontsize=9)
+    plt.close(fig)
+    return fig

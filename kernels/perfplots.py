@@ -175,3 +175,48 @@ def bpg_table(dataset=None, width=8192, tile=16):
     header = ["kernel", "GTX 280 (2008)", "8800 GTX (2008)"] + [f"{ds.device} ({ds.date})" for ds in sets]
     return _html_table(header, rows, f"Effective bandwidth in GB/s, 4·(mk + kn + mn) bytes / time, "
                                      f"A {width} x {tile} times B {tile} x {width}; 2008 figures from the Guide")
+
+
+LADDER = ["tiled", "ladder1_coarsened", "ladder2_regtile1d", "ladder3_regtile2d", "ladder4_vectorized",
+          "ladder5_warptiled"]
+
+
+# The tile the ladder was measured with: the tiled kernel's best; the rungs ignore it
+# (their tiles are compiled in) but are filed under it by the benchmark.
+LADDER_TILE = 32
+
+
+def ladder_plot(width=4096, datasets=None, live=None):
+    """TFLOP/s of each rung at one Width beside cuBLAS, per dataset."""
+    datasets = _with_live(datasets, live)
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    x = np.arange(len(LADDER) + 1)
+    w = 0.8 / max(1, len(datasets))
+    for di, ds in enumerate(datasets):
+        rates = [(ds.result(k, LADDER_TILE, width) or {}).get("tflops") or 0 for k in LADDER]
+        rates.append((ds.result("cublas", None, width) or {}).get("tflops") or 0)
+        bars = ax.bar(x + di * w, rates, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
+        for b, r in zip(bars, rates):
+            if r:
+                ax.text(b.get_x() + b.get_width() / 2, r + 0.5, f"{r:.1f}", ha="center", fontsize=7)
+    labels = ["tiled 32"] + [f"rung {i}\n{k.split('_', 1)[1]}" for i, k in enumerate(LADDER[1:], 1)] + ["cuBLAS"]
+    ax.set_xticks(x + w * (len(datasets) - 1) / 2, labels, fontsize=8)
+    ax.set_ylabel(f"TFLOP/s at Width {width}")
+    ax.legend(fontsize=7)
+    _title(ax, datasets, "The ladder: FP32 throughput of each rung beside cuBLAS SGEMM")
+    plt.close(fig)
+    return fig
+
+
+def ladder_table(width=4096, datasets=None, live=None):
+    """TFLOP/s and fraction of cuBLAS of each rung, one column pair per dataset."""
+    datasets = _with_live(datasets, live)
+    rows = []
+    for k in LADDER + ["cublas"]:
+        row = [_name(k, 32 if k == "tiled" else None).replace(" None", "")]
+        for ds in datasets:
+            r = ds.result(k, None if k == "cublas" else LADDER_TILE, width)
+            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.2f}"] if r else ["–", "–"]
+        rows.append(row)
+    header = ["kernel"] + [h for ds in datasets for h in (f"TFLOP/s, {ds.device}", "of cuBLAS")]
+    return _html_table(header, rows, f"Width {width}: " + "; ".join(ds.label for ds in datasets))

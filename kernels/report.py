@@ -23,6 +23,7 @@ class LaunchReport:
     schedule: str
     global_counts: dict = field(default_factory=dict)   # parameter name -> Counts
     shared_counts: dict = field(default_factory=dict)   # shared array name -> Counts
+    shared_shapes: dict = field(default_factory=dict)   # shared array name -> its dimensions
     trace: list | None = None                            # list of Access, in the order they ran
     trace_truncated: bool = False
 

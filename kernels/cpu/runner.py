@@ -114,17 +114,24 @@ class CheckSetup:
             if p.pointer:
                 rep.global_counts[p.name] = Counts(int(counts[2 * i]), int(counts[2 * i + 1]))
         off = 2 * len(self.kernel.params)
+        dims = self._shared_dims()
         for sid, name in enumerate(self.shared_names):
             key = name if name not in rep.shared_counts else f"{name}#{sid}"
             rep.shared_counts[key] = Counts(int(counts[off + 2 * sid]), int(counts[off + 2 * sid + 1]))
+            rep.shared_shapes[key] = tuple(int(d) for d in dims[sid] if d)
         if self.trace_blocks is not None:
             rep.trace, rep.trace_truncated = self._read_trace()
         return rep
 
+    def _shared_dims(self):
+        """Each shared array's dimensions, as the workers recorded them (0: no such axis)."""
+        dims_at = self.base + self._offsets()[2]
+        return np.ctypeslib.as_array((ctypes.c_uint32 * (3 * MAX_SHARED_ARRAYS)).from_address(dims_at)).reshape(-1, 3)
+
     def _read_trace(self):
-        _, tc, dims_at, first, _ = (self.base + o for o in self._offsets())
+        _, tc, _, first, _ = (self.base + o for o in self._offsets())
         written = np.ctypeslib.as_array((ctypes.c_uint64 * self.workers).from_address(tc))
-        dims = np.ctypeslib.as_array((ctypes.c_uint32 * (3 * MAX_SHARED_ARRAYS)).from_address(dims_at)).reshape(-1, 3)
+        dims = self._shared_dims()
         records, truncated = [], False
         for w in range(self.workers):
             n = int(written[w])
