@@ -7,8 +7,9 @@ from .errors import (ArgumentError, BarrierDivergenceError, CheckError, CompileE
                      UnsupportedFeatureError)
 from .gpu import gpu_available
 from .module import RawKernel, RawModule
+from .exercises import check
 
 __all__ = ["RawModule", "RawKernel", "gpu_available", "config", "KernelError", "CompileError",
            "UnsupportedFeatureError", "ArgumentError", "LaunchConfigError", "KernelRuntimeError",
            "KernelCrashError", "KernelAssertionError", "KernelTimeoutError", "GPUContextError", "CheckError",
-           "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "UninitializedReadError"]
+           "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "UninitializedReadError", "check"]

@@ -3,13 +3,16 @@ mode, then on the GPU if there is one, every result compared with NumPy in float
 What it prints is the lesson: a pass says what was checked; a failure names the shape,
 the element, the expected and computed values, the thread and block, or checked mode's
 finding, and never stops the notebook."""
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from . import matmul
 from .errors import KernelError
 from .gpu import gpu_available
+from .module import RawModule
 
 UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -22,6 +25,7 @@ class Outcome:
     error: KernelError | None = None
     shape: tuple | None = None
     details: dict = field(default_factory=dict)
+    kind: str = ""   # "pass", an exception's class name, "wrong values", "requirement", "shape refused"
 
     def __bool__(self):
         return self.passed
@@ -39,16 +43,86 @@ def tolerance(M, N):
     return 2 * k * UNIT_ROUNDOFF * (np.abs(M.astype(np.float64)) @ np.abs(N.astype(np.float64))) + 1e-30
 
 
-def compare(P, M, N, tile):
-    """None if P matches M @ N within the bound; else a dict about the worst element."""
+@dataclass(frozen=True)
+class Launch:
+    """How to launch a kernel of the form of one of the book's: the spec `kernel` of
+    kernels.matmul gives the arguments, the accepted shapes, the tile option and the
+    grid; `function` names a __global__ function of another name; with
+    `columns_per_thread` c > 1 each thread computes c elements of P in one row, `tile`
+    apart, so a block of tile x tile threads covers tile x c*tile elements of P."""
+    kernel: str
+    function: str | None = None
+    columns_per_thread: int = 1
+
+    @property
+    def name(self):
+        return self.function or matmul.KERNELS[self.kernel].function
+
+    def options(self, tile, code=None):
+        """The compiler options that set the tile; none where `code` already defaults
+        its tile macro to `tile` (`#ifndef TILE_WIDTH` / `#define TILE_WIDTH 16`) or
+        never uses it, so the build is the one the %%cuda cell made of the same source."""
+        spec = matmul.KERNELS[self.kernel]
+        macro = spec.tile_macro
+        if code and macro and not re.search(rf"\b{macro}\b", code):
+            return ()   # a source that never mentions the macro: the option changes nothing
+        if code and macro and re.search(rf"#\s*ifndef\s+{macro}[ \t]*\n\s*#\s*define\s+{macro}\s+{int(tile)}\s*\n",
+                                        code):
+            return ()
+        return spec.options(tile)
+
+    def geometry(self, m, k, n, tile):
+        """(grid, block, shared_mem); ValueError if the kernel cannot take the shape."""
+        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile)
+        if self.columns_per_thread > 1:
+            grid = (-(-n // (tile * self.columns_per_thread)), grid[1])
+        return grid, block, shared
+
+    def arguments(self, M, N, P):
+        return matmul.arguments(self.kernel, M, N, P)
+
+    def owner(self, row, col, tile):
+        """(block, thread) of the thread that computes P[row][col]."""
+        span = tile * self.columns_per_thread
+        return (col // span, row // tile, 0), (col % span % tile, row % tile, 0)
+
+
+@lru_cache(maxsize=64)
+def _function(code, function, options, backend, check):
+    return RawModule(code, options=options, backend=backend, check=check).get_function(function)
+
+
+def multiply(code, launch, M, N, tile, backend="cpu", check=True, trace=None):
+    """P = M @ N with `code` launched as `launch` says (NumPy in; NumPy out on the CPU,
+    CuPy out on the GPU); the function, for its last_launch report, as well."""
+    fn = _function(code, launch.name, launch.options(tile, code), backend, check)
+    xp = np
+    if fn.backend == "gpu":
+        import cupy as xp
+    M = xp.ascontiguousarray(xp.asarray(M, dtype=xp.float32))
+    N = xp.ascontiguousarray(xp.asarray(N, dtype=xp.float32))
+    (m, k), n = M.shape, N.shape[1]
+    grid, block, shared = launch.geometry(m, k, n, tile)
+    P = xp.zeros((m, n), dtype=xp.float32)
+    options = {"trace": trace} if trace is not None and fn.backend == "cpu" else {}
+    fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, **options)
+    return P, fn
+
+
+def compare(P, M, N, tile, owner=None):
+    """None if P matches M @ N within the bound; else a dict about the worst element.
+    owner(row, col, tile) -> (block, thread) names who computed it (default: one element
+    per thread, blocks of tile x tile)."""
     ref = M.astype(np.float64) @ N.astype(np.float64)
     err = np.abs(np.asarray(P, np.float64) - ref)
     bad = err > tolerance(M, N)
     if not bad.any():
         return None
     row, col = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
-    return dict(count=int(bad.sum()), row=int(row), col=int(col), expected=float(ref[row, col]),
-                got=float(P[row, col]), block=(col // tile, row // tile, 0), thread=(col % tile, row % tile, 0))
+    row, col = int(row), int(col)
+    block, thread = owner(row, col, tile) if owner else ((col // tile, row // tile, 0), (col % tile, row % tile, 0))
+    return dict(count=int(bad.sum()), row=row, col=col, expected=float(ref[row, col]),
+                got=float(P[row, col]), block=block, thread=thread)
 
 
 def default_shapes(kernel, tile):
@@ -63,41 +137,64 @@ def default_shapes(kernel, tile):
     return [(1, 1, 1), (tile + 1, 2 * tile - 1, tile + 3), (2 * tile + 5, 7, 3 * tile - 2)]
 
 
-def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False):
+def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, launch=None, hint=None,
+        requirement=None, trace=None):
     """Try `code` (CUDA C source of the same form as the book's `kernel`) on every shape:
-    checked mode on the CPU, then the GPU if one is there (gpu=None) or asked for."""
+    checked mode on the CPU, then the GPU if one is there (gpu=None) or asked for.
+
+    launch: a Launch, for a kernel whose name or grid differs from `kernel`'s.
+    hint: Markdown added to a failure's message.
+    requirement(report, shape, tile, code): after each checked run whose product is
+    right, None if the run's LaunchReport (counts, and the trace of the blocks listed
+    in `trace`) meets what the caller asks of the kernel, else the failure's message.
+    """
     rng = rng or np.random.default_rng()
     shapes = shapes or default_shapes(kernel, tile)
     gpu = gpu_available() if gpu is None else gpu
-    name = matmul.KERNELS[kernel].function
+    launch = launch or Launch(kernel)
+    code = code or matmul.source(kernel)
+    name = launch.name
     places = ["the CPU runtime in checked mode"] + (["the GPU"] if gpu else [])
+    more = f"\n\n**Hint:** {hint}" if hint else ""
+
+    def fail(message, kind, error=None, shape=None, details=None):
+        return _show(Outcome(False, message + more, error, shape, details or {}, kind), quiet)
+
     for m, k, n in shapes:
         M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         N = rng.uniform(-1, 1, (k, n)).astype(np.float32)
         for place in places:
+            checked = place != "the GPU"
             try:
-                P = matmul.multiply(M, N, kernel=kernel, tile=tile, code=code,
-                                    backend="gpu" if place == "the GPU" else "cpu", check=place != "the GPU")
+                P, fn = multiply(code, launch, M, N, tile, backend="cpu" if checked else "gpu", check=checked,
+                                 trace=trace if checked else None)
             except KernelError as e:
-                return _show(Outcome(False, f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: "
-                                            f"**{type(e).__name__}**\n\n```text\n{e}\n```", e, (m, k, n)), quiet)
+                return fail(f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: **{type(e).__name__}**\n\n"
+                            f"```text\n{e}\n```", type(e).__name__, e, (m, k, n))
             except ValueError as e:
-                return _show(Outcome(False, f"✗ `{name}` cannot take {m}x{k} times {k}x{n}: {e}", None, (m, k, n)),
-                             quiet)
-            if place == "the GPU":
+                return fail(f"✗ `{name}` cannot take {m}x{k} times {k}x{n}: {e}", "shape refused", None, (m, k, n))
+            except (KeyError, TypeError) as e:
+                msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+                return fail(f"✗ `{name}` could not be launched: {msg}", "no kernel", None, (m, k, n))
+            if not checked:
                 P = P.get()
-            wrong = compare(P, M, N, tile)
+            wrong = compare(P, M, N, tile, launch.owner)
             if wrong:
                 w = wrong
-                return _show(Outcome(
-                    False, f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: {w['count']} of {m * n} elements of P "
+                return fail(
+                    f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: {w['count']} of {m * n} elements of P "
                     f"differ from NumPy. P[{w['row']}][{w['col']}] should be {w['expected']:.6g} but is "
                     f"{w['got']:.6g}; thread {w['thread']} of block {w['block']} computes it "
-                    f"(with {tile} x {tile} blocks).", None, (m, k, n), w), quiet)
+                    f"(with {tile} x {tile} blocks).", "wrong values", None, (m, k, n), w)
+            if checked and requirement is not None:
+                unmet = requirement(fn.last_launch, (m, k, n), tile, code)
+                if unmet:
+                    return fail(f"✗ `{name}` on {m}x{k} times {k}x{n} computes the right product, but {unmet}",
+                                "requirement", None, (m, k, n))
     sizes = ", ".join(f"{m}x{k}·{k}x{n}" for m, k, n in shapes)
     return _show(Outcome(True, f"✓ `{name}` (tile {tile}) matches NumPy in float64 on {sizes}, run on "
                                f"{' and '.join(places)}: no out-of-bounds access, race, divergent barrier or "
-                               f"uninitialized read."), quiet)
+                               f"uninitialized read.", kind="pass"), quiet)
 
 
 def _show(outcome, quiet):
