@@ -283,8 +283,6 @@ _TILED_LOADS = ("        Mds[ty][tx] = M[row * Width + ph * TILE_WIDTH + tx];\n"
                 "        Nds[ty][tx] = N[(ph * TILE_WIDTH + ty) * Width + col];\n")
 _TILED_FIRST = "        __syncthreads();  // read after write: the tiles are complete\n"
 _TILED_SECOND = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
-_TILED_INNER = ("        for (int k = 0; k < TILE_WIDTH; ++k)\n"
-                "            sum += Mds[ty][k] * Nds[k][tx];\n")
 
 TILED_N_STARTER = r'''// Exercise: the naive kernel's loop, with N's tiles staged in shared memory (M is still
 // read from global memory). Width is a multiple of TILE_WIDTH; blocks are
