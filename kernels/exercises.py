@@ -1088,6 +1088,76 @@ looks for `__syncthreads()` in the source.""",
         )),
 ]
 
+
+# The ladder (chapter 6): fixes of the rungs' own sources.
+_RUNG1_LOAD_N = "            Nds[r][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
+_RUNG1_STORE = "            P[row * n + col] = sum[c];\n"
+_RUNG1_SECOND_SYNC = "        }\n        __syncthreads();\n    }\n"
+
+_EXERCISES += [
+    Exercise(
+        id="ladder-1", chapter="06_beyond", title="Fix the coarsened kernel's second barrier", kind="fix",
+        starter_fails="SharedMemoryRaceError",
+        statement="""\
+Rung 1 below lost the barrier at the end of each phase. Put it back. (Checked mode
+names the race; think about which of the two hazards it is before you read it.)""",
+        hint="A thread that finishes its COARSE multiply-adds early starts the next phase and overwrites "
+             "`Mds`/`Nds` while slower threads still read them: a write after read. The barrier goes after "
+             "the compute loop, inside the phase loop.",
+        starter=Edit(Book("ladder1_coarsened"), ((_RUNG1_SECOND_SYNC, "        }\n    }\n"),)),
+        solution=Book("ladder1_coarsened"),
+        launch=tryout.Launch("ladder1_coarsened"), tiles=(32,),
+        shapes=((1, 1, 1), (35, 37, 33), (64, 40, 70)),
+        explanation="Coarsening changes how many outputs a thread owns, not how the tiles are shared: both "
+                    "barriers of the tiled kernel are still needed. (A barrier at the start of each phase, "
+                    "before the loads, does the same job.)",
+        wrong=(
+            Wrong("syncwarp", "a __syncwarp() where the block barrier belongs",
+                  Edit(Book("ladder1_coarsened"), ((_RUNG1_SECOND_SYNC, "        }\n        __syncwarp();\n    }\n"),)),
+                  "SharedMemoryRaceError"),
+        )),
+    Exercise(
+        id="ladder-2", chapter="06_beyond", title="Fix the coarsened kernel's guard on N", kind="fix",
+        starter_fails="OutOfBoundsError",
+        statement="""\
+This version of rung 1 checks only the row when it loads `N`. Which matrices does that
+break? Fix the guard so that every shape works.""",
+        hint="The thread's column `col` can lie past the last column of `N` when `n` is not a multiple of "
+             "`TILE`; such threads must store 0.0f in `Nds` too.",
+        starter=Edit(Book("ladder1_coarsened"), ((_RUNG1_LOAD_N, _RUNG1_LOAD_N.replace(
+            "(nrow < k && col < n)", "(nrow < k)")),)),
+        solution=Book("ladder1_coarsened"),
+        launch=tryout.Launch("ladder1_coarsened"), tiles=(32,),
+        shapes=((1, 1, 1), (35, 37, 33), (64, 40, 70)),
+        explanation="Rows of `N` are bounded by `k`, columns by `n`: a guard must check both, as in "
+                    "tiled_bounds.cu.",
+        wrong=(
+            Wrong("col_only", "checks the column but not the row",
+                  Edit(Book("ladder1_coarsened"), ((_RUNG1_LOAD_N, _RUNG1_LOAD_N.replace(
+                      "(nrow < k && col < n)", "(col < n)")),)), "OutOfBoundsError"),
+        )),
+    Exercise(
+        id="ladder-3", chapter="06_beyond", title="Fix the coarsened kernel's write", kind="fix",
+        starter_fails="wrong values",
+        statement="""\
+Each thread of rung 1 owns `COARSE` elements of one column, `ROWS` rows apart. This
+version writes them to the wrong rows. Fix the write.""",
+        hint="The loop's `row` must match the rows the sums were computed for: `row0 + c * ROWS`, the same "
+             "spacing as `Mds[ty + c * ROWS][i]` in the compute loop.",
+        starter=Edit(Book("ladder1_coarsened"), (("        int row = row0 + c * ROWS;\n",
+                                                   "        int row = row0 + c;\n"),)),
+        solution=Book("ladder1_coarsened"),
+        launch=tryout.Launch("ladder1_coarsened"), tiles=(32,),
+        shapes=((1, 1, 1), (35, 37, 33), (64, 40, 70)),
+        explanation="The compute loop and the write must agree on which rows a thread owns.",
+        wrong=(
+            Wrong("rows_times_coarse", "rows COARSE apart instead of ROWS apart",
+                  Edit(Book("ladder1_coarsened"), (("        int row = row0 + c * ROWS;\n",
+                                                    "        int row = row0 + c * COARSE;\n"),)),
+                  "wrong values"),
+        )),
+]
+
 EXERCISES = {e.id: e for e in _EXERCISES}
 CHAPTERS = tuple(dict.fromkeys(e.chapter for e in _EXERCISES))
 

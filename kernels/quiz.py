@@ -111,7 +111,23 @@ def show(chapter, *, letters=True, shuffle_answers=False, max_width=720):
                      + '<p style="font-size: 0.85em; color: #666">(Install <code>jupyterquiz</code> for the '
                        'interactive version: <code>pip install jupyterquiz</code>.)</p>'))
         return
-    display_quiz(qs, shuffle_answers=shuffle_answers, max_width=max_width)
+    # jupyterquiz's script reads MathJax.version whenever a MathJax object exists; on a
+    # page whose MathJax is still a configuration (the script has not loaded yet, or
+    # could not: offline) that is undefined, and `version[0]` throws. Show its output
+    # with that read guarded (jupyterquiz 2.9.6.4, pinned in requirements.txt).
+    from jupyterquiz.dynamic import display as quiz_display
+    shown = []
+    real_display = quiz_display.display
+    quiz_display.display = lambda obj, *a, **k: shown.append(obj)
+    try:
+        display_quiz(qs, shuffle_answers=shuffle_answers, max_width=max_width)
+    finally:
+        quiz_display.display = real_display
+    from IPython.display import Javascript
+    for obj in shown:
+        if isinstance(obj, Javascript):
+            obj = Javascript(obj.data.replace("MathJax.version;", "(MathJax.version || '');"))
+        display(obj)
 
 
 def plain_text(chapter):

@@ -2,7 +2,9 @@
 
   * the set-up cell (tagged colab-setup), first code cell of every chapter, installs
     `kernels` in Colab from the repository named in _config.yml (repository.url);
-  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and kernels/cuda/<file>.
+  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and kernels/cuda/<file>;
+  * a chapter's exercise section, from its "## Exercises" heading to the end, is what
+    kernels.exercises.authoring(<chapter>) defines.
 
     python scripts/sync_notebooks.py          # rewrite the notebooks
     python scripts/sync_notebooks.py --check  # exit 1 if any is out of step (tests run this)
@@ -13,6 +15,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from kernels import exercises  # noqa: E402  (the repository's package, not an installed copy)
 
 
 def repository_url():
@@ -31,9 +35,54 @@ def setup_cell_source():
         "backend = notebook.setup()  # says where the kernels will run")
 
 
-def sync(nb):
-    """The notebook with its set-up and kernel cells brought in step; returns (nb, changed)."""
-    changed = False
+def cells_from_authoring(text):
+    """Notebook cells from the authoring format: Markdown cells separated by `+++` lines,
+    code cells fenced as ```{code-cell} ipython3 ... ```, an optional `:tags: [...]` first."""
+    cells, pos = [], 0
+
+    def markdown(part):
+        for piece in part.split("\n+++\n"):
+            if piece.strip():
+                cells.append({"cell_type": "markdown", "metadata": {}, "source": piece.strip("\n")})
+    for m in re.finditer(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", text, re.S | re.M):
+        markdown(text[pos:m.start()])
+        body, tags = m.group(1), []
+        t = re.match(r":tags:\s*\[(.*?)\]\n", body)
+        if t:
+            tags, body = [x.strip() for x in t.group(1).split(",") if x.strip()], body[t.end():]
+        cells.append({"cell_type": "code", "metadata": {"tags": tags} if tags else {}, "source": body.rstrip("\n"),
+                      "outputs": [], "execution_count": None})
+        pos = m.end()
+    markdown(text[pos:])
+    return cells
+
+
+def _same(a, b):
+    return (a["cell_type"] == b["cell_type"] and "".join(a["source"]) == "".join(b["source"])
+            and a.get("metadata", {}).get("tags", []) == b.get("metadata", {}).get("tags", []))
+
+
+def sync_exercises(nb, stem):
+    """Bring the chapter's exercise section in step with kernels.exercises; returns changed."""
+    if not exercises.chapter(stem):
+        return False
+    want = cells_from_authoring(exercises.authoring(stem))
+    cells = nb["cells"]
+    start = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+                  and "".join(c["source"]).startswith("## Exercises")), len(cells))
+    have = cells[start:]
+    if len(have) == len(want) and all(_same(a, b) for a, b in zip(have, want)):
+        return False
+    for i, cell in enumerate(want):
+        cell["id"] = f"exercise-{i:03d}"
+    nb["cells"] = cells[:start] + want
+    return True
+
+
+def sync(nb, stem=""):
+    """The notebook with its set-up, kernel and exercise cells brought in step; returns
+    (nb, changed)."""
+    changed = sync_exercises(nb, stem)
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     setup = setup_cell_source()
     first = code[0]
@@ -57,7 +106,7 @@ def sync(nb):
 def main(check=False):
     stale = []
     for path in sorted((ROOT / "book").glob("*.ipynb")):
-        nb, changed = sync(json.loads(path.read_text()))
+        nb, changed = sync(json.loads(path.read_text()), path.stem)
         if changed:
             stale.append(path.name)
             if not check:
