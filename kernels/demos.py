@@ -1,6 +1,8 @@
 """The live demonstrations of the syncthreads and boundaries chapters: a wrong kernel
 of kernels.corpus run in checked mode (its finding shown, never raised), and its
 unchecked results on a GPU and on the CPU runtime drawn as error heatmaps."""
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -9,13 +11,19 @@ from .errors import KernelError
 from .gpu import gpu_available
 
 
+def wrap(message, width=96):
+    """A finding's message wrapped for the page; quoted source lines are left whole."""
+    return "\n".join(line if line.startswith("  line ") else textwrap.fill(line, width)
+                     for line in message.splitlines())
+
+
 def checked(name):
     """Run wrong kernel `name` in checked mode; show and return its finding."""
     from IPython.display import Markdown, display
     try:
         corpus.WRONG[name].run(backend="cpu", check=True)
     except KernelError as e:
-        display(Markdown(f"**{type(e).__name__}**\n\n```text\n{e}\n```"))
+        display(Markdown(f"**{type(e).__name__}**\n\n```text\n{wrap(str(e))}\n```"))
         return e
     display(Markdown("Checked mode found nothing."))
     return None
