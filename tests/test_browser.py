@@ -26,18 +26,16 @@ CDNs (MathJax, require.js, the ipywidgets HTML manager, thebe, ...) fail at once
 are ignored: failed requests to non-localhost URLs, and the console's "Failed to load
 resource" lines for them, are not counted as problems (the hosts are listed in the
 test's output). Other JavaScript errors count even if a missing CDN script caused them.
-So in the screenshots math is TeX source (MathJax is not loaded) and widgets are blank.
+So in the screenshots math is TeX source (MathJax is not loaded).
 
 Widgets: the static site embeds each widget as
-<script type="application/vnd.jupyter.widget-view+json"> plus the widget state; the
-JavaScript that draws it (@jupyter-widgets/html-manager's embed-amd.js, with
-require.js) is loaded from cdn.jsdelivr.net / cdnjs, so offline a widget renders as
-nothing, and myst-nb does not put the output's text/plain fallback on the page either.
-What can be checked offline is therefore: a widget either rendered, or its static
-fallback is present and visible: text in its own output, or a visible table, image or
-text in the next cell output of the same section (in chapter 2 the tile-size
-widget is followed by the "All sizes at once" table). Whether the widget itself draws
-from the CDN (online) is not tested.
+<script type="application/vnd.jupyter.widget-view+json"> plus the widget state, and the
+book serves the JavaScript that draws it (@jupyter-widgets/html-manager's embed-amd.js
+and require.js, book/_static/widgets) from the site itself, so widgets must render
+offline: on a page that loads the site's own widget manager, a widget that did not draw
+is a problem. Where a page would take the manager from a CDN (not this book's pages),
+a visible static fallback is accepted instead: text in the widget's own output, or a
+visible table, image or text in the next cell output of the same section.
 
 Quizzes (jupyterquiz) carry all their JavaScript inline in the page, so they must render
 offline: every quiz container (a <div data-shufflequestions=...>) must hold a visible
@@ -275,7 +273,9 @@ const colab = [...document.querySelectorAll('a[href*="colab.research.google.com"
   href: a.href, in_article: article.contains(a) && article !== document.body}));
 
 const links = [...document.querySelectorAll('a[href]')].map(a => a.href);
-return {title: document.title, url: location.href, images, widgets, quizzes, loose_quiz_parts, colab, links};
+const local_widget_manager = !!document.querySelector('script[src*="_static/widgets/embed-amd.js"]');
+return {title: document.title, url: location.href, images, widgets, quizzes, loose_quiz_parts, colab, links,
+        local_widget_manager};
 """
 
 
@@ -439,11 +439,14 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
         elif img["range"] is not None and img["range"] <= 2:
             report.problems.append(f"image {name} is blank ({img['w']}x{img['h']} px of one colour)")
 
-    # Widgets: rendered, or a visible static fallback (see the module docstring).
+    # Widgets: rendered; or, where the manager would come from a CDN, a visible static
+    # fallback (see the module docstring).
     for w in probe["widgets"]:
         if w["rendered"]:
             continue
-        if w["own"]:
+        if probe.get("local_widget_manager"):
+            report.problems.append(f"widget {w['model']} did not render, though the site serves its widget manager")
+        elif w["own"]:
             report.notes.append(f"widget {w['model']} not rendered offline; its own output shows: {w['own']!r}")
         elif w["next_table"] or w["next_image"] or w["next_text"]:
             kind = "table" if w["next_table"] else "image" if w["next_image"] else "text"
