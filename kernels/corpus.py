@@ -67,10 +67,11 @@ class WrongKernel:
         return M, N, P
 
 
-_FIRST = "        __syncthreads();  // read after write: the tiles are complete\n"
-_SECOND = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
-_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
-_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
+# Lines of the book's kernels that edits (here and in kernels/exercises.py) replace.
+TILED_FIRST_BARRIER = "        __syncthreads();  // read after write: the tiles are complete\n"
+TILED_SECOND_BARRIER = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
+BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
+BOUNDS_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
 
 WRONG = {w.name: w for w in [
     WrongKernel("no_guards", "tiled", "The lecture's kernel rounds the number of tiles up for a Width that is "
@@ -81,12 +82,12 @@ WRONG = {w.name: w for w in [
                 dict(array="N", index=(400,), op="read", thread=(0, 4, 0), block=(0, 0, 0))),
     WrongKernel("no_first_barrier", "tiled", "The first __syncthreads() is missing: threads compute from tiles "
                 "that others have not finished loading.",
-                ((_FIRST, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
+                ((TILED_FIRST_BARRIER, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
                 dict(array="Mds", index=(0, 1), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
                      hazard="read after write")),
     WrongKernel("no_second_barrier", "tiled", "The second __syncthreads() is missing: fast threads load the next "
                 "phase's tiles over values slow threads still need.",
-                ((_SECOND, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
+                ((TILED_SECOND_BARRIER, ""),), (32, 32, 32, 16), "SharedMemoryRaceError",
                 dict(array="Mds", index=(0, 0), thread=(1, 0, 0), other_thread=(0, 0, 0), block=(0, 0, 0),
                      hazard="write after read")),
     WrongKernel("barrier_in_branch", "tiled_bounds", "The first barrier sits inside `if (row < m)`: threads "
@@ -99,13 +100,13 @@ WRONG = {w.name: w for w in [
                 (20, 20, 20, 16), "BarrierDivergenceError", dict(block=(1, 0, 0))),
     WrongKernel("no_zero_fill", "tiled_bounds", "The guards skip loads past the edge but store nothing instead "
                 "(the student notes' version): those tile elements keep stale or uninitialized values.",
-                ((_LOAD_M, "        if (row < m && mcol < k)\n            Mds[ty][tx] = M[row * k + mcol];\n"),
-                 (_LOAD_N, "        if (nrow < k && col < n)\n            Nds[ty][tx] = N[nrow * n + col];\n")),
+                ((BOUNDS_LOAD_M, "        if (row < m && mcol < k)\n            Mds[ty][tx] = M[row * k + mcol];\n"),
+                 (BOUNDS_LOAD_N, "        if (nrow < k && col < n)\n            Nds[ty][tx] = N[nrow * n + col];\n")),
                 (20, 20, 20, 16), "UninitializedReadError", dict(array="Nds", block=(1, 0, 0))),
     WrongKernel("off_by_one_guard", "tiled_bounds", "The guards use <= where < is meant: the last thread in "
                 "each direction reads one element past the matrix.",
-                ((_LOAD_M, _LOAD_M.replace("row < m && mcol < k", "row <= m && mcol <= k")),
-                 (_LOAD_N, _LOAD_N.replace("nrow < k && col < n", "nrow <= k && col <= n"))),
+                ((BOUNDS_LOAD_M, BOUNDS_LOAD_M.replace("row < m && mcol < k", "row <= m && mcol <= k")),
+                 (BOUNDS_LOAD_N, BOUNDS_LOAD_N.replace("nrow < k && col < n", "nrow <= k && col <= n"))),
                 (20, 20, 20, 16), "OutOfBoundsError",
                 dict(array="N", index=(400,), op="read", thread=(0, 4, 0), block=(0, 0, 0))),
     WrongKernel("transposed_output", "tiled_bounds", "P is written at [col][row] instead of [row][col]: with "

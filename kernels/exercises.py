@@ -23,7 +23,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import matmul, tryout
+from . import corpus, matmul, tryout
+from .corpus import BOUNDS_LOAD_M, BOUNDS_LOAD_N, TILED_FIRST_BARRIER, TILED_SECOND_BARRIER
 from .signature import strip_comments
 
 
@@ -76,7 +77,6 @@ def _text(src):
 def _corpus(name):
     """A wrong kernel of kernels.corpus, as a source."""
     def text():
-        from . import corpus
         return corpus.WRONG[name].source()
     return text
 
@@ -281,8 +281,6 @@ extern "C" __global__ void matmul_naive_rect(const float* M, const float* N, flo
 
 _TILED_LOADS = ("        Mds[ty][tx] = M[row * Width + ph * TILE_WIDTH + tx];\n"
                 "        Nds[ty][tx] = N[(ph * TILE_WIDTH + ty) * Width + col];\n")
-_TILED_FIRST = "        __syncthreads();  // read after write: the tiles are complete\n"
-_TILED_SECOND = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
 
 TILED_N_STARTER = r'''// Exercise: the naive kernel's loop, with N's tiles staged in shared memory (M is still
 // read from global memory). Width is a multiple of TILE_WIDTH; blocks are
@@ -389,8 +387,6 @@ _BOUNDS_HEADER = ("// The tiled kernel for any shapes: P (m x n) = M (m x k) tim
                   "// Threads whose element of a tile lies outside M or N load 0.0f instead: the zero adds\n"
                   "// nothing to the sum, and every thread still reaches both barriers. Only threads that\n"
                   "// own an element of P write it.\n")
-_BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
-_BOUNDS_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
 _BOUNDS_WRITE = "    if (row < m && col < n)\n        P[row * n + col] = sum;\n"
 _BOUNDS_LOOP = '''    float sum = 0.0f;
     for (int ph = 0; ph < num_tiles; ++ph) {
@@ -761,19 +757,19 @@ and whether the missing barrier is the one before the products or the one after.
         hint="One barrier between storing the tiles and reading them (read after write); one between "
              "the last read of a phase and the next phase's stores (write after read). A `__syncwarp()` "
              "orders only the 32 threads of one warp.",
-        starter=Edit(Book("tiled"), ((_TILED_FIRST, ""), (_TILED_SECOND, ""))),
+        starter=Edit(Book("tiled"), ((TILED_FIRST_BARRIER, ""), (TILED_SECOND_BARRIER, ""))),
         solution=Book("tiled"),
         launch=tryout.Launch("tiled"), tiles=(16,), shapes=((16, 16, 16), (48, 48, 48)),
         explanation="Every thread reads tile elements that other threads stored, so it must wait until "
                     "they are stored, and no thread may overwrite them until all have been read.",
         wrong=(
             Wrong("only_first", "only the barrier before the products",
-                  Edit(Book("tiled"), ((_TILED_SECOND, ""),)), "SharedMemoryRaceError"),
+                  Edit(Book("tiled"), ((TILED_SECOND_BARRIER, ""),)), "SharedMemoryRaceError"),
             Wrong("only_second", "only the barrier after the products",
-                  Edit(Book("tiled"), ((_TILED_FIRST, ""),)), "SharedMemoryRaceError"),
+                  Edit(Book("tiled"), ((TILED_FIRST_BARRIER, ""),)), "SharedMemoryRaceError"),
             Wrong("warp_barriers", "`__syncwarp()` in both places",
-                  Edit(Book("tiled"), ((_TILED_FIRST, "        __syncwarp();\n"),
-                                       (_TILED_SECOND, "        __syncwarp();\n"))), "SharedMemoryRaceError"),
+                  Edit(Book("tiled"), ((TILED_FIRST_BARRIER, "        __syncwarp();\n"),
+                                       (TILED_SECOND_BARRIER, "        __syncwarp();\n"))), "SharedMemoryRaceError"),
         )),
     Exercise(
         id="sync-2", chapter="03_syncthreads", title="Fix a warp barrier that should be a block barrier", kind="fix",
@@ -822,7 +818,7 @@ checked run.""",
                     "in phase `ph`. The barrier of the next phase does the second barrier's job.",
         wrong=(
             Wrong("one_pair", "one pair of tiles and one barrier",
-                  Edit(Book("tiled"), ((_TILED_SECOND, ""),)), "SharedMemoryRaceError"),
+                  Edit(Book("tiled"), ((TILED_SECOND_BARRIER, ""),)), "SharedMemoryRaceError"),
             Wrong("other_pair", "stores into pair `ph % 2`, products from the other pair",
                   Edit(DOUBLE_BUFFER, (("sum += Mds[b][ty][k] * Nds[b][k][tx];",
                                         "sum += Mds[1 - b][ty][k] * Nds[1 - b][k][tx];"),)),
@@ -853,8 +849,8 @@ blocks at the edge are not. Fix it so that every thread of a block reaches every
                   Edit(Book("tiled_bounds"), ((_BOUNDS_LOOP, _BOUNDS_LOOP_IN_BRANCH.replace(
                       "            __syncthreads();\n", "")),)), "UninitializedReadError"),
             Wrong("unguarded_loads", "the test moved to the write, but the loads left unguarded",
-                  Edit(Book("tiled_bounds"), ((_BOUNDS_LOAD_M, "        Mds[ty][tx] = M[row * k + mcol];\n"),
-                                              (_BOUNDS_LOAD_N, "        Nds[ty][tx] = N[nrow * n + col];\n"))),
+                  Edit(Book("tiled_bounds"), ((BOUNDS_LOAD_M, "        Mds[ty][tx] = M[row * k + mcol];\n"),
+                                              (BOUNDS_LOAD_N, "        Nds[ty][tx] = N[nrow * n + col];\n"))),
                   "OutOfBoundsError"),
         )),
 
@@ -871,8 +867,8 @@ checker tries 1x1·1x1, 17x31·31x19, 40x7·7x33 and 16x16·16x16, with 16 x 16 
              "`N` (row `< k`, `col < n`): a zero adds nothing to the sum. Write `P` only where "
              "`row < m && col < n`.",
         starter=Edit(Book("tiled_bounds"), (
-            (_BOUNDS_LOAD_M, "        Mds[ty][tx] = M[row * k + mcol];  // TODO: 0.0f where outside M\n"),
-            (_BOUNDS_LOAD_N, "        Nds[ty][tx] = N[nrow * n + col];  // TODO: 0.0f where outside N\n"),
+            (BOUNDS_LOAD_M, "        Mds[ty][tx] = M[row * k + mcol];  // TODO: 0.0f where outside M\n"),
+            (BOUNDS_LOAD_N, "        Nds[ty][tx] = N[nrow * n + col];  // TODO: 0.0f where outside N\n"),
             (_BOUNDS_WRITE, "    P[row * n + col] = sum;  // TODO: only threads that own an element of P\n"))),
         solution=Book("tiled_bounds"),
         launch=tryout.Launch("tiled_bounds"), tiles=(16,),

@@ -38,12 +38,12 @@ class GpuModule:
             title = "kernel.cu did not compile with NVRTC (backend='gpu'):"
             raise CompileError(compile_error_report(source, log, None, title), log=log, backend="gpu") from None
         self.functions = {name: self.module.get_function(name) for name in kernels}
+        self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
 
     def launch(self, name, grid, block, args, shared_mem=0):
         cupy = self.cupy
         fn = self.functions[name]
-        optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
-        cfg = check_launch(grid, block, shared_mem, shared_limit=optin - fn.shared_size_bytes,
+        cfg = check_launch(grid, block, shared_mem, shared_limit=self.shared_optin - fn.shared_size_bytes,
                            max_threads=fn.max_threads_per_block)
         values = check_arguments(self.kernels[name], args, cupy.ndarray, "pass a CuPy array (cupy.asarray(x) copies one)")
         if cfg.shared_mem > DEFAULT_SHARED_LIMIT and fn.max_dynamic_shared_size_bytes < cfg.shared_mem:

@@ -47,6 +47,8 @@ class CpuModule:
         self.source = source
         self.check = check
         self.kernels = kernels          # name -> signature.Kernel
+        # The line of each kernel's closing brace, where a thread that falls off the end exits.
+        self.end_lines = {name: source.count("\n", 0, k.body_end) + 1 for name, k in kernels.items()}
         functions = [k.name for k in kernels.values()]
         path, self.shared_names = compiler.build(source, functions, options, checked=check)
         self.lib = compiler.load(path)
@@ -72,8 +74,7 @@ class CpuModule:
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],
                 trace_threads=None if trace_threads is None else [_linear(t, cfg.block, "traced thread")
                                                                    for t in trace_threads])
-        end_line = self.source.count("\n", 0, kernel.body_end) + 1
         return runner.run(self.spawns[name], kernel, cfg, values,
                           time_limit=config.time_limit if time_limit is None else time_limit,
-                          workers=workers, stack_size=config.stack_size, order=order, end_line=end_line,
+                          workers=workers, stack_size=config.stack_size, order=order, end_line=self.end_lines[name],
                           check=setup, context=findings.Context(kernel, cfg, self.source), schedule=schedule)

@@ -114,6 +114,7 @@ def compiler_version(cxx):
     return out.splitlines()[0]
 
 
+@lru_cache(maxsize=1)
 def _header_digest():
     h = hashlib.sha256()
     for p in sorted(INCLUDE_DIR.glob("*.h")):

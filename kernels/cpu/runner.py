@@ -174,11 +174,6 @@ class Arena:
 _arena = Arena()
 
 
-def _coords(linear, dims):
-    x, y, _ = dims
-    return (linear % x, (linear // x) % y, linear // (x * y))
-
-
 def _wait(pids, deadline):
     """Wait for every pid; return {pid: wait status}, or None if the deadline passed.
     Children still running are killed and reaped on the way out, whatever happens."""
@@ -307,7 +302,7 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
 
 
 def _where(config, st):
-    return (f"block {_coords(st.block, config.grid)}, thread {_coords(st.thread, config.block)}")
+    return (f"block {findings.coords(st.block, config.grid)}, thread {findings.coords(st.thread, config.block)}")
 
 
 def _failure(kernel, config, st, wait_status, arrays):
