@@ -4,7 +4,7 @@ from .config import config
 from .errors import (ArgumentError, BarrierDivergenceError, CheckError, CompileError, GPUContextError,
                      KernelAssertionError, KernelCrashError, KernelError, KernelRuntimeError, KernelTimeoutError,
                      LaunchConfigError, OutOfBoundsError, SharedMemoryRaceError, UninitializedReadError,
-                     UnsupportedFeatureError)
+                     UnsupportedFeatureError, WarpDivergenceError)
 from .gpu import gpu_available
 from .module import RawKernel, RawModule
 from .exercises import check
@@ -12,4 +12,4 @@ from .exercises import check
 __all__ = ["RawModule", "RawKernel", "gpu_available", "config", "KernelError", "CompileError",
            "UnsupportedFeatureError", "ArgumentError", "LaunchConfigError", "KernelRuntimeError",
            "KernelCrashError", "KernelAssertionError", "KernelTimeoutError", "GPUContextError", "CheckError",
-           "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "UninitializedReadError", "check"]
+           "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "WarpDivergenceError", "UninitializedReadError", "check"]

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import matmul
 from .errors import KernelError
-from .module import _resolve_backend
+from .module import resolve_backend
 
 # CuPy reads CUPY_TF32 at its first float32 matrix product, not when it is imported: set
 # it before any, so cuBLAS never rounds the inputs to TF32's 10-bit mantissa behind the
@@ -139,8 +139,7 @@ class GpuBackend:
         """One launch as a no-argument callable, without the checks and the synchronization
         of a normal call (those ran once already); args are already CuPy arrays and NumPy
         scalars, as matmul.arguments returns them."""
-        impl, name = fn.module._impl, fn.name
-        return lambda: impl.launch_async(name, grid, block, args, shared_mem)
+        return fn.launcher(grid, block, args, shared_mem)
 
     def synchronize(self):
         self.xp.cuda.get_current_stream().synchronize()
@@ -215,7 +214,7 @@ def _disable_tf32(cupy):
 
 def make_backend(backend="auto"):
     """The backend object for "auto", "gpu" or "cpu" (auto: the GPU when CuPy sees one)."""
-    return GpuBackend() if _resolve_backend(backend) == "gpu" else CpuBackend()
+    return GpuBackend() if resolve_backend(backend) == "gpu" else CpuBackend()
 
 
 # ---------------------------------------------------------------------------------------
@@ -532,7 +531,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     a = parse_args(argv)
     try:
-        backend = _resolve_backend(a.backend)
+        backend = resolve_backend(a.backend)
     except KernelError as e:  # --backend gpu where there is none: the message, not a traceback
         sys.exit(f"error: {e}")
     default = (QUICK if a.quick else DEFAULTS)[backend]

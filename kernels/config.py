@@ -21,8 +21,10 @@ class Config:
     time_limit: float = 10.0
     # Worker processes a CPU launch spreads its blocks over (None: one per core).
     workers: int | None = None
-    # Bytes of stack each CUDA thread gets on the CPU (local arrays live there).
-    stack_size: int = 64 * 1024
+    # Bytes of stack each CUDA thread gets on the CPU (its local variables and arrays live
+    # there): a GPU's 512 KiB of local memory per thread, plus room for calls. Only the pages
+    # a thread touches cost memory. Past it, a launch fails naming the stack overflow.
+    stack_size: int = 576 * 1024
     # Where compiled CPU kernels are kept between runs.
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # C++ compiler for the CPU runtime.

@@ -77,6 +77,11 @@ class BarrierDivergenceError(CheckError):
     waited (synccheck)."""
 
 
+class WarpDivergenceError(BarrierDivergenceError):
+    """A warp operation (__syncwarp, a shuffle, a vote) whose mask names a lane that does
+    not take part in it, or a shuffle that reads such a lane (synccheck)."""
+
+
 class UninitializedReadError(CheckError):
     """A shared element read before any thread of the block wrote it (initcheck)."""
 

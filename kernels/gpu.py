@@ -4,7 +4,7 @@ from functools import lru_cache
 
 from .arguments import check_arguments
 from .errors import CompileError, GPUContextError, KernelRuntimeError
-from .launch import DEFAULT_SHARED_LIMIT, check_launch
+from .launch import check_launch
 from .listing import compile_error_report
 
 
@@ -28,7 +28,9 @@ class GpuModule:
         import cupy
         self.cupy = cupy
         self.kernels = kernels
-        expressions = [k.name for k in kernels.values() if "<" in k.name]
+        # Kernels with C++ linkage (templates, namespaces, no extern "C") are found by their
+        # name expressions; NVRTC reports each one's mangled name.
+        expressions = [k.name for k in kernels.values() if k.linkage == "C++"]
         self.module = cupy.RawModule(code=source, options=tuple(options),
                                      name_expressions=expressions or None)
         try:
@@ -40,23 +42,29 @@ class GpuModule:
         self.functions = {name: self.module.get_function(name) for name in kernels}
         self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
 
-    def launch(self, name, grid, block, args, shared_mem=0):
+    def launch(self, name, grid, block, args, shared_mem=0, optin=None):
         cupy = self.cupy
         fn = self.functions[name]
-        cfg = check_launch(grid, block, shared_mem, shared_limit=self.shared_optin - fn.shared_size_bytes,
-                           max_threads=fn.max_threads_per_block)
+        cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
+                           optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
         values = check_arguments(self.kernels[name], args, cupy.ndarray, "pass a CuPy array (cupy.asarray(x) copies one)")
-        if cfg.shared_mem > DEFAULT_SHARED_LIMIT and fn.max_dynamic_shared_size_bytes < cfg.shared_mem:
-            fn.max_dynamic_shared_size_bytes = cfg.shared_mem
+        if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
+            fn.max_dynamic_shared_size_bytes = optin
         try:
             fn(cfg.grid, cfg.block, tuple(values), shared_mem=cfg.shared_mem)
             cupy.cuda.get_current_stream().synchronize()
         except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
             raise _runtime_error(name, e) from None
 
-    def launch_async(self, name, grid, block, args, shared_mem=0):
-        """Launch without checks or synchronization: for timing loops, after one checked call."""
-        self.functions[name](grid, block, args, shared_mem=shared_mem)
+    def launcher(self, name, grid, block, args, shared_mem=0, optin=None):
+        """Launches without checks or synchronization: for timing loops, after one checked call."""
+        fn = self.functions[name]
+        if optin is not None:
+            fn.max_dynamic_shared_size_bytes = optin
+        return lambda: fn(grid, block, args, shared_mem=shared_mem)
+
+    def get_global(self, name):
+        return self.module.get_global(name)
 
 
 def _runtime_error(name, e):

@@ -8,8 +8,10 @@ from .errors import LaunchConfigError
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
-# Dynamic shared memory a launch gets without opting in to more (CUDA's default).
+# Shared memory (static + dynamic) a block gets without opting in to more (CUDA's default),
+# and the most it can opt into (H100 and H200: 227 KiB; the CPU runtime states the same).
 DEFAULT_SHARED_LIMIT = 48 * 1024
+OPTIN_SHARED_LIMIT = 227 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ def _dims(value, what):
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
-def check_launch(grid, block, shared_mem=0, shared_limit=DEFAULT_SHARED_LIMIT,
+def check_launch(grid, block, shared_mem=0, optin=None, static=0, optin_limit=OPTIN_SHARED_LIMIT,
                  max_threads=MAX_THREADS_PER_BLOCK):
     """Normalize grid and block to 3-tuples and check them; raise LaunchConfigError
     naming the limit that was broken and how to stay within it."""
@@ -65,8 +67,16 @@ def check_launch(grid, block, shared_mem=0, shared_limit=DEFAULT_SHARED_LIMIT,
             raise LaunchConfigError(f"grid{g}: gridDim.{'xyz'[axis]} may be at most {lim}, not {n}")
     if not isinstance(shared_mem, Integral) or shared_mem < 0:
         raise LaunchConfigError(f"shared_mem must be a byte count >= 0, not {shared_mem!r}")
-    if shared_mem > shared_limit:
+    if optin is not None and (not isinstance(optin, Integral) or not 0 <= optin <= optin_limit - static):
         raise LaunchConfigError(
-            f"shared_mem={shared_mem} bytes of dynamic shared memory exceeds the limit of "
-            f"{shared_limit} bytes per block; use a smaller tile")
+            f"max_dynamic_shared_size_bytes={optin!r}: a block may opt into at most {optin_limit - static} bytes of "
+            f"dynamic shared memory here ({optin_limit} in all, less {static} of static shared memory)")
+    limit = optin if optin is not None else DEFAULT_SHARED_LIMIT - static
+    if shared_mem > limit:
+        how = ("raise the kernel's max_dynamic_shared_size_bytes (the GPU's opt-in, as in CuPy) or use a smaller "
+               "tile" if optin is None else "raise max_dynamic_shared_size_bytes or use a smaller tile")
+        raise LaunchConfigError(
+            f"shared_mem={shared_mem} bytes of dynamic shared memory exceeds the {limit} bytes this kernel may "
+            f"use per block ({'48 KiB without opting in' if optin is None else 'its opt-in'}"
+            f"{f', less {static} of static shared memory' if static and optin is None else ''}); {how}")
     return LaunchConfig(g, b, int(shared_mem))

@@ -6,14 +6,16 @@
 
 The same code moves to plain CuPy by changing the import.
 """
-from .errors import KernelError
+from . import frontend
+from .errors import KernelError, UnsupportedFeatureError
 from .gpu import GpuModule, gpu_available
-from .signature import find_kernels, kernel_signature
+from .listing import numbered
 
 BACKENDS = ("auto", "gpu", "cpu")
 
 
-def _resolve_backend(backend, check=False):
+def resolve_backend(backend, check=False):
+    """The backend a module with these settings runs on: "gpu" or "cpu"."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
     if check:
@@ -44,26 +46,42 @@ class RawModule:
         self.code = code
         self.options = tuple(options)
         self.check = bool(check)
-        self.backend = _resolve_backend(backend, self.check)
-        found = find_kernels(code)
-        names = [n for n, info in found.items() if not info["template"]] + list(name_expressions or ())
-        self.kernels = {}
-        for name in names:
-            sig = kernel_signature(code, name, found)
-            self.kernels[sig.name] = sig
-        if self.backend == "gpu":
-            self._impl = GpuModule(code, self.kernels, self.options)
-        else:
+        self.backend = resolve_backend(backend, self.check)
+        self.program = frontend.analyze(code, self.options, tuple(name_expressions or ()))
+        self.kernels = dict(self.program.kernels)
+        runnable = self.kernels
+        if self.backend == "cpu":
+            runnable = {n: k for n, k in self.kernels.items() if self._unsupported(k) is None}
             from .cpu import CpuModule
-            self._impl = CpuModule(code, self.kernels, self.options, check=self.check)
+            self.impl = CpuModule(code, self.program, runnable, self.options, check=self.check)
+        else:
+            self.impl = GpuModule(code, runnable, self.options)
+
+    def _unsupported(self, kernel):
+        """(line, construct) if the CPU runtime cannot run this kernel, else None."""
+        template = kernel.name.split("<")[0].strip()
+        return self.program.unsupported.get(kernel.name) or self.program.unsupported.get(template)
 
     def get_function(self, name):
-        key = name.strip()
+        key = " ".join(name.split())
         if key not in self.kernels:
             have = ", ".join(self.kernels) or "none"
             hint = (" A template kernel's instance must be listed in name_expressions." if "<" in key else "")
-            raise KeyError(f"no kernel {name!r} in this module (compiled: {have}).{hint}")
+            raise KeyError(f"no kernel {name!r} in this module (kernels found: {have}).{hint}")
+        bad = self._unsupported(self.kernels[key]) if self.backend == "cpu" else None
+        if bad is not None:
+            line, construct = bad
+            raise UnsupportedFeatureError(
+                f"kernel `{key}` uses {construct} (line {line}), which the CPU runtime does not provide; the other "
+                f"kernels of this module run. It can run on a GPU with backend='gpu'.\n{numbered(self.code, {line})}",
+                backend="cpu")
         return Function(self, key)
+
+    def get_global(self, name):
+        """The memory of a `__device__` or `__constant__` variable, as CuPy's get_global
+        returns it: an object with copy_from_host(mem, size) and copy_to_host(mem, size),
+        where mem is an address (array.ctypes.data) or a ctypes pointer."""
+        return self.impl.get_global(name)
 
 
 class Function:
@@ -74,6 +92,10 @@ class Function:
         self.name = name
         self.signature = module.kernels[name]
         self.last_launch = None  # checked mode: the LaunchReport of the latest call
+        # CuPy's opt-in to more than 48 KiB of dynamic shared memory per block, which a GPU
+        # refuses without it: set it to the bytes the launch needs, on either backend.
+        # None: not opted in (static + dynamic shared memory may total 48 KiB, as on a GPU).
+        self.max_dynamic_shared_size_bytes = None
 
     @property
     def backend(self):
@@ -92,10 +114,15 @@ class Function:
         if self.backend == "gpu":
             if cpu_options:
                 raise TypeError(f"{', '.join(cpu_options)}: options of the CPU runtime, not of backend='gpu'")
-            self.module._impl.launch(self.name, grid, block, args, shared_mem)
+            self.module.impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
             return
-        self.last_launch = self.module._impl.launch(self.name, grid, block, args, shared_mem, time_limit,
-                                                    **cpu_options)
+        self.last_launch = self.module.impl.launch(self.name, grid, block, args, shared_mem,
+                                                   self.max_dynamic_shared_size_bytes, time_limit, **cpu_options)
+
+    def launcher(self, grid, block, args, shared_mem=0):
+        """A function that launches this kernel again with these arguments, without the
+        checks or the wait: for timing loops on a GPU, after one checked call."""
+        return self.module.impl.launcher(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
 
     def __repr__(self):
         params = ", ".join(p.text for p in self.signature.params)
@@ -104,6 +131,5 @@ class Function:
 
 def RawKernel(code, name, *, options=(), backend="auto", check=False):
     """One kernel of `code`, as cupy.RawKernel: RawKernel(code, "tiled")(grid, block, args)."""
-    kernel_signature(code, name)  # a KeyError naming the kernels found, before compiling
     exprs = (name,) if "<" in name else ()
     return RawModule(code, options=options, name_expressions=exprs, backend=backend, check=check).get_function(name)

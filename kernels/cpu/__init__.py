@@ -1,18 +1,27 @@
 """The CPU runtime: CUDA C compiled by the machine's C++ compiler, blocks run in
 isolated worker processes, the threads of a block as fibers (see include/)."""
+import ctypes
 import os
+import shutil
+import subprocess
+import tempfile
+import weakref
+from functools import lru_cache
 
 import numpy as np
 
 from ..arguments import check_arguments
 from ..config import config
-from ..launch import check_launch
+from ..errors import KernelError
+from ..frontend import SOURCE_NAME, dtype_from
+from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
 from . import compiler, findings, runner
 
 SCHEDULES = ("forward", "reverse", "random")
 
 
-def _cores():
+def cores():
+    """The cores this process may run on: the default number of workers."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -39,42 +48,155 @@ def _linear(point, dims, what):
     return p[0] + dims[0] * (p[1] + dims[1] * p[2])
 
 
+class SourceLines:
+    """Where in the kernel's source an instruction of its library is: addr2line reads the
+    line table checked mode compiles in, and the first frame in kernel.cu wins (an access
+    in a helper inlined into the kernel is the helper's line)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.known = {}
+
+    def __call__(self, pcs):
+        todo = sorted({int(p) for p in pcs} - self.known.keys())
+        if todo:
+            try:
+                out = subprocess.run(["addr2line", "-i", "-a", "-e", self.path, *map(hex, todo)],
+                                     capture_output=True, text=True, timeout=60).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            pc = None
+            for line in out.splitlines():
+                if line.startswith("0x"):
+                    pc = int(line, 16)
+                    self.known.setdefault(pc, 0)
+                elif pc is not None and self.known[pc] == 0 and os.path.basename(line.rsplit(":", 1)[0]) == SOURCE_NAME:
+                    num = line.rsplit(":", 1)[1].split()[0]
+                    self.known[pc] = int(num) if num.isdigit() else 0
+            for p in todo:
+                self.known.setdefault(p, 0)
+        return [self.known[int(p)] for p in pcs]
+
+
+class DeviceGlobal:
+    """A `__device__` or `__constant__` variable's memory, shared by every worker of the
+    module's launches: CuPy's MemoryPointer interface (copy_from_host, copy_to_host), plus
+    `array`, a NumPy view of it."""
+
+    def __init__(self, address, size, dtype, shape, owner):
+        self.ptr = address
+        self.size = size
+        self._owner = owner   # keeps the library mapped
+        self.array = np.ctypeslib.as_array((ctypes.c_char * size).from_address(address)).view(np.uint8)
+        if dtype is not None and size % dtype.itemsize == 0:
+            self.array = self.array.view(dtype).reshape(shape or (size // dtype.itemsize,))
+
+    @staticmethod
+    def _address(mem):
+        if isinstance(mem, int):
+            return mem
+        if isinstance(mem, np.ndarray):
+            return mem.ctypes.data
+        return ctypes.cast(mem, ctypes.c_void_p).value
+
+    def copy_from_host(self, mem, size):
+        if size > self.size:
+            raise ValueError(f"copy of {size} bytes into a variable of {self.size}")
+        ctypes.memmove(self.ptr, self._address(mem), size)
+
+    def copy_to_host(self, mem, size):
+        if size > self.size:
+            raise ValueError(f"copy of {size} bytes from a variable of {self.size}")
+        ctypes.memmove(self._address(mem), self.ptr, size)
+
+    def memset(self, value, size):
+        ctypes.memset(self.ptr, value, size)
+
+
+@lru_cache(maxsize=None)
+def _private_dir():
+    d = tempfile.mkdtemp(prefix="kernels-modules-")
+    weakref.finalize(_private_dir, shutil.rmtree, d, True)
+    return d
+
+
 class CpuModule:
     """Every kernel of one source, compiled into one library."""
 
-    def __init__(self, source, kernels, options, check=False):
-        compiler.check_supported(source)
+    def __init__(self, source, program, kernels, options, check=False):
         self.source = source
+        self.program = program
         self.check = check
-        self.kernels = kernels          # name -> signature.Kernel
-        # The line of each kernel's closing brace, where a thread that falls off the end exits.
-        self.end_lines = {name: source.count("\n", 0, k.body_end) + 1 for name, k in kernels.items()}
-        functions = [k.name for k in kernels.values()]
-        path, self.shared_names = compiler.build(source, functions, options, checked=check)
+        self.kernels = kernels          # name -> frontend.Kernel
+        path = compiler.build(source, program, list(kernels.values()), options, checked=check)
+        if program.device_vars:
+            # Device variables belong to this module: a private copy of the library, so that
+            # two modules of one source do not share them (the loader maps a path once).
+            private = tempfile.NamedTemporaryFile(dir=_private_dir(), suffix=".so", delete=False)
+            private.close()
+            shutil.copyfile(path, private.name)
+            path = private.name
+        self.path = path
         self.lib = compiler.load(path)
+        self.lines = SourceLines(path)
         self.spawns = {}
         for i, name in enumerate(kernels):
             fn = getattr(self.lib, f"kc_spawn_{i}")
-            fn.restype = np.ctypeslib.ctypes.c_int
+            fn.restype = ctypes.c_int
             self.spawns[name] = fn
+        self.device = self._share_device_memory()
 
-    def launch(self, name, grid, block, args, shared_mem=0, time_limit=None, schedule="forward", seed=None,
+    def _share_device_memory(self):
+        """Map the device variables' section shared; return {name: (address, size, var)}."""
+        if not self.program.device_vars:
+            return {}
+        start, size = ctypes.c_void_p(), ctypes.c_uint64()
+        rc = self.lib.kc_share_device_memory(ctypes.byref(start), ctypes.byref(size))
+        if rc != 0:
+            raise KernelError(f"the CPU runtime could not share the module's __device__ variables: {os.strerror(-rc)}")
+        lo, hi = start.value or 0, (start.value or 0) + size.value
+        out = {}
+        for i, var in enumerate(self.program.device_vars):
+            fn = getattr(self.lib, f"kc_device_var_{i}")
+            fn.restype = ctypes.c_void_p
+            addr = fn()
+            if not lo <= addr < hi:
+                raise KernelError(f"`{var.name}` (line {var.line}): the CPU runtime shares __device__ variables "
+                                  "declared at namespace scope; a static member of a class template is not supported")
+            out[var.name] = (addr, var.size, var)
+        self.device_section = (lo, hi)
+        return out
+
+    def get_global(self, name):
+        key = name.strip().lstrip(":")
+        if key not in self.device:
+            have = ", ".join(self.device) or "none"
+            raise KeyError(f"no __device__ or __constant__ variable {name!r} in this module (variables: {have})")
+        addr, size, var = self.device[key]
+        dtype = dtype_from(var.descr)
+        return DeviceGlobal(addr, size, dtype, var.shape, self)
+
+    def launch(self, name, grid, block, args, shared_mem=0, optin=None, time_limit=None, schedule="forward", seed=None,
                trace=None, trace_threads=None):
         kernel = self.kernels[name]
-        cfg = check_launch(grid, block, shared_mem)
+        cfg = check_launch(grid, block, shared_mem, optin=optin)
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
         order = schedule_order(schedule, cfg.threads_per_block, seed)
         if (trace is not None or trace_threads is not None) and not self.check:
             raise ValueError("traces are recorded in checked mode: compile with check=True")
-        workers = max(1, min(config.workers or _cores(), cfg.blocks))
+        workers = max(1, min(config.workers or cores(), cfg.blocks))
         setup = None
+        context = findings.Context(kernel, cfg, self.source, self.lines, self.program)
         if self.check:
             setup = runner.CheckSetup(
-                kernel, cfg, workers, self.shared_names,
+                kernel, cfg, workers, [s.name for s in self.program.shared], self.lines,
+                devices=list(self.device.items()), device_section=getattr(self, "device_section", (0, 0)),
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],
                 trace_threads=None if trace_threads is None else [_linear(t, cfg.block, "traced thread")
                                                                    for t in trace_threads])
         return runner.run(self.spawns[name], kernel, cfg, values,
                           time_limit=config.time_limit if time_limit is None else time_limit,
-                          workers=workers, stack_size=config.stack_size, order=order, end_line=self.end_lines[name],
-                          check=setup, context=findings.Context(kernel, cfg, self.source), schedule=schedule)
+                          workers=workers, stack_size=config.stack_size, order=order, end_line=kernel.end_line,
+                          shared_limit=DEFAULT_SHARED_LIMIT if optin is None else OPTIN_SHARED_LIMIT,
+                          check=setup, context=context, schedule=schedule)
+

@@ -1,8 +1,12 @@
 """CUDA C source -> a shared library the CPU runtime can launch.
 
-The kernel's source is compiled unchanged (two line-preserving rewrites aside, below)
-by the machine's C++ compiler, after include/kc_runtime.h, which supplies the CUDA
-built-ins. Libraries are cached on disk, keyed by everything that goes into them.
+The library is two translation units linked together: the kernel's (include/cuda_cpu.h,
+then the source with the front end's line-preserving edits, then one launch stub per
+kernel) and the runtime's (include/kc_runtime.cpp: fibers, scheduler, launcher, checked
+mode), compiled once per variant and cached. Checked mode compiles the kernel's unit with
+g++'s ThreadSanitizer and bounds instrumentation, whose hooks the checked runtime
+implements: every load and store is checked, and the kernel keeps its own types.
+Libraries are cached on disk, keyed by everything that goes into them.
 """
 import ctypes
 import hashlib
@@ -14,76 +18,61 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import config
-from ..errors import CompileError, UnsupportedFeatureError
-from ..listing import compile_error_report, numbered
-from ..signature import strip_comments
-from . import checked as checked_mode
+from ..errors import CompileError
+from ..frontend import SOURCE_NAME
+from ..listing import compile_error_report
 
 INCLUDE_DIR = Path(__file__).with_name("include")
-SOURCE_NAME = "kernel.cu"
-CXXFLAGS = ("-std=c++20", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
-            "-fno-strict-aliasing", "-w")
-
-# What CUDA offers and the CPU runtime does not; found before compiling, so the message
-# can name the feature rather than a C++ error about it.
-UNSUPPORTED = {
-    r"\b__shfl\w*": "warp shuffles",
-    r"\b__(?:ballot|any|all)_sync\b|\b__activemask\b": "warp votes",
-    r"\bcooperative_groups\b": "cooperative groups",
-    r"\bwmma\b|\bmma\.sync\b": "tensor-core matrix instructions",
-    r"\basm\s*(?:volatile\s*)?\(": "inline PTX assembly",
-    r"\btex[123]D\w*\b|\btexture\s*<|\bsurf[123]D\b": "textures and surfaces",
-    r"\b__half2?\b|\b__nv_bfloat16\b|cuda_fp16\.h|cuda_bf16\.h": "half-precision types",
-    r"<<<": "launching kernels from a kernel (dynamic parallelism)",
-}
+# -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
+# not be deleted as a loop without side effects.
+CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops", "-w")
+# Checked mode's instrumentation: the hooks are in include/kc_checked.h, not in the
+# sanitizers' run-time libraries, which are never linked.
+CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
+                 "--param=tsan-distinguish-volatile=1", "-fsanitize=bounds",
+                 # a float4 load stays one 16-byte access instead of four scalar ones
+                 "-fno-tree-sra")
 # NVRTC options with no meaning on the CPU.
 IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_math|-use_fast_math|-lineinfo|"
                             r"--generate-line-info|-G|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
                             r"--extra-device-vectorization|-default-device|--restrict|-dopt|--ptxas-options|-maxrregcount|"
                             r"--maxrregcount|-ftz|--ftz|-prec-div|--prec-div|-prec-sqrt|--prec-sqrt|-dw|--disable-warnings)\b")
-_SYSTEM_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<(cassert|assert\.h|cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|"
-                             r"device_launch_parameters\.h|cstdio|stdio\.h|cmath|math\.h|cstdint|stdint\.h)>",
-                             re.M)
-_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?(?P<type>[\w\s:]+?)\s*"
-                            r"(?:__align__\s*\(\s*\d+\s*\)\s*)?(?P<name>\w+)\s*\[\s*\]\s*;")
 
 
-def check_supported(source):
-    """Raise UnsupportedFeatureError naming each CUDA feature the CPU runtime lacks."""
-    code = strip_comments(source)
-    for pattern, what in UNSUPPORTED.items():
-        lines = sorted({code.count("\n", 0, m.start()) + 1 for m in re.finditer(pattern, code)})
-        if lines:
-            raise UnsupportedFeatureError(
-                f"{SOURCE_NAME} uses {what} (line {', '.join(map(str, lines))}), which the CPU runtime does "
-                f"not provide. The kernel can run on a GPU with backend='gpu'.\n{numbered(source, set(lines))}",
-                backend="cpu")
+def edited(source, edits):
+    """The source with the front end's edits, each padded with the newlines it replaced
+    so that every line keeps its number."""
+    code = source.encode()
+    out, at = [], 0
+    for start, end, text in sorted(edits):
+        if start < at:
+            continue   # inside a definition left out of the build
+        out += [code[at:start], text.encode(), b"\n" * code.count(b"\n", start, end)]
+        at = end
+    out.append(code[at:])
+    return b"".join(out).decode()
 
 
-def translate(source):
-    """The kernel's source as the CPU runtime compiles it, line for line.
-
-    Two rewrites, each within its line so compiler messages keep the student's line
-    numbers: includes of CUDA and C headers the runtime already supplies are dropped
-    (<cassert> would undo the runtime's assert), and `extern __shared__ T s[];` becomes
-    a view of the launch's dynamic shared memory.
-    """
-    source = _SYSTEM_INCLUDE.sub(lambda m: "// " + m.group(0).strip(), source)
-    return _EXTERN_SHARED.sub(lambda m: f"static ::kc::DynamicShared<{m.group('type').strip()}> {m.group('name')};", source)
-
-
-def translation_unit(source, functions, renames=()):
-    """Header, source under #line, and one launch stub per kernel in `functions`
-    (C++ names, template instances included), exported as kc_spawn_<i>. `renames` are
-    kernel names that clash with a C library function the header declares (div, exp):
-    NVRTC has no C library, so such a name is legal CUDA; here it is renamed."""
+def translation_unit(source, program, kernels, renames=()):
+    """The kernel's unit: header, edited source under #line, and the stubs: one launch stub
+    per kernel in `kernels` (Kernel objects), the registration of namespace-scope shared
+    variables, and the address of each device variable. `renames` are kernel names that
+    clash with a C library function the header declares (div, exp): NVRTC has no C
+    library, so such a name is legal CUDA; here it is renamed."""
     defines = "".join(f"#define {n} kc_kernel_{n}\n" for n in renames)
-    stubs = [f'\n#line 1 "<launch stubs>"']
-    for i, fn in enumerate(functions):
-        stubs.append(f"static void kc_body_{i}(void** a) {{ ::kc::invoke(&{fn}, a); }}\n"
+    stubs = ['\n#line 1 "<launch stubs>"\n#include "kc_stubs.h"']
+    for i, k in enumerate(kernels):
+        stubs.append(f"static void kc_body_{i}(void** a) {{ ::kc::invoke(&{k.name}, a); }}\n"
                      f"KC_VISIBLE int kc_spawn_{i}(const ::kc::LaunchDesc* d, int32_t* pids) "
                      f"{{ return ::kc::spawn(kc_body_{i}, d, pids); }}")
-    return (f'#include "kc_runtime.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + translate(source) + "\n" + "\n".join(stubs) + "\n")
+    register = [f"::kc::shared_register({sid}, ::{name});" for sid, name in program.namespace_shared]
+    register += [f'(void)::kc::dynamic_shared("{s.name}", {s.id}, sizeof(::{s.name}[0]));'
+                 for s in program.shared if s.extern and not s.function]
+    stubs.append(f'extern "C" void kc_register_namespace_shared() {{ {" ".join(register)} }}')
+    for i, v in enumerate(program.device_vars):
+        stubs.append(f"KC_VISIBLE void* kc_device_var_{i}() {{ return (void*)&::{v.name}; }}")
+    return (f'#include "cuda_cpu.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + edited(source, program.edits) + "\n"
+            + "\n".join(stubs) + "\n")
 
 
 def compiler_flags(options):
@@ -117,49 +106,75 @@ def compiler_version(cxx):
 @lru_cache(maxsize=1)
 def _header_digest():
     h = hashlib.sha256()
-    for p in sorted(INCLUDE_DIR.glob("*.h")):
-        h.update(p.read_bytes())
+    for p in sorted(INCLUDE_DIR.iterdir()):
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
     return h.hexdigest()
 
 
-def build(source, functions, options=(), checked=False):
-    """Compile (or fetch from the cache) the library for `source`; return its path.
-
-    With `checked`, the source is first rewritten for checked mode (checked.py).
-    Returns the library's path and, in checked mode, the shared arrays' names by id.
-    The cache key covers the runtime's headers, the generated source, the flags and
-    the compiler's version. Two processes building the same key at once both succeed:
-    each writes its own temporary file and renames it into place atomically.
-    """
-    flags = list(CXXFLAGS) + compiler_flags(options) + (["-DKC_CHECKED"] if checked else [])
-    code, shared = checked_mode.rewrite(source) if checked else (source, [])
-    try:
-        return _build_unit(source, translation_unit(code, functions), flags), shared
-    except CompileError as e:
-        clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log)}
-        if not clashes:
-            raise
-        return _build_unit(source, translation_unit(code, functions, sorted(clashes)), flags), shared
+def _run(cmd, what):
+    env = {**os.environ, "LC_ALL": "C"}   # g++'s messages in plain ASCII quotes, whatever the locale
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
-def _build_unit(source, unit, flags):
-    cxx = config.cxx
-    key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+def _cached(key, suffix, make):
+    """The cache's file for `key`, made by make(tmp_path) if missing; written by atomic
+    rename, so two processes building one key at once both succeed."""
     cache = Path(config.cache_dir)
-    target = cache / f"{key[:40]}.so"
+    target = cache / f"{key[:40]}{suffix}"
     if target.exists():
         return target
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as tmp:
-        src = Path(tmp) / "unit.cpp"
-        src.write_text(unit)
-        out = Path(tmp) / "lib.so"
-        proc = subprocess.run([cxx, *flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise _compile_error(source, proc.stderr)
+        out = Path(tmp) / f"out{suffix}"
+        make(Path(tmp), out)
         os.replace(out, target)
     return target
+
+
+def runtime_object(checked):
+    """The runtime's object file for one variant, compiled once per header set and compiler."""
+    cxx = config.cxx
+    flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else [])
+    key = hashlib.sha256("\0".join(["runtime", _header_digest(), " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+
+    def make(tmp, out):
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / "kc_runtime.cpp"), "-o", str(out)], "runtime")
+        if proc.returncode != 0:
+            raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
+                               log=proc.stderr, backend="cpu")
+    return _cached(key, ".o", make)
+
+
+def build(source, program, kernels, options=(), checked=False):
+    """Compile (or fetch from the cache) the library of `source` for the given kernels."""
+    try:
+        return _build(source, program, kernels, options, checked, ())
+    except CompileError as e:
+        clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log or "")}
+        if not clashes:
+            raise
+        return _build(source, program, kernels, options, checked, sorted(clashes))
+
+
+def _build(source, program, kernels, options, checked, renames):
+    cxx = config.cxx
+    flags = list(CXXFLAGS) + compiler_flags(options) + (list(CHECKED_FLAGS) if checked else [])
+    unit = translation_unit(source, program, kernels, renames)
+    runtime = runtime_object(checked)
+    key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+
+    def make(tmp, out):
+        src, obj = tmp / "unit.cpp", tmp / "unit.o"
+        src.write_text(unit)
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)], "kernel")
+        if proc.returncode != 0:
+            raise _compile_error(source, proc.stderr)
+        proc = _run([cxx, "-shared", str(obj), str(runtime), f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-o", str(out)],
+                    "link")
+        if proc.returncode != 0:
+            raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
+    return _cached(key, ".so", make)
 
 
 def _compile_error(source, log):

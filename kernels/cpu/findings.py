@@ -3,8 +3,8 @@ reads: what happened, which thread of which block, which element, which source l
 and what to do about it."""
 import json
 
-from ..errors import (BarrierDivergenceError, OutOfBoundsError, SharedMemoryRaceError,
-                      UninitializedReadError)
+from ..errors import (BarrierDivergenceError, LaunchConfigError, OutOfBoundsError, SharedMemoryRaceError,
+                      UninitializedReadError, WarpDivergenceError)
 
 
 def coords(linear, dims):
@@ -15,9 +15,20 @@ def coords(linear, dims):
 class Context:
     """What a finding is read against: the kernel, the launch and the source."""
 
-    def __init__(self, kernel, config, source):
+    def __init__(self, kernel, config, source, pc_lines=None, program=None):
         self.kernel, self.config = kernel, config
         self.lines = source.splitlines()
+        self.pc_lines = pc_lines      # instruction offsets -> source lines (checked mode)
+        self.program = program
+
+    def line_of(self, f, key="pc"):
+        """The source line of a finding's access: from the instrumentation when it knew it,
+        otherwise from the instruction's place in the library."""
+        if f.get("line"):
+            return f["line"]
+        if self.pc_lines is None or key not in f:
+            return 0
+        return self.pc_lines([f[key]])[0]
 
     def thread(self, linear):
         return coords(linear, self.config.block)
@@ -52,14 +63,47 @@ def _shape(dims):
 def to_exception(raw, ctx):
     f = json.loads(raw)
     kind = f.pop("kind")
-    return {"oob": _oob, "race": _race, "uninit": _uninit, "divergence": _divergence}[kind](f, ctx)
+    if kind in ("oob", "uninit"):
+        f["line"] = ctx.line_of(f)
+    elif kind == "race":
+        f["line"], f["other_line"] = ctx.line_of(f), ctx.line_of(f, "other_pc")
+    return {"oob": _oob, "race": _race, "uninit": _uninit, "divergence": _divergence, "warp": _warp,
+            "shared_limit": _shared_limit}[kind](f, ctx)
+
+
+def _shared_limit(f, ctx):
+    return LaunchConfigError(
+        f"kernel `{ctx.kernel.name}` declares {f['static']} bytes of static shared memory and the launch asks for "
+        f"{f['dynamic']} of dynamic shared memory: {f['static'] + f['dynamic']} in all, over the {f['limit']} bytes "
+        "a block may have" + (" (a GPU refuses more than 48 KiB of static __shared__ at compile time)"
+                              if f["static"] > 48 * 1024 else
+                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"))
+
+
+def _warp(f, ctx):
+    block, lane, line = ctx.block(f["block"]), f["lane"], f["line"]
+    thread = ctx.thread(32 * f["warp"] + lane) if 32 * f["warp"] + lane < ctx.config.threads_per_block else None
+    what = {"beyond": f"names lane {lane}, which is past the block's last thread",
+            "exited": f"names lane {lane} (thread {thread}), which has already returned",
+            "different": f"names lane {lane} (thread {thread}), which is waiting at a different warp operation",
+            "source": f"reads lane {lane}, which is not in the mask (its value is undefined on a GPU)"}[f["problem"]]
+    msg = (f"kernel `{ctx.kernel.name}`: warp {f['warp']} of block {block}: the warp operation on line {line} with "
+           f"mask {f['mask']:#010x} {what}.{ctx.quote(line)}\n"
+           "Every lane named in a *_sync mask must execute that same operation; use __activemask() or a mask "
+           "computed with __ballot_sync(...) before the branch, and keep the operation outside conditions that "
+           "differ between lanes.")
+    return WarpDivergenceError(msg, kernel=ctx.kernel.name, block=block, warp=f["warp"], lane=lane, line=line,
+                               mask=f["mask"], groups={})
 
 
 def _oob(f, ctx):
     thread, block = ctx.thread(f["thread"]), ctx.block(f["block"])
     name, index, dims = f["array"], f["index"], f["dims"]
+    if name == "(local array)" and ctx.program is not None:
+        names = ctx.program.subscripts.get(str(f["line"]), [])
+        name = names[0] if len(names) == 1 else "a local array"
     verb = "reads" if f["op"] == "read" else "writes"
-    if name == "(null)":
+    if f.get("space") == "null" or name == "(null)":
         msg = f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} through a null pointer"
     elif len(index) > 1:
         limits = ", ".join(f"{axis} 0..{d - 1}" for axis, d in zip(("rows", "columns", "layers"), dims))
@@ -157,7 +201,8 @@ def _divergence(f, ctx):
     def where(state, line):
         if state == "E":
             return f"returned at line {line}" if line else f"reached the end of the kernel (line {f['end_line']})"
-        return f"wait at {'__syncthreads()' if state == 'S' else '__syncwarp()'} on line {line}"
+        return (f"wait at {'__syncthreads()' if state == 'S' else 'a warp operation (__syncwarp, a shuffle or a vote)'}"
+                f" on line {line}")
 
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
     parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]

@@ -32,46 +32,65 @@ SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misalign
 class WorkerStatus(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int32), ("signal", ctypes.c_int32), ("block", ctypes.c_uint32),
                 ("thread", ctypes.c_uint32), ("blocks_done", ctypes.c_uint64), ("fault_address", ctypes.c_uint64),
-                ("line", ctypes.c_int32), ("pad", ctypes.c_int32), ("message", ctypes.c_char * 16384)]
+                ("line", ctypes.c_int32), ("stack_overflow", ctypes.c_int32), ("message", ctypes.c_char * 16384)]
 
 
 class TraceRecord(ctypes.Structure):
     _fields_ = [("block", ctypes.c_uint32), ("interval", ctypes.c_uint32), ("thread", ctypes.c_uint32),
-                ("array", ctypes.c_int32), ("index", ctypes.c_int64), ("line", ctypes.c_uint32),
+                ("array", ctypes.c_int32), ("index", ctypes.c_int64), ("pc", ctypes.c_uint32),
                 ("op", ctypes.c_uint8), ("pad", ctypes.c_uint8 * 3)]
 
 
 class CheckDesc(ctypes.Structure):
     _fields_ = [("counts", ctypes.c_void_p), ("counts_stride", ctypes.c_uint32), ("nparams", ctypes.c_uint32),
-                ("extents", ctypes.c_void_p), ("names", ctypes.c_void_p), ("trace", ctypes.c_void_p),
+                ("extents", ctypes.c_void_p), ("elem_sizes", ctypes.c_void_p), ("names", ctypes.c_void_p),
+                ("shared_names", ctypes.c_void_p), ("trace", ctypes.c_void_p),
                 ("trace_capacity", ctypes.c_uint64), ("trace_count", ctypes.c_void_p),
-                ("trace_blocks", ctypes.c_void_p), ("trace_threads", ctypes.c_void_p), ("shared_dims", ctypes.c_void_p)]
+                ("trace_blocks", ctypes.c_void_p), ("trace_threads", ctypes.c_void_p), ("shared_dims", ctypes.c_void_p),
+                ("slot_base", ctypes.c_uint64), ("slot_shift", ctypes.c_uint32), ("nslots", ctypes.c_uint32),
+                ("device_lo", ctypes.c_uint64), ("device_hi", ctypes.c_uint64), ("device_vars", ctypes.c_void_p),
+                ("device_names", ctypes.c_void_p), ("ndevice", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
 
 
 class LaunchDesc(ctypes.Structure):
     _fields_ = [("grid", ctypes.c_uint32 * 3), ("block", ctypes.c_uint32 * 3), ("shared_mem", ctypes.c_uint64),
-                ("stack_size", ctypes.c_uint64), ("workers", ctypes.c_uint32), ("output_fd", ctypes.c_int32),
-                ("args", ctypes.POINTER(ctypes.c_void_p)), ("status", ctypes.POINTER(WorkerStatus)),
-                ("order", ctypes.c_void_p), ("end_line", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("shared_limit", ctypes.c_uint64), ("stack_size", ctypes.c_uint64), ("workers", ctypes.c_uint32),
+                ("output_fd", ctypes.c_int32), ("args", ctypes.POINTER(ctypes.c_void_p)),
+                ("status", ctypes.POINTER(WorkerStatus)), ("order", ctypes.c_void_p), ("end_line", ctypes.c_int32),
+                ("parent_pid", ctypes.c_int32), ("time_limit_s", ctypes.c_uint32), ("pad", ctypes.c_uint32),
                 ("check", ctypes.POINTER(CheckDesc))]
+
+
+def _strings(values):
+    """A C array of C strings that stays alive with the returned tuple's first element."""
+    bufs = [ctypes.create_string_buffer(v.encode()) for v in values]
+    arr = (ctypes.c_char_p * max(1, len(bufs)))(*[ctypes.addressof(b) for b in bufs])
+    return (bufs, arr), ctypes.addressof(arr)
 
 
 class CheckSetup:
     """Checked mode's side of a launch: the buffers the workers count and trace into
     (in the shared arena), and how to read them back."""
 
-    def __init__(self, kernel, config, workers, shared_names, trace_blocks=None, trace_threads=None,
-                 trace_capacity=1 << 20):
+    def __init__(self, kernel, config, workers, shared_names, lines, devices=(), device_section=(0, 0),
+                 trace_blocks=None, trace_threads=None, trace_capacity=1 << 20):
         self.kernel, self.config, self.workers = kernel, config, workers
-        self.shared_names = shared_names
+        self.shared_names, self.lines = shared_names, lines
         self.stride = 2 * len(kernel.params) + 2 * MAX_SHARED_ARRAYS
         self.capacity = trace_capacity if trace_blocks is not None else 0
         self.trace_blocks = trace_blocks
         self.trace_threads = trace_threads
         # Inputs live in this process's memory; a forked worker reads its copy.
-        self.extents = (ctypes.c_uint64 * max(1, len(kernel.params)))()
-        self._names = [ctypes.create_string_buffer(p.name.encode()) for p in kernel.params]
-        self.names = (ctypes.c_char_p * max(1, len(kernel.params)))(*[ctypes.addressof(n) for n in self._names])
+        n = max(1, len(kernel.params))
+        self.extents = (ctypes.c_uint64 * n)()
+        self.elem_sizes = (ctypes.c_uint32 * n)(*[max(p.itemsize, 1) for p in kernel.params])
+        self._names, self.names = _strings([p.name for p in kernel.params])
+        self._shared, self.shared_names_c = _strings(list(shared_names) + [""] * (MAX_SHARED_ARRAYS - len(shared_names)))
+        self._dnames, self.device_names = _strings([name for name, _ in devices])
+        self.device_vars = (ctypes.c_uint64 * max(2, 2 * len(devices)))(
+            *[x for _, (addr, size, _) in devices for x in (addr, size)])
+        self.ndevice = len(devices)
+        self.device_section = device_section
 
     # Layout of the outputs in the arena: counts (stride per worker), trace counts (one
     # per worker), shared array dimensions (3 per array), trace records (capacity per worker).
@@ -85,7 +104,7 @@ class CheckSetup:
     def nbytes(self):
         return self._offsets()[-1]
 
-    def describe(self, base, args):
+    def describe(self, base, args, slots):
         """Fill a CheckDesc whose outputs start at address `base` (zeroed) of the arena."""
         for i, (p, a) in enumerate(zip(self.kernel.params, args)):
             self.extents[i] = a.nbytes if p.pointer else 0
@@ -98,11 +117,15 @@ class CheckSetup:
             self._threads = np.zeros(self.config.threads_per_block, np.uint8)
             self._threads[list(self.trace_threads)] = 1
         self.desc = CheckDesc(counts=counts, counts_stride=self.stride, nparams=len(self.kernel.params),
-                              extents=ctypes.addressof(self.extents), names=ctypes.addressof(self.names),
+                              extents=ctypes.addressof(self.extents), elem_sizes=ctypes.addressof(self.elem_sizes),
+                              names=self.names, shared_names=self.shared_names_c,
                               trace=trace, trace_capacity=self.capacity, trace_count=trace_count,
                               trace_blocks=self._blocks.ctypes.data if self._blocks is not None else None,
                               trace_threads=self._threads.ctypes.data if self._threads is not None else None,
-                              shared_dims=dims)
+                              shared_dims=dims, slot_base=slots.base, slot_shift=slots.shift, nslots=slots.count,
+                              device_lo=self.device_section[0], device_hi=self.device_section[1],
+                              device_vars=ctypes.addressof(self.device_vars), device_names=self.device_names,
+                              ndevice=self.ndevice)
         self.base = base
         return self.desc
 
@@ -116,6 +139,8 @@ class CheckSetup:
         off = 2 * len(self.kernel.params)
         dims = self._shared_dims()
         for sid, name in enumerate(self.shared_names):
+            if not dims[sid].any() and not counts[off + 2 * sid:off + 2 * sid + 2].any():
+                continue   # not in this kernel
             key = name if name not in rep.shared_counts else f"{name}#{sid}"
             rep.shared_counts[key] = Counts(int(counts[off + 2 * sid]), int(counts[off + 2 * sid + 1]))
             rep.shared_shapes[key] = tuple(int(d) for d in dims[sid] if d)
@@ -138,8 +163,9 @@ class CheckSetup:
             truncated |= n > self.capacity
             buf = (TraceRecord * self.capacity).from_address(first + w * self.capacity * ctypes.sizeof(TraceRecord))
             records.extend(buf[i] for i in range(min(n, self.capacity)))
+        lines = self.lines([r.pc for r in records])
         out = []
-        for r in records:
+        for r, line in zip(records, lines):
             if r.array >= SHARED_ID_BASE:
                 sid = r.array - SHARED_ID_BASE
                 name, shape = self.shared_names[sid], tuple(int(d) for d in dims[sid] if d)
@@ -147,7 +173,7 @@ class CheckSetup:
             else:
                 name, index = self.kernel.params[r.array].name, int(r.index)
             out.append(Access(findings.coords(r.block, self.config.grid), int(r.interval),
-                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(r.line)))
+                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(line)))
         return out, truncated
 
 
@@ -155,7 +181,8 @@ ALIGN = 256
 
 
 class Arena:
-    """One growing MAP_SHARED mapping per process, reused by every launch."""
+    """One growing MAP_SHARED mapping per process, reused by every launch: the workers'
+    status and checked mode's counts and traces."""
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -171,7 +198,72 @@ class Arena:
         return self.view
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+PROT_NONE, PROT_RW = 0, 3
+MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
+MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+class Slots:
+    """The arrays of a launch, each alone in a slot of 2**shift bytes of address space,
+    at the slot's middle, mapped MAP_SHARED so that the workers' writes come back. Nothing
+    else is ever mapped in a slot: an address names the array it was computed from, however
+    far past either end an index runs (checked mode's provenance; include/kc_checked.h),
+    and an unchecked run faults there instead of writing into another array."""
+
+    def __init__(self, count=64):
+        self.count = count
+        self.mapped = [0] * count
+        for shift in (36, 34, 32, 30, 28):   # a smaller reservation where address space is limited
+            base = _libc.mmap(None, count << shift, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+            if base not in (None, MAP_FAILED):
+                self.base, self.shift = base, shift
+                return
+        raise KernelRuntimeError("the CPU runtime could not reserve address space for the kernel's arrays")
+
+    def place(self, slot, nbytes):
+        """The address of `nbytes` mapped at slot `slot`'s middle."""
+        if slot >= self.count:
+            raise KernelRuntimeError(f"the CPU runtime launches kernels with at most {self.count} distinct arrays")
+        if nbytes > (1 << (self.shift - 1)):
+            raise KernelRuntimeError(f"an array of {nbytes} bytes is larger than the CPU runtime's slots "
+                                     f"({1 << (self.shift - 1)} bytes)")
+        at = self.base + (slot << self.shift) + (1 << (self.shift - 1))
+        size = -(-max(nbytes, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
+        if self.mapped[slot] < size:
+            got = _libc.mmap(at, size, PROT_RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+            if got != at:
+                raise KernelRuntimeError(f"the CPU runtime could not map {size} bytes for an array: "
+                                         f"{os.strerror(ctypes.get_errno())}")
+            self.mapped[slot] = size
+        return at
+
+
 _arena = Arena()
+_slots = None
+
+
+def _layout(kernel, args):
+    """The arrays of a launch as memory intervals: views of one array that overlap (x[:-1]
+    and x[1:]) share one interval, so the kernel sees one memory, as on a GPU. Returns a
+    list of (start, end) and, per pointer argument, (interval index, offset in it)."""
+    spans = sorted({(a.__array_interface__["data"][0], a.__array_interface__["data"][0] + a.nbytes)
+                    for p, a in zip(kernel.params, args) if p.pointer})
+    merged = []
+    for lo, hi in spans:
+        if merged and lo < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    where = {}
+    for p, a in zip(kernel.params, args):
+        if p.pointer:
+            ptr = a.__array_interface__["data"][0]
+            k = next(i for i, (lo, hi) in enumerate(merged) if lo <= ptr < hi or (lo == ptr == hi))
+            where[id(a)] = (k, ptr - merged[k][0])
+    return merged, where
 
 
 def _wait(pids, deadline):
@@ -229,51 +321,50 @@ def _array_near(address, arrays):
         if start <= address < start + nbytes:
             return f"The address lies inside `{name}`."
         gap = address - (start + nbytes) if address >= start + nbytes else start - address
-        if gap < 1 << 20 and (best is None or gap < best[0]):
+        if gap < 1 << 36 and (best is None or gap < best[0]):
             where = "past the end of" if address >= start + nbytes else "before the start of"
             best = (gap, f"The address is {gap} bytes {where} `{name}`.")
     return best[1] if best else ""
 
 
-def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=None, end_line=0,
+def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=None, end_line=0, shared_limit=0,
         check=None, context=None, schedule="forward"):
     """Launch `spawn` (a kc_spawn_<i> of a compiled library) with checked arguments.
     `order`: the schedule, linear thread ids as uint32 (None: forward). `check`: a
     CheckSetup for checked mode, whose report is returned; `context` reads findings."""
+    global _slots
     status_bytes = ctypes.sizeof(WorkerStatus) * workers
     if check is not None:
         status_bytes += -(-check.nbytes() // ALIGN) * ALIGN
-    # Lay out the arrays; an array passed twice (in-place kernels) gets one slot.
-    slots, offset, total = {}, 0, status_bytes
-    for p, a in zip(kernel.params, args):
-        if p.pointer:
-            key = (a.__array_interface__["data"][0], a.nbytes)
-            if key not in slots:
-                total = -(-total // ALIGN) * ALIGN
-                slots[key] = total
-                total += max(a.nbytes, 1)
     with _arena.lock:
-        view = _arena.reserve(total)
+        if _slots is None:
+            _slots = Slots()
+        view = _arena.reserve(status_bytes)
         base = view.ctypes.data
         status = (WorkerStatus * workers).from_address(base)
         ctypes.memset(base, 0, status_bytes)
-        check_desc = None
-        if check is not None:
-            check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, args)
+        intervals, where = _layout(kernel, args)
+        starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
+        for k, (lo, hi) in enumerate(intervals):
+            ctypes.memmove(starts[k], lo, hi - lo)
         values, arrays = [], []
         for p, a in zip(kernel.params, args):
             if p.pointer:
-                off = slots[(a.__array_interface__["data"][0], a.nbytes)]
-                view[off:off + a.nbytes] = a.reshape(-1).view(np.uint8)
-                values.append(ctypes.c_void_p(base + off))
-                arrays.append((p.name, base + off, a.nbytes))
+                k, off = where[id(a)]
+                values.append(ctypes.c_void_p(starts[k] + off))
+                arrays.append((p.name, starts[k] + off, a.nbytes))
             else:
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        check_desc = None
+        if check is not None:
+            check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, args, _slots)
         desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
-                          shared_mem=config.shared_mem, stack_size=stack_size, workers=workers,
-                          args=argv, status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
+                          shared_mem=config.shared_mem, shared_limit=shared_limit, stack_size=stack_size,
+                          workers=workers, args=argv,
+                          status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
                           order=order.ctypes.data if order is not None else None, end_line=end_line,
+                          parent_pid=os.getpid(), time_limit_s=int(time_limit) + 5,
                           check=ctypes.pointer(check_desc) if check_desc is not None else None)
         pids = (ctypes.c_int32 * workers)()
         with tempfile.TemporaryFile() as out:
@@ -290,27 +381,48 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
             raise _timeout(kernel, config, status, workers, time_limit)
         failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
         if failed:
-            w = min(failed, key=lambda w: status[w].block)
+            w = min(failed, key=lambda w: (status[w].code != CHECK_FAILED, status[w].block))
             if status[w].code == CHECK_FAILED:
                 raise findings.to_exception(status[w].message.decode(), context)
-            raise _failure(kernel, config, status[w], waited[pids[w]], arrays)
-        for p, a in zip(kernel.params, args):
-            if p.pointer and not p.const:
-                off = slots[(a.__array_interface__["data"][0], a.nbytes)]
-                a.reshape(-1).view(np.uint8)[:] = view[off:off + a.nbytes]
+            raise _failure(kernel, config, status[w], waited[pids[w]], arrays, stack_size)
+        _copy_back(kernel, args, where, starts)
         return check.report(schedule) if check is not None else None
+
+
+def _copy_back(kernel, args, where, starts):
+    """Every array whose bytes the kernel changed gets them back, through whichever
+    parameter it was passed (a write through a const_cast pointer reaches the caller too)."""
+    for p, a in zip(kernel.params, args):
+        if not p.pointer or not a.nbytes:
+            continue
+        k, off = where[id(a)]
+        now = np.ctypeslib.as_array((ctypes.c_uint8 * a.nbytes).from_address(starts[k] + off))
+        mine = a.reshape(-1).view(np.uint8)
+        if np.array_equal(now, mine):
+            continue
+        if not a.flags.writeable:
+            raise KernelRuntimeError(f"kernel `{kernel.name}` wrote into `{p.name}`, a read-only array (through a "
+                                     "const pointer cast to non-const); pass a writable copy")
+        mine[:] = now
 
 
 def _where(config, st):
     return (f"block {findings.coords(st.block, config.grid)}, thread {findings.coords(st.thread, config.block)}")
 
 
-def _failure(kernel, config, st, wait_status, arrays):
+def _failure(kernel, config, st, wait_status, arrays, stack_size):
     if st.code == ASSERT_FAILED:
         return KernelAssertionError(
             f"assert({st.message.decode()}) failed in kernel `{kernel.name}` at line {st.line}, "
             f"{_where(config, st)}.")
     sig = st.signal or (os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else 0)
+    if st.stack_overflow:
+        return KernelCrashError(
+            f"kernel `{kernel.name}` overflowed the stack of {_where(config, st)}: each CUDA thread gets "
+            f"{stack_size // 1024} KiB of stack on the CPU runtime (its local variables and arrays live there), and "
+            "this thread needed more: a large local array or deep recursion. Raise it with "
+            f"kernels.config.stack_size = {4 * stack_size} (bytes) and run again; a GPU gives a thread up to "
+            "512 KiB of local memory.")
     if st.code == CRASHED or sig:
         near = _array_near(st.fault_address, arrays) if st.fault_address else ""
         return KernelCrashError(

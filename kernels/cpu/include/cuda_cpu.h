@@ -1,21 +1,23 @@
 // The CUDA built-ins a kernel sees on the CPU runtime.
 //
-// The generated translation unit is: this header, then the kernel's unchanged source
-// (under #line, so compiler messages name the student's lines), then one small launch
-// stub per kernel. Keywords that only steer nvcc (__global__, __launch_bounds__, ...)
-// expand to nothing or to their C++ meaning; __shared__ becomes `static`, which is
-// shared by every fiber of a block because one worker process runs one block at a time.
+// The kernel's translation unit is: this header, then the kernel's source (under #line,
+// so compiler messages name the student's lines, with the front end's few line-preserving
+// edits: kernels/frontend.py), then one launch stub per kernel. Everything here is what the
+// kernel may use; the runtime itself (fibers, scheduler, launcher, checked mode) lives in
+// kc_runtime.cpp, a separate translation unit linked into the same library. Checked mode
+// compiles this unit with g++'s ThreadSanitizer and bounds instrumentation, whose hooks
+// kc_runtime.cpp implements, so every load and store of the kernel is checked with the
+// program's own types left alone.
+//
+// Only C headers here: kernels/frontend.py parses this header with libclang before every
+// cold compile, and the C++ library's headers would triple the time it takes.
 #pragma once
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
-#include <atomic>
-#include <cmath>
-#include <type_traits>
-
-#include "kc_fiber.h"
 
 // ---- dim3, uint3 and the vector types ------------------------------------------------
 struct uint3 { unsigned int x, y, z; };
@@ -61,44 +63,86 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 #undef KC_VECS
 
 // ---- qualifiers ----------------------------------------------------------------------
+#ifdef KC_FRONTEND
+// For the front end: clang keeps annotations in its AST, so it can tell a kernel, a shared
+// array and a device variable apart with their full types.
+#define __global__ __attribute__((annotate("kc_global")))
+#define __device__ __attribute__((annotate("kc_device")))
+#define __constant__ __attribute__((annotate("kc_constant")))
+#define __managed__ __attribute__((annotate("kc_managed")))
+#define __shared__ __attribute__((annotate("kc_shared")))
+#else
 #define __global__
 #define __device__
-#define __host__
 #define __constant__
 #define __managed__
+// One worker process runs one block at a time, so a static is shared by the fibers of a
+// block and by nothing else.
+#define __shared__ static
+#endif
+// __device__ and __constant__ variables: a section the launcher maps shared by every
+// worker and keeps for the module's lifetime (kernels/cpu/build.py's linker script).
+#define KC_DEVICE_VAR __attribute__((section("kc_device")))
+#define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-#define __align__(n) alignas(n)
-#ifndef KC_CHECKED
-#define __shared__ static
-#endif
+#define __align__(n) __attribute__((aligned(n)))
+#define __grid_constant__
 #define warpSize 32
 
 // ---- where a fiber is: the runtime state the built-ins read -------------------------
-// The generated translation unit is the only one that includes this header, so the
-// state is defined here; hidden visibility keeps each kernel library's copy its own.
 namespace kc {
-enum ThreadState : uint8_t { RUNNABLE, AT_SYNCTHREADS, AT_SYNCWARP, EXITED };
+enum ThreadState : uint8_t { RUNNABLE, AT_SYNCTHREADS, AT_WARP, EXITED };
+// A warp-collective operation a thread waits at (state AT_WARP).
+enum WarpOp : uint8_t { SYNCWARP, SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, BALLOT, ANY, ALL, MATCH_ANY, MATCH_ALL,
+                        REDUCE_ADD, REDUCE_MIN, REDUCE_MAX, REDUCE_AND, REDUCE_OR, REDUCE_XOR, REDUCE_MIN_S,
+                        REDUCE_MAX_S, REDUCE_ADD_S };
+// __syncthreads_count/_and/_or: what a block barrier computes as it releases.
+enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR };
 struct Thread {
     void* sp;              // saved stack pointer while switched out
     uint3 idx;             // threadIdx
     uint32_t linear;       // x + y*bx + z*bx*by: warp = linear / 32
     uint32_t pos;          // place in the schedule's order
     uint8_t state;
-    uint32_t warp_mask;    // mask of the __syncwarp it waits at
-    int line;              // source line of the barrier it waits at
-    int exit_line;         // checked mode: the `return` it left by (0: the kernel's end)
+    uint8_t op;            // the WarpOp or BlockOp it waits at
+    uint32_t mask;         // the member mask of the warp operation it waits at
+    int32_t arg;           // shuffle: source lane, delta or lane mask
+    int32_t width;         // shuffle: segment width
+    uint64_t value;        // its contribution (shuffled bits, predicate)
+    uint64_t result;       // what the operation gave it
+    int line;              // source line of the barrier or warp operation it waits at
+    int exit_line;         // the `return` it left by (0: the kernel's end)
     uint32_t seq;          // checked mode: its shared accesses so far in this barrier interval
 };
-Thread* cur;               // the fiber running now
-uint3 block_idx;
-dim3 block_dim, grid_dim;
-unsigned char* dyn_smem;   // extern __shared__ storage of this block
-void syncthreads(int line);
-void syncwarp(unsigned mask, int line);
+extern Thread* cur;        // the fiber running now
+extern uint3 block_idx;
+extern dim3 block_dim, grid_dim;
+void syncthreads(int line, uint8_t op = BARRIER, int pred = 0);
+uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line);
+unsigned active_mask();
+void thread_exit(int line);
 [[noreturn]] void assert_fail(const char* expr, int line);
+void* dynamic_shared(const char* name, int id, size_t elem);
+void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims);
+
+// The shape of a shared variable's type, for shared_register: T[a][b] -> rank 2, {a, b}.
+template <class T> struct shape { using elem = T; static constexpr int rank = 0; static void dims(unsigned*) {} };
+template <class T, size_t N> struct shape<T[N]> {
+    using elem = typename shape<T>::elem;
+    static constexpr int rank = 1 + shape<T>::rank;
+    static void dims(unsigned* d) { d[0] = unsigned(N); shape<T>::dims(d + 1); }
+};
+// Called as each thread passes `__shared__ T name...;` (the front end appends the call on
+// the declaration's line): the variable's place, size and shape.
+template <class T>
+inline void shared_register(int id, T& var) {
+    unsigned dims[8] = {0};
+    shape<T>::dims(dims);
+    shared_extent(id, nullptr, (void*)&var, sizeof(T), sizeof(typename shape<T>::elem), shape<T>::rank, dims);
+}
 }  // namespace kc
 
 #define threadIdx (static_cast<const uint3&>(::kc::cur->idx))
@@ -106,93 +150,96 @@ void syncwarp(unsigned mask, int line);
 #define blockDim (static_cast<const dim3&>(::kc::block_dim))
 #define gridDim (static_cast<const dim3&>(::kc::grid_dim))
 
+// ---- barriers and warp operations ----------------------------------------------------
 #define __syncthreads() ::kc::syncthreads(__LINE__)
-#define __syncwarp(...) ::kc::syncwarp(::kc::warp_mask_arg(__VA_ARGS__), __LINE__)
+#define __syncthreads_count(p) int(::kc::syncthreads_value(__LINE__, ::kc::BARRIER_COUNT, (p)))
+#define __syncthreads_and(p) int(::kc::syncthreads_value(__LINE__, ::kc::BARRIER_AND, (p)))
+#define __syncthreads_or(p) int(::kc::syncthreads_value(__LINE__, ::kc::BARRIER_OR, (p)))
+#define __syncwarp(...) ((void)::kc::warp_op(::kc::SYNCWARP, ::kc::mask_arg(__VA_ARGS__), 0, 0, 32, __LINE__))
+#define __activemask() ::kc::active_mask()
+#define __ballot_sync(m, p) unsigned(::kc::warp_op(::kc::BALLOT, (m), (p) != 0, 0, 32, __LINE__))
+#define __any_sync(m, p) int(::kc::warp_op(::kc::ANY, (m), (p) != 0, 0, 32, __LINE__))
+#define __all_sync(m, p) int(::kc::warp_op(::kc::ALL, (m), (p) != 0, 0, 32, __LINE__))
+#define __shfl_sync(m, v, ...) ::kc::shfl(::kc::SHFL_IDX, (m), (v), __LINE__, __VA_ARGS__)
+#define __shfl_up_sync(m, v, ...) ::kc::shfl(::kc::SHFL_UP, (m), (v), __LINE__, __VA_ARGS__)
+#define __shfl_down_sync(m, v, ...) ::kc::shfl(::kc::SHFL_DOWN, (m), (v), __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(m, v, ...) ::kc::shfl(::kc::SHFL_XOR, (m), (v), __LINE__, __VA_ARGS__)
+#define __match_any_sync(m, v) ::kc::match(::kc::MATCH_ANY, (m), (v), __LINE__, nullptr)
+#define __match_all_sync(m, v, pred) ::kc::match(::kc::MATCH_ALL, (m), (v), __LINE__, (pred))
+#define __reduce_add_sync(m, v) ::kc::reduce(::kc::REDUCE_ADD, (m), (v), __LINE__)
+#define __reduce_min_sync(m, v) ::kc::reduce(::kc::REDUCE_MIN, (m), (v), __LINE__)
+#define __reduce_max_sync(m, v) ::kc::reduce(::kc::REDUCE_MAX, (m), (v), __LINE__)
+#define __reduce_and_sync(m, v) unsigned(::kc::warp_op(::kc::REDUCE_AND, (m), unsigned(v), 0, 32, __LINE__))
+#define __reduce_or_sync(m, v) unsigned(::kc::warp_op(::kc::REDUCE_OR, (m), unsigned(v), 0, 32, __LINE__))
+#define __reduce_xor_sync(m, v) unsigned(::kc::warp_op(::kc::REDUCE_XOR, (m), unsigned(v), 0, 32, __LINE__))
 namespace kc {
-constexpr unsigned warp_mask_arg() { return 0xffffffffu; }
-constexpr unsigned warp_mask_arg(unsigned m) { return m; }
+constexpr unsigned mask_arg() { return 0xffffffffu; }
+constexpr unsigned mask_arg(unsigned m) { return m; }
+inline unsigned syncthreads_value(int line, uint8_t op, int pred) {
+    syncthreads(line, op, pred != 0);
+    return unsigned(cur->result);
+}
+// A shuffled value travels as its bits: CUDA shuffles the 32- and 64-bit arithmetic types.
+template <class T> struct shuffled { static constexpr bool ok = false; };
+#define KC_SHUFFLED(T) template <> struct shuffled<T> { static constexpr bool ok = true; };
+KC_SHUFFLED(int) KC_SHUFFLED(unsigned) KC_SHUFFLED(long) KC_SHUFFLED(unsigned long) KC_SHUFFLED(long long)
+KC_SHUFFLED(unsigned long long) KC_SHUFFLED(float) KC_SHUFFLED(double)
+#undef KC_SHUFFLED
+template <class T>
+inline T shfl(uint8_t op, unsigned mask, T v, int line, int arg, int width = 32) {
+    static_assert(shuffled<T>::ok, "__shfl*_sync takes int, unsigned, long, long long (and unsigned), float or double");
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    bits = warp_op(op, mask, bits, arg, width, line);
+    T out;
+    memcpy(&out, &bits, sizeof(T));
+    return out;
+}
+template <class T>
+inline unsigned match(uint8_t op, unsigned mask, T v, int line, int* pred) {
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    uint64_t r = warp_op(op, mask, bits, int(sizeof(T)), 32, line);
+    if (pred) *pred = r != 0;
+    return unsigned(r);
+}
+inline unsigned reduce(uint8_t op, unsigned mask, unsigned v, int line) { return unsigned(warp_op(op, mask, v, 0, 32, line)); }
+inline int reduce(uint8_t op, unsigned mask, int v, int line) {
+    uint8_t signed_op = op == REDUCE_MIN ? REDUCE_MIN_S : op == REDUCE_MAX ? REDUCE_MAX_S : REDUCE_ADD_S;
+    return int(warp_op(signed_op, mask, uint64_t(int64_t(v)), 0, 32, line));
+}
 }  // namespace kc
 
-// Within a worker process fibers never run at once, and other workers only share global
-// memory, so the fences need only stop the compiler from reordering.
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+// Within a worker process fibers never run at once, and blocks in other workers only share
+// global memory through real atomics, so the fences need only stop the compiler.
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 #undef assert
 #define assert(e) ((e) ? (void)0 : ::kc::assert_fail(#e, __LINE__))
 #define __trap() ::kc::assert_fail("__trap()", __LINE__)
+#define __brkpt() ::kc::assert_fail("__brkpt()", __LINE__)
 
-// extern __shared__ T name[]; is rewritten (on its own line) to
-// `static ::kc::DynamicShared<T> name;`, a view of this block's dynamic shared memory.
-namespace kc {
-template <class T>
-struct DynamicShared {
-    operator T*() const { return reinterpret_cast<T*>(dyn_smem); }
-    T& operator[](size_t i) const { return reinterpret_cast<T*>(dyn_smem)[i]; }
-};
-}  // namespace kc
+// ---- atomics (kc_runtime.cpp): real atomics, since workers share global memory; in
+// checked mode each is also an ordered read-modify-write in the shared-memory shadow.
+// CUDA's overloads exactly: atomicAdd(float*, 1.0) converts the 1.0 as CUDA does.
+#define KC_ATOMIC(NAME, T) T NAME(T* address, T val); T NAME##_block(T* address, T val); T NAME##_system(T* address, T val);
+#define KC_ATOMIC_INT(NAME) KC_ATOMIC(NAME, int) KC_ATOMIC(NAME, unsigned int) KC_ATOMIC(NAME, unsigned long long)
+KC_ATOMIC_INT(atomicAdd) KC_ATOMIC(atomicAdd, float) KC_ATOMIC(atomicAdd, double)
+KC_ATOMIC(atomicSub, int) KC_ATOMIC(atomicSub, unsigned int)
+KC_ATOMIC_INT(atomicExch) KC_ATOMIC(atomicExch, float)
+KC_ATOMIC_INT(atomicMin) KC_ATOMIC(atomicMin, long long)
+KC_ATOMIC_INT(atomicMax) KC_ATOMIC(atomicMax, long long)
+KC_ATOMIC(atomicInc, unsigned int) KC_ATOMIC(atomicDec, unsigned int)
+KC_ATOMIC_INT(atomicAnd) KC_ATOMIC_INT(atomicOr) KC_ATOMIC_INT(atomicXor)
+#undef KC_ATOMIC_INT
+#undef KC_ATOMIC
+#define KC_ATOMIC_CAS(T) T atomicCAS(T* address, T compare, T val); T atomicCAS_block(T* address, T compare, T val); \
+    T atomicCAS_system(T* address, T compare, T val);
+KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long) KC_ATOMIC_CAS(unsigned short)
+#undef KC_ATOMIC_CAS
 
-// ---- atomics: real atomics, since workers share global memory ------------------------
-// The value parameters are not deduced (type_identity), so atomicAdd(float*, 1.0)
-// converts the 1.0 as CUDA's overloads do.
-template <class T> using kc_same = std::type_identity_t<T>;
-template <class T> inline T atomicAdd(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_add(v); }
-template <class T> inline T atomicSub(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_sub(v); }
-template <class T> inline T atomicExch(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).exchange(v); }
-template <class T> inline T atomicAnd(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_and(v); }
-template <class T> inline T atomicOr(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_or(v); }
-template <class T> inline T atomicXor(T* p, kc_same<T> v) { return std::atomic_ref<T>(*p).fetch_xor(v); }
-template <class T> inline T atomicCAS(T* p, kc_same<T> expected, kc_same<T> desired) {
-    std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired);
-    return expected;
-}
-template <class T> inline T atomicMax(T* p, kc_same<T> v) {
-    std::atomic_ref<T> a(*p);
-    T old = a.load();
-    while (old < v && !a.compare_exchange_weak(old, v)) {}
-    return old;
-}
-template <class T> inline T atomicMin(T* p, kc_same<T> v) {
-    std::atomic_ref<T> a(*p);
-    T old = a.load();
-    while (v < old && !a.compare_exchange_weak(old, v)) {}
-    return old;
-}
-
-// ---- min, max and the float intrinsics ----------------------------------------------
-#define KC_MINMAX(A, B, R)                                                              \
-    inline R min(A a, B b) { return (R)a < (R)b ? (R)a : (R)b; }                       \
-    inline R max(A a, B b) { return (R)a > (R)b ? (R)a : (R)b; }
-KC_MINMAX(int, int, int)
-KC_MINMAX(unsigned int, unsigned int, unsigned int)
-KC_MINMAX(int, unsigned int, unsigned int)
-KC_MINMAX(unsigned int, int, unsigned int)
-KC_MINMAX(long, long, long)
-KC_MINMAX(unsigned long, unsigned long, unsigned long)
-KC_MINMAX(long long, long long, long long)
-KC_MINMAX(unsigned long long, unsigned long long, unsigned long long)
-KC_MINMAX(float, float, float)
-KC_MINMAX(double, double, double)
-KC_MINMAX(float, double, double)
-KC_MINMAX(double, float, double)
-#undef KC_MINMAX
-
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-inline float __fdividef(float a, float b) { return a / b; }
-inline float fdividef(float a, float b) { return a / b; }
-inline float __expf(float x) { return expf(x); }
-inline float __exp10f(float x) { return powf(10.0f, x); }
-inline float __logf(float x) { return logf(x); }
-inline float __log2f(float x) { return log2f(x); }
-inline float __log10f(float x) { return log10f(x); }
-inline float __sinf(float x) { return sinf(x); }
-inline float __cosf(float x) { return cosf(x); }
-inline float __tanf(float x) { return tanf(x); }
-inline float __powf(float a, float b) { return powf(a, b); }
-inline float __saturatef(float x) { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
-inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
-template <class T> inline T __ldg(const T* p) { return *p; }
+#if __has_include("kc_intrinsics.h")
+#include "kc_intrinsics.h"
+#endif

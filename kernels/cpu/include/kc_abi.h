@@ -15,14 +15,15 @@ struct WorkerStatus {            // one per worker, in shared memory
     uint64_t blocks_done;
     uint64_t fault_address;
     int32_t line;
-    int32_t pad;
+    int32_t stack_overflow;      // the fault hit a fiber's guard page
     char message[16384];         // assert text, or checked mode's finding as JSON
 };
 
 struct LaunchDesc {
     uint32_t grid[3];
     uint32_t block[3];
-    uint64_t shared_mem;
+    uint64_t shared_mem;         // dynamic shared memory per block, bytes
+    uint64_t shared_limit;       // static + dynamic shared memory a block may have (the GPU's limit)
     uint64_t stack_size;
     uint32_t workers;
     int32_t output_fd;           // the workers' stdout and stderr (kernel printf)
@@ -30,7 +31,9 @@ struct LaunchDesc {
     WorkerStatus* status;        // `workers` entries
     const uint32_t* order;       // schedule: linear thread ids in the order they run (null: forward)
     int32_t end_line;            // source line of the kernel's closing brace
-    int32_t pad;
+    int32_t parent_pid;          // the caller: workers die with it
+    uint32_t time_limit_s;       // a worker's own alarm, past the caller's time limit
+    uint32_t pad;
     struct CheckDesc* check;     // checked mode's inputs and outputs (null when unchecked)
 };
 
@@ -39,25 +42,36 @@ struct TraceRecord {
     uint32_t block, interval, thread;
     int32_t array;               // parameter index, or SHARED_ID_BASE + shared array id
     int64_t index;               // element index from the array's start
-    uint32_t line;
+    uint32_t pc;                 // where in the library the access is (runner.py maps it to a line)
     uint8_t op;                  // 0 read, 1 write
     uint8_t pad[3];
 };
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;
+constexpr int MAX_PARAMS = 64;
 
 struct CheckDesc {
     uint64_t* counts;            // per worker: loads and stores of each parameter, then of each shared array
     uint32_t counts_stride;      // entries per worker: 2 * nparams + 2 * MAX_SHARED_ARRAYS
     uint32_t nparams;
-    const uint64_t* extents;     // bytes of each pointer parameter's array
+    const uint64_t* extents;     // bytes of each pointer parameter's array (0: not a pointer)
+    const uint32_t* elem_sizes;  // bytes of each pointer parameter's element as declared
     const char* const* names;    // each parameter's name
+    const char* const* shared_names;  // each shared variable's name, by id
     TraceRecord* trace;          // per worker: trace_capacity records
     uint64_t trace_capacity;
     uint64_t* trace_count;       // per worker: records written (may exceed the capacity: then truncated)
     const uint8_t* trace_blocks; // one byte per linear block id, 1 = trace it (null: trace nothing)
     const uint8_t* trace_threads;// one byte per linear thread id, 1 = trace it (null: every thread)
     uint32_t* shared_dims;       // out: 3 dimensions of each shared array, by id
+    uint64_t slot_base;          // the arrays' slots: array i lives alone in a slot of 2^slot_shift bytes
+    uint32_t slot_shift;
+    uint32_t nslots;
+    uint64_t device_lo, device_hi;     // the __device__ variables' section
+    const uint64_t* device_vars; // (address, bytes) of each __device__ variable
+    const char* const* device_names;
+    uint32_t ndevice;
+    uint32_t pad;
 };
 
 }  // namespace kc

@@ -1,0 +1,584 @@
+// The CPU runtime: fibers, the block scheduler, the launcher and (with KC_CHECKED) checked
+// mode's hooks. One translation unit, compiled once per variant (plain, checked) and
+// linked into every kernel library (kernels/cpu/build.py); the kernel's own unit sees only
+// cuda_cpu.h.
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <initializer_list>
+
+#include "cuda_cpu.h"
+#include "kc_abi.h"
+#include "kc_fiber.h"
+
+namespace kc {
+
+Thread* cur;
+uint3 block_idx;
+dim3 block_dim, grid_dim;
+WorkerStatus* my_status;
+const LaunchDesc* launch;
+
+// Dynamic shared memory: one buffer as large as a GPU lets a block opt into, so that an
+// `extern __shared__` array, rewritten to a reference, binds to a fixed address even at
+// namespace scope. Each worker process has its own copy.
+constexpr size_t DYNAMIC_SHARED_CAPACITY = 227 * 1024;
+alignas(256) unsigned char dynamic_smem[DYNAMIC_SHARED_CAPACITY + 4096];
+
+#ifdef KC_CHECKED
+void check_worker_start(const LaunchDesc* d, unsigned w);
+void check_block_start(uint32_t block);
+void check_interval_end();
+void check_warp_released(unsigned w, unsigned mask);
+void check_barrier(int end_line);
+[[noreturn]] void report(const char* json);
+void check_warp_group(unsigned warp, unsigned mask, int line);
+void atomic_access(void* addr, unsigned size, void* pc, bool reads);
+#endif
+
+// ---- the block scheduler ------------------------------------------------------------
+//
+// Protocol. Every thread starts RUNNABLE. A pass walks the threads in schedule order;
+// each RUNNABLE one runs until it reaches a barrier (AT_SYNCTHREADS), a warp operation
+// (AT_WARP: __syncwarp, a shuffle, a vote) or returns (EXITED), and then switches straight
+// to the next RUNNABLE thread of the pass. The last one switches back to run_block, which
+// resolves the waits:
+//   1. a group of a warp's threads waiting at a warp operation with one mask is released
+//      when every live lane of the mask waits there (lanes that exited are left out); the
+//      operation's results (shuffled values, ballots) are computed then, for all of them;
+//   2. otherwise, if every live thread of the block waits at __syncthreads, all are
+//      released: the next barrier interval begins (__syncthreads_count and its kin
+//      compute their result now);
+//   3. otherwise, if every thread has exited, the block is done;
+//   4. otherwise the block's threads wait at different barriers (a divergent barrier).
+//      Hardware counts arrivals at barrier 0 whichever line they come from, so the
+//      runtime releases everyone and carries on, as a GPU usually does. Checked mode
+//      reports it instead.
+// A thread runs without interruption from one barrier to the next, so a run is
+// reproducible, and code that relies on lock-step warps without __syncwarp fails here as
+// it may on a GPU since Volta.
+
+struct Scheduler {
+    Thread* threads = nullptr;
+    unsigned nthreads = 0, capacity = 0;
+    void* sched_sp = nullptr;
+    char* stacks = nullptr;
+    size_t slot = 0;                   // bytes per fiber: a guard page, then the stack
+    void (*body)(void**) = nullptr;
+    void** args = nullptr;
+    const uint32_t* order = nullptr;   // linear thread ids in schedule order
+    unsigned waiting_warp = 0;         // threads now at a warp operation
+};
+Scheduler sched;
+
+inline size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// Fibers for n threads, once per worker: stacks with a PROT_NONE guard page under each, so
+// a runaway recursion or a local array larger than the stack faults (and is reported as a
+// stack overflow) instead of silently overwriting the neighbouring thread's stack.
+bool reserve_threads(unsigned n, size_t stack_size) {
+    if (n <= sched.capacity) return true;
+    size_t page = page_size();
+    size_t slot = ((stack_size + page - 1) / page) * page + page;
+    void* mem = mmap(nullptr, slot * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) return false;
+    for (unsigned i = 0; i < n; ++i) mprotect(static_cast<char*>(mem) + i * slot, page, PROT_NONE);
+    sched.threads = new Thread[n];
+    sched.stacks = static_cast<char*>(mem);
+    sched.slot = slot;
+    sched.capacity = n;
+    return true;
+}
+
+// The running thread has just blocked or exited: hand over to the next RUNNABLE thread
+// after it in this pass, or back to run_block when there is none.
+void yield_to_scheduler() {
+    Thread* self = cur;
+    for (unsigned k = self->pos + 1; k < sched.nthreads; ++k) {
+        Thread* t = &sched.threads[sched.order[k]];
+        if (t->state == RUNNABLE) {
+            cur = t;
+            my_status->thread = t->linear;
+            kc_switch(&self->sp, t->sp);
+            return;
+        }
+    }
+    kc_switch(&self->sp, sched.sched_sp);
+}
+
+[[noreturn]] void fiber_main(void*) {
+    sched.body(sched.args);
+    cur->state = EXITED;
+    yield_to_scheduler();
+    __builtin_unreachable();
+}
+
+void syncthreads(int line, uint8_t op, int pred) {
+    cur->state = AT_SYNCTHREADS;
+    cur->op = op;
+    cur->value = uint64_t(pred != 0);
+    cur->line = line;
+    yield_to_scheduler();
+}
+
+uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line) {
+    cur->state = AT_WARP;
+    cur->op = op;
+    cur->mask = mask;
+    cur->value = value;
+    cur->arg = arg;
+    cur->width = width;
+    cur->line = line;
+    ++sched.waiting_warp;
+    yield_to_scheduler();
+    return cur->result;
+}
+
+unsigned active_mask() {
+    // The lanes of the warp that have not exited: on a GPU, the lanes converged here.
+    unsigned w = cur->linear / 32, mask = 0;
+    for (unsigned i = w * 32; i < sched.nthreads && i < w * 32 + 32; ++i)
+        if (sched.threads[i].state != EXITED) mask |= 1u << (i - w * 32);
+    return mask;
+}
+
+void thread_exit(int line) { cur->exit_line = line; }
+
+// The result of warp operation `op` for lane `lane` of a released group of warp `w`.
+static uint64_t warp_result(unsigned w, unsigned group, const Thread& t, unsigned lane) {
+    const Thread* base = &sched.threads[w * 32];
+    auto val = [&](unsigned l) { return base[l].value; };
+    int width = t.width;
+    unsigned seg = lane & ~unsigned(width - 1);
+    switch (t.op) {
+    case SHFL_IDX: return val(seg + (unsigned(t.arg) & unsigned(width - 1)));
+    case SHFL_UP: return lane >= seg + unsigned(t.arg) ? val(lane - t.arg) : t.value;
+    case SHFL_DOWN: return lane + unsigned(t.arg) < seg + unsigned(width) ? val(lane + t.arg) : t.value;
+    case SHFL_XOR: {
+        unsigned src = lane ^ (unsigned(t.arg) & 31u);
+        return (src & ~unsigned(width - 1)) == seg ? val(src) : t.value;
+    }
+    default: break;
+    }
+    uint64_t acc = 0;
+    bool first = true;
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!((group >> l) & 1u)) continue;
+        uint64_t v = val(l);
+        switch (t.op) {
+        case BALLOT: acc |= uint64_t(v != 0) << l; break;
+        case ANY: acc = acc || v; break;
+        case ALL: acc = first ? v != 0 : (acc && v); break;
+        case MATCH_ANY: if (v == t.value) acc |= 1ull << l; break;
+        case MATCH_ALL: acc = first ? group : (v == val(lane) ? acc : 0); break;
+        case REDUCE_ADD: acc = uint32_t(acc + v); break;
+        case REDUCE_ADD_S: acc = uint64_t(int64_t(acc) + int64_t(v)); break;
+        case REDUCE_MIN: acc = first || uint32_t(v) < uint32_t(acc) ? v : acc; break;
+        case REDUCE_MAX: acc = first || uint32_t(v) > uint32_t(acc) ? v : acc; break;
+        case REDUCE_MIN_S: acc = first || int64_t(v) < int64_t(acc) ? v : acc; break;
+        case REDUCE_MAX_S: acc = first || int64_t(v) > int64_t(acc) ? v : acc; break;
+        case REDUCE_AND: acc = first ? v : (acc & v); break;
+        case REDUCE_OR: acc |= v; break;
+        case REDUCE_XOR: acc ^= v; break;
+        default: break;
+        }
+        first = false;
+    }
+    return acc;
+}
+
+// Rule 1 of the protocol; returns whether any group was released. A group is the
+// threads of one warp waiting with one mask; it is complete when every lane of the mask
+// waits in it or has exited. (Checked mode reports a mask that names an exited lane, or
+// lanes waiting at different operations.)
+bool release_complete_warps() {
+    if (!sched.waiting_warp) return false;
+    bool released = false;
+    for (unsigned w = 0; w * 32 < sched.nthreads; ++w) {
+        unsigned lo = w * 32, hi = lo + 32 < sched.nthreads ? lo + 32 : sched.nthreads;
+        for (unsigned i = lo; i < hi; ++i) {
+            const Thread& t = sched.threads[i];
+            if (t.state != AT_WARP) continue;
+            unsigned mask = t.mask, group = 0;
+            bool complete = true;
+            for (unsigned l = 0; l < 32 && complete; ++l) {
+                if (!((mask >> l) & 1u)) continue;
+                if (lo + l >= hi) continue;   // lanes past the block's last thread do not exist
+                const Thread& u = sched.threads[lo + l];
+                if (u.state == AT_WARP && u.mask == mask) group |= 1u << l;
+                else if (u.state != EXITED) complete = false;
+            }
+            if (!complete || !group) continue;
+#ifdef KC_CHECKED
+            check_warp_group(w, mask, t.line);
+#endif
+            for (unsigned l = 0; l < 32; ++l)
+                if ((group >> l) & 1u) sched.threads[lo + l].result = warp_result(w, group, sched.threads[lo + l], l);
+            for (unsigned l = 0; l < 32; ++l)
+                if ((group >> l) & 1u) {
+                    sched.threads[lo + l].state = RUNNABLE;
+                    --sched.waiting_warp;
+                }
+#ifdef KC_CHECKED
+            if (t.op == SYNCWARP) check_warp_released(w, group);
+#endif
+            released = true;
+        }
+    }
+    return released;
+}
+
+// Rule 2: the block barrier releases; __syncthreads_count and its kin get their result.
+void release_block_barrier() {
+    uint64_t count = 0, all = 1, any = 0;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& t = sched.threads[i];
+        if (t.state != AT_SYNCTHREADS) continue;
+        count += t.value;
+        all &= t.value;
+        any |= t.value;
+    }
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Thread& t = sched.threads[i];
+        if (t.state == AT_SYNCTHREADS || t.state == AT_WARP) {
+            t.result = t.op == BARRIER_COUNT ? count : t.op == BARRIER_AND ? all : any;
+            t.state = RUNNABLE;
+        }
+    }
+    sched.waiting_warp = 0;
+}
+
+extern "C" void kc_register_namespace_shared();   // generated with the launch stubs
+
+// Runs one block to completion. `order` lists linear thread ids in schedule order.
+void run_block(const uint32_t* order, uint32_t block, int end_line) {
+    sched.order = order;
+    size_t page = page_size();
+    unsigned bx = block_dim.x, by = block_dim.y;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Thread& t = sched.threads[i];
+        t = Thread{};
+        t.idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
+        t.linear = i;
+        t.state = RUNNABLE;
+        // Stacks sit at a stride that is a multiple of the page size, so their tops would
+        // all map to the same cache sets; shifting each by a different number of cache
+        // lines ("colouring") keeps the fibers' live frames from evicting each other.
+        char* lo = sched.stacks + i * sched.slot + page;
+        size_t colour = (i % 61) * 64;
+        t.sp = fiber_init(lo, sched.slot - page - colour, &fiber_main, nullptr);
+    }
+    for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
+    sched.waiting_warp = 0;
+#ifdef KC_CHECKED
+    check_block_start(block);
+#else
+    (void)block;
+    (void)end_line;
+#endif
+    kc_register_namespace_shared();
+    for (;;) {
+        for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
+            Thread* t = &sched.threads[order[k]];
+            if (t->state != RUNNABLE) continue;
+            cur = t;
+            my_status->thread = t->linear;
+            kc_switch(&sched.sched_sp, t->sp);
+            break;
+        }
+        if (release_complete_warps()) continue;
+        bool all_exited = true;
+        for (unsigned i = 0; i < sched.nthreads && all_exited; ++i) all_exited = sched.threads[i].state == EXITED;
+        if (all_exited) {
+#ifdef KC_CHECKED
+            check_interval_end();
+#endif
+            return;
+        }
+#ifdef KC_CHECKED
+        check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
+#endif
+        release_block_barrier();
+    }
+}
+
+// ---- the launcher --------------------------------------------------------------------
+//
+// A launch forks worker processes, each running every `workers`-th block of the grid.
+// Why processes: nothing a kernel does (a wild pointer, an endless loop, a failed assert)
+// may harm the Python process that launched it. Each worker is a fork of the caller;
+// global arrays live in memory the caller mapped MAP_SHARED, so the workers' writes come
+// back, while everything else a worker touches dies with it. The caller
+// (kernels/cpu/runner.py) waits for the workers with a time limit and kills them past it;
+// a worker also dies with its caller (PR_SET_PDEATHSIG) and on its own alarm, so none is
+// ever left behind spinning.
+
+[[noreturn]] void assert_fail(const char* expr, int line) {
+    my_status->code = ASSERT_FAILED;
+    my_status->line = line;
+    snprintf(my_status->message, sizeof my_status->message, "%s", expr);
+    fflush(stdout);
+    _exit(2);
+}
+
+static void on_fatal_signal(int sig, siginfo_t* info, void*) {
+    my_status->code = CRASHED;
+    my_status->signal = sig;
+    my_status->fault_address = reinterpret_cast<uint64_t>(info->si_addr);
+    // A fault in a fiber's guard page is a stack overflow: say so, with the stack's size.
+    uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr), s = reinterpret_cast<uintptr_t>(sched.stacks);
+    if (sched.stacks && a >= s && a < s + sched.slot * sched.capacity && (a - s) % sched.slot < page_size())
+        my_status->stack_overflow = 1;
+    _exit(128 + sig);
+}
+
+static void install_crash_handlers() {
+    static char alt_stack[64 * 1024];  // the fault may be a fiber's stack overflow
+    stack_t ss{};
+    ss.ss_sp = alt_stack;
+    ss.ss_size = sizeof alt_stack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_sigaction = &on_fatal_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+    // The caller may ignore or handle these (Jupyter does); a worker must die by them.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGALRM, SIG_DFL);
+}
+
+[[noreturn]] static void worker_main(void (*body)(void**), const LaunchDesc* d, unsigned w) {
+    // Die with the caller, whatever kills it (a kernel restart, the OOM killer); the check
+    // after prctl covers a caller that died before it took effect.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != d->parent_pid) _exit(9);
+    prctl(PR_SET_NAME, "kc-worker");
+    // And never outlive the launch's time limit, even if the caller's wait went wrong.
+    if (d->time_limit_s) alarm(d->time_limit_s);
+    my_status = &d->status[w];
+    launch = d;
+    if (d->output_fd >= 0) {
+        dup2(d->output_fd, 1);
+        dup2(d->output_fd, 2);
+    }
+    install_crash_handlers();
+    block_dim = dim3(d->block[0], d->block[1], d->block[2]);
+    grid_dim = dim3(d->grid[0], d->grid[1], d->grid[2]);
+    unsigned nthreads = d->block[0] * d->block[1] * d->block[2];
+    uint32_t* order = static_cast<uint32_t*>(malloc(sizeof(uint32_t) * nthreads));
+    if (!reserve_threads(nthreads, d->stack_size) || !order) {
+        my_status->code = OUT_OF_MEMORY;
+        _exit(4);
+    }
+    for (unsigned i = 0; i < nthreads; ++i) order[i] = d->order ? d->order[i] : i;
+#ifdef KC_CHECKED
+    check_worker_start(d, w);
+#endif
+    sched.nthreads = nthreads;
+    sched.body = body;
+    sched.args = d->args;
+    uint64_t nblocks = uint64_t(d->grid[0]) * d->grid[1] * d->grid[2];
+    for (uint64_t b = w; b < nblocks; b += d->workers) {
+        block_idx = uint3{unsigned(b % d->grid[0]), unsigned((b / d->grid[0]) % d->grid[1]),
+                          unsigned(b / (uint64_t(d->grid[0]) * d->grid[1]))};
+        my_status->block = unsigned(b);
+        run_block(order, unsigned(b), d->end_line);
+        my_status->blocks_done++;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    my_status->code = OK;
+    _exit(0);
+}
+
+// Forks the workers and returns at once; the caller waits for them. Returns 0, or -errno
+// if a fork failed (the workers already started are killed).
+int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
+    fflush(stdout);
+    fflush(stderr);
+    for (unsigned w = 0; w < d->workers; ++w) {
+        d->status[w].code = RUNNING;
+        pid_t pid = fork();
+        if (pid == 0) worker_main(body, d, w);
+        if (pid < 0) {
+            int err = errno;
+            for (unsigned v = 0; v < w; ++v) kill(pids[v], SIGKILL);
+            return -err;
+        }
+        pids[w] = pid;
+    }
+    return 0;
+}
+
+// ---- shared variables -------------------------------------------------------------------
+// Static shared memory a launch has touched, for the GPU's limit (checked in both modes).
+static uint64_t static_shared_seen[2];   // bit per shared variable id < 128
+static uint64_t static_shared_bytes;
+
+[[noreturn]] static void shared_limit_exceeded(size_t bytes) {
+    my_status->code = CHECK_FAILED;
+    snprintf(my_status->message, sizeof my_status->message,
+             "{\"kind\":\"shared_limit\",\"static\":%zu,\"dynamic\":%llu,\"limit\":%llu}", bytes,
+             (unsigned long long)launch->shared_mem, (unsigned long long)launch->shared_limit);
+    fflush(stdout);
+    _exit(5);
+}
+
+#ifdef KC_CHECKED
+void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims,
+                   bool dynamic);
+#endif
+
+void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims) {
+    if (!launch) return;
+    if (id < 128 && !((static_shared_seen[id / 64] >> (id % 64)) & 1)) {
+        static_shared_seen[id / 64] |= 1ull << (id % 64);
+        static_shared_bytes += bytes;
+        if (static_shared_bytes > 48 * 1024 || static_shared_bytes + launch->shared_mem > launch->shared_limit)
+            shared_limit_exceeded(static_shared_bytes);
+    }
+#ifdef KC_CHECKED
+    shared_region(id, name, addr, bytes, elem, rank, dims, false);
+#else
+    (void)name, (void)addr, (void)elem, (void)rank, (void)dims;
+#endif
+}
+
+void* dynamic_shared(const char* name, int id, size_t elem) {
+#ifdef KC_CHECKED
+    unsigned dims[1] = {0};
+    if (launch) shared_region(id, name, dynamic_smem, launch->shared_mem, elem, 1, dims, true);
+#else
+    (void)name, (void)id, (void)elem;
+#endif
+    return dynamic_smem;
+}
+
+}  // namespace kc
+
+// ---- atomics -------------------------------------------------------------------------
+// Real atomics: blocks in other workers share global memory. The _block and _system
+// variants are the same operation here (one block runs at a time per worker).
+#ifdef KC_CHECKED
+#define KC_ATOMIC_HOOK(p, reads) ::kc::atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0), reads)
+#else
+#define KC_ATOMIC_HOOK(p, reads) ((void)0)
+#endif
+#define KC_ATOMIC_VARIANTS(R, NAME, PARAMS, ARGS) \
+    R NAME##_block PARAMS { return NAME ARGS; } \
+    R NAME##_system PARAMS { return NAME ARGS; }
+
+#define KC_FETCH(NAME, T, BUILTIN) \
+    T NAME(T* p, T v) { KC_ATOMIC_HOOK(p, true); return BUILTIN(p, v, __ATOMIC_SEQ_CST); } \
+    KC_ATOMIC_VARIANTS(T, NAME, (T* p, T v), (p, v))
+#define KC_FETCH_INT(NAME, BUILTIN) KC_FETCH(NAME, int, BUILTIN) KC_FETCH(NAME, unsigned int, BUILTIN) \
+    KC_FETCH(NAME, unsigned long long, BUILTIN)
+KC_FETCH_INT(atomicAdd, __atomic_fetch_add)
+KC_FETCH(atomicSub, int, __atomic_fetch_sub)
+KC_FETCH(atomicSub, unsigned int, __atomic_fetch_sub)
+KC_FETCH_INT(atomicAnd, __atomic_fetch_and)
+KC_FETCH_INT(atomicOr, __atomic_fetch_or)
+KC_FETCH_INT(atomicXor, __atomic_fetch_xor)
+
+// The rest are compare-and-swap loops: new = f(old).
+template <class T, class F>
+static T cas_loop(T* p, F f) {
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(p, &old, f(old), true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return old;
+}
+// Floats through their bits, so that the comparison is of bits, not values (NaN, -0.0).
+template <class T, class U, class F>
+static T cas_bits(T* p, F f) {
+    U* q = reinterpret_cast<U*>(p);
+    U old = __atomic_load_n(q, __ATOMIC_SEQ_CST);
+    for (;;) {
+        T o, n;
+        memcpy(&o, &old, sizeof o);
+        n = f(o);
+        U nb;
+        memcpy(&nb, &n, sizeof nb);
+        if (__atomic_compare_exchange_n(q, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return o;
+    }
+}
+float atomicAdd(float* p, float v) { KC_ATOMIC_HOOK(p, true); return cas_bits<float, uint32_t>(p, [v](float o) { return o + v; }); }
+double atomicAdd(double* p, double v) { KC_ATOMIC_HOOK(p, true); return cas_bits<double, uint64_t>(p, [v](double o) { return o + v; }); }
+KC_ATOMIC_VARIANTS(float, atomicAdd, (float* p, float v), (p, v))
+KC_ATOMIC_VARIANTS(double, atomicAdd, (double* p, double v), (p, v))
+
+#define KC_EXCH(T) \
+    T atomicExch(T* p, T v) { KC_ATOMIC_HOOK(p, false); return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); } \
+    KC_ATOMIC_VARIANTS(T, atomicExch, (T* p, T v), (p, v))
+KC_EXCH(int) KC_EXCH(unsigned int) KC_EXCH(unsigned long long)
+float atomicExch(float* p, float v) {
+    KC_ATOMIC_HOOK(p, false);
+    uint32_t b, o;
+    memcpy(&b, &v, 4);
+    o = __atomic_exchange_n(reinterpret_cast<uint32_t*>(p), b, __ATOMIC_SEQ_CST);
+    float r;
+    memcpy(&r, &o, 4);
+    return r;
+}
+KC_ATOMIC_VARIANTS(float, atomicExch, (float* p, float v), (p, v))
+
+#define KC_MINMAX(T) \
+    T atomicMin(T* p, T v) { KC_ATOMIC_HOOK(p, true); return cas_loop(p, [v](T o) { return v < o ? v : o; }); } \
+    T atomicMax(T* p, T v) { KC_ATOMIC_HOOK(p, true); return cas_loop(p, [v](T o) { return v > o ? v : o; }); } \
+    KC_ATOMIC_VARIANTS(T, atomicMin, (T* p, T v), (p, v)) KC_ATOMIC_VARIANTS(T, atomicMax, (T* p, T v), (p, v))
+KC_MINMAX(int) KC_MINMAX(unsigned int) KC_MINMAX(unsigned long long) KC_MINMAX(long long)
+
+// atomicInc: ((old >= val) ? 0 : (old + 1)); atomicDec: ((old == 0) | (old > val)) ? val : (old - 1).
+unsigned int atomicInc(unsigned int* p, unsigned int v) {
+    KC_ATOMIC_HOOK(p, true);
+    return cas_loop(p, [v](unsigned o) { return o >= v ? 0u : o + 1; });
+}
+unsigned int atomicDec(unsigned int* p, unsigned int v) {
+    KC_ATOMIC_HOOK(p, true);
+    return cas_loop(p, [v](unsigned o) { return (o == 0 || o > v) ? v : o - 1; });
+}
+KC_ATOMIC_VARIANTS(unsigned int, atomicInc, (unsigned int* p, unsigned int v), (p, v))
+KC_ATOMIC_VARIANTS(unsigned int, atomicDec, (unsigned int* p, unsigned int v), (p, v))
+
+#define KC_CAS(T) \
+    T atomicCAS(T* p, T compare, T v) { \
+        KC_ATOMIC_HOOK(p, true); \
+        __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+        return compare; \
+    } \
+    KC_ATOMIC_VARIANTS(T, atomicCAS, (T* p, T c, T v), (p, c, v))
+KC_CAS(int) KC_CAS(unsigned int) KC_CAS(unsigned long long) KC_CAS(unsigned short)
+
+// ---- device variables ------------------------------------------------------------------
+// The section of __device__ and __constant__ variables, page-aligned by the linker script.
+extern "C" char __start_kc_device[] __attribute__((weak));
+extern "C" char __stop_kc_device[] __attribute__((weak));
+
+// Called by the loader (kernels/cpu/module.py) once, in the caller's process: the section
+// becomes shared memory, so every worker of every launch of this module sees one copy, as
+// blocks on a GPU see one device memory and values persist from launch to launch.
+extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes) {
+    *start = __start_kc_device;
+    *bytes = __stop_kc_device - __start_kc_device;
+    if (!*bytes) return 0;
+    void* copy = malloc(*bytes);
+    if (!copy) return -ENOMEM;
+    memcpy(copy, __start_kc_device, *bytes);
+    void* m = mmap(__start_kc_device, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (m == MAP_FAILED) {
+        free(copy);
+        return -errno;
+    }
+    memcpy(__start_kc_device, copy, *bytes);
+    free(copy);
+    return 0;
+}
+
+#ifdef KC_CHECKED
+#include "kc_checked.h"
+#endif

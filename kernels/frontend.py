@@ -1,0 +1,537 @@
+"""The C++ front end: clang reads a CUDA C source with full type information.
+
+Both backends ask it what a source defines: its kernels (with C or C++ linkage, in
+namespaces, templates with defaults, `__launch_bounds__` of any expression), each
+parameter's canonical type (through typedefs, array syntax, structs), the `__shared__`,
+`__device__` and `__constant__` variables, and what the CPU runtime cannot run. The CPU
+backend also takes from it the few line-preserving edits its compiler needs (cpu/build.py).
+
+The source is parsed as the CPU runtime compiles it: C++17 after cpu/include/cuda_cpu.h,
+with KC_FRONTEND defined so that CUDA's qualifiers become clang annotations. Results are
+cached on disk (a cached module parses nothing).
+"""
+import atexit
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .config import config
+from .errors import CompileError, UnsupportedFeatureError
+from .listing import numbered
+
+INCLUDE_DIR = Path(__file__).parent / "cpu" / "include"
+SOURCE_NAME = "kernel.cu"
+STATIC_SHARED_LIMIT = 48 * 1024    # bytes of static __shared__ per kernel NVRTC (ptxas) accepts
+
+# Canonical clang type kinds -> NumPy element types.
+_SCALARS = {
+    "FLOAT": np.float32, "DOUBLE": np.float64, "INT": np.int32, "UINT": np.uint32,
+    "LONG": np.int64, "ULONG": np.uint64, "LONGLONG": np.int64, "ULONGLONG": np.uint64,
+    "SHORT": np.int16, "USHORT": np.uint16, "CHAR_S": np.int8, "SCHAR": np.int8, "CHAR_U": np.uint8,
+    "UCHAR": np.uint8, "BOOL": np.bool_,
+}
+# The vector types of cuda_cpu.h: name -> lane type.
+_VECTOR_LANES = {
+    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
+    "uint": np.uint32, "float": np.float32, "long": np.int64, "ulong": np.uint64, "longlong": np.int64,
+    "ulonglong": np.uint64, "double": np.float64,
+}
+_VECTOR = re.compile(r"(char|uchar|short|ushort|int|uint|float|long|ulong|longlong|ulonglong|double)([1-4])")
+
+# What the CPU runtime does not provide, by the identifier that gives it away.
+UNSUPPORTED = [
+    (re.compile(r"__half2?|half2?|__nv_bfloat16\w*|__float2half\w*|__half2float|__hmul\w*|__hfma\w*"),
+     "half-precision types (__half, __nv_bfloat16)"),
+    (re.compile(r"wmma|nvcuda|mma_sync|load_matrix_sync|store_matrix_sync"), "tensor-core matrix fragments (nvcuda::wmma)"),
+    (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
+     "textures and surfaces"),
+    (re.compile(r"this_grid|grid_group|this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
+     "grid-wide cooperative groups (cooperative launch)"),
+    (re.compile(r"__pipeline_\w+|memcpy_async|pipeline|barrier_arrive\w*"), "asynchronous copies (cp.async, pipelines)"),
+]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    base: str            # element type as the kernel sees it, canonical: "float", "unsigned int", "float4", "Particle"
+    pointer: bool
+    const: bool          # a pointer to const: the kernel cannot write through it (without const_cast)
+    text: str            # the declaration as written, for messages
+    descr: object = None # NumPy dtype of one element (of a vector type: of one lane), as dtype.descr; None: unknown
+    lanes: int = 1
+    itemsize: int = 0    # bytes of one element as the kernel declares it
+
+    @property
+    def dtype(self):
+        return dtype_from(self.descr)
+
+
+def _spec(d):
+    if isinstance(d, dict):   # JSON turned the formats' (type, shape) tuples into lists
+        return {**d, "formats": [(_spec(f[0]), tuple(f[1])) if isinstance(f, list) else _spec(f) for f in d["formats"]]}
+    return d
+
+
+def dtype_from(descr):
+    """The NumPy dtype of a stored description (None stays None)."""
+    return None if descr is None else np.dtype(_spec(descr))
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str                      # as get_function takes it: "tiled", "ns::scale" or "tiled<16>"
+    function: str                  # the C++ identifier: "tiled"
+    params: tuple
+    line: int                      # the line of the kernel's definition, 1-based
+    end_line: int = 0              # the line of its closing brace
+    linkage: str = "C"             # "C" (extern "C") or "C++" (the GPU backend passes its name expression)
+
+
+@dataclass(frozen=True)
+class SharedVar:
+    id: int
+    name: str
+    line: int
+    extern: bool                   # extern __shared__: a view of the launch's dynamic shared memory
+    function: str                  # the function it is declared in ("" at namespace scope)
+    size: int                      # bytes, or -1 where it depends on template parameters
+
+
+@dataclass(frozen=True)
+class DeviceVar:
+    name: str                      # as get_global takes it
+    line: int
+    space: str                     # "device", "constant" or "managed"
+    size: int
+    descr: object = None           # NumPy dtype of its elements
+    shape: tuple = ()
+
+
+@dataclass
+class Program:
+    kernels: dict                              # get_function name -> Kernel
+    templates: list                            # qualified names of template kernels
+    shared: list                               # SharedVar
+    device_vars: list                          # DeviceVar
+    unsupported: dict                          # kernel name (or template) -> (line, construct)
+    edits: list = field(default_factory=list)  # (start, end, text): the CPU build's edits of the source
+    namespace_shared: list = field(default_factory=list)   # (id, qualified name) of namespace-scope __shared__
+    subscripts: dict = field(default_factory=dict)          # "line:col" -> array name, for local/shared subscripts
+
+    def to_json(self):
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text):
+        d = json.loads(text)
+        d["kernels"] = {k: Kernel(**{**v, "params": tuple(Param(**p) for p in v["params"])})
+                        for k, v in d["kernels"].items()}
+        d["shared"] = [SharedVar(**s) for s in d["shared"]]
+        d["device_vars"] = [DeviceVar(**{**v, "shape": tuple(v["shape"])}) for v in d["device_vars"]]
+        d["unsupported"] = {k: tuple(v) for k, v in d["unsupported"].items()}
+        d["edits"] = [tuple(e) for e in d["edits"]]
+        d["namespace_shared"] = [tuple(e) for e in d["namespace_shared"]]
+        return cls(**d)
+
+
+# ---- running clang -----------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _clang():
+    try:
+        import clang.cindex as ci
+    except ImportError:
+        raise CompileError("the front end needs clang's Python bindings: pip install libclang", backend="any") from None
+    index = ci.Index.create()
+    atexit.register(_clang.cache_clear)   # release it while clang's module still exists
+    return ci, index
+
+
+@lru_cache(maxsize=None)
+def _gcc_include(cxx):
+    """The C++ compiler's own header folder (stddef.h, stdarg.h), which libclang's wheel lacks."""
+    try:
+        out = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out if Path(out).is_dir() else None
+
+
+def _user_flags(options):
+    """-D and -I options pass to the parse; the rest are code-generation options."""
+    flags = []
+    for opt in options:
+        m = re.match(r"^(-D|--define-macro=?|-I|--include-path=?)(.*)$", opt)
+        if m:
+            flags.append(("-D" if m.group(1).startswith(("-D", "--define")) else "-I") + m.group(2))
+    return flags
+
+
+@lru_cache(maxsize=1)
+def _header_digest():
+    h = hashlib.sha256()
+    for p in sorted(INCLUDE_DIR.iterdir()):
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def analyze(source, options=(), name_expressions=()):
+    """The Program of `source`, from the disk cache when this source was read before."""
+    key = hashlib.sha256("\0".join([_header_digest(), source, *options, "|", *name_expressions]).encode()).hexdigest()
+    path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.json"
+    try:
+        return Program.from_json(path.read_text())
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    program = _Reader(source, tuple(options), tuple(name_expressions)).read()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{id(program)}.tmp")
+    tmp.write_text(program.to_json())
+    tmp.replace(path)
+    return program
+
+
+class _Reader:
+    def __init__(self, source, options, name_expressions):
+        self.source = source
+        self.options = options
+        self.exprs = name_expressions
+        self.ci, self.index = _clang()
+        self.code = source.encode()
+
+    # -- parsing --
+    def _parse(self, text):
+        flags = ["-x", "c++", "-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", "-include", "cuda_cpu.h",
+                 *_user_flags(self.options)]
+        inc = _gcc_include(config.cxx)
+        if inc:
+            flags += ["-isystem", inc]
+        return self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, text)])
+
+    def read(self):
+        nlines = self.source.count("\n") + 1
+        probes = "".join(f"\nauto kc_probe_{i} = &{e};" for i, e in enumerate(self.exprs))
+        tu = self._parse(self.source + "\n" + probes)
+        errors = [d for d in tu.diagnostics if d.severity >= 3]
+        missing = [d for d in errors if "file not found" in d.spelling and d.location.line <= nlines]
+        if missing:
+            d = missing[0]
+            raise UnsupportedFeatureError(
+                f"{SOURCE_NAME} includes a header the CPU runtime does not provide ({d.spelling}, line "
+                f"{d.location.line}). The kernel can run on a GPU with backend='gpu'.\n"
+                f"{numbered(self.source, {d.location.line})}", backend="cpu")
+        self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
+                       if d.location.file and d.location.file.name == SOURCE_NAME]
+        self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
+        self.edits, self.namespace_shared, self.subscripts = [], [], {}
+        self.functions = {}     # USR -> (cursor, qualified name) of every function defined in the source
+        for c in tu.cursor.get_children():
+            if self._mine(c):
+                self._top(c, [])
+        self._check_functions()
+        unsupported = self._unsupported()
+        self._probe(tu, nlines)
+        return Program(kernels=self.kernels, templates=sorted(self.templates), shared=self.shared,
+                       device_vars=self.device_vars, unsupported=unsupported, edits=sorted(self.edits),
+                       namespace_shared=self.namespace_shared, subscripts=self.subscripts)
+
+    def _mine(self, c):
+        f = c.location.file
+        return f is not None and f.name == SOURCE_NAME
+
+    def _annotations(self, c):
+        K = self.ci.CursorKind
+        return {a.spelling for a in c.get_children() if a.kind == K.ANNOTATE_ATTR}
+
+    # -- declarations --
+    def _top(self, c, scope):
+        K = self.ci.CursorKind
+        if c.kind in (K.NAMESPACE,):
+            for ch in c.get_children():
+                self._top(ch, scope + [c.spelling])
+        elif c.kind in (K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
+            for ch in c.get_children():
+                self._top(ch, scope)
+        elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition():
+            qual = "::".join(scope + [c.spelling])
+            self.functions[c.get_usr()] = (c, qual)
+            if "kc_global" in self._annotations(c):
+                self._kernel(c, qual)
+            self._body(c, qual, kernel="kc_global" in self._annotations(c))
+        elif c.kind == K.VAR_DECL:
+            ann = self._annotations(c)
+            qual = "::".join(scope + [c.spelling])
+            if "kc_shared" in ann:
+                self._shared(c, "", qual)
+            elif ann & {"kc_device", "kc_constant", "kc_managed"}:
+                self._device_var(c, qual, ann)
+        elif c.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE):
+            for ch in c.get_children():
+                if ch.kind in (K.CXX_METHOD, K.FUNCTION_TEMPLATE) and ch.is_definition():
+                    self.functions[ch.get_usr()] = (ch, "::".join(scope + [c.spelling, ch.spelling]))
+                    self._body(ch, "::".join(scope + [c.spelling, ch.spelling]), kernel=False)
+
+    def _kernel(self, c, qual):
+        K = self.ci.CursorKind
+        if c.kind == K.FUNCTION_TEMPLATE:
+            self.templates[qual] = c
+            return
+        linkage = "C" if c.mangled_name == c.spelling else "C++"
+        name = c.spelling if linkage == "C" else qual
+        params = tuple(self._param(a, a.type) for a in c.get_arguments())
+        self.kernels[name] = Kernel(name=name, function=c.spelling, params=params, line=c.extent.start.line,
+                                    end_line=c.extent.end.line, linkage=linkage)
+
+    def _text(self, c):
+        return self.code[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
+
+    def _param(self, decl, ptype):
+        """A Param from a parameter's declaration and its (possibly instantiated) type."""
+        T = self.ci.TypeKind
+        t = ptype.get_canonical()
+        pointer = t.kind in (T.POINTER, T.INCOMPLETEARRAY, T.CONSTANTARRAY)
+        elem = (t.get_pointee() if t.kind == T.POINTER else t.element_type) if pointer else t
+        const = pointer and elem.is_const_qualified()
+        elem_c = elem.get_canonical()
+        base = re.sub(r"\b(const|volatile|struct|class)\b\s*", "", elem_c.spelling).strip()
+        descr, lanes = self._dtype(elem_c)
+        size = elem_c.get_size()
+        return Param(name=decl.spelling, base=base, pointer=pointer, const=bool(const),
+                     text=" ".join(self._text(decl).split()) or f"{ptype.spelling} {decl.spelling}",
+                     descr=descr, lanes=lanes, itemsize=max(int(size), 0))
+
+    def _dtype(self, t):
+        """(dtype.descr, lanes) of a canonical element type; (None, 1) if NumPy has no such type."""
+        T = self.ci.TypeKind
+        t = t.get_canonical()
+        if t.kind == T.ENUM:
+            t = t.get_declaration().enum_type.get_canonical()
+        if t.kind.name in _SCALARS:
+            return np.dtype(_SCALARS[t.kind.name]).str, 1
+        if t.kind == T.RECORD:
+            name = re.sub(r"\b(const|volatile|struct|class)\b\s*", "", t.spelling).strip()
+            m = _VECTOR.fullmatch(name)
+            if m:
+                return np.dtype(_VECTOR_LANES[m.group(1)]).str, int(m.group(2))
+            fields = []
+            for f in t.get_fields():
+                fd, lanes = self._dtype(f.type)
+                if fd is None:
+                    return None, 1
+                ft = f.type.get_canonical()
+                shape = ()
+                if ft.kind == T.CONSTANTARRAY:
+                    shape = (ft.element_count,)
+                elif lanes > 1:
+                    shape = (lanes,)
+                fields.append((f.spelling, _spec(fd), shape))
+            if not fields or t.get_size() <= 0:
+                return None, 1
+            dt = np.dtype({"names": [f[0] for f in fields], "formats": [(f[1], f[2]) if f[2] else f[1] for f in fields],
+                           "offsets": [t.get_offset(f[0]) // 8 for f in fields], "itemsize": t.get_size()})
+            return _json_descr(dt), 1
+        if t.kind == T.CONSTANTARRAY:
+            return self._dtype(t.element_type)
+        return None, 1
+
+    def _device_var(self, c, qual, ann):
+        T = self.ci.TypeKind
+        space = "constant" if "kc_constant" in ann else "managed" if "kc_managed" in ann else "device"
+        t = c.type.get_canonical()
+        if t.is_const_qualified() and space == "device":
+            return   # a constant of the program: nothing to share
+        shape = []
+        e = t
+        while e.kind == T.CONSTANTARRAY:
+            shape.append(e.element_count)
+            e = e.element_type.get_canonical()
+        descr, lanes = self._dtype(e)
+        if lanes > 1:
+            shape.append(lanes)
+        self.device_vars.append(DeviceVar(name=qual, line=c.location.line, space=space, size=max(t.get_size(), 0),
+                                          descr=descr, shape=tuple(shape)))
+        # __device__ int x;  ->  KC_DEVICE_VAR int x;  (a section every worker shares; cpu/include/cuda_cpu.h)
+        first = True
+        for tok in c.get_tokens():
+            if tok.spelling in ("__device__", "__constant__", "__managed__"):
+                self.edits.append((tok.extent.start.offset, tok.extent.end.offset, "KC_DEVICE_VAR" if first else ""))
+                first = False
+
+    def _shared(self, c, function, qual, stmt=None):
+        T = self.ci.TypeKind
+        extern = c.storage_class.name == "EXTERN"
+        sid = len(self.shared)
+        size = c.type.get_canonical().get_size() if not extern else 0
+        self.shared.append(SharedVar(id=sid, name=c.spelling, line=c.location.line, extern=extern,
+                                     function=function, size=int(size) if size >= 0 else -1))
+        if extern:
+            # extern __shared__ T name[];  ->  T (&name)[] = <the launch's dynamic shared memory>;
+            # same type, so casts, decay and arithmetic behave as on a GPU.
+            elem = c.type.element_type.spelling if c.type.kind == T.INCOMPLETEARRAY else c.type.spelling
+            span = stmt if stmt is not None else c
+            text = (f"{elem} (&{c.spelling})[] = *reinterpret_cast<{elem} (*)[]>(::kc::dynamic_shared(\"{c.spelling}\", "
+                    f"{sid}, sizeof({elem})));")
+            start, end = span.extent.start.offset, span.extent.end.offset
+            if stmt is None:   # namespace scope: the declaration's extent stops before its ';'
+                end = self.code.index(b";", end) + 1
+            self.edits.append((start, end, text))
+        elif stmt is not None:
+            # Registered as each thread passes the declaration: its name, size and shape, for
+            # checked mode and for the GPU's 48 KiB limit on static shared memory.
+            at = stmt.extent.end.offset
+            self._registrations.append((at, at, f" ::kc::shared_register({sid}, {c.spelling});"))
+        else:
+            self.namespace_shared.append((sid, qual))
+
+    # -- function bodies --
+    def _body(self, fn, qual, kernel):
+        """Walk one function definition: its shared variables, returns (of a kernel), calls,
+        array subscripts and inline assembly."""
+        K = self.ci.CursorKind
+        self._registrations = []
+        info = {"calls": set(), "asm": [], "extent": (fn.extent.start.offset, fn.extent.end.offset),
+                "lines": (fn.extent.start.line, fn.extent.end.line), "kernel": kernel}
+        stack = [(ch, None, False) for ch in reversed(list(fn.get_children()))]   # in source order
+        while stack:
+            c, stmt, in_lambda = stack.pop()
+            k = c.kind
+            if k == K.VAR_DECL and "kc_shared" in self._annotations(c):
+                self._shared(c, qual, qual, stmt)
+            elif k == K.RETURN_STMT and kernel and not in_lambda:
+                tok = next(iter(c.get_tokens()), None)
+                if tok is not None and tok.spelling == "return":
+                    # A thread that returns is recorded with its line, for divergent-barrier reports.
+                    self.edits.append((tok.extent.start.offset, tok.extent.end.offset,
+                                       "return (void)::kc::thread_exit(__LINE__)"))
+            elif k == K.CALL_EXPR:
+                ref = c.referenced
+                if ref is not None:
+                    info["calls"].add((ref.get_usr(), ref.spelling, c.location.line,
+                                       ref.location.file.name if ref.location.file else ""))
+            elif k in (K.ASM_STMT, K.MS_ASM_STMT):
+                info["asm"].append(c.location.line)
+            elif k == K.ARRAY_SUBSCRIPT_EXPR:
+                base = next(iter(c.get_children()), None)
+                while base is not None and base.kind in (K.UNEXPOSED_EXPR, K.ARRAY_SUBSCRIPT_EXPR, K.PAREN_EXPR):
+                    base = next(iter(base.get_children()), None)
+                if base is not None and base.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and base.spelling:
+                    names = self.subscripts.setdefault(str(c.location.line), [])
+                    if base.spelling not in names:
+                        names.append(base.spelling)
+            stack.extend((ch, c if k == K.DECL_STMT else stmt, in_lambda or k == K.LAMBDA_EXPR)
+                         for ch in reversed(list(c.get_children())))
+        self.edits.extend(self._registrations)
+        self.functions[fn.get_usr()] = (fn, qual, info)
+
+    # Functions a kernel may call from the C library: CUDA's device math and these.
+    _DEVICE_LIBC = {"printf", "malloc", "free", "memset", "memcpy", "memmove", "memcmp", "abs", "labs", "llabs"}
+
+    def _check_functions(self):
+        """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
+        for fn, qual, info in (v for v in self.functions.values() if len(v) == 3):
+            for usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
+                if not file or file == SOURCE_NAME or Path(file).parent == INCLUDE_DIR:
+                    continue
+                if name in self._DEVICE_LIBC or "math" in Path(file).name:
+                    continue
+                raise CompileError(
+                    f"{SOURCE_NAME}({line}): error: calling a __host__ function(\"{name}\") from a __device__ or "
+                    f"__global__ function(\"{fn.spelling}\") is not allowed (as NVRTC reports it: device code "
+                    f"cannot call the C library's {name}()).\n{numbered(self.source, {line})}", backend="any")
+
+    def _unsupported(self):
+        """Kernels the CPU runtime cannot run, each with the line and construct; their
+        definitions (and those of device functions only they need) are left out of the
+        CPU build, so the rest of the file still runs."""
+        bad = {}   # function USR -> (line, construct)
+        for usr, (fn, qual, info) in ((u, v) for u, v in self.functions.items() if len(v) == 3):
+            lo, hi = info["lines"]
+            if info["asm"]:
+                bad[usr] = (info["asm"][0], "inline PTX assembly (asm)")
+                continue
+            for line, col, text in self.errors:
+                if lo <= line <= hi:
+                    construct = self._construct(text, fn, line)
+                    if construct:
+                        bad[usr] = (line, construct)
+                        break
+        # A function that calls an unsupported one is unsupported too.
+        changed = True
+        while changed:
+            changed = False
+            for usr, (fn, qual, info) in ((u, v) for u, v in self.functions.items() if len(v) == 3):
+                if usr in bad:
+                    continue
+                for callee, name, line, _ in info["calls"]:
+                    if callee in bad:
+                        bad[usr] = (line, f"{bad[callee][1]}, through {name}()")
+                        changed = True
+                        break
+        out = {}
+        for usr, (line, construct) in bad.items():
+            fn, qual, info = self.functions[usr]
+            start, end = info["extent"]
+            self.edits.append((start, end, ""))
+            self.edits = [e for e in self.edits if not (start <= e[0] < end) or e == (start, end, "")]
+            if info["kernel"]:
+                name = qual if (qual in self.templates or fn.mangled_name != fn.spelling) else fn.spelling
+                out[name] = (line, construct)
+        return out
+
+    def _construct(self, message, fn, line):
+        """The CUDA feature an error inside `fn` points at, or None for an ordinary mistake."""
+        for name in re.findall(r"'([^']+)'", message):
+            for pattern, what in UNSUPPORTED:
+                if pattern.fullmatch(name.split("::")[-1]) or pattern.fullmatch(name.split("::")[0]):
+                    return what
+        toks = [t.spelling for t in fn.get_tokens() if t.location.line == line]
+        if any(a == "<<" and b == "<" for a, b in zip(toks, toks[1:])):
+            return "launching kernels from a kernel (dynamic parallelism)"
+        return None
+
+    # -- template instances --
+    def _probe(self, tu, nlines):
+        K = self.ci.CursorKind
+        probes = {}
+        for c in tu.cursor.get_children():
+            if c.kind == K.VAR_DECL and c.spelling.startswith("kc_probe_") and self._mine(c):
+                probes[int(c.spelling[9:])] = c
+        for i, expr in enumerate(self.exprs):
+            fn = re.sub(r"\s+", "", expr.split("<")[0])
+            line = nlines + 1 + i
+            errs = [t for l, _, t in self.errors if l == line]
+            if errs or i not in probes or probes[i].type.get_pointee().kind.name != "FUNCTIONPROTO":
+                known = ", ".join(sorted(self.templates) + sorted(self.kernels)) or "none"
+                raise KeyError(f"{expr!r} is not a kernel instance of this source (kernels found: {known})"
+                               + (f": {errs[0]}" if errs else ""))
+            pattern = self.templates.get(fn) or next((t for q, t in self.templates.items() if q.split("::")[-1] == fn),
+                                                     None)
+            if pattern is None:
+                if fn in self.kernels:
+                    continue   # a name expression for a plain kernel
+                raise KeyError(f"no template kernel {fn!r} in this source (kernels found: "
+                               f"{', '.join(sorted(self.templates) + sorted(self.kernels)) or 'none'})")
+            decls = [a for a in pattern.get_children() if a.kind == K.PARM_DECL]
+            types = list(probes[i].type.get_pointee().argument_types())
+            params = tuple(self._param(d, t) for d, t in zip(decls, types))
+            name = " ".join(expr.split())
+            self.kernels[name] = Kernel(name=name, function=pattern.spelling, params=params,
+                                        line=pattern.extent.start.line, end_line=pattern.extent.end.line,
+                                        linkage="C++")
+
+
+def _json_descr(dt):
+    """A structured dtype as JSON-able data that np.dtype() reads back."""
+    return {"names": list(dt.names), "formats": [dt.fields[n][0].str if not dt.fields[n][0].subdtype else
+                                                  [dt.fields[n][0].subdtype[0].str, list(dt.fields[n][0].shape)]
+                                                  for n in dt.names],
+            "offsets": [dt.fields[n][1] for n in dt.names], "itemsize": dt.itemsize}
