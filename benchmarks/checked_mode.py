@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     kernels.config.time_limit = 120
-    print(f"checked-mode benchmark: {platform.machine()}, {kernels.cpu._cores()} cores, "
+    print(f"checked-mode benchmark: {platform.machine()}, {kernels.cpu.cores()} cores, "
           f"{compiler_version(kernels.config.cxx)}, {time.strftime('%Y-%m-%d')}")
     rng = np.random.default_rng()
     checked = matmul.compile("tiled", a.tile, "cpu", check=True)

@@ -62,7 +62,7 @@ def main():
     N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
     P = np.zeros((w, w), np.float32)
     loop = triple_loop()
-    cores = kernels.cpu._cores()
+    cores = kernels.cpu.cores()
     print(f"CPU runtime benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
           f"{compiler_version(kernels.config.cxx)}, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d')}")

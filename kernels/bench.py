@@ -115,8 +115,8 @@ class CpuBackend:
         return (time.perf_counter() - start) * 1e3
 
     def device(self):
-        from .cpu import _cores
-        return {"name": f"CPU runtime ({platform.processor() or platform.machine()})", "cores": _cores()}
+        from .cpu import cores
+        return {"name": f"CPU runtime ({platform.processor() or platform.machine()})", "cores": cores()}
 
     def versions(self):
         return {"cuda_runtime": None, "driver": None, "cupy": None}

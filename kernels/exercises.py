@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from . import corpus, matmul, tryout
 from .corpus import BOUNDS_LOAD_M, BOUNDS_LOAD_N, TILED_FIRST_BARRIER, TILED_SECOND_BARRIER
-from .signature import strip_comments
+from .listing import strip_comments
 
 
 # --------------------------------------------------------------------------- sources

@@ -1,0 +1,86 @@
+// The basic cooperative groups on the CPU runtime: the block and its tiles of up to a
+// warp. Each operation is the intrinsic it stands for on a GPU (__syncthreads,
+// __syncwarp and the *_sync shuffles and votes with the tile's mask), so checked mode
+// checks them the same way. Grid and multi-grid groups need a cooperative launch, which
+// the CPU runtime does not provide (the front end refuses a kernel that uses them).
+#pragma once
+
+namespace cooperative_groups {
+
+struct dim3_index { unsigned x, y, z; };
+
+class thread_block {
+public:
+    void sync(int line = __builtin_LINE()) const { ::kc::syncthreads(line); }
+    unsigned thread_rank() const {
+        return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    }
+    unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+    unsigned num_threads() const { return size(); }
+    dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+    dim3 thread_index() const { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
+    dim3 group_dim() const { return dim3(blockDim.x, blockDim.y, blockDim.z); }
+    dim3 dim_threads() const { return group_dim(); }
+};
+
+inline thread_block this_thread_block() { return thread_block(); }
+inline void sync(const thread_block& g, int line = __builtin_LINE()) { g.sync(line); }
+
+// A tile of Size threads (a power of two, at most 32) within a warp.
+template <unsigned Size>
+class thread_block_tile {
+    static_assert(Size > 0 && Size <= 32 && (Size & (Size - 1)) == 0,
+                  "tiled_partition<N>: N must be a power of two no larger than 32");
+
+public:
+    static constexpr unsigned lanes = Size;
+    unsigned lane() const { return thread_block().thread_rank() % 32; }
+    unsigned mask() const {
+        return Size == 32 ? 0xffffffffu : (((1u << Size) - 1u) << (lane() / Size * Size));
+    }
+    void sync(int line = __builtin_LINE()) const { ::kc::warp_op(::kc::SYNCWARP, mask(), 0, 0, 32, line); }
+    unsigned thread_rank() const { return thread_block().thread_rank() % Size; }
+    static constexpr unsigned size() { return Size; }
+    static constexpr unsigned num_threads() { return Size; }
+    unsigned meta_group_rank() const { return thread_block().thread_rank() / Size; }
+    unsigned meta_group_size() const { return (thread_block().size() + Size - 1) / Size; }
+
+    template <class T> T shfl(T v, int src, int line = __builtin_LINE()) const { return ::kc::shfl(::kc::SHFL_IDX, mask(), v, line, src, int(Size)); }
+    template <class T> T shfl_up(T v, unsigned d, int line = __builtin_LINE()) const { return ::kc::shfl(::kc::SHFL_UP, mask(), v, line, int(d), int(Size)); }
+    template <class T> T shfl_down(T v, unsigned d, int line = __builtin_LINE()) const {
+        return ::kc::shfl(::kc::SHFL_DOWN, mask(), v, line, int(d), int(Size));
+    }
+    template <class T> T shfl_xor(T v, unsigned m, int line = __builtin_LINE()) const { return ::kc::shfl(::kc::SHFL_XOR, mask(), v, line, int(m), int(Size)); }
+    // Votes answer for the tile: ballot's bit i is the tile's thread i.
+    unsigned ballot(int p, int line = __builtin_LINE()) const {
+        unsigned all = unsigned(::kc::warp_op(::kc::BALLOT, mask(), p != 0, 0, 32, line));
+        return Size == 32 ? all : (all >> (lane() / Size * Size)) & ((1u << Size) - 1u);
+    }
+    int any(int p, int line = __builtin_LINE()) const { return int(::kc::warp_op(::kc::ANY, mask(), p != 0, 0, 32, line)); }
+    int all(int p, int line = __builtin_LINE()) const { return int(::kc::warp_op(::kc::ALL, mask(), p != 0, 0, 32, line)); }
+    template <class T> unsigned match_any(T v, int line = __builtin_LINE()) const {
+        unsigned m = ::kc::match(::kc::MATCH_ANY, mask(), v, line, nullptr);
+        return Size == 32 ? m : (m >> (lane() / Size * Size)) & ((1u << Size) - 1u);
+    }
+};
+
+template <unsigned Size>
+inline thread_block_tile<Size> tiled_partition(const thread_block&) { return thread_block_tile<Size>(); }
+template <unsigned Size>
+inline void sync(const thread_block_tile<Size>& g, int line = __builtin_LINE()) { g.sync(line); }
+
+// cg::reduce(tile, value, op) from <cooperative_groups/reduce.h>: a butterfly of shuffles.
+template <class T> struct plus { T operator()(T a, T b) const { return a + b; } };
+template <class T> struct less { T operator()(T a, T b) const { return b < a ? b : a; } };
+template <class T> struct greater { T operator()(T a, T b) const { return a < b ? b : a; } };
+template <class T> struct bit_and { T operator()(T a, T b) const { return a & b; } };
+template <class T> struct bit_or { T operator()(T a, T b) const { return a | b; } };
+template <class T> struct bit_xor { T operator()(T a, T b) const { return a ^ b; } };
+
+template <unsigned Size, class T, class Op>
+inline T reduce(const thread_block_tile<Size>& g, T v, Op op) {
+    for (unsigned m = Size / 2; m > 0; m /= 2) v = op(v, g.shfl_xor(v, m));
+    return v;
+}
+
+}  // namespace cooperative_groups
