@@ -123,7 +123,7 @@ class Program:
     unsupported: dict                          # kernel name (or template) -> (line, construct)
     edits: list = field(default_factory=list)  # (start, end, text): the CPU build's edits of the source
     namespace_shared: list = field(default_factory=list)   # (id, qualified name) of namespace-scope __shared__
-    subscripts: dict = field(default_factory=dict)          # "line:col" -> array name, for local/shared subscripts
+    subscripts: dict = field(default_factory=dict)          # line -> [array name, outer bound] subscripted there
 
     def to_json(self):
         return json.dumps(asdict(self))
@@ -221,6 +221,7 @@ class _Reader:
         nlines = self.source.count("\n") + 1
         probes = "".join(f"\nauto kc_probe_{i} = &{e};" for i, e in enumerate(self.exprs))
         tu = self._parse(self.source + "\n" + probes)
+        self.tu, self.file = tu, tu.get_file(SOURCE_NAME)
         errors = [d for d in tu.diagnostics if d.severity >= 3]
         missing = [d for d in errors if "file not found" in d.spelling and d.location.line <= nlines]
         if missing:
@@ -247,6 +248,14 @@ class _Reader:
     def _mine(self, c):
         f = c.location.file
         return f is not None and f.name == SOURCE_NAME
+
+    def _tokens(self, c):
+        """The tokens of a cursor's extent (by file offsets: a cursor's own get_tokens() is
+        empty when its extent starts in a macro such as __device__)."""
+        ci = self.ci
+        ext = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(self.tu, self.file, c.extent.start.offset),
+                                            ci.SourceLocation.from_offset(self.tu, self.file, c.extent.end.offset))
+        return list(self.tu.get_tokens(extent=ext))
 
     def _annotations(self, c):
         K = self.ci.CursorKind
@@ -361,7 +370,7 @@ class _Reader:
                                           descr=descr, shape=tuple(shape)))
         # __device__ int x;  ->  KC_DEVICE_VAR int x;  (a section every worker shares; cpu/include/cuda_cpu.h)
         first = True
-        for tok in c.get_tokens():
+        for tok in self._tokens(c):
             if tok.spelling in ("__device__", "__constant__", "__managed__"):
                 self.edits.append((tok.extent.start.offset, tok.extent.end.offset, "KC_DEVICE_VAR" if first else ""))
                 first = False
@@ -407,7 +416,7 @@ class _Reader:
             if k == K.VAR_DECL and "kc_shared" in self._annotations(c):
                 self._shared(c, qual, qual, stmt)
             elif k == K.RETURN_STMT and kernel and not in_lambda:
-                tok = next(iter(c.get_tokens()), None)
+                tok = next(iter(self._tokens(c)), None)
                 if tok is not None and tok.spelling == "return":
                     # A thread that returns is recorded with its line, for divergent-barrier reports.
                     self.edits.append((tok.extent.start.offset, tok.extent.end.offset,
@@ -424,9 +433,11 @@ class _Reader:
                 while base is not None and base.kind in (K.UNEXPOSED_EXPR, K.ARRAY_SUBSCRIPT_EXPR, K.PAREN_EXPR):
                     base = next(iter(base.get_children()), None)
                 if base is not None and base.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and base.spelling:
+                    t = base.type.get_canonical()
+                    bound = t.element_count if t.kind.name == "CONSTANTARRAY" else 0
                     names = self.subscripts.setdefault(str(c.location.line), [])
-                    if base.spelling not in names:
-                        names.append(base.spelling)
+                    if [base.spelling, bound] not in names:
+                        names.append([base.spelling, bound])
             stack.extend((ch, c if k == K.DECL_STMT else stmt, in_lambda or k == K.LAMBDA_EXPR)
                          for ch in reversed(list(c.get_children())))
         self.edits.extend(self._registrations)
@@ -493,7 +504,7 @@ class _Reader:
             for pattern, what in UNSUPPORTED:
                 if pattern.fullmatch(name.split("::")[-1]) or pattern.fullmatch(name.split("::")[0]):
                     return what
-        toks = [t.spelling for t in fn.get_tokens() if t.location.line == line]
+        toks = [t.spelling for t in self._tokens(fn) if t.location.line == line]
         if any(a == "<<" and b == "<" for a, b in zip(toks, toks[1:])):
             return "launching kernels from a kernel (dynamic parallelism)"
         return None

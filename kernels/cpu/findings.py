@@ -100,9 +100,11 @@ def _oob(f, ctx):
     thread, block = ctx.thread(f["thread"]), ctx.block(f["block"])
     name, index, dims = f["array"], f["index"], f["dims"]
     if name == "(local array)" and ctx.program is not None:
-        names = ctx.program.subscripts.get(str(f["line"]), [])
-        name = names[0] if len(names) == 1 else "a local array"
-    verb = "reads" if f["op"] == "read" else "writes"
+        # The instrumentation knows the line and the dimension; the front end, which
+        # arrays are subscripted on that line and their bounds.
+        names = [n for n, bound in ctx.program.subscripts.get(str(f["line"]), []) if bound == dims[0]]
+        name = names[0] if len(set(names)) == 1 else "a local array"
+    verb = {"read": "reads", "write": "writes"}.get(f["op"], "indexes")
     if f.get("space") == "null" or name == "(null)":
         msg = f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} through a null pointer"
     elif len(index) > 1:
@@ -111,7 +113,7 @@ def _oob(f, ctx):
                f"outside {name}, which is {_shape(dims)} ({limits})")
     else:
         where = "before the start of" if index[0] < 0 else "past the end of"
-        kind = "a shared array" if f["shared"] else "an array"
+        kind = "a shared array" if f["shared"] else "a local array" if f.get("space") == "local" else "an array"
         msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} {name}[{index[0]}], {where} "
                f"{name}, {kind} of {dims[0]} elements (indices 0..{dims[0] - 1})")
         declared = ctx.element_size(name)
@@ -120,7 +122,8 @@ def _oob(f, ctx):
                     f"cast pointer), where {name} holds {declared}-byte elements")
     msg += ctx.quote(f["line"])
     msg += ("\nGuard the access with the array's bounds (as `if (row < Width && col < Width)`), or check the index "
-            "arithmetic." if not f["shared"] else "\nCheck the index arithmetic against the shared array's size.")
+            "arithmetic." if not f["shared"] and f.get("space") != "local"
+            else "\nCheck the index arithmetic against the array's size.")
     return OutOfBoundsError(msg, kernel=ctx.kernel.name, thread=thread, block=block, array=name,
                             index=tuple(index), extent=tuple(dims), op=f["op"], line=f["line"])
 

@@ -44,7 +44,7 @@ struct AccessRec {
 };
 struct Shadow { AccessRec w, r1, r2; };
 
-enum RegionKind : uint8_t { PARAM, SHARED, DYNAMIC, DEVICE };
+enum RegionKind : uint8_t { PARAM, SHARED, DYNAMIC, DEVICE, LOCAL };
 struct Region {
     const char* name;
     char* base;
@@ -124,7 +124,7 @@ static int dims_json(char* out, size_t n, const Region* r) {
 }
 
 static const char* kind_name(const Region* r) {
-    return r->kind == PARAM ? "param" : r->kind == DEVICE ? "device" : "shared";
+    return r->kind == PARAM ? "param" : r->kind == DEVICE ? "device" : r->kind == LOCAL ? "local" : "shared";
 }
 
 [[noreturn]] static void out_of_bounds(const Region* r, const char* index, const char* dims, unsigned elem_size,
@@ -133,7 +133,7 @@ static const char* kind_name(const Region* r) {
     snprintf(buf, sizeof buf,
              "{\"kind\":\"oob\",\"array\":\"%s\",\"space\":\"%s\",\"shared\":%d,\"index\":%s,\"dims\":%s,"
              "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u}",
-             r ? r->name : "(null)", r ? kind_name(r) : "null", r && r->kind != PARAM && r->kind != DEVICE, index,
+             r ? r->name : "(null)", r ? kind_name(r) : "null", r && (r->kind == SHARED || r->kind == DYNAMIC), index,
              dims, elem_size, pc, line, what, my_status->block, cur->linear);
     report(buf);
 }
@@ -253,11 +253,13 @@ static Region* find_device(uintptr_t a) {
         dims_json(dims, sizeof dims, r);
         out_of_bounds(r, ix, dims, r->elem_size, pc, chk.sub.line, what);
     }
-    static Region local{"(local array)", nullptr, 0, -1, SHARED, 0, nullptr, 0, 1, {0}, nullptr};
+    // A local array: its accesses are not instrumented (the compiler keeps them on the
+    // thread's stack or in registers), so the subscript itself is the finding.
+    static Region local{"(local array)", nullptr, 0, -1, LOCAL, 0, nullptr, 0, 1, {0}, nullptr};
     snprintf(ix, sizeof ix, "[%lld]", (long long)chk.sub.index);
     snprintf(dims, sizeof dims, "[%llu]", (unsigned long long)chk.sub.bound);
-    local.kind = r ? r->kind : SHARED;
-    out_of_bounds(r && r->kind != SHARED ? r : &local, ix, dims, size, pc, chk.sub.line, what);
+    (void)what;
+    out_of_bounds(&local, ix, dims, 0, 0, chk.sub.line, "index");
 }
 
 // The static shared array a bad subscript was taken of: the nearest one at or below the
@@ -293,13 +295,15 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     } else if (a < 65536) {
         out_of_bounds(nullptr, "[0]", "[0]", size, pc_of(ret), 0, op == READ ? "read" : "write");
     } else {
-        if (sub) bad_subscript(subscripted(a), a, size, pc_of(ret), op);
+        if (sub && subscripted(a)) bad_subscript(subscripted(a), a, size, pc_of(ret), op);
         return;   // the thread's own stack, the runtime's data: not checked
     }
     uint32_t pc = pc_of(ret);
+    // A bad subscript of a shared array is reported at its access; one of a local array
+    // (whose accesses are not instrumented) when the interval ends.
     if (sub && (r->kind == SHARED || r->kind == DYNAMIC)) {
         Region* s = subscripted(a);
-        bad_subscript(s ? s : r, a, size, pc, op);
+        if (s) bad_subscript(s, a, size, pc, op);
     }
     int64_t off = int64_t(a) - int64_t(uintptr_t(r->base));
     if (off < 0 || uint64_t(off) + size > r->bytes) outside(r, off, size, pc, op == READ ? "read" : "write");
@@ -403,7 +407,10 @@ void check_block_start(uint32_t block) {
 // The interval ends (a barrier releases or the block is done): a read still pending is
 // an uninitialized read.
 void check_interval_end() {
-    chk.sub.set = false;
+    if (chk.sub.set) {   // a local array's bad subscript, with no instrumented access since
+        cur = &sched.threads[chk.sub.thread];
+        bad_subscript(nullptr, 0, 0, 0, WRITE);
+    }
     if (chk.pending_race[0]) report(chk.pending_race);
     if (!chk.pending.set) return;
     char buf[512], ix[128], dims[64];
@@ -452,6 +459,7 @@ void check_warp_group(unsigned w, unsigned mask, int line) {
 // Before the block's waiting threads are released: they must all wait at one
 // __syncthreads(), and none may have exited. Otherwise report where each thread is.
 void check_barrier(int end_line) {
+    if (chk.sub.set) check_interval_end();
     int line = -1;
     bool divergent = false;
     for (unsigned i = 0; i < sched.nthreads && !divergent; ++i) {
@@ -503,6 +511,8 @@ extern "C" void __tsan_init() {}
 extern "C" void __tsan_func_entry(void*) {}
 extern "C" void __tsan_func_exit() {}
 extern "C" void __tsan_vptr_update(void**, void*) {}
+extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }   // __threadfence()
+extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
 // The C library's memory functions, as the kernel's unit calls them (hidden, so the
 // kernel's calls bind here): checked as one access of the whole range.
