@@ -239,6 +239,7 @@ class _Reader:
             if self._mine(c):
                 self._top(c, [])
         self._check_functions()
+        self._check_static_shared()
         unsupported = self._unsupported()
         self._probe(tu, nlines)
         return Program(kernels=self.kernels, templates=sorted(self.templates), shared=self.shared,
@@ -458,6 +459,37 @@ class _Reader:
                     f"{SOURCE_NAME}({line}): error: calling a __host__ function(\"{name}\") from a __device__ or "
                     f"__global__ function(\"{fn.spelling}\") is not allowed (as NVRTC reports it: device code "
                     f"cannot call the C library's {name}()).\n{numbered(self.source, {line})}", backend="any")
+
+    def _check_static_shared(self):
+        """A kernel's static __shared__ variables, its own and those of the device functions
+        it calls, may total 48 KiB: NVRTC (ptxas) refuses more, and so does this. Sizes
+        that depend on template parameters are checked at launch instead (kc_runtime.cpp)."""
+        by_function = {}
+        for v in self.shared:
+            if not v.extern and v.size > 0:
+                by_function[v.function] = by_function.get(v.function, 0) + v.size
+        entries = [v for v in self.functions.values() if len(v) == 3]
+        usr_of = {qual: usr for usr, v in self.functions.items() if len(v) == 3 for qual in [v[1]]}
+        for fn, qual, info in entries:
+            if not info["kernel"] or fn.kind.name == "FUNCTION_TEMPLATE":
+                continue
+            seen, todo, total = set(), [qual], 0
+            while todo:
+                q = todo.pop()
+                if q in seen:
+                    continue
+                seen.add(q)
+                total += by_function.get(q, 0)
+                callee_info = self.functions.get(usr_of.get(q, ""), (None, None, {"calls": ()}))[2]
+                todo.extend(self.functions[u][1] for u, *_ in callee_info["calls"] if len(self.functions.get(u, ())) == 3)
+            if total > STATIC_SHARED_LIMIT:
+                lines = sorted({v.line for v in self.shared if v.function in seen and not v.extern})
+                raise CompileError(
+                    f"{SOURCE_NAME}: error: entry function '{fn.spelling}' uses too much shared data ({total:#x} bytes, "
+                    f"{STATIC_SHARED_LIMIT:#x} max): its static __shared__ variables total {total} bytes, and a GPU "
+                    f"allows {STATIC_SHARED_LIMIT} (48 KiB). Use smaller arrays, or `extern __shared__` with the "
+                    f"kernel's max_dynamic_shared_size_bytes opt-in.\n{numbered(self.source, set(lines))}",
+                    backend="any")
 
     def _unsupported(self):
         """Kernels the CPU runtime cannot run, each with the line and construct; their

@@ -1,0 +1,121 @@
+"""The C++ front end: what both backends learn from a source (kernels, signatures,
+shared and device variables), read with clang's types rather than patterns."""
+import numpy as np
+import pytest
+
+import kernels
+from kernels import frontend
+
+
+def kernel_names(src, exprs=()):
+    return kernels.RawModule(src, backend="cpu", name_expressions=exprs).kernels
+
+
+def test_kernels_in_every_spelling():
+    src = r'''
+    #define BM 64
+    #define BN 64
+    #define TM 8
+    #define TN 8
+    namespace ns {
+    __global__ void __launch_bounds__((BM * BN) / (TM * TN), 1) scale(float* x, float a) { x[threadIdx.x] *= a; }
+    }
+    template <typename T, int B = 128, bool CLAMP = false>
+    __global__ void tk(const T* __restrict__ a, T* b, int n) { b[threadIdx.x] = a[threadIdx.x]; }
+    extern "C" { __global__ void in_block(int) {} }
+    extern "C" __global__ void plain(float* x) {}
+    __global__ void cpp_linkage(double* x) {}
+    __device__ float helper(float x) { return x; }
+    '''
+    found = kernel_names(src, ("tk<float>", "tk<double, 64, true>"))
+    assert set(found) == {"ns::scale", "tk<float>", "tk<double, 64, true>", "in_block", "plain", "cpp_linkage"}
+    assert found["ns::scale"].linkage == "C++" and found["plain"].linkage == "C"
+    assert [p.base for p in found["tk<double, 64, true>"].params] == ["double", "double", "int"]
+    assert found["tk<float>"].params[0].const and not found["tk<float>"].params[1].const
+
+
+def test_parameter_types_through_typedefs_arrays_and_structs():
+    src = r'''
+    typedef float real;
+    typedef unsigned int uint;
+    struct __align__(16) Body { float4 pos; float mass; int id; };
+    enum Mode { A, B };
+    extern "C" __global__ void k(real x[], const uint* h, Body* bodies, real scale, uint count, Mode m,
+                                 float4* v, const unsigned char* bytes) {}
+    '''
+    p = {q.name: q for q in kernel_names(src)["k"].params}
+    assert (p["x"].pointer, p["x"].dtype) == (True, np.float32)
+    assert (p["h"].pointer, p["h"].const, p["h"].dtype) == (True, True, np.uint32)
+    assert p["scale"].dtype == np.float32 and p["count"].dtype == np.uint32 and p["m"].dtype == np.uint32
+    assert (p["v"].dtype, p["v"].lanes, p["v"].itemsize) == (np.float32, 4, 16)
+    assert p["bytes"].dtype == np.uint8
+    body = p["bodies"].dtype
+    assert body.itemsize == 32 and body.fields["mass"][1] == 16 and body.fields["pos"][0].shape == (4,)
+
+
+def test_a_typedefd_pointer_refuses_the_wrong_element_type():
+    k = kernels.RawKernel('typedef unsigned int uint;\nextern "C" __global__ void k(uint* h) { h[0] = 1; }', "k",
+                          backend="cpu")
+    with pytest.raises(kernels.ArgumentError, match=r"unsigned int \(uint32\).*float64"):
+        k(1, 1, (np.zeros(4, np.float64),))
+    h = np.zeros(4, np.uint32)
+    k(1, 1, (h,))
+    assert h[0] == 1
+
+
+def test_a_kernel_with_cpp_linkage_runs():
+    src = 'namespace ns { __global__ void fill(int* x, int v) { x[threadIdx.x] = v; } }'
+    x = np.zeros(8, np.int32)
+    kernels.RawKernel(src, "ns::fill", backend="cpu")(1, 8, (x, 3))
+    assert (x == 3).all()
+
+
+def test_a_wrong_name_expression_says_what_the_source_has():
+    with pytest.raises(KeyError, match=r"tk<float, 3, 4>.*kernels found: tk"):
+        kernel_names("template <class T, int B> __global__ void tk(T* x) {}", ("tk<float, 3, 4>",))
+
+
+@pytest.mark.parametrize("call", ["exit(1)", "abort()", "int r = rand()"])
+def test_host_functions_in_device_code_are_refused_as_nvrtc_does(call):
+    src = f'#include <stdlib.h>\nextern "C" __global__ void k(int* x) {{ {call}; }}'
+    with pytest.raises(kernels.CompileError, match=r"calling a __host__ function"):
+        kernels.RawKernel(src, "k", backend="cpu")
+
+
+def test_more_than_48_kib_of_static_shared_memory_is_refused():
+    src = 'extern "C" __global__ void k(float* x) { __shared__ float s[128][128]; s[0][0] = 1; x[0] = s[0][0]; }'
+    with pytest.raises(kernels.CompileError, match=r"uses too much shared data \(0x10000 bytes, 0xc000 max\)"):
+        kernels.RawKernel(src, "k", backend="cpu")
+
+
+def test_static_plus_dynamic_shared_memory_needs_the_opt_in():
+    src = r'''extern "C" __global__ void k(float* x) {
+        __shared__ float s[10240];
+        extern __shared__ float d[];
+        s[threadIdx.x] = 1; d[threadIdx.x] = 2; x[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
+    }'''
+    k = kernels.RawKernel(src, "k", backend="cpu")
+    x = np.zeros(4, np.float32)
+    with pytest.raises(kernels.LaunchConfigError, match="without opting in"):
+        k(1, 4, (x,), shared_mem=16 * 1024)            # 40 KiB static + 16 KiB dynamic
+    k.max_dynamic_shared_size_bytes = 16 * 1024       # as in CuPy
+    k(1, 4, (x,), shared_mem=16 * 1024)
+    assert (x == 3).all()
+
+
+def test_template_shared_sizes_are_checked_at_launch():
+    src = 'template <int N> __global__ void k(float* x) { __shared__ float s[N]; s[0] = 1; x[0] = s[0]; }'
+    mod = kernels.RawModule(src, backend="cpu", name_expressions=("k<1024>", "k<16384>"))
+    mod.get_function("k<1024>")(1, 1, (np.zeros(1, np.float32),))
+    with pytest.raises(kernels.LaunchConfigError, match="65536 bytes of static shared memory"):
+        mod.get_function("k<16384>")(1, 1, (np.zeros(1, np.float32),))
+
+
+def test_a_cached_source_is_not_parsed_again(monkeypatch):
+    src = 'extern "C" __global__ void cached_once(float* x) { x[0] = 1; }'
+    frontend.analyze(src)
+
+    def no_parse(*a, **k):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(frontend._Reader, "read", no_parse)
+    assert "cached_once" in frontend.analyze(src).kernels
