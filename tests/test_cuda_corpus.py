@@ -1,0 +1,71 @@
+"""The differential test: every kernel of the corpus (tests/cuda_corpus, written in the
+styles of real GPU code, not the book's) runs plain and checked on the CPU runtime, on
+fresh random inputs and awkward shapes. The two runs must agree bit for bit, match NumPy,
+and checked mode must report nothing; every seeded bug must be reported with its
+exception class, thread, block, array and element. scripts/corpus_gpu.py runs the same
+corpus on a GPU (logs/)."""
+import numpy as np
+import pytest
+
+import kernels
+from cuda_corpus import all_cases
+
+CASES = all_cases()
+BUGS = [(c, b) for c in CASES for b in c.bugs]
+
+
+def launch(case, source, launch_spec, check):
+    """Run one launch on the CPU runtime; returns (args after the run, device variables)."""
+    mod = kernels.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend="cpu",
+                            check=check)
+    for name, value in launch_spec.globals.items():
+        value = np.ascontiguousarray(value)
+        mod.get_global(name).copy_from_host(value.ctypes.data, value.nbytes)
+    fn = mod.get_function(case.kernel)
+    if launch_spec.shared_mem > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = launch_spec.shared_mem
+    fn(launch_spec.grid, launch_spec.block, launch_spec.args, shared_mem=launch_spec.shared_mem)
+    return launch_spec.args, mod
+
+
+def test_the_corpus_is_as_large_as_promised():
+    assert len(CASES) >= 100 and len(BUGS) >= 40, (len(CASES), len(BUGS))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_plain_and_checked_runs_agree_and_match_numpy(case, rng):
+    for shape in case.shapes:
+        seed = int(rng.integers(1 << 62))
+        runs = {}
+        for check in (False, True):
+            spec = case.setup(np.random.default_rng(seed), shape)
+            args, mod = launch(case, case.code(), spec, check)
+            runs[check] = (args, mod)
+        inputs = case.setup(np.random.default_rng(seed), shape).args
+        expected = case.reference(inputs, shape)
+        for check, (args, mod) in runs.items():
+            for key, want in expected.items():
+                got = mod.get_global(key).array if isinstance(key, str) else args[key]
+                np.testing.assert_allclose(
+                    np.asarray(got, dtype=np.float64) if np.asarray(got).dtype.kind in "fiub" else got,
+                    np.asarray(want, dtype=np.float64) if np.asarray(want).dtype.kind in "fiub" else want,
+                    rtol=case.rtol, atol=case.atol,
+                    err_msg=f"{case.name}, shape {shape}, {'checked' if check else 'plain'}: output {key!r}")
+        if case.deterministic:
+            for key in expected:
+                plain, checked = ((m.get_global(key).array if isinstance(key, str) else a[key])
+                                  for a, m in (runs[False], runs[True]))
+                assert np.asarray(plain).tobytes() == np.asarray(checked).tobytes(), (
+                    f"{case.name}, shape {shape}: the checked run computed different bits for output {key!r}")
+
+
+@pytest.mark.parametrize("case,bug", BUGS, ids=[f"{c.name}-{b.name}" for c, b in BUGS])
+def test_seeded_bug_is_reported(case, bug, rng):
+    spec = case.setup(rng, bug.shape)
+    with pytest.raises(kernels.KernelError) as e:
+        launch(case, case.edited(bug), spec, check=True)
+    assert isinstance(e.value, getattr(kernels, bug.error)), f"{type(e.value).__name__}: {e.value}"
+    for field in ("thread", "block", "array", "index"):
+        want = getattr(bug, field)
+        if want is not None:
+            assert getattr(e.value, field) == want, f"{field}: {getattr(e.value, field)} != {want}\n{e.value}"
