@@ -1,5 +1,6 @@
 """The GPU backend's own behaviour: the same checks and messages as the CPU runtime.
 Skipped cleanly without CuPy and a CUDA GPU."""
+import ctypes
 import subprocess
 import sys
 import textwrap
@@ -69,3 +70,40 @@ def test_illegal_address_is_explained():
     out = proc.stdout
     assert "CAUGHT" in out, proc.stdout + proc.stderr
     assert "restart" in out and "backend='cpu', check=True" in out
+
+
+def test_kernels_with_cpp_linkage_and_device_variables_on_gpu():
+    # No extern "C": the GPU backend finds these by their name expressions, as the CPU does.
+    import cupy
+    src = r'''
+    __device__ int calls;
+    namespace ns { __global__ void fill(int* x, int v) { x[threadIdx.x] = v; atomicAdd(&calls, 1); } }
+    template <int N> __global__ void scaled(int* x) { x[threadIdx.x] *= N; }
+    __global__ void plain_cpp(int* x) { x[threadIdx.x] += 1; }'''
+    for backend in ("gpu", "cpu"):
+        mod = kernels.RawModule(src, backend=backend, name_expressions=("scaled<3>",))
+        xp = cupy if backend == "gpu" else np
+        x = xp.zeros(8, xp.int32)
+        mod.get_function("ns::fill")(1, 8, (x, 2))
+        mod.get_function("scaled<3>")(1, 8, (x,))
+        mod.get_function("plain_cpp")(1, 8, (x,))
+        assert (xp.asnumpy(x) if backend == "gpu" else x).tolist() == [7] * 8
+        calls = np.zeros(1, np.int32)
+        mod.get_global("calls").copy_to_host(ctypes.c_void_p(calls.ctypes.data), 4)
+        assert calls[0] == 8
+
+
+def test_shared_memory_opt_in_is_the_same_on_both_backends():
+    import cupy
+    src = r'''extern "C" __global__ void k(float* x) {
+        extern __shared__ float d[];
+        d[threadIdx.x] = 1.0f; x[threadIdx.x] = d[threadIdx.x];
+    }'''
+    for backend, xp in (("gpu", cupy), ("cpu", np)):
+        k = kernels.RawKernel(src, "k", backend=backend)
+        x = xp.zeros(4, xp.float32)
+        with pytest.raises(kernels.LaunchConfigError, match="without opting in"):
+            k(1, 4, (x,), shared_mem=64 * 1024)
+        k.max_dynamic_shared_size_bytes = 64 * 1024
+        k(1, 4, (x,), shared_mem=64 * 1024)
+        assert float(x.sum()) == 4

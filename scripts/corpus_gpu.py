@@ -1,0 +1,131 @@
+"""On a GPU: the differential corpus (tests/cuda_corpus) through the GPU backend, beside
+the CPU runtime. For each case and shape: the GPU's result against NumPy's reference,
+and against the CPU runtime's (plain), element by element; for each seeded bug: what the
+GPU does with it unchecked (a wrong result, an error, or nothing visible) and what
+checked mode reports. Prints one line per case and a summary; --output writes the log.
+
+    python scripts/corpus_gpu.py [--output logs/DATE-DEVICE-corpus.log]
+"""
+import argparse
+import ctypes
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import kernels  # noqa: E402
+from cuda_corpus import all_cases  # noqa: E402
+
+
+def run(case, source, spec, backend):
+    """One launch; returns {output key: NumPy array} for the reference's keys."""
+    import cupy
+    xp = cupy if backend == "gpu" else np
+    mod = kernels.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend=backend)
+    for name, value in spec.globals.items():
+        value = np.ascontiguousarray(value)
+        mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)
+    args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in spec.args)
+    if backend == "gpu":
+        args = _views_on_gpu(spec.args, args)
+    fn = mod.get_function(case.kernel)
+    if spec.shared_mem > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = spec.shared_mem
+    fn(spec.grid, spec.block, args, shared_mem=spec.shared_mem)
+    out = {}
+    for i, a in enumerate(args):
+        out[i] = cupy.asnumpy(a) if backend == "gpu" and hasattr(a, "device") else a
+    return out, mod
+
+
+def _views_on_gpu(host, device):
+    """Arguments that are views of one NumPy array become views of one CuPy array."""
+    import cupy
+    bases = {}
+    out = list(device)
+    for i, a in enumerate(host):
+        if isinstance(a, np.ndarray) and a.base is not None and isinstance(a.base, np.ndarray):
+            base = a.base
+            if id(base) not in bases:
+                bases[id(base)] = (base, cupy.asarray(base))
+            hb, db = bases[id(base)]
+            off = (a.__array_interface__["data"][0] - hb.__array_interface__["data"][0]) // a.itemsize
+            out[i] = db.reshape(-1)[off:off + a.size].reshape(a.shape)
+    return tuple(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--output")
+    ap.add_argument("--seed", type=int, default=20261123)
+    a = ap.parse_args()
+    import cupy
+    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    lines = [f"# corpus on the GPU backend: {dev}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}, "
+             f"CuPy {cupy.__version__}, {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+             "# case shape: gpu-vs-numpy (max abs error, within tolerance), gpu-vs-cpu (identical elements)"]
+    cases = all_cases()
+    ok = bad = 0
+    for case in cases:
+        for shape in case.shapes:
+            rng = np.random.default_rng(a.seed)
+            spec = case.setup(rng, shape)
+            want = case.reference(case.setup(np.random.default_rng(a.seed), shape).args, shape)
+            try:
+                gpu, gmod = run(case, case.code(), spec, "gpu")
+                cpu, cmod = run(case, case.code(), case.setup(np.random.default_rng(a.seed), shape), "cpu")
+            except kernels.KernelError as e:
+                lines.append(f"FAIL {case.name} {shape}: {type(e).__name__}: {str(e).splitlines()[0]}")
+                bad += 1
+                continue
+            verdicts = []
+            good = True
+            for key, ref in want.items():
+                if isinstance(key, str):
+                    g = gmod.get_global(key)
+                    arr = np.zeros_like(np.asarray(ref))
+                    g.copy_to_host(ctypes.c_void_p(arr.ctypes.data), arr.nbytes)
+                    gv, cv = arr, cmod.get_global(key).array
+                else:
+                    gv, cv = gpu[key], cpu[key]
+                g64, r64 = np.asarray(gv, np.float64), np.asarray(ref, np.float64)
+                within = np.allclose(g64, r64, rtol=case.rtol, atol=case.atol)
+                same = int((np.asarray(gv) == np.asarray(cv)).sum())
+                err = float(np.abs(g64 - r64).max()) if g64.size else 0.0
+                verdicts.append(f"{key}: err {err:.2e} {'ok' if within else 'WRONG'}, gpu==cpu {same}/{np.asarray(gv).size}")
+                good &= within
+            ok += good
+            bad += not good
+            lines.append(f"{'ok  ' if good else 'FAIL'} {case.name} {shape}: " + "; ".join(verdicts))
+    silent = 0
+    for case in cases:
+        for bug in case.bugs:
+            spec = case.setup(np.random.default_rng(a.seed), bug.shape)
+            want = case.reference(case.setup(np.random.default_rng(a.seed), bug.shape).args, bug.shape)
+            try:
+                gpu, gmod = run(case, case.edited(bug), spec, "gpu")
+                wrong = any(not isinstance(k, str) and not np.allclose(np.asarray(gpu[k], np.float64),
+                                                                        np.asarray(v, np.float64), rtol=case.rtol,
+                                                                        atol=case.atol) for k, v in want.items())
+                outcome = "GPU result wrong" if wrong else "GPU result looks right"
+                silent += not wrong
+            except kernels.KernelError as e:
+                outcome = f"GPU error: {type(e).__name__}"
+                if isinstance(e, kernels.GPUContextError):
+                    lines.append(f"bug  {case.name}/{bug.name}: {outcome} (context lost; stopping the bug runs)")
+                    break
+            lines.append(f"bug  {case.name}/{bug.name}: {outcome}; checked mode expects {bug.error}")
+    lines.append(f"# {ok} case-shapes agree with NumPy on the GPU, {bad} do not; "
+                 f"{sum(len(c.bugs) for c in cases)} seeded bugs, {silent} of them invisible in the GPU's output")
+    text = "\n".join(lines)
+    print(text)
+    if a.output:
+        Path(a.output).write_text(text + "\n")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
