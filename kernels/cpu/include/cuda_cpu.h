@@ -240,6 +240,4 @@ KC_ATOMIC_INT(atomicAnd) KC_ATOMIC_INT(atomicOr) KC_ATOMIC_INT(atomicXor)
 KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long) KC_ATOMIC_CAS(unsigned short)
 #undef KC_ATOMIC_CAS
 
-#if __has_include("kc_intrinsics.h")
 #include "kc_intrinsics.h"
-#endif
