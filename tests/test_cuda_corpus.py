@@ -28,6 +28,14 @@ def launch(case, source, launch_spec, check):
     return launch_spec.args, mod
 
 
+def _fields(got, want):
+    """(label, got, want) as float64 arrays; a structured array field by field."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype.names:
+        return [(f".{n}", np.asarray(got[n], np.float64), np.asarray(want[n], np.float64)) for n in got.dtype.names]
+    return [("", got.astype(np.float64), want.astype(np.float64))]
+
+
 def test_the_corpus_is_as_large_as_promised():
     assert len(CASES) >= 100 and len(BUGS) >= 40, (len(CASES), len(BUGS))
 
@@ -46,11 +54,10 @@ def test_plain_and_checked_runs_agree_and_match_numpy(case, rng):
         for check, (args, mod) in runs.items():
             for key, want in expected.items():
                 got = mod.get_global(key).array if isinstance(key, str) else args[key]
-                np.testing.assert_allclose(
-                    np.asarray(got, dtype=np.float64) if np.asarray(got).dtype.kind in "fiub" else got,
-                    np.asarray(want, dtype=np.float64) if np.asarray(want).dtype.kind in "fiub" else want,
-                    rtol=case.rtol, atol=case.atol,
-                    err_msg=f"{case.name}, shape {shape}, {'checked' if check else 'plain'}: output {key!r}")
+                for field, g, w in _fields(got, want):
+                    np.testing.assert_allclose(
+                        g, w, rtol=case.rtol, atol=case.atol,
+                        err_msg=f"{case.name}, shape {shape}, {'checked' if check else 'plain'}: output {key!r}{field}")
         if case.deterministic:
             for key in expected:
                 plain, checked = ((m.get_global(key).array if isinstance(key, str) else a[key])
