@@ -65,6 +65,11 @@ def check_arguments(kernel, args, array_type, array_hint):
             raise ArgumentError(f"{where}: this backend takes {array_type.__module__.split('.')[0]} arrays, "
                                 f"but got a {_describe(value)}; {array_hint}")
         dtype = param.dtype
+        if dtype is not None and dtype.names and value.dtype != dtype:
+            raise ArgumentError(
+                f"{where} points to struct {param.base}, {dtype.itemsize} bytes laid out as {dtype}, but got an array "
+                f"of {value.dtype}; make an array of that dtype ({kernel.name}'s signature.params[{i}].dtype), or "
+                f"view raw memory as it with .view(dtype)")
         if dtype is not None and value.dtype != dtype:
             raise ArgumentError(
                 f"{where} points to {param.base} ({dtype}), but got an array of {value.dtype}; "

@@ -338,11 +338,13 @@ class _Reader:
                 if fd is None:
                     return None, 1
                 ft = f.type.get_canonical()
-                shape = ()
-                if ft.kind == T.CONSTANTARRAY:
-                    shape = (ft.element_count,)
-                elif lanes > 1:
-                    shape = (lanes,)
+                shape = []
+                while ft.kind == T.CONSTANTARRAY:   # float m[4][4]: shape (4, 4)
+                    shape.append(ft.element_count)
+                    ft = ft.element_type.get_canonical()
+                if lanes > 1:
+                    shape.append(lanes)
+                shape = tuple(shape)
                 fields.append((f.spelling, _spec(fd), shape))
             if not fields or t.get_size() <= 0:
                 return None, 1
@@ -389,7 +391,7 @@ class _Reader:
             elem = c.type.element_type.spelling if c.type.kind == T.INCOMPLETEARRAY else c.type.spelling
             span = stmt if stmt is not None else c
             text = (f"{elem} (&{c.spelling})[] = *reinterpret_cast<{elem} (*)[]>(::kc::dynamic_shared(\"{c.spelling}\", "
-                    f"{sid}, sizeof({elem})));")
+                    f"{sid}, sizeof({elem}), ::kc::granule<{elem}>()));")
             start, end = span.extent.start.offset, span.extent.end.offset
             if stmt is None:   # namespace scope: the declaration's extent stops before its ';'
                 end = self.code.index(b";", end) + 1

@@ -66,7 +66,8 @@ def translation_unit(source, program, kernels, renames=()):
                      f"KC_VISIBLE int kc_spawn_{i}(const ::kc::LaunchDesc* d, int32_t* pids) "
                      f"{{ return ::kc::spawn(kc_body_{i}, d, pids); }}")
     register = [f"::kc::shared_register({sid}, ::{name});" for sid, name in program.namespace_shared]
-    register += [f'(void)::kc::dynamic_shared("{s.name}", {s.id}, sizeof(::{s.name}[0]));'
+    register += [f'(void)::kc::dynamic_shared("{s.name}", {s.id}, sizeof(::{s.name}[0]), '
+                 f'::kc::granule_of(::{s.name}[0]));'
                  for s in program.shared if s.extern and not s.function]
     stubs.append(f'extern "C" void kc_register_namespace_shared() {{ {" ".join(register)} }}')
     for i, v in enumerate(program.device_vars):

@@ -125,8 +125,13 @@ uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, 
 unsigned active_mask();
 void thread_exit(int line);
 [[noreturn]] void assert_fail(const char* expr, int line);
-void* dynamic_shared(const char* name, int id, size_t elem);
-void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims);
+void* dynamic_shared(const char* name, int id, size_t elem, size_t granule);
+void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
+                   const unsigned* dims);
+// Checked mode's shadow entry for a shared element of type T: a scalar is one entry; a
+// struct one per alignment unit, so that threads writing different fields do not race.
+template <class T> constexpr size_t granule() { return __is_class(T) || __is_union(T) ? alignof(T) : sizeof(T); }
+template <class T> constexpr size_t granule_of(const volatile T&) { return granule<T>(); }
 
 // The shape of a shared variable's type, for shared_register: T[a][b] -> rank 2, {a, b}.
 template <class T> struct shape { using elem = T; static constexpr int rank = 0; static void dims(unsigned*) {} };
@@ -141,7 +146,8 @@ template <class T>
 inline void shared_register(int id, T& var) {
     unsigned dims[8] = {0};
     shape<T>::dims(dims);
-    shared_extent(id, nullptr, (void*)&var, sizeof(T), sizeof(typename shape<T>::elem), shape<T>::rank, dims);
+    using E = typename shape<T>::elem;
+    shared_extent(id, nullptr, (void*)&var, sizeof(T), sizeof(E), granule<E>(), shape<T>::rank, dims);
 }
 }  // namespace kc
 

@@ -57,6 +57,8 @@ struct Region {
     uint32_t ndim;
     uint32_t dims[4];
     Region* next;          // the next view sharing a slot (overlapping arguments)
+    uint32_t granule;      // shared: bytes per shadow entry (0: elem_size); a struct's is its alignment,
+                           // so that threads writing different fields of one struct do not race
 };
 
 enum Op : uint8_t { READ = 0, WRITE = 1 };
@@ -156,11 +158,15 @@ static bool ordered(const AccessRec& a, const Thread* t, bool atomic) {
            (a.tid / 32 == t->linear / 32 && a.wepoch != chk.warp_epoch[t->linear / 32]);
 }
 
+static uint64_t element_of(const Region* r, uint64_t granule_index) {
+    return r->granule ? granule_index * r->granule / r->elem_size : granule_index;
+}
+
 static void race(const Region* r, uint64_t elem, const char* hazard, const AccessRec& other, const char* other_op,
                  const char* this_op, uint32_t pc) {
     if (chk.pending_race[0]) return;
     char ix[128], dims[64];
-    index_json(ix, sizeof ix, r, elem);
+    index_json(ix, sizeof ix, r, element_of(r, elem));
     dims_json(dims, sizeof dims, r);
     snprintf(chk.pending_race, sizeof chk.pending_race,
              "{\"kind\":\"race\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"hazard\":\"%s\",\"block\":%u,"
@@ -316,8 +322,8 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     } else {
         chk.counts[slot + op]++;
     }
-    uint64_t granule = is_shared ? r->elem_size : size;
-    if (chk.tracing) trace(r, int64_t(uint64_t(off) / granule), pc, op);
+    if (chk.tracing) trace(r, int64_t(uint64_t(off) / (is_shared ? r->elem_size : size)), pc, op);
+    uint64_t granule = is_shared ? (r->granule ? r->granule : r->elem_size) : size;
     if (!is_shared) return;
     for (uint64_t e = uint64_t(off) / granule; e <= (uint64_t(off) + size - 1) / granule; ++e)
         shared_element(r, e, pc, op, atomic, atomic_reads);
@@ -335,8 +341,8 @@ static Shadow* shadow_for(Region* r, uint64_t n) {
     return r->shadow;
 }
 
-void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims,
-                   bool dynamic) {
+void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
+                   const unsigned* dims, bool dynamic) {
     if (id < 0 || id >= MAX_SHARED_ARRAYS) return;
     Region* r = &chk.shared[id];
     if (r->base == addr && r->bytes == bytes && r->name) return;   // registered already in this launch
@@ -346,8 +352,10 @@ void shared_region(int id, const char* name, void* addr, size_t bytes, size_t el
                 {1, 1, 1, 1}, nullptr};
     for (int k = 0; k < rank && k < 4; ++k) r->dims[k] = dims[k];
     if (rank == 0) r->dims[0] = 1;
-    shadow_for(r, bytes / esize);
-    memset(r->shadow, 0, sizeof(Shadow) * (bytes / esize));
+    r->granule = granule && granule < esize ? uint32_t(granule) : 0;
+    uint64_t shadows = bytes / (r->granule ? r->granule : esize);
+    shadow_for(r, shadows);
+    memset(r->shadow, 0, sizeof(Shadow) * shadows);
     uint32_t* out = chk.desc->shared_dims + 3 * id;
     for (int k = 0; k < 3; ++k) out[k] = k < rank ? dims[k] : (k == 0 && !dynamic ? 1 : 0);
     if (dynamic) {
@@ -414,7 +422,7 @@ void check_interval_end() {
     if (chk.pending_race[0]) report(chk.pending_race);
     if (!chk.pending.set) return;
     char buf[512], ix[128], dims[64];
-    index_json(ix, sizeof ix, chk.pending.r, chk.pending.elem);
+    index_json(ix, sizeof ix, chk.pending.r, element_of(chk.pending.r, chk.pending.elem));
     dims_json(dims, sizeof dims, chk.pending.r);
     snprintf(buf, sizeof buf,
              "{\"kind\":\"uninit\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u}",

@@ -431,11 +431,12 @@ static uint64_t static_shared_bytes;
 }
 
 #ifdef KC_CHECKED
-void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims,
-                   bool dynamic);
+void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
+                   const unsigned* dims, bool dynamic);
 #endif
 
-void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, int rank, const unsigned* dims) {
+void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
+                   const unsigned* dims) {
     if (!launch) return;
     if (id < 128 && !((static_shared_seen[id / 64] >> (id % 64)) & 1)) {
         static_shared_seen[id / 64] |= 1ull << (id % 64);
@@ -444,18 +445,18 @@ void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t el
             shared_limit_exceeded(static_shared_bytes);
     }
 #ifdef KC_CHECKED
-    shared_region(id, name, addr, bytes, elem, rank, dims, false);
+    shared_region(id, name, addr, bytes, elem, granule, rank, dims, false);
 #else
-    (void)name, (void)addr, (void)elem, (void)rank, (void)dims;
+    (void)name, (void)addr, (void)elem, (void)granule, (void)rank, (void)dims;
 #endif
 }
 
-void* dynamic_shared(const char* name, int id, size_t elem) {
+void* dynamic_shared(const char* name, int id, size_t elem, size_t granule) {
 #ifdef KC_CHECKED
     unsigned dims[1] = {0};
-    if (launch) shared_region(id, name, dynamic_smem, launch->shared_mem, elem, 1, dims, true);
+    if (launch) shared_region(id, name, dynamic_smem, launch->shared_mem, elem, granule, 1, dims, true);
 #else
-    (void)name, (void)id, (void)elem;
+    (void)name, (void)id, (void)elem, (void)granule;
 #endif
     return dynamic_smem;
 }
