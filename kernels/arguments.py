@@ -65,11 +65,14 @@ def check_arguments(kernel, args, array_type, array_hint):
             raise ArgumentError(f"{where}: this backend takes {array_type.__module__.split('.')[0]} arrays, "
                                 f"but got a {_describe(value)}; {array_hint}")
         dtype = param.dtype
+        raw_struct = dtype is not None and dtype.names and value.dtype == np.uint8 and value.nbytes % dtype.itemsize == 0
+        if raw_struct:   # CuPy has no structured dtypes: a struct array travels as its bytes
+            dtype = None
         if dtype is not None and dtype.names and value.dtype != dtype:
             raise ArgumentError(
                 f"{where} points to struct {param.base}, {dtype.itemsize} bytes laid out as {dtype}, but got an array "
                 f"of {value.dtype}; make an array of that dtype ({kernel.name}'s signature.params[{i}].dtype), or "
-                f"view raw memory as it with .view(dtype)")
+                f"pass its bytes (.view(numpy.uint8); on the GPU a CuPy uint8 array)")
         if dtype is not None and value.dtype != dtype:
             raise ArgumentError(
                 f"{where} points to {param.base} ({dtype}), but got an array of {value.dtype}; "

@@ -28,16 +28,21 @@ def run(case, source, spec, backend):
     for name, value in spec.globals.items():
         value = np.ascontiguousarray(value)
         mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)
-    args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in spec.args)
+    # CuPy has no structured dtypes: struct arrays travel as their bytes.
+    host = tuple(a.view(np.uint8) if isinstance(a, np.ndarray) and a.dtype.names else a for a in spec.args)
+    args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in host)
     if backend == "gpu":
-        args = _views_on_gpu(spec.args, args)
+        args = _views_on_gpu(host, args)
     fn = mod.get_function(case.kernel)
     if spec.shared_mem > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = spec.shared_mem
     fn(spec.grid, spec.block, args, shared_mem=spec.shared_mem)
     out = {}
     for i, a in enumerate(args):
-        out[i] = cupy.asnumpy(a) if backend == "gpu" and hasattr(a, "device") else a
+        got = cupy.asnumpy(a) if backend == "gpu" and hasattr(a, "device") else a
+        if isinstance(spec.args[i], np.ndarray) and spec.args[i].dtype.names:
+            got = np.asarray(got).view(spec.args[i].dtype)
+        out[i] = got
     return out, mod
 
 
@@ -91,6 +96,9 @@ def main():
                     gv, cv = arr, cmod.get_global(key).array
                 else:
                     gv, cv = gpu[key], cpu[key]
+                if np.asarray(gv).dtype.names:   # a struct array: its fields side by side
+                    gv, cv, ref = (np.concatenate([np.asarray(v[f], np.float64).ravel() for f in gv.dtype.names])
+                                   for v in (gv, cv, ref))
                 g64, r64 = np.asarray(gv, np.float64), np.asarray(ref, np.float64)
                 within = np.allclose(g64, r64, rtol=case.rtol, atol=case.atol)
                 same = int((np.asarray(gv) == np.asarray(cv)).sum())
