@@ -79,13 +79,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--output")
     ap.add_argument("--seed", type=int, default=20261123)
+    ap.add_argument("--only", default="", help="run only the cases whose source file starts with this")
     a = ap.parse_args()
     import cupy
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     lines = [f"# corpus on the GPU backend: {dev}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}, "
              f"CuPy {cupy.__version__}, {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "# case shape: gpu-vs-numpy (max abs error, within tolerance), gpu-vs-cpu (identical elements)"]
-    cases = all_cases()
+    cases = [c for c in all_cases() if c.source.startswith(a.only)]
     ok = bad = 0
     for case in cases:
         for shape in case.shapes:
