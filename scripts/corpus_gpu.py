@@ -139,7 +139,7 @@ def main():
             # Each in a process of its own: an illegal address poisons the CUDA context.
             proc = subprocess.run([sys.executable, __file__, "--bug", f"{case.name}/{bug.name}", "--seed", str(a.seed)],
                                   capture_output=True, text=True)
-            outcome = proc.stdout.strip() or f"GPU error: {proc.stderr.strip().splitlines()[-1][:120]}"
+            outcome = proc.stdout.strip() or f"GPU error: {(proc.stderr.strip().splitlines() or ['?'])[-1][:120]}"
             silent += outcome == "GPU result looks right"
             say(f"bug  {case.name}/{bug.name}: {outcome}; checked mode: {bug.error}")
     say(f"# {ok} case-shapes agree with NumPy on the GPU, {bad} do not; "
