@@ -53,13 +53,15 @@ def _views_on_gpu(host, device):
     import cupy
     groups = {}
     for i, a in enumerate(host):
-        if isinstance(a, np.ndarray) and isinstance(a.base, np.ndarray) and not a.base.dtype.names:
-            groups.setdefault(id(a.base), []).append(i)
+        if isinstance(a, np.ndarray) and not a.dtype.names:
+            base = a.base if isinstance(a.base, np.ndarray) else a   # the same array twice is one too
+            groups.setdefault(id(base), []).append(i)
     out = list(device)
     for members in groups.values():
         if len(members) < 2:
             continue
-        base = host[members[0]].base
+        first = host[members[0]]
+        base = first.base if isinstance(first.base, np.ndarray) else first
         on_gpu = cupy.asarray(base).reshape(-1)
         for i in members:
             a = host[i]
