@@ -44,6 +44,17 @@ _VECTOR_LANES = {
 }
 _VECTOR = re.compile(r"(char|uchar|short|ushort|int|uint|float|long|ulong|longlong|ulonglong|double)([1-4])")
 
+# Typedefs of the C library NVRTC also knows.
+_BUILTIN_TYPEDEFS = {"size_t", "ptrdiff_t", "std::nullptr_t"}
+
+
+def _inside(path, folder):
+    try:
+        return Path(path).resolve().is_relative_to(Path(folder).resolve())
+    except OSError:
+        return False
+
+
 # What the CPU runtime does not provide, by the identifier that gives it away.
 UNSUPPORTED = [
     (re.compile(r"__half2?|half2?|__nv_bfloat16\w*|__float2half\w*|__half2float|__hmul\w*|__hfma\w*"),
@@ -177,9 +188,9 @@ def _user_flags(options):
 @lru_cache(maxsize=1)
 def _header_digest():
     h = hashlib.sha256()
-    for p in sorted(INCLUDE_DIR.iterdir()):
+    for p in sorted(INCLUDE_DIR.rglob("*")):
         if p.is_file():
-            h.update(p.name.encode() + p.read_bytes())
+            h.update(str(p.relative_to(INCLUDE_DIR)).encode() + p.read_bytes())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
 
@@ -215,7 +226,8 @@ class _Reader:
         inc = _gcc_include(config.cxx)
         if inc:
             flags += ["-isystem", inc]
-        return self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, text)])
+        return self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, text)],
+                                options=self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
 
     def read(self):
         nlines = self.source.count("\n") + 1
@@ -232,8 +244,10 @@ class _Reader:
                 f"{numbered(self.source, {d.location.line})}", backend="cpu")
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
                        if d.location.file and d.location.file.name == SOURCE_NAME]
+        self._check_includes(tu)
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
+        self._extern_types = {}
         self.functions = {}     # USR -> (cursor, qualified name) of every function defined in the source
         for c in tu.cursor.get_children():
             if self._mine(c):
@@ -245,6 +259,26 @@ class _Reader:
         return Program(kernels=self.kernels, templates=sorted(self.templates), shared=self.shared,
                        device_vars=self.device_vars, unsupported=unsupported, edits=sorted(self.edits),
                        namespace_shared=self.namespace_shared, subscripts=self.subscripts)
+
+    def _check_includes(self, tu):
+        """NVRTC, the GPU backend's compiler, has no C or C++ library headers: CUDA's own
+        headers are found (CuPy passes the toolkit's include folder), <cstdio> or <stdint.h>
+        are not. The CPU runtime refuses them too, so that what runs here runs there."""
+        allowed = [INCLUDE_DIR] + [Path(f[2:]) for f in _user_flags(self.options) if f.startswith("-I")]
+        for c in tu.cursor.get_children():
+            if c.kind != self.ci.CursorKind.INCLUSION_DIRECTIVE or not self._mine(c):
+                continue
+            included = c.get_included_file()
+            path = Path(included.name if included else c.spelling)
+            if included and any(_inside(path, d) for d in allowed):
+                continue
+            line = c.location.line
+            raise CompileError(
+                f"{SOURCE_NAME}({line}): catastrophic error: cannot open source file \"{path.name}\" (as NVRTC, the "
+                f"GPU backend's compiler, reports it: it has no C or C++ library headers). printf, malloc, memcpy, "
+                f"memset and the math functions are built in; for constants include <math_constants.h> "
+                f"(CUDART_INF_F, CUDART_PI_F, ...), and use int, unsigned, long long for fixed-size integers."
+                f"\n{numbered(self.source, {line})}", backend="any")
 
     def _mine(self, c):
         f = c.location.file
@@ -381,11 +415,30 @@ class _Reader:
     def _shared(self, c, function, qual, stmt=None):
         T = self.ci.TypeKind
         extern = c.storage_class.name == "EXTERN"
+        if c.storage_class.name == "STATIC":
+            # `static __shared__`: __shared__ already means static on the CPU runtime.
+            for tok in self._tokens(stmt if stmt is not None else c):
+                if tok.spelling == "static":
+                    edit = (tok.extent.start.offset, tok.extent.end.offset, "")
+                    if edit not in self.edits:
+                        self.edits.append(edit)
+                    break
         sid = len(self.shared)
         size = c.type.get_canonical().get_size() if not extern else 0
         self.shared.append(SharedVar(id=sid, name=c.spelling, line=c.location.line, extern=extern,
                                      function=function, size=int(size) if size >= 0 else -1))
         if extern:
+            # All extern __shared__ arrays are one memory: NVRTC refuses two of one name and
+            # different types ("declaration is incompatible with previous").
+            elem_type = c.type.get_canonical().spelling
+            first = self._extern_types.setdefault(c.spelling, (elem_type, c.location.line))
+            if first[0] != elem_type:
+                line = c.location.line
+                raise CompileError(
+                    f"{SOURCE_NAME}({line}): error: declaration is incompatible with previous \"{c.spelling}\" "
+                    f"(declared at line {first[1]}), as NVRTC reports it: every extern __shared__ array of a source "
+                    f"names the same memory, so one name can have one type; give this one another name."
+                    f"\n{numbered(self.source, {first[1], line})}", backend="any")
             # extern __shared__ T name[];  ->  T (&name)[] = <the launch's dynamic shared memory>;
             # same type, so casts, decay and arithmetic behave as on a GPU.
             elem = c.type.element_type.spelling if c.type.kind == T.INCOMPLETEARRAY else c.type.spelling
@@ -429,6 +482,16 @@ class _Reader:
                 if ref is not None:
                     info["calls"].add((ref.get_usr(), ref.spelling, c.location.line,
                                        ref.location.file.name if ref.location.file else ""))
+            elif k == K.TYPE_REF and c.spelling not in _BUILTIN_TYPEDEFS:
+                ref = c.referenced
+                f = ref.location.file.name if ref is not None and ref.location.file else ""
+                if f and f != SOURCE_NAME and not _inside(Path(f), INCLUDE_DIR) and ref.kind == K.TYPEDEF_DECL:
+                    line = c.location.line
+                    raise CompileError(
+                        f"{SOURCE_NAME}({line}): error: identifier \"{ref.spelling}\" is undefined (as NVRTC reports "
+                        f"it: {ref.spelling} comes from the C library, which device code does not have). Use a type "
+                        f"of the language (int, unsigned, long long) or declare it with typedef.\n"
+                        f"{numbered(self.source, {line})}", backend="any")
             elif k in (K.ASM_STMT, K.MS_ASM_STMT):
                 info["asm"].append(c.location.line)
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
@@ -453,7 +516,7 @@ class _Reader:
         """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
         for fn, qual, info in (v for v in self.functions.values() if len(v) == 3):
             for usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
-                if not file or file == SOURCE_NAME or Path(file).parent == INCLUDE_DIR:
+                if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
                     continue
                 if name in self._DEVICE_LIBC or "math" in Path(file).name:
                     continue

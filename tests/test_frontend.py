@@ -77,7 +77,7 @@ def test_a_wrong_name_expression_says_what_the_source_has():
 
 @pytest.mark.parametrize("call", ["exit(1)", "abort()", "int r = rand()"])
 def test_host_functions_in_device_code_are_refused_as_nvrtc_does(call):
-    src = f'#include <stdlib.h>\nextern "C" __global__ void k(int* x) {{ {call}; }}'
+    src = f'extern "C" __global__ void k(int* x) {{ {call}; }}'
     with pytest.raises(kernels.CompileError, match=r"calling a __host__ function"):
         kernels.RawKernel(src, "k", backend="cpu")
 
@@ -119,3 +119,38 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
         raise AssertionError("parsed again")
     monkeypatch.setattr(frontend._Reader, "read", no_parse)
     assert "cached_once" in frontend.analyze(src).kernels
+
+
+@pytest.mark.parametrize("src,match", [
+    ('#include <stdint.h>\nextern "C" __global__ void k(float* x) { x[0] = 1; }', r"cannot open source file \"stdint.h\""),
+    ('#include <cstdio>\nextern "C" __global__ void k(float* x) { printf("%f", x[0]); }', r"cannot open source file \"cstdio\""),
+    ('extern "C" __global__ void k(float* x) { x[0] = INFINITY; }', r"INFINITY"),
+    ('extern "C" __global__ void k(float* x) { x[0] = M_PI; }', r"M_PI"),
+    ('extern "C" __global__ void k(float* x) { uint32_t v = 3; x[0] = v; }', r"identifier \"uint32_t\" is undefined"),
+    ('extern "C" __global__ void a(float* x) { extern __shared__ float t[]; x[0] = t[0]; }\n'
+     'extern "C" __global__ void b(int* x) { extern __shared__ int t[]; x[0] = t[0]; }',
+     r"declaration is incompatible with previous \"t\""),
+    ('#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n'
+     'extern "C" __global__ void k(float* x) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); '
+     'x[0] = cg::reduce(t, x[0], cg::plus<float>()); }', r"reduce"),
+])
+def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
+    # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log).
+    with pytest.raises(kernels.CompileError, match=match):
+        kernels.RawModule(src, backend="cpu")
+
+
+def test_what_nvrtc_offers_the_cpu_runtime_offers():
+    src = r'''#include <cuda_runtime.h>
+    #include <math_constants.h>
+    #include <cooperative_groups.h>
+    #include <cooperative_groups/reduce.h>
+    namespace cg = cooperative_groups;
+    extern "C" __global__ void k(float* x, size_t n) {
+        auto t = cg::tiled_partition<32>(cg::this_thread_block());
+        float v = cg::reduce(t, x[threadIdx.x], cg::plus<float>());
+        if (threadIdx.x == 0) { x[0] = v; x[1] = CUDART_INF_F; x[2] = isinf(x[1]) ? CUDART_PI_F : 0.0f; }
+    }'''
+    x = np.arange(32, dtype=np.float32)
+    kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (x, 32))
+    assert x[0] == 496 and np.isinf(x[1]) and x[2] == np.float32(np.pi)

@@ -31,7 +31,12 @@ CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-al
 CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
                  "--param=tsan-distinguish-volatile=1", "-fsanitize=bounds",
                  # a float4 load stays one 16-byte access instead of four scalar ones
-                 "-fno-tree-sra")
+                 "-fno-tree-sra",
+                 # memset and memcpy stay calls, which the checked runtime sees, not inline stores
+                 "-fno-builtin-memset", "-fno-builtin-memcpy", "-fno-builtin-memmove")
+# The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
+# that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
+LINK_FLAGS = (f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
 # NVRTC options with no meaning on the CPU.
 IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_math|-use_fast_math|-lineinfo|"
                             r"--generate-line-info|-G|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
@@ -107,9 +112,9 @@ def compiler_version(cxx):
 @lru_cache(maxsize=1)
 def _header_digest():
     h = hashlib.sha256()
-    for p in sorted(INCLUDE_DIR.iterdir()):
+    for p in sorted(INCLUDE_DIR.rglob("*")):
         if p.is_file():
-            h.update(p.name.encode() + p.read_bytes())
+            h.update(str(p.relative_to(INCLUDE_DIR)).encode() + p.read_bytes())
     return h.hexdigest()
 
 
@@ -163,7 +168,8 @@ def _build(source, program, kernels, options, checked, renames):
     flags = list(CXXFLAGS) + compiler_flags(options) + (list(CHECKED_FLAGS) if checked else [])
     unit = translation_unit(source, program, kernels, renames)
     runtime = runtime_object(checked)
-    key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
+                                     compiler_version(cxx)]).encode()).hexdigest()
 
     def make(tmp, out):
         src, obj = tmp / "unit.cpp", tmp / "unit.o"
@@ -171,8 +177,7 @@ def _build(source, program, kernels, options, checked, renames):
         proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)], "kernel")
         if proc.returncode != 0:
             raise _compile_error(source, proc.stderr)
-        proc = _run([cxx, "-shared", str(obj), str(runtime), f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-o", str(out)],
-                    "link")
+        proc = _run([cxx, "-shared", str(obj), str(runtime), *LINK_FLAGS, "-o", str(out)], "link")
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
     return _cached(key, ".so", make)

@@ -77,8 +77,9 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 #define __constant__
 #define __managed__
 // One worker process runs one block at a time, so a static is shared by the fibers of a
-// block and by nothing else.
-#define __shared__ static
+// block and by nothing else. Static shared arrays share a section, followed by a guard
+// (kc_device.ld), so that checked mode knows where shared memory ends.
+#define __shared__ static __attribute__((section("kc_shared")))
 #endif
 // __device__ and __constant__ variables: a section the launcher maps shared by every
 // worker and keeps for the module's lifetime (kernels/cpu/build.py's linker script).
@@ -247,3 +248,46 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #undef KC_ATOMIC_CAS
 
 #include "kc_intrinsics.h"
+
+// What the C headers above define and NVRTC does not: a kernel that uses it must fail here as
+// it fails on a GPU (kernels/frontend.py also refuses the C library's headers and typedefs).
+#undef INFINITY
+#undef NAN
+#undef HUGE_VAL
+#undef HUGE_VALF
+#undef HUGE_VALL
+#undef M_E
+#undef M_LOG2E
+#undef M_LOG10E
+#undef M_LN2
+#undef M_LN10
+#undef M_PI
+#undef M_PI_2
+#undef M_PI_4
+#undef M_1_PI
+#undef M_2_PI
+#undef M_2_SQRTPI
+#undef M_SQRT2
+#undef M_SQRT1_2
+#undef FLT_MAX
+#undef FLT_MIN
+#undef FLT_EPSILON
+#undef DBL_MAX
+#undef DBL_MIN
+#undef DBL_EPSILON
+#undef INT_MAX
+#undef INT_MIN
+#undef UINT_MAX
+#undef LONG_MAX
+#undef LONG_MIN
+#undef ULONG_MAX
+#undef LLONG_MAX
+#undef LLONG_MIN
+#undef ULLONG_MAX
+#undef SHRT_MAX
+#undef SHRT_MIN
+#undef USHRT_MAX
+#undef CHAR_BIT
+#undef RAND_MAX
+#undef EXIT_SUCCESS
+#undef EXIT_FAILURE

@@ -143,13 +143,21 @@ static const char* kind_name(const Region* r) {
 // An access of `size` bytes at byte offset off (may be negative) outside region r.
 [[noreturn]] static void outside(const Region* r, int64_t off, unsigned size, uint32_t pc, const char* what) {
     char ix[256], dims[128];
-    unsigned unit = r->kind == PARAM || r->kind == DEVICE ? size : (r->elem_size ? r->elem_size : size);
+    unsigned unit = r->kind == SHARED && r->elem_size ? r->elem_size : size;   // else: the accessed type's
     int64_t idx = off >= 0 ? off / int64_t(unit) : -((-off + int64_t(unit) - 1) / int64_t(unit));
     if (r->ndim >= 2 && idx >= 0) index_json(ix, sizeof ix, r, uint64_t(idx));
     else snprintf(ix, sizeof ix, "[%lld]", (long long)idx);
     if (r->ndim >= 2) dims_json(dims, sizeof dims, r);
     else snprintf(dims, sizeof dims, "[%llu]", (unsigned long long)(r->bytes / unit));
     out_of_bounds(r, ix, dims, unit, pc, 0, what);
+}
+
+// The section of static __shared__ arrays and the guard after it (kc_device.ld).
+extern "C" char __start_kc_shared[] __attribute__((weak));
+extern "C" char __stop_kc_shared[] __attribute__((weak));
+inline uintptr_t kc_shared_lo() { return reinterpret_cast<uintptr_t>(__start_kc_shared); }
+inline uintptr_t kc_shared_span() {   // the section ends with its 4096-byte guard
+    return __start_kc_shared ? uintptr_t(__stop_kc_shared - __start_kc_shared) : 0;
 }
 
 // ---- the accounting of one access --------------------------------------------------
@@ -247,7 +255,10 @@ static Region* find_device(uintptr_t a) {
         int64_t rest = flat - chk.sub.index * int64_t(stride);
         long long idx[4];
         for (int j = int(r->ndim) - 1; j >= 0; --j) {
-            if (j == k) continue;
+            if (j == k) {   // its digit is now 0
+                rest /= int64_t(r->dims[j]);
+                continue;
+            }
             int64_t d = r->dims[j];
             idx[j] = ((rest % d) + d) % d;
             rest = (rest - idx[j]) / d;
@@ -294,8 +305,9 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
             if (a >= uintptr_t(v->base) && a + size <= uintptr_t(v->base) + v->bytes) { r = v; break; }
     } else if (chk.dynamic && a - uintptr_t(chk.dynamic->base) < DYNAMIC_SHARED_CAPACITY + 4096) {
         r = chk.dynamic;
-    } else if (a - chk.shared_lo < chk.shared_hi - chk.shared_lo) {
+    } else if (a - chk.shared_lo < chk.shared_hi - chk.shared_lo || a - kc_shared_lo() < kc_shared_span()) {
         r = find_static_shared(a);
+        if (!r) return;
     } else if (a - chk.device_lo < chk.device_hi - chk.device_lo) {
         r = find_device(a);
     } else if (a < 65536) {

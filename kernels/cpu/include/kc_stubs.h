@@ -10,21 +10,22 @@
 namespace kc {
 int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids);
 
-template <int... I> struct seq {};
-template <int N, int... I> struct make_seq : make_seq<N - 1, N - 1, I...> {};
-template <int... I> struct make_seq<0, I...> { using type = seq<I...>; };
-template <class T> struct unqualified { using type = T; };
-template <class T> struct unqualified<const T> { using type = T; };
-template <class T> struct unqualified<volatile T> { using type = T; };
-template <class T> struct unqualified<const volatile T> { using type = T; };
+// (Names no kernel #defines: the stubs come after the kernel's source and its macros.)
+template <int... KcI> struct seq {};
+template <int KcN, int... KcI> struct make_seq : make_seq<KcN - 1, KcN - 1, KcI...> {};
+template <int... KcI> struct make_seq<0, KcI...> { using type = seq<KcI...>; };
+template <class KcT> struct unqualified { using type = KcT; };
+template <class KcT> struct unqualified<const KcT> { using type = KcT; };
+template <class KcT> struct unqualified<volatile KcT> { using type = KcT; };
+template <class KcT> struct unqualified<const volatile KcT> { using type = KcT; };
 
 // Calls kernel f with its arguments: a[i] points to the value of parameter i.
-template <class... P, int... I>
-inline void invoke_impl(void (*f)(P...), void** a, seq<I...>) {
-    f(*static_cast<typename unqualified<P>::type*>(a[I])...);
+template <class... KcP, int... KcI>
+inline void invoke_impl(void (*f)(KcP...), void** a, seq<KcI...>) {
+    f(*static_cast<typename unqualified<KcP>::type*>(a[KcI])...);
 }
-template <class... P>
-inline void invoke(void (*f)(P...), void** a) {
-    invoke_impl(f, a, typename make_seq<int(sizeof...(P))>::type{});
+template <class... KcP>
+inline void invoke(void (*f)(KcP...), void** a) {
+    invoke_impl(f, a, typename make_seq<int(sizeof...(KcP))>::type{});
 }
 }  // namespace kc
