@@ -100,7 +100,7 @@ CASES = [
          style="Blelloch work-efficient scan with bank-conflict padding (GPU Gems 3, ch. 39, listing 39-2)",
          bugs=(Bug("last_down_sweep_barrier_missing", (("    __syncthreads();\n    if (base + ai < n) out[base + ai]",
                                                      "    if (base + ai < n) out[base + ai]"),),
-                "SharedMemoryRaceError", 256, block=(0, 0, 0), array="temp",
+                "SharedMemoryRaceError", 256, block=(0, 0, 0), array="itemp",
                 what="The barrier after the down-sweep is missing: threads read results others have not written."),)),
     Case("scan_warp_shuffle", "team_scans", "scan_warp_shuffle", _warp_setup,
          lambda a, n: {1: np.concatenate([np.cumsum(a[0][s:s + 256].astype(np.int64)) for s in range(0, n, 256)])},

@@ -1,3 +1,5 @@
+#include <math_constants.h>
+
 // Simulation and image-processing kernels: an all-pairs n-body step with shared tiles
 // (GPU Gems 3, ch. 31), separable filters, a box blur on uchar4 pixels, thresholding,
 // hashing and normalization.
@@ -126,7 +128,7 @@ extern "C" __global__ void letter_counts(const char* text, unsigned int* counts,
 extern "C" __global__ void softmax_rows(const float* x, float* y, int cols) {
     __shared__ float red[128];
     const float* row = x + blockIdx.x * cols;
-    float m = -INFINITY;
+    float m = -CUDART_INF_F;
     for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
     red[threadIdx.x] = m;
     __syncthreads();

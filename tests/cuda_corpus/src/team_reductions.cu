@@ -1,6 +1,8 @@
 // Reductions in the styles of NVIDIA's reduction sample (kernels 1-7), PMPP ch. 10 and
 // the warp-shuffle and cooperative-groups versions. Each block writes its partial sum.
 #include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <math_constants.h>
 namespace cg = cooperative_groups;
 
 extern "C" __global__ void reduce_interleaved(const float* in, float* out, int n) {
@@ -174,7 +176,7 @@ extern "C" __global__ void dot_product(const float* a, const float* b, float* ou
 // Max and its index per block, by shuffles carrying both.
 extern "C" __global__ void argmax_shuffle(const float* in, float* best, int* where, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    float v = (i < n) ? in[i] : -INFINITY;
+    float v = (i < n) ? in[i] : -CUDART_INF_F;
     int k = (i < n) ? i : -1;
     for (int offset = 16; offset > 0; offset /= 2) {
         float ov = __shfl_down_sync(0xffffffff, v, offset);

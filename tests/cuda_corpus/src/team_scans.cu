@@ -24,7 +24,8 @@ extern "C" __global__ void scan_hillis_steele(const float* in, float* out, int n
 // Blelloch's work-efficient exclusive scan of 2 * blockDim.x elements per block, with the
 // padding that avoids bank conflicts.
 extern "C" __global__ void scan_blelloch(const int* in, int* out, int* sums, int n) {
-    extern __shared__ int temp[];
+    extern __shared__ int itemp[];   // one name, one type: all extern __shared__ arrays are one memory
+    int* temp = itemp;
     int tid = threadIdx.x, m = 2 * blockDim.x, base = blockIdx.x * m;
     int ai = tid, bi = tid + blockDim.x;
     int bankOffsetA = CONFLICT_FREE_OFFSET(ai), bankOffsetB = CONFLICT_FREE_OFFSET(bi);

@@ -1,13 +1,14 @@
 // Sorting networks and ranking in shared memory; atomics and device variables in the
 // patterns real code uses them.
 #include <cooperative_groups.h>
+#include <math_constants.h>
 namespace cg = cooperative_groups;
 
 // Bitonic sort of one block's elements (blockDim.x a power of two), in shared memory.
 extern "C" __global__ void bitonic_sort_block(float* data, int n) {
     extern __shared__ float s[];
     unsigned int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-    s[t] = (i < n) ? data[i] : INFINITY;
+    s[t] = (i < n) ? data[i] : CUDART_INF_F;
     __syncthreads();
     for (unsigned int k = 2; k <= blockDim.x; k <<= 1) {
         for (unsigned int j = k >> 1; j > 0; j >>= 1) {
