@@ -82,7 +82,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--output")
     ap.add_argument("--seed", type=int, default=20261123)
-    ap.add_argument("--only", default="", help="run only the cases whose source file starts with this")
+    ap.add_argument("--only", default="", help="run only the cases whose source file starts with one of these "
+                                               "(comma-separated)")
     ap.add_argument("--bug", help=argparse.SUPPRESS)   # case/bug: one seeded bug, in a child process
     a = ap.parse_args()
     if a.bug:
@@ -101,7 +102,7 @@ def main():
              "# case shape: gpu-vs-numpy (max abs error, within tolerance), gpu-vs-cpu (identical elements)"]
     for line in lines:
         say(line)
-    cases = [c for c in all_cases() if c.source.startswith(a.only)]
+    cases = [c for c in all_cases() if c.source.startswith(tuple(a.only.split(",")))]
     ok = bad = 0
     for case in cases:
         for shape in case.shapes:
