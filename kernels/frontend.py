@@ -45,7 +45,7 @@ _VECTOR_LANES = {
 _VECTOR = re.compile(r"(char|uchar|short|ushort|int|uint|float|long|ulong|longlong|ulonglong|double)([1-4])")
 
 # Typedefs of the C library NVRTC also knows.
-_BUILTIN_TYPEDEFS = {"size_t", "ptrdiff_t", "std::nullptr_t"}
+_BUILTIN_TYPEDEFS = {"size_t", "ptrdiff_t", "std::nullptr_t", "clock_t"}
 
 
 def _inside(path, folder):

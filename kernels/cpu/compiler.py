@@ -90,6 +90,8 @@ def compiler_flags(options):
             flags.append("-D" + re.sub(r"^(-D|--define-macro=?)", "", opt))
         elif re.match(r"^(-I|--include-path=?)", opt):
             flags.append("-I" + re.sub(r"^(-I|--include-path=?)", "", opt))
+        elif re.match(r"^--?ftz=(false|true)$", opt):   # flush-to-zero of the float intrinsics (kc_intrinsics.h)
+            flags.append(f"-DKC_FTZ={int(opt.endswith('true'))}")
         elif IGNORED_OPTION.match(opt):
             continue
         else:
