@@ -186,18 +186,23 @@ def _user_flags(options):
 
 
 @lru_cache(maxsize=1)
-def _header_digest():
+def header_digest():
+    """A digest of the CPU runtime's headers: part of every cache key built on them."""
     h = hashlib.sha256()
     for p in sorted(INCLUDE_DIR.rglob("*")):
         if p.is_file():
             h.update(str(p.relative_to(INCLUDE_DIR)).encode() + p.read_bytes())
-    h.update(Path(__file__).read_bytes())
     return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _own_digest():
+    return hashlib.sha256((header_digest() + Path(__file__).read_text()).encode()).hexdigest()
 
 
 def analyze(source, options=(), name_expressions=()):
     """The Program of `source`, from the disk cache when this source was read before."""
-    key = hashlib.sha256("\0".join([_header_digest(), source, *options, "|", *name_expressions]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join([_own_digest(), source, *options, "|", *name_expressions]).encode()).hexdigest()
     path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.json"
     try:
         return Program.from_json(path.read_text())

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import config
 from ..errors import CompileError
-from ..frontend import SOURCE_NAME
+from ..frontend import SOURCE_NAME, header_digest
 from ..listing import compile_error_report
 
 INCLUDE_DIR = Path(__file__).with_name("include")
@@ -111,15 +111,6 @@ def compiler_version(cxx):
     return out.splitlines()[0]
 
 
-@lru_cache(maxsize=1)
-def _header_digest():
-    h = hashlib.sha256()
-    for p in sorted(INCLUDE_DIR.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(INCLUDE_DIR)).encode() + p.read_bytes())
-    return h.hexdigest()
-
-
 def _run(cmd, what):
     env = {**os.environ, "LC_ALL": "C"}   # g++'s messages in plain ASCII quotes, whatever the locale
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -144,7 +135,7 @@ def runtime_object(checked):
     """The runtime's object file for one variant, compiled once per header set and compiler."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else [])
-    key = hashlib.sha256("\0".join(["runtime", _header_digest(), " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join(["runtime", header_digest(), " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
 
     def make(tmp, out):
         proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / "kc_runtime.cpp"), "-o", str(out)], "runtime")
@@ -170,7 +161,7 @@ def _build(source, program, kernels, options, checked, renames):
     flags = list(CXXFLAGS) + compiler_flags(options) + (list(CHECKED_FLAGS) if checked else [])
     unit = translation_unit(source, program, kernels, renames)
     runtime = runtime_object(checked)
-    key = hashlib.sha256("\0".join([_header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
+    key = hashlib.sha256("\0".join([header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
                                      compiler_version(cxx)]).encode()).hexdigest()
 
     def make(tmp, out):
