@@ -23,11 +23,11 @@ import numpy as np
 
 from .config import config
 from .errors import CompileError, UnsupportedFeatureError
+from .launch import DEFAULT_SHARED_LIMIT   # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from .listing import numbered
 
 INCLUDE_DIR = Path(__file__).parent / "cpu" / "include"
 SOURCE_NAME = "kernel.cu"
-STATIC_SHARED_LIMIT = 48 * 1024    # bytes of static __shared__ per kernel NVRTC (ptxas) accepts
 
 # Canonical clang type kinds -> NumPy element types.
 _SCALARS = {
@@ -253,7 +253,7 @@ class _Reader:
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
         self._extern_types = {}
-        self.functions = {}     # USR -> (cursor, qualified name) of every function defined in the source
+        self.functions = {}     # USR -> (cursor, qualified name, what its body holds) of each function defined here
         for c in tu.cursor.get_children():
             if self._mine(c):
                 self._top(c, [])
@@ -312,7 +312,6 @@ class _Reader:
                 self._top(ch, scope)
         elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition():
             qual = "::".join(scope + [c.spelling])
-            self.functions[c.get_usr()] = (c, qual)
             if "kc_global" in self._annotations(c):
                 self._kernel(c, qual)
             self._body(c, qual, kernel="kc_global" in self._annotations(c))
@@ -326,7 +325,6 @@ class _Reader:
         elif c.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE):
             for ch in c.get_children():
                 if ch.kind in (K.CXX_METHOD, K.FUNCTION_TEMPLATE) and ch.is_definition():
-                    self.functions[ch.get_usr()] = (ch, "::".join(scope + [c.spelling, ch.spelling]))
                     self._body(ch, "::".join(scope + [c.spelling, ch.spelling]), kernel=False)
 
     def _kernel(self, c, qual):
@@ -519,7 +517,7 @@ class _Reader:
 
     def _check_functions(self):
         """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
-        for fn, qual, info in (v for v in self.functions.values() if len(v) == 3):
+        for fn, qual, info in self.functions.values():
             for usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
                 if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
                     continue
@@ -538,8 +536,8 @@ class _Reader:
         for v in self.shared:
             if not v.extern and v.size > 0:
                 by_function[v.function] = by_function.get(v.function, 0) + v.size
-        entries = [v for v in self.functions.values() if len(v) == 3]
-        usr_of = {qual: usr for usr, v in self.functions.items() if len(v) == 3 for qual in [v[1]]}
+        entries = list(self.functions.values())
+        usr_of = {v[1]: usr for usr, v in self.functions.items()}
         for fn, qual, info in entries:
             if not info["kernel"] or fn.kind.name == "FUNCTION_TEMPLATE":
                 continue
@@ -551,13 +549,13 @@ class _Reader:
                 seen.add(q)
                 total += by_function.get(q, 0)
                 callee_info = self.functions.get(usr_of.get(q, ""), (None, None, {"calls": ()}))[2]
-                todo.extend(self.functions[u][1] for u, *_ in callee_info["calls"] if len(self.functions.get(u, ())) == 3)
-            if total > STATIC_SHARED_LIMIT:
+                todo.extend(self.functions[u][1] for u, *_ in callee_info["calls"] if u in self.functions)
+            if total > DEFAULT_SHARED_LIMIT:
                 lines = sorted({v.line for v in self.shared if v.function in seen and not v.extern})
                 raise CompileError(
                     f"{SOURCE_NAME}: error: entry function '{fn.spelling}' uses too much shared data ({total:#x} bytes, "
-                    f"{STATIC_SHARED_LIMIT:#x} max): its static __shared__ variables total {total} bytes, and a GPU "
-                    f"allows {STATIC_SHARED_LIMIT} (48 KiB). Use smaller arrays, or `extern __shared__` with the "
+                    f"{DEFAULT_SHARED_LIMIT:#x} max): its static __shared__ variables total {total} bytes, and a GPU "
+                    f"allows {DEFAULT_SHARED_LIMIT} (48 KiB). Use smaller arrays, or `extern __shared__` with the "
                     f"kernel's max_dynamic_shared_size_bytes opt-in.\n{numbered(self.source, set(lines))}",
                     backend="any")
 
@@ -566,7 +564,7 @@ class _Reader:
         definitions (and those of device functions only they need) are left out of the
         CPU build, so the rest of the file still runs."""
         bad = {}   # function USR -> (line, construct)
-        for usr, (fn, qual, info) in ((u, v) for u, v in self.functions.items() if len(v) == 3):
+        for usr, (fn, qual, info) in self.functions.items():
             lo, hi = info["lines"]
             if info["asm"]:
                 bad[usr] = (info["asm"][0], "inline PTX assembly (asm)")
@@ -581,7 +579,7 @@ class _Reader:
         changed = True
         while changed:
             changed = False
-            for usr, (fn, qual, info) in ((u, v) for u, v in self.functions.items() if len(v) == 3):
+            for usr, (fn, qual, info) in self.functions.items():
                 if usr in bad:
                     continue
                 for callee, name, line, _ in info["calls"]:

@@ -83,8 +83,7 @@ def _shared_limit(f, ctx):
 def _warp(f, ctx):
     block, lane, line = ctx.block(f["block"]), f["lane"], f["line"]
     thread = ctx.thread(32 * f["warp"] + lane) if 32 * f["warp"] + lane < ctx.config.threads_per_block else None
-    what = {"beyond": f"names lane {lane}, which is past the block's last thread",
-            "exited": f"names lane {lane} (thread {thread}), which has already returned",
+    what = {"exited": f"names lane {lane} (thread {thread}), which has already returned",
             "different": f"names lane {lane} (thread {thread}), which is waiting at a different warp operation",
             "source": f"reads lane {lane}, which is not in the mask (its value is undefined on a GPU)"}[f["problem"]]
     msg = (f"kernel `{ctx.kernel.name}`: warp {f['warp']} of block {block}: the warp operation on line {line} with "
