@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-import kernels
-from kernels import matmul
-from kernels.cpu.compiler import compiler_version
+import cudacheck
+from tiling_course import matmul
+from cudacheck.cpu.compiler import compiler_version
 from timing import median_time
 
 
@@ -23,9 +23,9 @@ def main():
     ap.add_argument("--tile", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
-    kernels.config.time_limit = 120
-    print(f"checked-mode benchmark: {platform.machine()}, {kernels.cpu.cores()} cores, "
-          f"{compiler_version(kernels.config.cxx)}, {time.strftime('%Y-%m-%d')}")
+    cudacheck.config.time_limit = 120
+    print(f"checked-mode benchmark: {platform.machine()}, {cudacheck.cpu.cores()} cores, "
+          f"{compiler_version(cudacheck.config.cxx)}, {time.strftime('%Y-%m-%d')}")
     rng = np.random.default_rng()
     checked = matmul.compile("tiled", a.tile, "cpu", check=True)
     plain = matmul.compile("tiled", a.tile, "cpu")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-import kernels
-from kernels import matmul
-from kernels.cpu.compiler import compiler_version
+import cudacheck
+from tiling_course import matmul
+from cudacheck.cpu.compiler import compiler_version
 from timing import median_time
 
 TRIPLE_LOOP = r'''
@@ -42,7 +42,7 @@ extern "C" void multiply(const float* M, const float* N, float* P, int width) {
 def triple_loop():
     tmp = Path(tempfile.mkdtemp())
     (tmp / "loop.cpp").write_text(TRIPLE_LOOP)
-    subprocess.run([kernels.config.cxx, "-O2", "-shared", "-fPIC", str(tmp / "loop.cpp"), "-o", str(tmp / "loop.so")],
+    subprocess.run([cudacheck.config.cxx, "-O2", "-shared", "-fPIC", str(tmp / "loop.cpp"), "-o", str(tmp / "loop.so")],
                    check=True)
     lib = ctypes.CDLL(str(tmp / "loop.so"))
     ptr = ctypes.POINTER(ctypes.c_float)
@@ -62,23 +62,23 @@ def main():
     N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
     P = np.zeros((w, w), np.float32)
     loop = triple_loop()
-    cores = kernels.cpu.cores()
+    cores = cudacheck.cpu.cores()
     print(f"CPU runtime benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
-          f"{compiler_version(kernels.config.cxx)}, Python {platform.python_version()}, "
+          f"{compiler_version(cudacheck.config.cxx)}, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d')}")
     t_loop = median_time(lambda: loop(M, N, P), a.repeats)
     ref = P.copy()
     print(f"g++ -O2 triple loop, Width {w}: {t_loop * 1e3:8.2f} ms")
     for kernel in ("tiled", "naive"):
         for workers in (1, cores):
-            kernels.config.workers = workers
+            cudacheck.config.workers = workers
             fn = lambda: matmul.multiply(M, N, kernel=kernel, tile=t, backend="cpu", P=P)
             t_k = median_time(fn, a.repeats)
             assert np.allclose(P, ref, atol=1e-3), "kernel and triple loop disagree"
             print(f"{kernel:>5} {t}x{t} kernel, {workers} worker{'s' if workers > 1 else ' '}: {t_k * 1e3:8.2f} ms   "
                   f"ratio to the triple loop: {t_k / t_loop:5.2f}")
-    kernels.config.workers = None
-    nop = kernels.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="cpu")
+    cudacheck.config.workers = None
+    nop = cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="cpu")
     t_nop = median_time(lambda: nop(1, 1, ()), max(a.repeats, 51))
     print(f"launch of a trivial kernel (1 block, 1 thread): {t_nop * 1e3:.2f} ms")
 

@@ -1,5 +1,5 @@
 """Check that %%cuda cells are highlighted as C++ in the classic Jupyter Notebook once a
-chapter's set-up cell has run (kernels.notebook.setup registers the mode).
+chapter's set-up cell has run (tiling_course.notebook.setup registers the mode).
 
 Needs a classic Notebook server (`pip install notebook==6.5.7`) serving a folder that
 holds book/01_naive.ipynb on port 8899 without a token, Debian's chromium and

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import kernels  # noqa: E402
+import cudacheck  # noqa: E402
 from cuda_corpus import all_cases  # noqa: E402
 
 
@@ -25,7 +25,7 @@ def run(case, source, spec, backend):
     """One launch; returns {output key: NumPy array} for the reference's keys."""
     import cupy
     xp = cupy if backend == "gpu" else np
-    mod = kernels.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend=backend)
+    mod = cudacheck.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend=backend)
     for name, value in spec.globals.items():
         value = np.ascontiguousarray(value)
         mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)

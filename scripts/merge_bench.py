@@ -1,8 +1,8 @@
-"""Merge several `python -m kernels.bench --output` files from one device and one
+"""Merge several `python -m tiling_course.bench --output` files from one device and one
 session into the one file the book reads (results concatenated, metadata and ceilings
 of the first, every command kept):
 
-    python scripts/merge_bench.py book/data/h200.json main.json small-tiles.json
+    python scripts/merge_bench.py course/tiling_course/data/h200.json main.json small-tiles.json
 """
 import json
 import sys

@@ -1,6 +1,6 @@
-"""Run every wrong kernel of kernels.corpus once on the GPU, unchecked, on the inputs of
+"""Run every wrong kernel of tiling_course.corpus once on the GPU, unchecked, on the inputs of
 WrongKernel.inputs(np.random.default_rng(0)), and store the products in
-book/data/wrong-results.json, so that the site (built without a GPU) can show where
+course/tiling_course/data/wrong-results.json, so that the site (built without a GPU) can show where
 each goes wrong on a real GPU. Run on a GPU machine:
 
     python scripts/record_wrong_results.py
@@ -8,11 +8,15 @@ each goes wrong on a real GPU. Run on a GPU machine:
 import datetime
 import json
 import platform
+from pathlib import Path
 
 import numpy as np
 
-import kernels
-from kernels import corpus
+import cudacheck
+from tiling_course import corpus
+
+# The repository's copy, which the course package ships (corpus.RESULTS_FILE reads it).
+OUT = Path(__file__).resolve().parent.parent / "course" / "tiling_course" / "data" / "wrong-results.json"
 
 
 def main():
@@ -22,7 +26,7 @@ def main():
         try:
             _, _, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
             results[name] = np.round(cupy.asnumpy(P).astype(np.float64), 6).tolist()
-        except kernels.GPUContextError as e:   # an illegal address: later launches would fail too
+        except cudacheck.GPUContextError as e:   # an illegal address: later launches would fail too
             print(f"{name}: {type(e).__name__}; stopping here")
             break
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -30,9 +34,8 @@ def main():
     meta = {"device": props["name"].decode(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat()[:19] + "Z",
             "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cupy": cupy.__version__, "python": platform.python_version(),
             "inputs": "WrongKernel.inputs(numpy.random.default_rng(0))"}
-    corpus.RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
-    corpus.RESULTS_FILE.write_text(json.dumps({"meta": meta, "results": results}))
-    print(f"wrote {corpus.RESULTS_FILE} with {len(results)} results from {meta['device']}")
+    OUT.write_text(json.dumps({"meta": meta, "results": results}))
+    print(f"wrote {OUT} with {len(results)} results from {meta['device']}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Checked mode against NVIDIA's compute-sanitizer, kernel by kernel (run on a GPU).
 
-For every wrong kernel of kernels.corpus and every correct kernel of the book, this
+For every wrong kernel of tiling_course.corpus and every correct kernel of the book, this
 prints checked mode's verdict (CPU runtime) beside what each compute-sanitizer tool
 (memcheck, racecheck, synccheck, initcheck) reports when the same source is launched
 through CuPy on the GPU, and whether the GPU's unchecked result was wrong.
@@ -24,8 +24,8 @@ CORRECT = {"tiled": (32, 32, 32, 16), "tiled_bounds": (20, 20, 20, 16), "tiled_d
 
 
 def case(name):
-    """A kernels.corpus.WrongKernel for a wrong or a correct kernel (no edits)."""
-    from kernels import corpus
+    """A tiling_course.corpus.WrongKernel for a wrong or a correct kernel (no edits)."""
+    from tiling_course import corpus
     if name in corpus.WRONG:
         return corpus.WRONG[name]
     return corpus.WrongKernel(name, name, "correct", (), CORRECT[name], "")
@@ -34,7 +34,7 @@ def case(name):
 def child(name, backend):
     """Run one kernel once; print how far its result is from NumPy's."""
     import numpy as np
-    import kernels
+    import cudacheck
     if backend == "gpu":
         import cupy
         cupy.cuda.set_allocator(None)
@@ -44,16 +44,16 @@ def child(name, backend):
             M, N, P = M.get(), N.get(), P.get()
         err = float(np.abs(P - M.astype(np.float64) @ N).max())
         print(f"RESULT max_error={err:.3g}")
-    except kernels.KernelError as e:
+    except cudacheck.KernelError as e:
         print(f"RESULT {type(e).__name__}")
 
 
 def checked_verdict(name):
-    import kernels
+    import cudacheck
     try:
         case(name).run(backend="cpu", check=True)
         return "no finding"
-    except kernels.KernelError as e:
+    except cudacheck.KernelError as e:
         d = getattr(e, "details", {})
         where = f" {d['array']}{list(d['index'])}" if "index" in d else ""
         who = f" t{d['thread'][:2]} b{d['block'][:2]}" if "thread" in d else (f" b{d['block'][:2]}" if "block" in d else "")
@@ -89,7 +89,7 @@ def main():
     a = ap.parse_args()
     if a.child:
         return child(a.child, a.backend)
-    from kernels import corpus
+    from tiling_course import corpus
     names = list(corpus.WRONG) + list(CORRECT)
     rows, raw = {}, []
     with cf.ThreadPoolExecutor(a.jobs) as pool:

@@ -1,10 +1,11 @@
 """Keep what the notebooks repeat in step with its one source:
 
   * the set-up cell (tagged colab-setup), first code cell of every chapter, installs
-    `kernels` in Colab from the repository named in _config.yml (repository.url);
-  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and kernels/cuda/<file>;
+    cudacheck and tiling-course in Colab from the repository named in _config.yml
+    (repository.url);
+  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and course/tiling_course/cuda/<file>;
   * a chapter's exercise section, from its "## Exercises" heading to the end, is what
-    kernels.exercises.authoring(<chapter>) defines.
+    tiling_course.exercises.authoring(<chapter>) defines.
 
     python scripts/sync_notebooks.py          # rewrite the notebooks
     python scripts/sync_notebooks.py --check  # exit 1 if any is out of step (tests run this)
@@ -15,8 +16,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from kernels import exercises  # noqa: E402  (the repository's package, not an installed copy)
+sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
+from tiling_course import exercises  # noqa: E402  (the repository's package, not an installed copy)
 
 
 def repository_url():
@@ -24,14 +25,23 @@ def repository_url():
     return m.group(1)
 
 
+def colab_requirements(url=None):
+    """What the set-up cell asks pip for in Colab: the two packages, from the repository's
+    subfolders (tests/test_wheel.py resolves the same list against Colab's versions)."""
+    url = url or repository_url()
+    return [f"cudacheck @ git+{url}#subdirectory=runtime", f"tiling-course @ git+{url}#subdirectory=course"]
+
+
 def setup_cell_source():
+    packages = " ".join(f'"{r}"' for r in colab_requirements())
     return (
-        "# Set-up. In Colab this installs the book's `kernels` package from its repository (CuPy and\n"
-        "# ipywidgets are already there and are left alone); anywhere else it installs nothing.\n"
+        "# Set-up. In Colab this installs the book's two packages from its repository, the cudacheck\n"
+        "# runtime and the tiling_course material, with what Colab lacks (libclang, jupyterquiz); its own\n"
+        "# CuPy, ipywidgets, IPython, matplotlib and NumPy are left alone. Elsewhere it installs nothing.\n"
         "import sys\n"
         "if \"google.colab\" in sys.modules:\n"
-        f"    %pip install --quiet --no-deps \"git+{repository_url()}\"\n"
-        "from kernels import notebook\n"
+        f"    %pip install --quiet {packages}\n"
+        "from tiling_course import notebook\n"
         "backend = notebook.setup()  # says where the kernels will run")
 
 
@@ -63,7 +73,7 @@ def _same(a, b):
 
 
 def sync_exercises(nb, stem):
-    """Bring the chapter's exercise section in step with kernels.exercises; returns changed."""
+    """Bring the chapter's exercise section in step with tiling_course.exercises; returns changed."""
     if not exercises.chapter(stem):
         return False
     want = cells_from_authoring(exercises.authoring(stem))
@@ -97,7 +107,7 @@ def sync(nb, stem=""):
         for tag in cell.get("metadata", {}).get("tags", []):
             if tag.startswith("kernel:"):
                 head = "".join(cell["source"]).split("\n", 1)[0]
-                want = head + "\n" + (ROOT / "kernels" / "cuda" / tag[len("kernel:"):]).read_text().rstrip("\n")
+                want = head + "\n" + (ROOT / "course" / "tiling_course" / "cuda" / tag[len("kernel:"):]).read_text().rstrip("\n")
                 if "".join(cell["source"]) != want:
                     cell["source"], changed = want, True
     return nb, changed

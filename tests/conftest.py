@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
 
@@ -33,7 +33,7 @@ def assert_product(P, M, N):
                            f"{tuple(bad[0])}: got {P[tuple(bad[0])]}, expected {ref[tuple(bad[0])]}")
 
 
-gpu = pytest.mark.skipif(not kernels.gpu_available(), reason="needs CuPy and a CUDA GPU")
+gpu = pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs CuPy and a CUDA GPU")
 
 
 class BuiltSite:

@@ -1,4 +1,4 @@
-"""The benchmark (kernels/bench.py) on the CPU runtime, at tiny sizes: the JSON schema the
+"""The benchmark (course/tiling_course/bench.py) on the CPU runtime, at tiny sizes: the JSON schema the
 book reads, correctness before timing, the derived figures, skipped shapes, the command
 line. The GPU path is the same code with CUDA events as the timer and cuBLAS as the
 reference."""
@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 import pytest
 
-from kernels import bench, matmul
+from tiling_course import bench, matmul
 
 SIZES = (32, 40)     # 40 is not a multiple of 16: tiled and the Best Practices kernels skip it at tile 16
 TILES = (8, 16)
@@ -110,7 +110,7 @@ def test_main_writes_json(tmp_path, capsys):
     bench.main(["--backend", "cpu", "--sizes", "32", "--tiles", "8", "--repeats", "1", "--output", str(out)])
     data = json.loads(out.read_text())
     assert data["schema"] == 1 and data["meta"]["repeats"] == 1
-    assert data["meta"]["command"] == f"python -m kernels.bench --backend cpu --sizes 32 --tiles 8 --repeats 1 --output {out}"
+    assert data["meta"]["command"] == f"python -m tiling_course.bench --backend cpu --sizes 32 --tiles 8 --repeats 1 --output {out}"
     assert {r["m"] for r in data["results"]} == {32} and all(r["ok"] for r in data["results"])
     printed = capsys.readouterr().out
     assert "tiled speed-up over naive" in printed and "sharedABMultiply" in printed

@@ -4,9 +4,9 @@ random shapes; the counters match the textbook's formulas; traces record the pha
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 from conftest import assert_product, random_matrix
-from kernels import corpus, matmul
+from tiling_course import corpus, matmul
 
 
 @pytest.mark.parametrize("name", sorted(corpus.WRONG))
@@ -32,13 +32,13 @@ def test_every_finding_holds_under_every_schedule(name, schedule, seed, rng):
 
 
 def test_divergent_barrier_messages_say_who_is_where():
-    with pytest.raises(kernels.BarrierDivergenceError) as e:
+    with pytest.raises(cudacheck.BarrierDivergenceError) as e:
         corpus.WRONG["barrier_in_branch"].run()
     bug = corpus.WRONG["barrier_in_branch"]
     first = bug.line_of("            __syncthreads();")
     assert (f"threads with threadIdx.y < 4 wait at __syncthreads() on line {first}; "
             f"the others wait at __syncthreads() on line") in str(e.value)
-    with pytest.raises(kernels.BarrierDivergenceError) as e:
+    with pytest.raises(cudacheck.BarrierDivergenceError) as e:
         corpus.WRONG["early_return"].run()
     ret = corpus.WRONG["early_return"].line_of("        return;")
     assert f"the others returned at line {ret}" in str(e.value)
@@ -148,57 +148,57 @@ def test_schedules_change_a_racy_result_but_not_a_correct_one(rng):
         __syncthreads();
         if (threadIdx.x == 0) out[0] = s;
     }'''
-    k = kernels.RawKernel(code, "last_writer", backend="cpu")
+    k = cudacheck.RawKernel(code, "last_writer", backend="cpu")
     results = {}
     for schedule in ("forward", "reverse"):
         out = np.zeros(1, np.int32)
         k(1, 8, (out,), schedule=schedule)
         results[schedule] = int(out[0])
     assert results == {"forward": 7, "reverse": 0}
-    checked = kernels.RawKernel(code, "last_writer", backend="cpu", check=True)
-    with pytest.raises(kernels.SharedMemoryRaceError, match="write after write"):
+    checked = cudacheck.RawKernel(code, "last_writer", backend="cpu", check=True)
+    with pytest.raises(cudacheck.SharedMemoryRaceError, match="write after write"):
         checked(1, 8, (np.zeros(1, np.int32),))
 
 
 def test_uninitialized_read_by_the_only_thread():
-    k = kernels.RawKernel(r'''
+    k = cudacheck.RawKernel(r'''
     extern "C" __global__ void uninit(float* out) {
         __shared__ float acc[4];
         acc[threadIdx.x] += 1.0f;   // never zeroed
         out[threadIdx.x] = acc[threadIdx.x];
     }''', "uninit", backend="cpu", check=True)
-    with pytest.raises(kernels.UninitializedReadError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads acc\[0\]"):
+    with pytest.raises(cudacheck.UninitializedReadError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads acc\[0\]"):
         k(1, 4, (np.zeros(4, np.float32),))
 
 
 def test_dynamic_shared_memory_too_small_is_out_of_bounds(rng):
     fn = matmul.compile("tiled_dynamic", 8, "cpu", check=True)
     M, N = random_matrix(rng, 8, 8), random_matrix(rng, 8, 8)
-    with pytest.raises(kernels.OutOfBoundsError, match=r"writes tiles\[64\], past the end of tiles, a shared array of 64"):
+    with pytest.raises(cudacheck.OutOfBoundsError, match=r"writes tiles\[64\], past the end of tiles, a shared array of 64"):
         fn((1, 1), (8, 8), (M, N, np.zeros((8, 8), np.float32), 8, 8, 8), shared_mem=8 * 8 * 4)  # room for one tile
 
 
 def test_checked_mode_catches_a_negative_index():
-    k = kernels.RawKernel(r'''
+    k = cudacheck.RawKernel(r'''
     extern "C" __global__ void shift(const float* in, float* out, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) out[i] = in[i - 1];    // forgets i == 0
     }''', "shift", backend="cpu", check=True)
-    with pytest.raises(kernels.OutOfBoundsError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads in\[-1\], before the start"):
+    with pytest.raises(cudacheck.OutOfBoundsError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads in\[-1\], before the start"):
         k(2, 32, (np.ones(64, np.float32), np.zeros(64, np.float32), 64))
 
 
 def test_endless_kernel_in_checked_mode_times_out():
-    k = kernels.RawKernel(r'''
+    k = cudacheck.RawKernel(r'''
     extern "C" __global__ void wait_forever(int* flag) { while (flag[0] == 0) { } }''', "wait_forever",
                           backend="cpu", check=True)
-    with pytest.raises(kernels.KernelTimeoutError):
+    with pytest.raises(cudacheck.KernelTimeoutError):
         k(1, 4, (np.zeros(1, np.int32),), time_limit=1.0)
 
 
 def test_checked_mode_needs_the_cpu_runtime():
     with pytest.raises(ValueError, match="checked mode runs on the CPU runtime"):
-        kernels.RawKernel(matmul.source("naive"), "matmul_naive", backend="gpu", check=True)
+        cudacheck.RawKernel(matmul.source("naive"), "matmul_naive", backend="gpu", check=True)
 
 
 def test_traces_need_checked_mode():
@@ -208,7 +208,7 @@ def test_traces_need_checked_mode():
 
 
 def test_vector_access_through_a_cast_pointer_is_checked():
-    k = kernels.RawKernel(r'''
+    k = cudacheck.RawKernel(r'''
     extern "C" __global__ void v4(const float* a, float* b, int n4) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n4) {
@@ -222,5 +222,5 @@ def test_vector_access_through_a_cast_pointer_is_checked():
     k(1, 4, (a, b, 4))
     np.testing.assert_array_equal(b, a * np.tile([2, 1, 1, 1], 4))
     assert k.last_launch.global_counts["a"].loads == 4 and k.last_launch.global_counts["b"].stores == 4
-    with pytest.raises(kernels.OutOfBoundsError, match=r"thread \(4, 0, 0\).*reads a\[4\].*16-byte elements"):
+    with pytest.raises(cudacheck.OutOfBoundsError, match=r"thread \(4, 0, 0\).*reads a\[4\].*16-byte elements"):
         k(1, 8, (a, b, 5))

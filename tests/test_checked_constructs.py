@@ -5,7 +5,7 @@ spellings must be found, with the right array and element."""
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 
 
 def both(src, name, grid, block, make_args, shared_mem=0, **module):
@@ -13,7 +13,7 @@ def both(src, name, grid, block, make_args, shared_mem=0, **module):
     out = []
     for check in (False, True):
         args = make_args()
-        fn = kernels.RawModule(src, backend="cpu", check=check, **module).get_function(name)
+        fn = cudacheck.RawModule(src, backend="cpu", check=check, **module).get_function(name)
         fn(grid, block, args, shared_mem=shared_mem)
         out.append(args)
     for a, b in zip(*out):
@@ -105,8 +105,8 @@ def test_volatile_warp_tail_without_syncwarp_is_a_race(rng):
         if (t < 32) { v[t] += v[t + 32]; v[t] += v[t + 16]; }
         if (t == 0) out[0] = v[0];
     }'''
-    k = kernels.RawKernel(src, "k", backend="cpu", check=True)
-    with pytest.raises(kernels.SharedMemoryRaceError) as e:
+    k = cudacheck.RawKernel(src, "k", backend="cpu", check=True)
+    with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
         k(1, 64, (rng.standard_normal(64).astype(np.float32), np.zeros(1, np.float32)))
     assert e.value.array == "s"
 
@@ -117,9 +117,9 @@ def test_volatile_warp_tail_without_syncwarp_is_a_race(rng):
 ])
 def test_writes_past_the_end_are_found_through_any_spelling(decl, arg):
     src = decl + " { int i = threadIdx.x; if (i <= n) y[i] = 1.0f; }"
-    k = kernels.RawKernel(src, "k", backend="cpu", check=True)
+    k = cudacheck.RawKernel(src, "k", backend="cpu", check=True)
     y, z = np.zeros(8, np.float32), np.zeros(8, np.float32)
-    with pytest.raises(kernels.OutOfBoundsError) as e:
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
         k(1, 16, (y, 8))
     assert (e.value.array, e.value.index, e.value.thread, e.value.op) == ("y", (8,), (8, 0, 0), "write")
     assert not y.any() and not z.any()   # nothing came back
@@ -134,7 +134,7 @@ def test_struct_pointers_and_helpers_taking_typedefd_pointers(rng):
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) { push(&ps[i].x, dt * ps[i].y); ps[i].id = i; }
     }'''
-    fn = kernels.RawKernel(src, "k", backend="cpu")
+    fn = cudacheck.RawKernel(src, "k", backend="cpu")
     dtype = fn.signature.params[0].dtype
     assert dtype.names == ("x", "y", "id") and dtype.itemsize == 12
 
@@ -146,8 +146,8 @@ def test_struct_pointers_and_helpers_taking_typedefd_pointers(rng):
     (p, _, _) = both(src, "k", 2, 32, make)
     np.testing.assert_array_equal(p["x"], p0["x"] + np.float32(0.5) * p0["y"])
     np.testing.assert_array_equal(p["id"], np.arange(37))
-    bad = kernels.RawKernel(src.replace("if (i < n)", "if (i <= n)"), "k", backend="cpu", check=True)
-    with pytest.raises(kernels.OutOfBoundsError) as e:
+    bad = cudacheck.RawKernel(src.replace("if (i < n)", "if (i <= n)"), "k", backend="cpu", check=True)
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
         bad(2, 32, make())
     assert e.value.array == "ps" and e.value.thread == (5, 0, 0) and e.value.block == (1, 0, 0)
 
@@ -181,8 +181,8 @@ def test_a_plain_store_racing_with_an_atomic_is_found():
         __syncthreads();
         if (threadIdx.x == 0) out[0] = count;
     }'''
-    with pytest.raises(kernels.SharedMemoryRaceError) as e:
-        kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.zeros(1, np.int32),))
+    with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
+        cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.zeros(1, np.int32),))
     assert e.value.array == "count"
 
 
@@ -195,7 +195,7 @@ def test_a_read_after_atomic_exchange_is_initialized():
         out[threadIdx.x] = flag;
     }'''
     out = np.zeros(32, np.int32)
-    kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (out,))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (out,))
     assert (out == 7).all()
 
 
@@ -209,8 +209,8 @@ def test_a_subscript_past_a_shared_dimension_names_every_index():
         __syncthreads();
         out[threadIdx.y * 8 + threadIdx.x] = a[threadIdx.y][threadIdx.x + 1];
     }'''
-    with pytest.raises(kernels.OutOfBoundsError) as e:
-        kernels.RawKernel(src, "k", backend="cpu", check=True)(1, (8, 4), (np.zeros(32, np.float32),))
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
+        cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, (8, 4), (np.zeros(32, np.float32),))
     assert (e.value.array, e.value.index, e.value.thread) == ("a", (0, 8), (7, 0, 0))
 
 
@@ -222,6 +222,6 @@ def test_a_local_array_overrun_is_named():
         out[threadIdx.x] = acc[0];
     }'''
     idx = np.array([0, 1, 2, 3, 4, 0, 0, 0], np.int32)
-    with pytest.raises(kernels.OutOfBoundsError) as e:
-        kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 8, (idx, np.zeros(8, np.float32)))
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
+        cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 8, (idx, np.zeros(8, np.float32)))
     assert e.value.array == "acc" and e.value.index == (4,) and e.value.thread == (4, 0, 0)

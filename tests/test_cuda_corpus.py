@@ -7,7 +7,7 @@ corpus on a GPU (logs/)."""
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 from cuda_corpus import all_cases
 
 CASES = all_cases()
@@ -16,7 +16,7 @@ BUGS = [(c, b) for c in CASES for b in c.bugs]
 
 def launch(case, source, launch_spec, check):
     """Run one launch on the CPU runtime; returns (args after the run, device variables)."""
-    mod = kernels.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend="cpu",
+    mod = cudacheck.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend="cpu",
                             check=check)
     for name, value in launch_spec.globals.items():
         value = np.ascontiguousarray(value)
@@ -69,7 +69,7 @@ def test_plain_and_checked_runs_agree_and_match_numpy(case, rng):
 @pytest.mark.parametrize("case,bug", BUGS, ids=[f"{c.name}-{b.name}" for c, b in BUGS])
 def test_seeded_bug_is_reported(case, bug, rng):
     spec = case.setup(rng, bug.shape)
-    with pytest.raises(kernels.KernelError) as e:
+    with pytest.raises(cudacheck.KernelError) as e:
         launch(case, case.edited(bug), spec, check=True)
     assert isinstance(e.value, getattr(kernels, bug.error)), f"{type(e.value).__name__}: {e.value}"
     for field in ("thread", "block", "array", "index"):

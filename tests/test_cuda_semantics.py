@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 
 LAST_BLOCK = r'''
 __device__ unsigned int blocks_done = 0;
@@ -41,8 +41,8 @@ extern "C" __global__ void sum(const float* x, float* partial, float* out, int n
 
 @pytest.mark.parametrize("check", [False, True])
 def test_device_variables_are_shared_by_all_blocks_and_kept_between_launches(check, rng):
-    kernels.config.workers = None
-    mod = kernels.RawModule(LAST_BLOCK, backend="cpu", check=check)
+    cudacheck.config.workers = None
+    mod = cudacheck.RawModule(LAST_BLOCK, backend="cpu", check=check)
     x = rng.standard_normal(1000).astype(np.float32)
     out = np.zeros(1, np.float32)
     for launch in range(1, 3):
@@ -52,7 +52,7 @@ def test_device_variables_are_shared_by_all_blocks_and_kept_between_launches(che
         mod.get_global("grand_total").copy_to_host(total.ctypes.data, 4)
         assert total[0] == pytest.approx(launch * x.astype(np.float64).sum(), abs=1e-3)
     # Another module of the same source has its own variables.
-    other = kernels.RawModule(LAST_BLOCK, backend="cpu", check=check)
+    other = cudacheck.RawModule(LAST_BLOCK, backend="cpu", check=check)
     assert other.get_global("grand_total").array[0] == 0
 
 
@@ -63,7 +63,7 @@ def test_constant_memory_is_filled_through_get_global(rng):
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) y[i] = ((coeffs[3] * x[i] + coeffs[2]) * x[i] + coeffs[1]) * x[i] + coeffs[0];
     }'''
-    mod = kernels.RawModule(src, backend="cpu", check=True)
+    mod = cudacheck.RawModule(src, backend="cpu", check=True)
     c = rng.standard_normal(4).astype(np.float32)
     mod.get_global("coeffs").copy_from_host(c.ctypes.data, c.nbytes)
     x = rng.standard_normal(100).astype(np.float32)
@@ -84,7 +84,7 @@ def test_overlapping_views_are_one_memory(check):
         if (i == 0) b[n - 1] = a[1];
     }'''
     x = np.arange(9, dtype=np.int32)
-    kernels.RawKernel(src, "k", backend="cpu", check=check)(1, 8, (x[:-1], x[1:], 8))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=check)(1, 8, (x[:-1], x[1:], 8))
     # The writes through b land in a's memory; the final read of a[1] sees b[0]'s write.
     assert x[0] == 0 and x[8] == x[1] and x[1] in (0, 10)
 
@@ -93,7 +93,7 @@ def test_overlapping_views_are_one_memory(check):
 def test_a_write_through_const_cast_reaches_the_caller(check):
     src = 'extern "C" __global__ void k(const float* a) { const_cast<float*>(a)[threadIdx.x] = 5.0f; }'
     a = np.zeros(4, np.float32)
-    kernels.RawKernel(src, "k", backend="cpu", check=check)(1, 4, (a,))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=check)(1, 4, (a,))
     assert (a == 5).all()
 
 
@@ -118,7 +118,7 @@ def test_warp_shuffles_and_votes_compute_what_a_gpu_does(check, rng):
     x = rng.integers(-5, 6, 64).astype(np.int32)
     out = (np.zeros(2, np.uint32), np.zeros(2, np.int32), np.zeros(2, np.int32), np.zeros(2, np.float32),
            np.zeros(192, np.int32))
-    kernels.RawKernel(WARP, "votes", backend="cpu", check=check)(1, 64, (x,) + out)
+    cudacheck.RawKernel(WARP, "votes", backend="cpu", check=check)(1, 64, (x,) + out)
     ballots, anys, alls, sums, idx = out
     w = x.reshape(2, 32)
     assert ballots.tolist() == [int(sum(1 << l for l in range(32) if r[l] > 0)) for r in w]
@@ -137,8 +137,8 @@ def test_a_mask_naming_a_lane_that_does_not_arrive_is_reported():
         if (threadIdx.x < 16) v += __shfl_down_sync(0xffffffffu, v, 1);
         x[threadIdx.x] = v;
     }'''
-    with pytest.raises(kernels.WarpDivergenceError, match=r"mask 0xffffffff names lane 16") as e:
-        kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.ones(32, np.float32),))
+    with pytest.raises(cudacheck.WarpDivergenceError, match=r"mask 0xffffffff names lane 16") as e:
+        cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.ones(32, np.float32),))
     assert e.value.block == (0, 0, 0)
 
 
@@ -148,8 +148,8 @@ def test_a_shuffle_from_a_lane_outside_the_mask_is_reported():
         if (threadIdx.x < 16) v += __shfl_down_sync(0x0000ffffu, v, 1);
         x[threadIdx.x] = v;
     }'''
-    with pytest.raises(kernels.WarpDivergenceError, match=r"reads lane 16, which is not in the mask"):
-        kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.ones(32, np.float32),))
+    with pytest.raises(cudacheck.WarpDivergenceError, match=r"reads lane 16, which is not in the mask"):
+        cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (np.ones(32, np.float32),))
 
 
 def test_syncthreads_count_and_or(rng):
@@ -160,7 +160,7 @@ def test_syncthreads_count_and_or(rng):
     }'''
     x = rng.integers(-3, 3, 96).astype(np.int32)
     out = np.zeros(3, np.int32)
-    kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 96, (x, out))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 96, (x, out))
     assert out.tolist() == [int((x > 0).sum()), int((x > 0).all()), int((x > 0).any())]
 
 
@@ -168,8 +168,8 @@ def test_no_worker_outlives_a_killed_caller(tmp_path):
     script = tmp_path / "spin.py"
     script.write_text(textwrap.dedent('''
         import numpy as np, kernels
-        kernels.config.time_limit = 120
-        k = kernels.RawKernel('extern "C" __global__ void spin(volatile int* f) { while (f[0] == 0) { } }',
+        cudacheck.config.time_limit = 120
+        k = cudacheck.RawKernel('extern "C" __global__ void spin(volatile int* f) { while (f[0] == 0) { } }',
                               "spin", backend="cpu")
         print("launching", flush=True)
         k(4, 32, (np.zeros(1, np.int32),))

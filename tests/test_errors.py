@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 
 COPY = r'''
 extern "C" __global__ void copy(const float* src, float* dst, int n) {
@@ -18,7 +18,7 @@ extern "C" __global__ void copy(const float* src, float* dst, int n) {
 
 @pytest.fixture(scope="module")
 def copy_kernel():
-    return kernels.RawKernel(COPY, "copy", backend="cpu")
+    return cudacheck.RawKernel(COPY, "copy", backend="cpu")
 
 
 def test_compile_error_shows_the_numbered_source_lines():
@@ -27,8 +27,8 @@ def test_compile_error_shows_the_numbered_source_lines():
             int i = threadIdx.x;
             x[i] = undefined_name * 2.0f;
         }''')
-    with pytest.raises(kernels.CompileError) as e:
-        kernels.RawKernel(code, "broken", backend="cpu")
+    with pytest.raises(cudacheck.CompileError) as e:
+        cudacheck.RawKernel(code, "broken", backend="cpu")
     msg = str(e.value)
     assert "line 3" in msg and "undefined_name" in msg
     assert ">  3 |     x[i] = undefined_name * 2.0f;" in msg.replace("> 3 |", ">  3 |")
@@ -46,8 +46,8 @@ def test_an_unsupported_feature_refuses_its_kernel_by_name_and_only_it(line, con
         x[threadIdx.x] = 1.0f;
     }}
     extern "C" __global__ void plain(float* x) {{ x[threadIdx.x] = 2.0f; }}'''
-    mod = kernels.RawModule(code, backend="cpu")
-    with pytest.raises(kernels.UnsupportedFeatureError, match=rf"uses_it. uses {construct}.*\(line 2\).*backend='gpu'"):
+    mod = cudacheck.RawModule(code, backend="cpu")
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=rf"uses_it. uses {construct}.*\(line 2\).*backend='gpu'"):
         mod.get_function("uses_it")
     x = np.zeros(4, np.float32)
     mod.get_function("plain")(1, 4, (x,))
@@ -55,13 +55,13 @@ def test_an_unsupported_feature_refuses_its_kernel_by_name_and_only_it(line, con
 
 
 def test_unknown_compiler_option():
-    with pytest.raises(kernels.CompileError, match="--bogus"):
-        kernels.RawKernel(COPY, "copy", options=("--bogus",), backend="cpu")
+    with pytest.raises(cudacheck.CompileError, match="--bogus"):
+        cudacheck.RawKernel(COPY, "copy", options=("--bogus",), backend="cpu")
 
 
 def test_unknown_kernel_name():
     with pytest.raises(KeyError, match="kernels found: copy"):
-        kernels.RawKernel(COPY, "cpy", backend="cpu")
+        cudacheck.RawKernel(COPY, "cpy", backend="cpu")
 
 
 @pytest.mark.parametrize("args,match", [
@@ -75,14 +75,14 @@ def test_unknown_kernel_name():
     ((np.zeros(4, np.float32), [0.0] * 4, 4), r"argument 1 .* needs an array"),
 ])
 def test_argument_errors(copy_kernel, args, match):
-    with pytest.raises(kernels.ArgumentError, match=match):
+    with pytest.raises(cudacheck.ArgumentError, match=match):
         copy_kernel(1, 4, args)
 
 
 def test_read_only_array_for_a_written_parameter(copy_kernel):
     dst = np.zeros(4, np.float32)
     dst.flags.writeable = False
-    with pytest.raises(kernels.ArgumentError, match="read-only"):
+    with pytest.raises(cudacheck.ArgumentError, match="read-only"):
         copy_kernel(1, 4, (np.zeros(4, np.float32), dst, 4))
 
 
@@ -98,17 +98,17 @@ def test_read_only_array_for_a_written_parameter(copy_kernel):
     (1.5, 32, 0, r"int or a tuple"),
 ])
 def test_launch_config_errors(copy_kernel, grid, block, shared, match):
-    with pytest.raises(kernels.LaunchConfigError, match=match):
+    with pytest.raises(cudacheck.LaunchConfigError, match=match):
         copy_kernel(grid, block, (np.zeros(4, np.float32), np.zeros(4, np.float32), 4), shared_mem=shared)
 
 
 def test_segfault_becomes_an_exception_and_the_process_goes_on(copy_kernel):
-    wild = kernels.RawKernel(r'''
+    wild = cudacheck.RawKernel(r'''
         extern "C" __global__ void wild(float* p) {
             if (blockIdx.x == 2 && threadIdx.x == 5) p[threadIdx.x + (1L << 40)] = 1.0f;
         }''', "wild", backend="cpu")
     out = np.arange(16, dtype=np.float32)
-    with pytest.raises(kernels.KernelCrashError, match=r"(?s)SIGSEGV.*block \(2, 0, 0\), thread \(5, 0, 0\).*check=True"):
+    with pytest.raises(cudacheck.KernelCrashError, match=r"(?s)SIGSEGV.*block \(2, 0, 0\), thread \(5, 0, 0\).*check=True"):
         wild(4, 32, (out,))
     np.testing.assert_array_equal(out, np.arange(16))   # the caller's array is untouched
     dst = np.zeros(4, np.float32)
@@ -117,17 +117,17 @@ def test_segfault_becomes_an_exception_and_the_process_goes_on(copy_kernel):
 
 
 def test_stack_overflow_is_a_crash_too():
-    deep = kernels.RawKernel(r'''
+    deep = cudacheck.RawKernel(r'''
         __device__ int depth(volatile int* p, int n) { volatile char pad[4096]; pad[0] = n; return n ? depth(p, n - 1) + pad[0] : p[0]; }
         extern "C" __global__ void deep(int* out) { out[0] = depth(out, 1 << 20); }''', "deep", backend="cpu")
-    with pytest.raises(kernels.KernelCrashError, match=r"overflowed the stack of block \(0, 0, 0\), thread \(0, 0, 0\)"
-                                                       r".*kernels.config.stack_size"):
+    with pytest.raises(cudacheck.KernelCrashError, match=r"overflowed the stack of block \(0, 0, 0\), thread \(0, 0, 0\)"
+                                                       r".*cudacheck.config.stack_size"):
         deep(1, 1, (np.zeros(1, np.int32),))
 
 
 def test_a_local_array_as_large_as_a_gpu_allows_runs():
     # 256 KiB of local memory per thread is legal CUDA (up to 512 KiB).
-    big = kernels.RawKernel(r'''
+    big = cudacheck.RawKernel(r'''
         extern "C" __global__ void big(const int* in, int* out) {
             int local[65536];
             for (int i = 0; i < 65536; ++i) local[i] = in[i % 4] + i;
@@ -139,12 +139,12 @@ def test_a_local_array_as_large_as_a_gpu_allows_runs():
 
 
 def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
-    spin = kernels.RawKernel(r'''
+    spin = cudacheck.RawKernel(r'''
         extern "C" __global__ void spin(volatile int* flag) {
             while (flag[0] == 0) { }   // nobody ever sets it
         }''', "spin", backend="cpu")
     start = time.monotonic()
-    with pytest.raises(kernels.KernelTimeoutError, match=r"time limit of 1 s.*0 of 3 blocks.*thread \(0, 0, 0\)"):
+    with pytest.raises(cudacheck.KernelTimeoutError, match=r"time limit of 1 s.*0 of 3 blocks.*thread \(0, 0, 0\)"):
         spin(3, 8, (np.zeros(1, np.int32),), time_limit=1.0)
     assert time.monotonic() - start < 5
     dst = np.zeros(4, np.float32)
@@ -153,20 +153,20 @@ def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
 
 
 def test_the_time_limit_comes_from_config(monkeypatch):
-    monkeypatch.setattr(kernels.config, "time_limit", 0.5)
-    spin = kernels.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2", backend="cpu")
-    with pytest.raises(kernels.KernelTimeoutError, match="0.5 s"):
+    monkeypatch.setattr(cudacheck.config, "time_limit", 0.5)
+    spin = cudacheck.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2", backend="cpu")
+    with pytest.raises(cudacheck.KernelTimeoutError, match="0.5 s"):
         spin(1, 1, (np.zeros(1, np.int32),))
 
 
 def test_integer_division_by_zero_is_a_crash():
-    div = kernels.RawKernel(r'''
+    div = cudacheck.RawKernel(r'''
         extern "C" __global__ void div(int* x, int d) { x[threadIdx.x] = x[threadIdx.x] / d; }''', "div", backend="cpu")
-    with pytest.raises(kernels.KernelCrashError, match="SIGFPE"):
+    with pytest.raises(cudacheck.KernelCrashError, match="SIGFPE"):
         div(1, 4, (np.ones(4, np.int32), 0))
 
 
 def test_all_errors_derive_from_kernel_error():
-    for cls in (kernels.CompileError, kernels.UnsupportedFeatureError, kernels.ArgumentError, kernels.LaunchConfigError,
-                kernels.KernelCrashError, kernels.KernelTimeoutError, kernels.KernelAssertionError, kernels.GPUContextError):
-        assert issubclass(cls, kernels.KernelError)
+    for cls in (cudacheck.CompileError, cudacheck.UnsupportedFeatureError, cudacheck.ArgumentError, cudacheck.LaunchConfigError,
+                cudacheck.KernelCrashError, cudacheck.KernelTimeoutError, cudacheck.KernelAssertionError, cudacheck.GPUContextError):
+        assert issubclass(cls, cudacheck.KernelError)

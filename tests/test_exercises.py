@@ -1,4 +1,4 @@
-"""The book's exercises (kernels/exercises.py): every solution passes its checker, every
+"""The book's exercises (course/tiling_course/exercises.py): every solution passes its checker, every
 known wrong answer is rejected with the failure it should give, every starter fails
 (so no exercise comes solved), the checker never raises, and the chapters' exercise
 cells (exercises.authoring, which scripts/sync_notebooks.py writes into the notebooks)
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import kernels
-from kernels import exercises, tryout
-from kernels.errors import KernelError
+import cudacheck
+from tiling_course import exercises, matmul, tryout
+from cudacheck.errors import KernelError
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = list(exercises.EXERCISES.values())
@@ -118,15 +118,10 @@ def test_kernel_exercises_try_awkward_shapes():
     1 x 1, a size that is no multiple of the tile, and m != k != n."""
     for ex in KERNEL_EXERCISES:
         assert len(ex.shapes) >= 2, ex.id
-        if kernels.matmul.KERNELS[ex.launch.kernel].shapes == "any":
+        if matmul.KERNELS[ex.launch.kernel].shapes == "any":
             assert (1, 1, 1) in ex.shapes, ex.id
             assert any(m != k != n != m for m, k, n in ex.shapes), ex.id
             assert any(any(d % t for d in s) for s in ex.shapes for t in ex.tiles), ex.id
-
-
-def test_check_is_exported():
-    assert kernels.check is exercises.check
-    assert "check" in kernels.__all__
 
 
 @pytest.mark.parametrize("source", [None, "", 42, "this is not CUDA",
@@ -135,7 +130,7 @@ def test_check_is_exported():
                                     'extern "C" __global__ void matmul_naive(const float* M, const float* N, '
                                     'float* P, int Width) { while (true) {} }'])
 def test_check_never_raises_for_a_wrong_kernel(source, monkeypatch):
-    monkeypatch.setattr(kernels.config, "time_limit", 1.0)
+    monkeypatch.setattr(cudacheck.config, "time_limit", 1.0)
     result = exercises.check("naive-1", source, quiet=True)
     assert not result and result.message.startswith("**Exercise naive-1")
     assert "**Hint:**" in result.message
@@ -190,14 +185,14 @@ def test_chapter_cells_parse(stem):
     :tags: line first; per exercise a heading, the starter, the check, the solution."""
     cells = _parse(exercises.authoring(stem))
     assert cells[0] == ("markdown", [], cells[0][2]) and cells[0][2].startswith("## Exercises")
-    assert cells[1] == ("code", [], "from kernels import exercises")
+    assert cells[1] == ("code", [], "from tiling_course import exercises")
     rest = cells[2:]
     assert len(rest) == 4 * len(exercises.chapter(stem))
     for i, ex in enumerate(exercises.chapter(stem)):
         md, start, chk, sol = rest[4 * i:4 * i + 4]
         assert md[0] == "markdown" and md[2].startswith(f"### Exercise {i + 1}: {ex.title}")
         assert start[0] == "code" and (start[2].startswith(f"%%cuda {ex.var}\n") or ex.kind == "value")
-        assert chk == ("code", [], f'kernels.check("{ex.id}", {ex.var})')
+        assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
         assert sol == ("code", ["hide-cell"], f'exercises.show_solution("{ex.id}")')
 
 

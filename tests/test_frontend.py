@@ -3,12 +3,12 @@ shared and device variables), read with clang's types rather than patterns."""
 import numpy as np
 import pytest
 
-import kernels
-from kernels import frontend
+import cudacheck
+from cudacheck import frontend
 
 
 def kernel_names(src, exprs=()):
-    return kernels.RawModule(src, backend="cpu", name_expressions=exprs).kernels
+    return cudacheck.RawModule(src, backend="cpu", name_expressions=exprs).kernels
 
 
 def test_kernels_in_every_spelling():
@@ -54,9 +54,9 @@ def test_parameter_types_through_typedefs_arrays_and_structs():
 
 
 def test_a_typedefd_pointer_refuses_the_wrong_element_type():
-    k = kernels.RawKernel('typedef unsigned int uint;\nextern "C" __global__ void k(uint* h) { h[0] = 1; }', "k",
+    k = cudacheck.RawKernel('typedef unsigned int uint;\nextern "C" __global__ void k(uint* h) { h[0] = 1; }', "k",
                           backend="cpu")
-    with pytest.raises(kernels.ArgumentError, match=r"unsigned int \(uint32\).*float64"):
+    with pytest.raises(cudacheck.ArgumentError, match=r"unsigned int \(uint32\).*float64"):
         k(1, 1, (np.zeros(4, np.float64),))
     h = np.zeros(4, np.uint32)
     k(1, 1, (h,))
@@ -66,7 +66,7 @@ def test_a_typedefd_pointer_refuses_the_wrong_element_type():
 def test_a_kernel_with_cpp_linkage_runs():
     src = 'namespace ns { __global__ void fill(int* x, int v) { x[threadIdx.x] = v; } }'
     x = np.zeros(8, np.int32)
-    kernels.RawKernel(src, "ns::fill", backend="cpu")(1, 8, (x, 3))
+    cudacheck.RawKernel(src, "ns::fill", backend="cpu")(1, 8, (x, 3))
     assert (x == 3).all()
 
 
@@ -78,14 +78,14 @@ def test_a_wrong_name_expression_says_what_the_source_has():
 @pytest.mark.parametrize("call", ["exit(1)", "abort()", "int r = rand()"])
 def test_host_functions_in_device_code_are_refused_as_nvrtc_does(call):
     src = f'extern "C" __global__ void k(int* x) {{ {call}; }}'
-    with pytest.raises(kernels.CompileError, match=r"calling a __host__ function"):
-        kernels.RawKernel(src, "k", backend="cpu")
+    with pytest.raises(cudacheck.CompileError, match=r"calling a __host__ function"):
+        cudacheck.RawKernel(src, "k", backend="cpu")
 
 
 def test_more_than_48_kib_of_static_shared_memory_is_refused():
     src = 'extern "C" __global__ void k(float* x) { __shared__ float s[128][128]; s[0][0] = 1; x[0] = s[0][0]; }'
-    with pytest.raises(kernels.CompileError, match=r"uses too much shared data \(0x10000 bytes, 0xc000 max\)"):
-        kernels.RawKernel(src, "k", backend="cpu")
+    with pytest.raises(cudacheck.CompileError, match=r"uses too much shared data \(0x10000 bytes, 0xc000 max\)"):
+        cudacheck.RawKernel(src, "k", backend="cpu")
 
 
 def test_static_plus_dynamic_shared_memory_needs_the_opt_in():
@@ -94,9 +94,9 @@ def test_static_plus_dynamic_shared_memory_needs_the_opt_in():
         extern __shared__ float d[];
         s[threadIdx.x] = 1; d[threadIdx.x] = 2; x[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
     }'''
-    k = kernels.RawKernel(src, "k", backend="cpu")
+    k = cudacheck.RawKernel(src, "k", backend="cpu")
     x = np.zeros(4, np.float32)
-    with pytest.raises(kernels.LaunchConfigError, match="without opting in"):
+    with pytest.raises(cudacheck.LaunchConfigError, match="without opting in"):
         k(1, 4, (x,), shared_mem=16 * 1024)            # 40 KiB static + 16 KiB dynamic
     k.max_dynamic_shared_size_bytes = 16 * 1024       # as in CuPy
     k(1, 4, (x,), shared_mem=16 * 1024)
@@ -105,9 +105,9 @@ def test_static_plus_dynamic_shared_memory_needs_the_opt_in():
 
 def test_template_shared_sizes_are_checked_at_launch():
     src = 'template <int N> __global__ void k(float* x) { __shared__ float s[N]; s[0] = 1; x[0] = s[0]; }'
-    mod = kernels.RawModule(src, backend="cpu", name_expressions=("k<1024>", "k<16384>"))
+    mod = cudacheck.RawModule(src, backend="cpu", name_expressions=("k<1024>", "k<16384>"))
     mod.get_function("k<1024>")(1, 1, (np.zeros(1, np.float32),))
-    with pytest.raises(kernels.LaunchConfigError, match="65536 bytes of static shared memory"):
+    with pytest.raises(cudacheck.LaunchConfigError, match="65536 bytes of static shared memory"):
         mod.get_function("k<16384>")(1, 1, (np.zeros(1, np.float32),))
 
 
@@ -136,8 +136,8 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
 ])
 def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
     # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log).
-    with pytest.raises(kernels.CompileError, match=match):
-        kernels.RawModule(src, backend="cpu")
+    with pytest.raises(cudacheck.CompileError, match=match):
+        cudacheck.RawModule(src, backend="cpu")
 
 
 def test_what_nvrtc_offers_the_cpu_runtime_offers():
@@ -152,5 +152,5 @@ def test_what_nvrtc_offers_the_cpu_runtime_offers():
         if (threadIdx.x == 0) { x[0] = v; x[1] = CUDART_INF_F; x[2] = isinf(x[1]) ? CUDART_PI_F : 0.0f; }
     }'''
     x = np.arange(32, dtype=np.float32)
-    kernels.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (x, 32))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=True)(1, 32, (x, 32))
     assert x[0] == 496 and np.isinf(x[1]) and x[2] == np.float32(np.pi)

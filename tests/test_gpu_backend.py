@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 from conftest import gpu
 
 pytestmark = gpu
@@ -19,20 +19,20 @@ def test_compile_error_on_gpu_shows_numbered_lines():
         extern "C" __global__ void broken(float* x) {
             x[threadIdx.x] = undefined_name;
         }''')
-    with pytest.raises(kernels.CompileError) as e:
-        kernels.RawKernel(code, "broken", backend="gpu")
+    with pytest.raises(cudacheck.CompileError) as e:
+        cudacheck.RawKernel(code, "broken", backend="gpu")
     assert "line 2" in str(e.value) and "undefined_name" in str(e.value) and e.value.backend == "gpu"
 
 
 def test_argument_and_launch_checks_on_gpu():
     import cupy
-    k = kernels.RawKernel('extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1; }',
+    k = cudacheck.RawKernel('extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1; }',
                           "f", backend="gpu")
-    with pytest.raises(kernels.ArgumentError, match="float64"):
+    with pytest.raises(cudacheck.ArgumentError, match="float64"):
         k(1, 32, (cupy.zeros(32), 32))
-    with pytest.raises(kernels.ArgumentError, match="CuPy array"):
+    with pytest.raises(cudacheck.ArgumentError, match="CuPy array"):
         k(1, 32, (np.zeros(32, np.float32), 32))
-    with pytest.raises(kernels.LaunchConfigError, match="1056 threads"):
+    with pytest.raises(cudacheck.LaunchConfigError, match="1056 threads"):
         k(1, (32, 33), (cupy.zeros(32, cupy.float32), 32))
     x = cupy.zeros(32, cupy.float32)
     k(1, 32, (x, np.int64(16)))
@@ -41,7 +41,7 @@ def test_argument_and_launch_checks_on_gpu():
 
 def test_dynamic_shared_memory_beyond_48k_with_the_opt_in():
     import cupy
-    k = kernels.RawKernel(r'''
+    k = cudacheck.RawKernel(r'''
         extern "C" __global__ void big(float* out, int n) {
             extern __shared__ float s[];
             for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = i;
@@ -56,11 +56,11 @@ def test_dynamic_shared_memory_beyond_48k_with_the_opt_in():
 
 
 ILLEGAL = r'''
-import kernels, cupy
-k = kernels.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild", backend="gpu")
+import cudacheck, cupy
+k = cudacheck.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild", backend="gpu")
 try:
     k(1, 32, (cupy.zeros(32, cupy.float32),))
-except kernels.GPUContextError as e:
+except cudacheck.GPUContextError as e:
     print("CAUGHT", e)
 '''
 
@@ -82,7 +82,7 @@ def test_kernels_with_cpp_linkage_and_device_variables_on_gpu():
     template <int N> __global__ void scaled(int* x) { x[threadIdx.x] *= N; }
     __global__ void plain_cpp(int* x) { x[threadIdx.x] += 1; }'''
     for backend in ("gpu", "cpu"):
-        mod = kernels.RawModule(src, backend=backend, name_expressions=("scaled<3>",))
+        mod = cudacheck.RawModule(src, backend=backend, name_expressions=("scaled<3>",))
         xp = cupy if backend == "gpu" else np
         x = xp.zeros(8, xp.int32)
         mod.get_function("ns::fill")(1, 8, (x, 2))
@@ -101,9 +101,9 @@ def test_shared_memory_opt_in_is_the_same_on_both_backends():
         d[threadIdx.x] = 1.0f; x[threadIdx.x] = d[threadIdx.x];
     }'''
     for backend, xp in (("gpu", cupy), ("cpu", np)):
-        k = kernels.RawKernel(src, "k", backend=backend)
+        k = cudacheck.RawKernel(src, "k", backend=backend)
         x = xp.zeros(4, xp.float32)
-        with pytest.raises(kernels.LaunchConfigError, match="without opting in"):
+        with pytest.raises(cudacheck.LaunchConfigError, match="without opting in"):
             k(1, 4, (x,), shared_mem=64 * 1024)
         k.max_dynamic_shared_size_bytes = 64 * 1024
         k(1, 4, (x,), shared_mem=64 * 1024)

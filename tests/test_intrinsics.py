@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 
 # ---- kernels: one output slot per intrinsic, stored as bits ------------------------------------
 CTYPES = {"i4": "int", "u4": "unsigned int", "i8": "long long", "u8": "unsigned long long", "f4": "float",
@@ -54,7 +54,7 @@ def run_family(name, arrays, check=False, options=()):
     n = len(arrays[0])
     out = np.zeros(n * len(fam["items"]), np.uint64)
     args = [np.ascontiguousarray(a, NPTYPES[t]) for a, t in zip(arrays, fam["inputs"])]
-    kernels.RawKernel(src, name, backend="cpu", check=check, options=options)(((n + 127) // 128,), (128,), (*args, out, np.int32(n)))
+    cudacheck.RawKernel(src, name, backend="cpu", check=check, options=options)(((n + 127) // 128,), (128,), (*args, out, np.int32(n)))
     out = out.reshape(n, len(fam["items"]))
     return {key: decode(out[:, j], t) for j, (key, t, _) in enumerate(fam["items"])}
 
@@ -967,7 +967,7 @@ def test_rounding_mode_is_restored_and_not_folded():
         out[4] = one + third; out[5] = __frcp_rz(3.0f); out[6] = __fsqrt_ru(2.0f); out[7] = one / 3.0f;
     }'''
     out = np.zeros(8, np.float32)
-    kernels.RawKernel(src, "k", backend="cpu")((1,), (1,), (out,))
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (out,))
     up, down = np.nextafter(np.float32(1), np.float32(2)), np.float32(1)
     assert out[0] == up and out[1] == down
     assert out[2] == np.nextafter(np.float32(1 / 3), np.float32(1)) or out[2] == np.float32(1 / 3)
@@ -1134,7 +1134,7 @@ def test_overloads_and_types():
     f = np.array([np.nan, 0.5] + [0] * 9, np.float32)
     d = np.array([-np.inf, -0.0, 0, 0, 0], np.float64)
     i = np.zeros(2, np.int32)
-    kernels.RawKernel(src, "k", backend="cpu")((1,), (1,), (f, d, i))
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (f, d, i))
     assert i[0] == 255 and i[1] == 7
     assert abs(f[2] - 1) < 1e-6 and f[3] == np.float32(math.sin(np.float32(0.5))) and d[2] == 0.0
     assert math.copysign(1, d[2]) == -1 and f[4] == 100 and abs(d[3] - 0.1) < 3e-17 and f[5] == 2.5
@@ -1152,7 +1152,7 @@ def test_clock64_and_clock_advance():
         out[4] = (long long)c1 - b; out[5] = sizeof(clock());
     }'''
     out = np.zeros(6, np.int64)
-    kernels.RawKernel(src, "t", backend="cpu")((1,), (1,), (out,))
+    cudacheck.RawKernel(src, "t", backend="cpu")((1,), (1,), (out,))
     assert 0 < out[0] < 10 ** 9 and out[5] == 8
     assert 0 < out[3] - out[2] < 10 ** 9 and 0 <= out[4] < 10 ** 7
 

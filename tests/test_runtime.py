@@ -8,12 +8,12 @@ import textwrap
 import numpy as np
 import pytest
 
-import kernels
+import cudacheck
 from conftest import gpu
 
 
 def cpu_kernel(code, name, **kw):
-    return kernels.RawKernel(textwrap.dedent(code), name, backend="cpu", **kw)
+    return cudacheck.RawKernel(textwrap.dedent(code), name, backend="cpu", **kw)
 
 
 def test_thread_and_block_indices_in_3d(rng):
@@ -141,7 +141,7 @@ def test_templates_through_name_expressions(rng):
             }
             if (threadIdx.x == 0) out[blockIdx.x] = s[0];
         }'''
-    mod = kernels.RawModule(code=textwrap.dedent(code), name_expressions=("block_sum<float, 32>", "block_sum<double, 64>"),
+    mod = cudacheck.RawModule(code=textwrap.dedent(code), name_expressions=("block_sum<float, 32>", "block_sum<double, 64>"),
                             backend="cpu")
     x = rng.standard_normal(32 * 5).astype(np.float32)
     out = np.empty(5, np.float32)
@@ -159,7 +159,7 @@ def test_define_options_pick_the_tile():
     code = 'extern "C" __global__ void tile(int* out) { out[0] = TILE_WIDTH * SCALE; }'
     for t in (2, 8, 32):
         out = np.zeros(1, np.int32)
-        kernels.RawKernel(code, "tile", options=(f"-DTILE_WIDTH={t}", "--define-macro=SCALE=3", "-arch=sm_90",
+        cudacheck.RawKernel(code, "tile", options=(f"-DTILE_WIDTH={t}", "--define-macro=SCALE=3", "-arch=sm_90",
                                                  "--use_fast_math"), backend="cpu")(1, 1, (out,))
         assert out[0] == 3 * t
 
@@ -253,7 +253,7 @@ def test_assert_failure_names_thread_block_and_line():
     v = np.zeros(64, np.int32)
     k(2, 32, (v,))
     v[45] = -1
-    with pytest.raises(kernels.KernelAssertionError, match=r"assert\(v\[i\] >= 0\).*line 5.*block \(1, 0, 0\), thread \(13, 0, 0\)"):
+    with pytest.raises(cudacheck.KernelAssertionError, match=r"assert\(v\[i\] >= 0\).*line 5.*block \(1, 0, 0\), thread \(13, 0, 0\)"):
         k(2, 32, (v,))
 
 
@@ -301,19 +301,19 @@ def test_runs_are_reproducible(rng):
 
 
 def test_compiled_libraries_are_cached(tmp_path, monkeypatch):
-    monkeypatch.setattr(kernels.config, "cache_dir", tmp_path)
+    monkeypatch.setattr(cudacheck.config, "cache_dir", tmp_path)
     code = 'extern "C" __global__ void one(int* o) { o[0] = 1; }'
-    kernels.RawKernel(code, "one", backend="cpu")
-    kernels.RawKernel(code, "one", backend="cpu")
+    cudacheck.RawKernel(code, "one", backend="cpu")
+    cudacheck.RawKernel(code, "one", backend="cpu")
     assert len(list(tmp_path.glob("*.so"))) == 1
-    kernels.RawKernel(code, "one", options=("-DX=1",), backend="cpu")
+    cudacheck.RawKernel(code, "one", options=("-DX=1",), backend="cpu")
     assert len(list(tmp_path.glob("*.so"))) == 2
 
 
 def _compile_in_child(cache_dir, code, queue):
-    kernels.config.cache_dir = cache_dir
+    cudacheck.config.cache_dir = cache_dir
     out = np.zeros(1, np.int32)
-    kernels.RawKernel(code, "seven", backend="cpu")(1, 1, (out,))
+    cudacheck.RawKernel(code, "seven", backend="cpu")(1, 1, (out,))
     queue.put(int(out[0]))
 
 
@@ -332,14 +332,14 @@ def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path):
 
 
 def test_auto_backend_and_gpu_available_agree():
-    k = kernels.RawKernel('extern "C" __global__ void nop() {}', "nop")
-    assert k.backend == ("gpu" if kernels.gpu_available() else "cpu")
+    k = cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop")
+    assert k.backend == ("gpu" if cudacheck.gpu_available() else "cpu")
 
 
-@pytest.mark.skipif(kernels.gpu_available(), reason="checks the message shown when there is no GPU")
+@pytest.mark.skipif(cudacheck.gpu_available(), reason="checks the message shown when there is no GPU")
 def test_gpu_backend_without_a_gpu_says_so():
-    with pytest.raises(kernels.KernelError, match="backend='cpu'"):
-        kernels.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="gpu")
+    with pytest.raises(cudacheck.KernelError, match="backend='cpu'"):
+        cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="gpu")
 
 
 @gpu
@@ -352,7 +352,7 @@ def test_same_source_same_result_on_gpu_and_cpu(rng):
         }'''
     x = rng.standard_normal(1000).astype(np.float32)
     y_cpu = np.empty_like(x)
-    kernels.RawKernel(code, "poly", backend="cpu")(4, 256, (x, y_cpu, 1000))
+    cudacheck.RawKernel(code, "poly", backend="cpu")(4, 256, (x, y_cpu, 1000))
     y_gpu = cupy.empty(1000, cupy.float32)
-    kernels.RawKernel(code, "poly", backend="gpu")(4, 256, (cupy.asarray(x), y_gpu, 1000))
+    cudacheck.RawKernel(code, "poly", backend="gpu")(4, 256, (cupy.asarray(x), y_gpu, 1000))
     np.testing.assert_allclose(y_gpu.get(), y_cpu, rtol=1e-6, atol=1e-6)

@@ -21,9 +21,9 @@ extern "C" __global__ void k(float* x) {
 }"""
 for check in (False, True):
     x = np.arange(32, dtype=np.float32)
-    kernels.RawKernel(src, "k", backend="cpu", check=check)(1, 32, (x,))
+    cudacheck.RawKernel(src, "k", backend="cpu", check=check)(1, 32, (x,))
     assert x[0] == 497, x[0]
-print("ran from", kernels.__file__)
+print("ran from", cudacheck.__file__)
 '''
 
 
@@ -48,7 +48,7 @@ def test_the_wheel_holds_the_runtime_and_runs_from_an_empty_folder(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
                    check=True)
     # The installed package first; the dependencies (NumPy, clang) from this environment.
-    env = {**os.environ, "PYTHONPATH": str(site), "KERNELS_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "PYTHONPATH": str(site), "CUDACHECK_CACHE_DIR": str(tmp_path / "cache")}
     out = subprocess.run([sys.executable, "-c", KERNEL], cwd=work, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     assert str(site) in out.stdout

@@ -2,14 +2,14 @@
 //
 // The kernel's translation unit is: this header, then the kernel's source (under #line,
 // so compiler messages name the student's lines, with the front end's few line-preserving
-// edits: kernels/frontend.py), then one launch stub per kernel. Everything here is what the
+// edits: runtime/cudacheck/frontend.py), then one launch stub per kernel. Everything here is what the
 // kernel may use; the runtime itself (fibers, scheduler, launcher, checked mode) lives in
 // kc_runtime.cpp, a separate translation unit linked into the same library. Checked mode
 // compiles this unit with g++'s ThreadSanitizer and bounds instrumentation, whose hooks
 // kc_runtime.cpp implements, so every load and store of the kernel is checked with the
 // program's own types left alone.
 //
-// Only C headers here: kernels/frontend.py parses this header with libclang before every
+// Only C headers here: runtime/cudacheck/frontend.py parses this header with libclang before every
 // cold compile, and the C++ library's headers would triple the time it takes.
 #pragma once
 #include <math.h>
@@ -82,7 +82,7 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 #define __shared__ static __attribute__((section("kc_shared")))
 #endif
 // __device__ and __constant__ variables: a section the launcher maps shared by every
-// worker and keeps for the module's lifetime (kernels/cpu/build.py's linker script).
+// worker and keeps for the module's lifetime (runtime/cudacheck/cpu/build.py's linker script).
 #define KC_DEVICE_VAR __attribute__((section("kc_device")))
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
@@ -250,7 +250,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #include "kc_intrinsics.h"
 
 // What the C headers above define and NVRTC does not: a kernel that uses it must fail here as
-// it fails on a GPU (kernels/frontend.py also refuses the C library's headers and typedefs).
+// it fails on a GPU (runtime/cudacheck/frontend.py also refuses the C library's headers and typedefs).
 #undef INFINITY
 #undef NAN
 #undef HUGE_VAL

@@ -1,7 +1,7 @@
-"""Settings shared by every launch; change them on `kernels.config`.
+"""Settings shared by every launch; change them on `cudacheck.config`.
 
-    import kernels
-    kernels.config.time_limit = 30.0   # seconds a CPU launch may run
+    import cudacheck
+    cudacheck.config.time_limit = 30.0   # seconds a CPU launch may run
 """
 import os
 from dataclasses import dataclass, field
@@ -9,10 +9,10 @@ from pathlib import Path
 
 
 def _default_cache_dir():
-    if os.environ.get("KERNELS_CACHE_DIR"):
-        return Path(os.environ["KERNELS_CACHE_DIR"])
+    if os.environ.get("CUDACHECK_CACHE_DIR"):
+        return Path(os.environ["CUDACHECK_CACHE_DIR"])
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "kernels-cpu"
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "cudacheck"
 
 
 @dataclass

@@ -4,7 +4,7 @@
 // own libraries. The kernel is compiled with its own types; nothing it computes changes.
 //
 // Provenance. Every array argument lives alone in a slot of 2^slot_shift bytes of address
-// space (kernels/cpu/runner.py), at the slot's middle, with nothing else mapped in it; so
+// space (runtime/cudacheck/cpu/runner.py), at the slot's middle, with nothing else mapped in it; so
 // the slot an address falls in names the array it was derived from, however it was
 // computed (pointer arithmetic, casts, helpers, structs), and an index past either end is
 // reported against that array. Shared variables register as each thread passes their

@@ -1,6 +1,6 @@
 """The book's teaching figures and tables. Each takes its facts from a real run (a
 checked-mode trace or count), never from a hand drawing. Plots of measured speed are in
-kernels.perfplots."""
+tiling_course.perfplots."""
 import html
 
 import matplotlib.pyplot as plt

@@ -1,6 +1,6 @@
 // The CPU runtime: fibers, the block scheduler, the launcher and (with KC_CHECKED) checked
 // mode's hooks. One translation unit, compiled once per variant (plain, checked) and
-// linked into every kernel library (kernels/cpu/build.py); the kernel's own unit sees only
+// linked into every kernel library (runtime/cudacheck/cpu/build.py); the kernel's own unit sees only
 // cuda_cpu.h.
 #include <dlfcn.h>
 #include <errno.h>
@@ -314,7 +314,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
 // may harm the Python process that launched it. Each worker is a fork of the caller;
 // global arrays live in memory the caller mapped MAP_SHARED, so the workers' writes come
 // back, while everything else a worker touches dies with it. The caller
-// (kernels/cpu/runner.py) waits for the workers with a time limit and kills them past it;
+// (runtime/cudacheck/cpu/runner.py) waits for the workers with a time limit and kills them past it;
 // a worker also dies with its caller (PR_SET_PDEATHSIG) and on its own alarm, so none is
 // ever left behind spinning.
 
@@ -560,7 +560,7 @@ KC_CAS(int) KC_CAS(unsigned int) KC_CAS(unsigned long long) KC_CAS(unsigned shor
 extern "C" char __start_kc_device[] __attribute__((weak));
 extern "C" char __stop_kc_device[] __attribute__((weak));
 
-// Called by the loader (kernels/cpu/module.py) once, in the caller's process: the section
+// Called by the loader (runtime/cudacheck/cpu/module.py) once, in the caller's process: the section
 // becomes shared memory, so every worker of every launch of this module sees one copy, as
 // blocks on a GPU see one device memory and values persist from launch to launch.
 extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes) {

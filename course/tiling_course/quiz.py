@@ -1,12 +1,12 @@
 """Questions for the room: each chapter's multiple-choice questions, shown at the end of
 the chapter with feedback on every answer.
 
-The questions live in this package, ``kernels/quizzes/<chapter>.json``, in jupyterquiz's
+The questions live in this package, ``course/tiling_course/quizzes/<chapter>.json``, in jupyterquiz's
 format (a list of ``multiple_choice`` / ``many_choice`` questions whose answers each carry
 ``correct`` and ``feedback``), so they travel with ``pip install`` into Colab as well as
 being found in a checkout. In a chapter::
 
-    from kernels import quiz
+    from tiling_course import quiz
     quiz.show("02_tiling")
 
 With jupyterquiz installed, ``show`` displays its interactive quiz: HTML plus JavaScript

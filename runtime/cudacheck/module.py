@@ -1,6 +1,6 @@
 """RawModule and RawKernel: CuPy's API, on a GPU or on the CPU runtime.
 
-    mod = kernels.RawModule(code=src, options=("-DTILE_WIDTH=16",))
+    mod = cudacheck.RawModule(code=src, options=("-DTILE_WIDTH=16",))
     k = mod.get_function("tiled")
     k((Width // 16, Width // 16), (16, 16), (M, N, P, np.int32(Width)))
 
@@ -105,7 +105,7 @@ class Function:
         """Launch the kernel and wait for it. grid and block: an int or a tuple of 1 to
         3 ints. args: a tuple matching the kernel's parameters.
 
-        CPU runtime only: time_limit (seconds; default kernels.config.time_limit);
+        CPU runtime only: time_limit (seconds; default cudacheck.config.time_limit);
         schedule ("forward", "reverse" or "random") and seed: the order a block's threads
         run in; in checked mode, trace (blocks to record, as (x, y) tuples) and
         trace_threads (threads to record; default all). A checked launch leaves its

@@ -106,7 +106,7 @@ def compiler_version(cxx):
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise CompileError(f"the CPU runtime needs a C++ compiler and could not run {cxx!r} ({e}); "
-                           "install one (Debian/Ubuntu: apt-get install g++) or set kernels.config.cxx",
+                           "install one (Debian/Ubuntu: apt-get install g++) or set cudacheck.config.cxx",
                            backend="cpu") from None
     return out.splitlines()[0]
 

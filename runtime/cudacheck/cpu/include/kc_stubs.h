@@ -1,5 +1,5 @@
 // Included by the launch stubs at the end of the kernel's translation unit
-// (kernels/cpu/compiler.py writes one stub per kernel):
+// (runtime/cudacheck/cpu/compiler.py writes one stub per kernel):
 //   static void kc_body_K(void** a) { ::kc::invoke(&name, a); }
 //   KC_VISIBLE int kc_spawn_K(const kc::LaunchDesc* d, int32_t* pids) { return kc::spawn(kc_body_K, d, pids); }
 #pragma once

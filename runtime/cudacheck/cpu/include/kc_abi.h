@@ -1,4 +1,4 @@
-// The layouts shared by the launcher (kernels/cpu/runner.py mirrors them with ctypes:
+// The layouts shared by the launcher (runtime/cudacheck/cpu/runner.py mirrors them with ctypes:
 // keep the two in step) and the runtime.
 #pragma once
 #include <stdint.h>

@@ -1,6 +1,6 @@
-"""The book's matrix-multiplication kernels (kernels/cuda/*.cu) and how to launch each.
+"""The book's matrix-multiplication kernels (course/tiling_course/cuda/*.cu) and how to launch each.
 
-    from kernels import matmul
+    from tiling_course import matmul
     P = matmul.multiply(M, N, kernel="tiled", tile=16)          # NumPy in, NumPy out
     print(matmul.source("tiled"))                               # the CUDA C
 
@@ -9,15 +9,13 @@ kernel with the same grid, block, options and arguments.
 """
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 
-from .gpu import gpu_available
-from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
-from .module import RawModule
+from cudacheck import RawModule, gpu_available
+from cudacheck.launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
 
-CUDA_DIR = Path(__file__).with_name("cuda")
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ KERNELS = {
     "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", "tile-inner", "n"),
     "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", "tile-inner", "n"),
     "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", "tile-inner", "n"),
-    # The ladder from tiled toward cuBLAS (kernels/cuda/ladder*.cu), each rung one idea
+    # The ladder from tiled toward cuBLAS (course/tiling_course/cuda/ladder*.cu), each rung one idea
     # more; blocks and tiles as their macros' defaults (tests/test_ladder.py checks that).
     "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, "any", "mkn",
                               block=(32, 8), tile_m=32, tile_n=32),
@@ -64,7 +62,7 @@ KERNELS = {
 
 def source(kernel):
     """The CUDA C source file of a kernel of the book."""
-    return (CUDA_DIR / KERNELS[_spec_name(kernel)].file).read_text()
+    return resources.files(__package__).joinpath("cuda", KERNELS[_spec_name(kernel)].file).read_text()
 
 
 def _spec_name(kernel):
@@ -75,7 +73,7 @@ def _spec_name(kernel):
 
 @lru_cache(maxsize=None)
 def compile(kernel, tile=16, backend="auto", code=None, check=False):
-    """The compiled kernel (a kernels.Function), built once per kernel, tile, backend,
+    """The compiled kernel (a cudacheck.Function), built once per kernel, tile, backend,
     source and mode. `code` replaces the file's source, for a reader's edited copy;
     check=True compiles it for checked mode (CPU runtime)."""
     spec = KERNELS[_spec_name(kernel)]

@@ -1,4 +1,4 @@
-"""Plots and tables of measured performance. All read book/data through kernels.perfdata
+"""Plots and tables of measured performance. All read course/tiling_course/data through tiling_course.perfdata
 (and a reader's live measurement as one more Dataset), and every one names the device,
 date and software of the numbers it shows."""
 import html

@@ -1,5 +1,5 @@
 """What the first cell of every chapter calls."""
-from .gpu import gpu_available
+from cudacheck import gpu_available
 
 # The classic Jupyter Notebook highlights a cell by the first line's magic when it is
 # told which CodeMirror mode belongs to it: C for %%cuda. JupyterLab, Notebook 7 and

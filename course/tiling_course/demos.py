@@ -1,5 +1,5 @@
 """The live demonstrations of the syncthreads and boundaries chapters: a wrong kernel
-of kernels.corpus run in checked mode (its finding shown, never raised), and its
+of tiling_course.corpus run in checked mode (its finding shown, never raised), and its
 unchecked results on a GPU and on the CPU runtime drawn as error heatmaps."""
 import textwrap
 
@@ -7,8 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import corpus, figures
-from .errors import KernelError
-from .gpu import gpu_available
+from cudacheck import KernelError, gpu_available
 
 
 def wrap(message, width=96):

@@ -1,9 +1,9 @@
 """The book's benchmark: every matmul kernel of the book, checked against cuBLAS and timed.
 
-    python -m kernels.bench                         # sizes 128 to 8192 and three rectangles
-    python -m kernels.bench --quick                 # well under a minute on a GPU
-    python -m kernels.bench --output book/data/h100.json
-    python -m kernels.bench --backend cpu --sizes 32 64 --tiles 8    # the CPU runtime, a smoke test
+    python -m tiling_course.bench                         # sizes 128 to 8192 and three rectangles
+    python -m tiling_course.bench --quick                 # well under a minute on a GPU
+    python -m tiling_course.bench --output course/tiling_course/data/h100.json
+    python -m tiling_course.bench --backend cpu --sizes 32 64 --tiles 8    # the CPU runtime, a smoke test
 
 From Python (the book's live measurements): `bench.measure(sizes=[1024], tiles=[16])`
 returns the same structure as the JSON file, as a dict.
@@ -42,8 +42,7 @@ from numbers import Integral
 import numpy as np
 
 from . import matmul
-from .errors import KernelError
-from .module import resolve_backend
+from cudacheck import KernelError, resolve_backend
 
 # CuPy reads CUPY_TF32 at its first float32 matrix product, not when it is imported: set
 # it before any, so cuBLAS never rounds the inputs to TF32's 10-bit mantissa behind the
@@ -115,7 +114,7 @@ class CpuBackend:
         return (time.perf_counter() - start) * 1e3
 
     def device(self):
-        from .cpu import cores
+        from cudacheck.cpu import cores
         return {"name": f"CPU runtime ({platform.processor() or platform.machine()})", "cores": cores()}
 
     def versions(self):
@@ -438,7 +437,7 @@ def _check_arguments(sizes, shapes, tiles, repeats):
 def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backend="auto", progress=True):
     """Check and time the book's kernels; return the benchmark's JSON structure as a dict.
 
-    kernels: names from kernels.matmul.KERNELS (default all). sizes: square widths;
+    kernels: names from tiling_course.matmul.KERNELS (default all). sizes: square widths;
     shapes: (m, k, n) tuples, for the kernels that take them; tiles: tile widths.
     None takes the backend's defaults (DEFAULTS). repeats: timed repeats per result.
     backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
@@ -453,7 +452,7 @@ def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backe
     tiles = default["tiles"] if tiles is None else tiles
     repeats = default["repeats"] if repeats is None else repeats
     _check_arguments(sizes, shapes, tiles, repeats)
-    command = (f"kernels.bench.measure(kernels={kernels!r}, sizes={list(sizes)!r}, shapes={list(shapes)!r}, "
+    command = (f"tiling_course.bench.measure(kernels={kernels!r}, sizes={list(sizes)!r}, shapes={list(shapes)!r}, "
                f"tiles={list(tiles)!r}, repeats={repeats}, backend={backend!r})")
     meta = metadata(be, repeats, command)
     results = run_steps(be, plan(be, kernels, sizes, shapes, tiles), repeats, progress)
@@ -511,7 +510,7 @@ def _shape(text):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m kernels.bench", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernels", nargs="+", choices=list(matmul.KERNELS), metavar="NAME",
                     help=f"kernels to measure (default all: {', '.join(matmul.KERNELS)}); cuBLAS always runs")
@@ -541,7 +540,7 @@ def main(argv=None):
         sizes, shapes = a.sizes or (), a.shapes or ()
     data = measure(kernels=a.kernels, sizes=sizes, shapes=shapes, tiles=a.tiles or default["tiles"],
                    repeats=default["repeats"] if a.repeats is None else a.repeats, backend=a.backend)
-    data["meta"]["command"] = shlex.join(["python", "-m", "kernels.bench", *argv])
+    data["meta"]["command"] = shlex.join(["python", "-m", "tiling_course.bench", *argv])
     print(format_summary(data))
     if a.output:
         with open(a.output, "w") as f:

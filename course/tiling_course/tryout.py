@@ -10,9 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import matmul
-from .errors import KernelError
-from .gpu import gpu_available
-from .module import RawModule
+from cudacheck import KernelError, RawModule, gpu_available
 
 UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -46,7 +44,7 @@ def tolerance(M, N):
 @dataclass(frozen=True)
 class Launch:
     """How to launch a kernel of the form of one of the book's: the spec `kernel` of
-    kernels.matmul gives the arguments, the accepted shapes, the tile option and the
+    tiling_course.matmul gives the arguments, the accepted shapes, the tile option and the
     grid; `function` names a __global__ function of another name; with
     `columns_per_thread` c > 1 each thread computes c elements of P in one row, `tile`
     apart, so a block of tile x tile threads covers tile x c*tile elements of P."""

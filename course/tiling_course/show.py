@@ -1,6 +1,6 @@
 """Kernel source on the page: whole files, the lecture's steps, and a wrong kernel as a
 diff of the right one. Rendered as Markdown code blocks marked `cuda`, so the site
-and Jupyter both highlight them, and always read from kernels/cuda (one source)."""
+and Jupyter both highlight them, and always read from course/tiling_course/cuda (one source)."""
 import difflib
 import re
 
@@ -35,7 +35,7 @@ def step(kernel, n):
 
 
 def diff(name):
-    """A wrong kernel of kernels.corpus as a diff against the right one."""
+    """A wrong kernel of tiling_course.corpus as a diff against the right one."""
     bug = corpus.WRONG[name]
     right, wrong = matmul.source(bug.kernel).splitlines(), bug.source().splitlines()
     body = "\n".join(l for l in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",

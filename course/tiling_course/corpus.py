@@ -1,13 +1,13 @@
 """Wrong kernels, each one of the book's kernels with one classic mistake, and what
 checked mode (and compute-sanitizer on a GPU) should say about it.
 
-Each is defined as an edit of the correct source in kernels/cuda, so there is one
+Each is defined as an edit of the correct source in course/tiling_course/cuda, so there is one
 source of truth per kernel and the book can show each bug as a diff.
 
-    from kernels import corpus
+    from tiling_course import corpus
     bug = corpus.WRONG["no_first_barrier"]
     print(bug.source())                 # the edited CUDA C
-    bug.run(backend="cpu", check=True)  # raises kernels.SharedMemoryRaceError
+    bug.run(backend="cpu", check=True)  # raises cudacheck.SharedMemoryRaceError
 """
 from dataclasses import dataclass, field
 
@@ -16,9 +16,9 @@ import json
 import numpy as np
 
 from . import matmul
-from .perfdata import DATA_DIR
+from .perfdata import data_file
 
-RESULTS_FILE = DATA_DIR / "wrong-results.json"   # written on a GPU by scripts/record_wrong_results.py
+RESULTS_FILE = data_file("wrong-results.json")   # written on a GPU by scripts/record_wrong_results.py
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class WrongKernel:
         M, N = self.inputs(rng)
         m, k, n, tile = self.shape
         spec = matmul.KERNELS[self.kernel]
-        from .module import RawModule
+        from cudacheck import RawModule
         fn = RawModule(self.source(), options=spec.options(tile), backend=backend, check=check).get_function(
             spec.function)
         xp = np
@@ -67,7 +67,7 @@ class WrongKernel:
         return M, N, P
 
 
-# Lines of the book's kernels that edits (here and in kernels/exercises.py) replace.
+# Lines of the book's kernels that edits (here and in course/tiling_course/exercises.py) replace.
 TILED_FIRST_BARRIER = "        __syncthreads();  // read after write: the tiles are complete\n"
 TILED_SECOND_BARRIER = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
 BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
@@ -137,7 +137,7 @@ def stored_gpu_result(name):
     """(P, label) of a wrong kernel's unchecked run on the reference GPU, recorded by
     scripts/record_wrong_results.py with the inputs of inputs(np.random.default_rng(0)),
     or None if the book holds no such record."""
-    if not RESULTS_FILE.exists():
+    if not RESULTS_FILE.is_file():
         return None
     data = json.loads(RESULTS_FILE.read_text())
     if name not in data["results"]:

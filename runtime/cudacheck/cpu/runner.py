@@ -421,7 +421,7 @@ def _failure(kernel, config, st, wait_status, arrays, stack_size):
             f"kernel `{kernel.name}` overflowed the stack of {_where(config, st)}: each CUDA thread gets "
             f"{stack_size // 1024} KiB of stack on the CPU runtime (its local variables and arrays live there), and "
             "this thread needed more: a large local array or deep recursion. Raise it with "
-            f"kernels.config.stack_size = {4 * stack_size} (bytes) and run again; a GPU gives a thread up to "
+            f"cudacheck.config.stack_size = {4 * stack_size} (bytes) and run again; a GPU gives a thread up to "
             "512 KiB of local memory.")
     if st.code == CRASHED or sig:
         near = _array_near(st.fault_address, arrays) if st.fault_address else ""
@@ -444,4 +444,4 @@ def _timeout(kernel, config, status, workers, time_limit):
         f"kernel `{kernel.name}` did not finish within the time limit of {time_limit:g} s and was stopped: "
         f"{done} of {config.blocks} blocks had finished{where}.\n"
         "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets. "
-        "If the kernel is merely slow, raise the limit: kernels.config.time_limit = seconds.")
+        "If the kernel is merely slow, raise the limit: cudacheck.config.time_limit = seconds.")

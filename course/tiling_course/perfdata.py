@@ -1,7 +1,8 @@
-"""The one path by which the book reads GPU measurements: book/data/*.json, written by
-`python -m kernels.bench --output ...` (schema 1, see kernels/bench.py).
+"""The one path by which the book reads GPU measurements: the package's data/*.json, written
+by `python -m tiling_course.bench --output ...` (schema 1, see bench.py) and shipped inside
+the package, so an installed copy plots what the repository does.
 
-    from kernels import perfdata
+    from tiling_course import perfdata
     for ds in perfdata.datasets():
         print(ds.label, ds.ms("tiled", 16, 4096))
 
@@ -12,9 +13,12 @@ becomes a Dataset too, so it is plotted beside the reference the same way.
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "book" / "data"
+
+def data_file(name):
+    """A file of the package's data/ folder, read through importlib.resources."""
+    return resources.files(__package__).joinpath("data", name)
 
 
 @dataclass
@@ -27,7 +31,7 @@ class Dataset:
     @classmethod
     def from_dict(cls, d, source="live"):
         if d.get("schema") != 1:
-            raise ValueError(f"{source}: not a kernels.bench file of schema 1")
+            raise ValueError(f"{source}: not a tiling_course.bench file of schema 1")
         return cls(d["meta"], d.get("ceilings", {}), d["results"], source)
 
     @property
@@ -75,7 +79,9 @@ class Dataset:
 @lru_cache(maxsize=1)
 def _load_all():
     out = []
-    for path in sorted(DATA_DIR.glob("*.json")):
+    for path in sorted(resources.files(__package__).joinpath("data").iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".json"):
+            continue
         d = json.loads(path.read_text())
         if d.get("schema") == 1:
             out.append(Dataset.from_dict(d, source=path.name))
@@ -83,12 +89,12 @@ def _load_all():
 
 
 def datasets(backend="gpu"):
-    """The reference measurements in book/data, GPU ones by default, by device name."""
+    """The reference measurements in the package's data/, GPU ones by default, by device name."""
     return [d for d in _load_all() if d.meta.get("backend") == backend]
 
 
 def reference(prefer=("H200", "H100")):
-    """The dataset the prose quotes: the first of `prefer` that book/data holds."""
+    """The dataset the prose quotes: the first of `prefer` that data/ holds."""
     sets = datasets()
     for name in prefer:
         for d in sets:

@@ -5,13 +5,11 @@
 
 stores the cell's source in the variable `tiled_src` and compiles it at once (checked
 mode on the CPU runtime, and NVRTC when a GPU is present), so a typo shows up in this
-cell, beside its numbered lines, rather than later. Loaded by kernels.notebook.setup().
+cell, beside its numbered lines, rather than later. Loaded by tiling_course.notebook.setup().
 """
 import re
 
-from .errors import KernelError
-from .gpu import gpu_available
-from .module import RawModule
+from cudacheck import KernelError, RawModule, gpu_available
 
 
 def cuda(line, cell):

@@ -1,15 +1,14 @@
 """The book's exercises, each defined once, and their checker.
 
-    import kernels
-    from kernels import exercises
+    from tiling_course import exercises
     print(exercises.starter("naive-1"))          # the kernel the reader edits
-    kernels.check("naive-1", source)             # truthy on a pass; shows what failed
+    exercises.check("naive-1", source)           # truthy on a pass; shows what failed
     exercises.show_solution("naive-1")           # the solution, as a cuda code block
 
 Most exercises are kernels to write or to fix. A "fix" exercise's starter is a correct
 kernel with a mistake put in, written as an edit of the right source (as in
-kernels/corpus.py); a "write" exercise starts from a skeleton with TODOs. The checker
-runs the reader's kernel through kernels.tryout: checked mode on the CPU runtime, on
+course/tiling_course/corpus.py); a "write" exercise starts from a skeleton with TODOs. The checker
+runs the reader's kernel through tiling_course.tryout: checked mode on the CPU runtime, on
 fresh random inputs and awkward shapes, then the GPU if there is one, every product
 compared with NumPy in float64. A few exercises also ask something of how the kernel
 gets its answer (loads it saves, barriers it passes, coalesced accesses), which the
@@ -25,14 +24,14 @@ from dataclasses import dataclass
 
 from . import corpus, matmul, tryout
 from .corpus import BOUNDS_LOAD_M, BOUNDS_LOAD_N, TILED_FIRST_BARRIER, TILED_SECOND_BARRIER
-from .listing import strip_comments
+from cudacheck.listing import strip_comments
 
 
 # --------------------------------------------------------------------------- sources
 
 @dataclass(frozen=True)
 class Edit:
-    """A source written as an edit of another: `base` is a kernel of kernels.matmul (its
+    """A source written as an edit of another: `base` is a kernel of tiling_course.matmul (its
     .cu file, or only its own function for a file of several), another Edit, or text;
     each (old, new) pair replaces the first occurrence of old, which must be there."""
     base: object
@@ -49,7 +48,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Book:
-    """A kernel of the book (a key of kernels.matmul.KERNELS). For a .cu file that holds
+    """A kernel of the book (a key of tiling_course.matmul.KERNELS). For a .cu file that holds
     several kernels: its #ifndef block and this kernel's own comment and function."""
     kernel: str
 
@@ -75,7 +74,7 @@ def _text(src):
 
 
 def _corpus(name):
-    """A wrong kernel of kernels.corpus, as a source."""
+    """A wrong kernel of tiling_course.corpus, as a source."""
     def text():
         return corpus.WRONG[name].source()
     return text
@@ -601,7 +600,7 @@ that passes the guard stores exactly one element.""",
         hint="Threads launched: blocks in the grid times threads per block. Threads that work: one per "
              "element of `P`, which is also `report.global_counts['P'].stores`.",
         starter='''\
-from kernels import matmul, traces
+from tiling_course import matmul, traces
 
 Width, tile = 40, 16
 grid, block, _ = matmul.geometry("naive", Width, Width, Width, tile)
@@ -612,7 +611,7 @@ print(report)
 idle = None   # TODO: how many of the threads launched store no element of P?
 ''',
         solution='''\
-from kernels import matmul, traces
+from tiling_course import matmul, traces
 
 Width, tile = 40, 16
 grid, block, _ = matmul.geometry("naive", Width, Width, Width, tile)
@@ -724,7 +723,7 @@ Reason it out, then read it off the counts of a checked run.""",
         hint="A block loads the tiles of `N` in its own column of tiles, once each. How many blocks share "
              "a column of tiles? The counts: `report.global_counts['N'].loads` over the 64 x 64 elements.",
         starter='''\
-from kernels import traces
+from tiling_course import traces
 
 report = traces.counts("tiled", 64, 16)   # Width 64, TILE_WIDTH 16
 print(report)
@@ -732,7 +731,7 @@ print(report)
 loads_per_element = None   # TODO: global loads of each element of N
 ''',
         solution='''\
-from kernels import traces
+from tiling_course import traces
 
 report = traces.counts("tiled", 64, 16)
 loads_per_element = report.global_counts["N"].loads / 64**2
@@ -1032,7 +1031,7 @@ byte.""",
         hint="`report.global_loads` and `report.global_stores` count elements; multiply by 4 for bytes. "
              "The chapter's `TILE_WIDTH / 4` counts the loads only.",
         starter='''\
-from kernels import traces
+from tiling_course import traces
 
 Width, tile = 64, 8
 report = traces.counts("tiled", Width, tile)
@@ -1041,7 +1040,7 @@ print(report)
 intensity = None   # TODO: FLOP per byte of global loads and stores
 ''',
         solution='''\
-from kernels import traces
+from tiling_course import traces
 
 Width, tile = 64, 8
 report = traces.counts("tiled", Width, tile)
@@ -1199,7 +1198,7 @@ class Result:
         self.passed = passed
         self.message = message
         self.kind = kind                 # "pass", an exception's class name, "wrong values", ...
-        self.outcome = outcome           # the kernels.tryout.Outcome, for kernel exercises
+        self.outcome = outcome           # the tiling_course.tryout.Outcome, for kernel exercises
         self.error = getattr(outcome, "error", None)
         self.shape = getattr(outcome, "shape", None)
         self.details = getattr(outcome, "details", {})
@@ -1328,14 +1327,14 @@ def authoring(stem):
              "runtime, on fresh random matrices of awkward shapes, then on the GPU if there is one, compares "
              "every element with NumPy, and tells you the first thing that is wrong, with a hint. The "
              "solution is hidden under each check.",
-             _code("from kernels import exercises")]
+             _code("from tiling_course import exercises")]
     for i, ex in enumerate(chapter(stem), 1):
         cells.append(f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}")
         if ex.kind == "value":
             cells.append(_code(starter(ex.id).rstrip()))
         else:
             cells.append(_code(f"%%cuda {ex.var}\n{starter(ex.id).rstrip()}"))
-        cells.append(_code(f'kernels.check("{ex.id}", {ex.var})'))
+        cells.append(_code(f'exercises.check("{ex.id}", {ex.var})'))
         cells.append(_code(f'exercises.show_solution("{ex.id}")', tags=("hide-cell",)))
     out = []
     previous = None

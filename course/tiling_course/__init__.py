@@ -1,0 +1,11 @@
+"""tiling_course: the tiled matrix multiplication book's course material, built on the
+cudacheck runtime (which never imports this package). Each chapter imports the modules it
+uses; importing the package itself loads nothing else:
+
+    matmul     the book's kernels (cuda/*.cu) and the one way to launch them
+    tryout     a reader's kernel, run checked on the CPU (and on a GPU) against NumPy
+    exercises  the exercises (exercises/*.toml, *.cu) and their checker: check(id, answer)
+    corpus     wrong kernels, each an edit of a book kernel, and what checked mode says
+    traces     checked-mode access counts and traces of the book's kernels
+    figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
+"""

@@ -1,0 +1,17 @@
+"""cudacheck: CUDA C kernels launched from Python with CuPy's RawModule/RawKernel API, on a
+GPU through CuPy or on a CPU runtime that runs the same source and, in checked mode, turns
+an out-of-bounds access, a shared-memory race or a divergent barrier into an exception
+naming the thread, block, array, element and line."""
+from .config import config
+from .errors import (ArgumentError, BarrierDivergenceError, CheckError, CompileError, GPUContextError,
+                     KernelAssertionError, KernelCrashError, KernelError, KernelRuntimeError, KernelTimeoutError,
+                     LaunchConfigError, OutOfBoundsError, SharedMemoryRaceError, UninitializedReadError,
+                     UnsupportedFeatureError, WarpDivergenceError)
+from .gpu import gpu_available
+from .module import Function, RawKernel, RawModule, resolve_backend
+
+__all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "resolve_backend", "config", "KernelError",
+           "CompileError", "UnsupportedFeatureError", "ArgumentError", "LaunchConfigError", "KernelRuntimeError",
+           "KernelCrashError", "KernelAssertionError", "KernelTimeoutError", "GPUContextError", "CheckError",
+           "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "WarpDivergenceError",
+           "UninitializedReadError"]
