@@ -12,7 +12,7 @@ from tiling_course import corpus, matmul
 @pytest.mark.parametrize("name", sorted(corpus.WRONG))
 def test_corpus_kernel_raises_the_right_finding(name, rng):
     bug = corpus.WRONG[name]
-    with pytest.raises(getattr(kernels, bug.expect)) as e:
+    with pytest.raises(getattr(cudacheck, bug.expect)) as e:
         bug.run(rng=rng)
     for key, want in bug.details.items():
         assert getattr(e.value, key) == want, f"{key}: {getattr(e.value, key)} != {want}\n{e.value}"
@@ -25,7 +25,7 @@ def test_corpus_kernel_raises_the_right_finding(name, rng):
 @pytest.mark.parametrize("name", sorted(corpus.WRONG))
 def test_every_finding_holds_under_every_schedule(name, schedule, seed, rng):
     bug = corpus.WRONG[name]
-    with pytest.raises(getattr(kernels, bug.expect)) as e:
+    with pytest.raises(getattr(cudacheck, bug.expect)) as e:
         bug.run(rng=rng, schedule=schedule, seed=seed)
     if bug.expect == "SharedMemoryRaceError":   # the hazard is named by program order, not by the schedule
         assert e.value.hazard == bug.details["hazard"]

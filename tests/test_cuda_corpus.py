@@ -71,7 +71,7 @@ def test_seeded_bug_is_reported(case, bug, rng):
     spec = case.setup(rng, bug.shape)
     with pytest.raises(cudacheck.KernelError) as e:
         launch(case, case.edited(bug), spec, check=True)
-    assert isinstance(e.value, getattr(kernels, bug.error)), f"{type(e.value).__name__}: {e.value}"
+    assert isinstance(e.value, getattr(cudacheck, bug.error)), f"{type(e.value).__name__}: {e.value}"
     for field in ("thread", "block", "array", "index"):
         want = getattr(bug, field)
         if want is not None:
