@@ -59,11 +59,7 @@ CORRECT_SHAPES = [(1, 1, 1), (5, 3, 7), (17, 17, 17), (32, 32, 32), (33, 31, 29)
 def test_no_false_positives_on_correct_bounds_checked_kernels(kernel, tile, rng):
     for m, k, n in CORRECT_SHAPES + [tuple(rng.integers(1, 70, 3))]:
         M, N = random_matrix(rng, m, k), random_matrix(rng, k, n)
-        fn = matmul.compile(kernel, tile, "cpu", check=True)
-        P = np.zeros((m, n), np.float32)
-        grid, block, shared = matmul.geometry(kernel, m, k, n, tile)
-        fn(grid, block, matmul.arguments(kernel, M, N, P), shared_mem=shared,
-           schedule="random", seed=int(rng.integers(1 << 30)))
+        P, _ = matmul.run(M, N, kernel, tile, "cpu", check=True, schedule="random", seed=int(rng.integers(1 << 30)))
         assert_product(P, M, N)
 
 
@@ -73,8 +69,8 @@ def test_no_false_positives_on_the_other_correct_kernels(kernel, tile, rng):
     for mult in (1, 2, 3):
         spec = matmul.KERNELS[kernel]
         m = n = tile * mult
-        k = tile if spec.shapes == "tile-inner" else m
-        if spec.shapes == "square":
+        k = tile if spec.shapes is matmul.Shapes.TILE_INNER else m
+        if spec.shapes is matmul.Shapes.SQUARE:
             m = k = n = tile * mult + int(rng.integers(0, tile))  # the naive kernel takes any Width
         M, N = random_matrix(rng, m, k), random_matrix(rng, k, n)
         P = matmul.multiply(M, N, kernel=kernel, tile=tile, backend="cpu", check=True)

@@ -73,7 +73,7 @@ def test_kernels_match_cublas(kernel, rng):
     """Each kernel against cuBLAS (cupy.matmul, no TF32) at a size that fits every kernel."""
     import cupy
     tile = 16
-    m, k, n = (256, 256, 256) if matmul.KERNELS[kernel].shapes != "tile-inner" else (256, tile, 256)
+    m, k, n = (256, 256, 256) if matmul.KERNELS[kernel].shapes is not matmul.Shapes.TILE_INNER else (256, tile, 256)
     M, N = cupy.asarray(random_matrix(rng, m, k)), cupy.asarray(random_matrix(rng, k, n))
     P = matmul.multiply(M, N, kernel=kernel, tile=tile, backend="gpu")
     ref = cupy.matmul(M, N)

@@ -29,7 +29,6 @@ How each figure is made, so that the book can explain it:
 import argparse
 import json
 import math
-import os
 import platform
 import shlex
 import statistics
@@ -43,11 +42,6 @@ import numpy as np
 
 from . import matmul
 from cudacheck import KernelError, resolve_backend
-
-# CuPy reads CUPY_TF32 at its first float32 matrix product, not when it is imported: set
-# it before any, so cuBLAS never rounds the inputs to TF32's 10-bit mantissa behind the
-# kernels' backs (GpuBackend also undoes a decision CuPy made earlier in the process).
-os.environ["CUPY_TF32"] = "0"
 
 SCHEMA = 1
 REL_TOLERANCE = 1e-3     # largest |kernel - reference| / largest |reference| that counts as correct
@@ -99,6 +93,9 @@ class CpuBackend:
     def __init__(self):
         self.xp = np
 
+    def reference_product(self, M, N, out):
+        np.matmul(M, N, out=out)
+
     def launcher(self, fn, grid, block, args, shared_mem):
         """One launch as a no-argument callable (on the CPU runtime, a checked launch)."""
         return lambda: fn(grid, block, args, shared_mem=shared_mem)
@@ -130,9 +127,26 @@ class GpuBackend:
 
     def __init__(self):
         import cupy
+        from cupy.cuda import cublas, device
         self.xp = cupy
-        self.tf32 = _disable_tf32(cupy)
+        self._cublas, self._handle = cublas, device.get_cublas_handle()
+        # cuBLAS's default math mode multiplies float32 in FP32. The reference is called
+        # through sgemm in that mode rather than through cupy.matmul, whose choice of TF32
+        # (10-bit mantissas) depends on CUPY_TF32 at the process's first product.
+        cublas.setMathMode(self._handle, cublas.CUBLAS_DEFAULT_MATH)
+        self.tf32 = cublas.getMathMode(self._handle) != cublas.CUBLAS_DEFAULT_MATH
+        self._one, self._zero = np.ones(1, np.float32), np.zeros(1, np.float32)
         self._hold = cupy.RawKernel(HOLD_KERNEL, "hold")
+
+    def reference_product(self, M, N, out):
+        """out = M @ N by cuBLAS's sgemm. cuBLAS is column-major, and a row-major matrix
+        read column-major is its transpose: so it computes out^T = N^T M^T."""
+        (m, k), n = M.shape, N.shape[1]
+        cublas, handle = self._cublas, self._handle
+        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        cublas.sgemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k, self._one.ctypes.data,
+                     N.data.ptr, n, M.data.ptr, k, self._zero.ctypes.data, out.data.ptr, n)
 
     def launcher(self, fn, grid, block, args, shared_mem):
         """One launch as a no-argument callable, without the checks and the synchronization
@@ -197,20 +211,6 @@ def _cuda_version(v):
     return f"{v // 1000}.{v % 1000 // 10}"
 
 
-def _disable_tf32(cupy):
-    """Make cuBLAS multiply float32 in FP32; return whether TF32 is still on (it should
-    not be). CuPy decides at its first float32 product and keeps the decision, so a
-    process that made one with CUPY_TF32=1 before importing this module is set back."""
-    try:
-        from cupy._core import _routines_linalg as linalg  # CuPy's own switch; not public API
-    except ImportError:
-        return False  # an older CuPy without TF32 support
-    f32 = np.dtype(np.float32)
-    if linalg.get_compute_type(f32) == linalg.COMPUTE_TYPE_TF32:
-        linalg.set_compute_type(f32, linalg.COMPUTE_TYPE_DEFAULT)
-    return linalg.get_compute_type(f32) == linalg.COMPUTE_TYPE_TF32
-
-
 def make_backend(backend="auto"):
     """The backend object for "auto", "gpu" or "cpu" (auto: the GPU when CuPy sees one)."""
     return GpuBackend() if resolve_backend(backend) == "gpu" else CpuBackend()
@@ -233,7 +233,7 @@ class Step:
 
 def _tile_inner(kernel):
     """The Best Practices kernels multiply an m x TILE by a TILE x n matrix."""
-    return matmul.KERNELS[kernel].shapes == "tile-inner"
+    return matmul.spec(kernel).shapes is matmul.Shapes.TILE_INNER
 
 
 def _takes(kernel, shape, tile):
@@ -321,21 +321,17 @@ def row(step, err, rel, times):
 def measure_reference(backend, buf, step, repeats):
     """The reference library's product into buf.R (which the kernels are checked
     against), then its time."""
-    xp = backend.xp
-    launch = lambda: xp.matmul(buf.M, buf.N, out=buf.R)  # noqa: E731
+    def launch():
+        backend.reference_product(buf.M, buf.N, buf.R)
     launch()
     return row(step, 0.0, 0.0, time_launches(backend, launch, repeats))
 
 
-def _compiled(kernel, tile, backend):
-    """The compiled kernel; one build serves every tile when the tile is not compiled in
-    (naive and tiled_dynamic take it from the block's size)."""
-    return matmul.compile(kernel, tile if matmul.KERNELS[kernel].tile_macro else None, backend)
-
-
 def measure_kernel(backend, buf, step, repeats):
     """Check the kernel's product against the reference's, then time it if it is right."""
-    fn = _compiled(step.kernel, step.tile, backend.name)
+    # matmul.compile caches by source and options: kernels whose tile is not compiled in
+    # (naive, tiled_dynamic) are built once for every tile.
+    fn = matmul.compile(step.kernel, step.tile, backend.name)
     grid, block, shared = matmul.geometry(step.kernel, *step.shape, step.tile)
     args = matmul.arguments(step.kernel, buf.M, buf.N, buf.P)
     buf.P.fill(np.nan)

@@ -50,20 +50,12 @@ class WrongKernel:
         return (rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32))
 
     def run(self, backend="cpu", check=True, rng=None, **call_options):
-        """Launch the wrong kernel on its shape; returns (M, N, P)."""
+        """Launch the wrong kernel on its shape (even one its correct kernel refuses);
+        returns (M, N, P): the NumPy inputs and the product, a CuPy array on the GPU."""
         M, N = self.inputs(rng)
-        m, k, n, tile = self.shape
-        spec = matmul.KERNELS[self.kernel]
-        from cudacheck import RawModule
-        fn = RawModule(self.source(), options=spec.options(tile), backend=backend, check=check).get_function(
-            spec.function)
-        xp = np
-        if fn.backend == "gpu":
-            import cupy as xp
-            M, N = xp.asarray(M), xp.asarray(N)
-        P = xp.zeros((m, n), dtype=xp.float32)
-        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile, check=False)
-        fn(grid, block, matmul.arguments(self.kernel, M, N, P), shared_mem=shared, **call_options)
+        tile = self.shape[3]
+        P, _ = matmul.run(M, N, self.kernel, tile, backend, self.source(), check, check_shape=False,
+                           **call_options)
         return M, N, P
 
 

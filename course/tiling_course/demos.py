@@ -36,7 +36,7 @@ def heatmaps(name):
     tile = bug.shape[3]
     panels = []
     if gpu_available():
-        Mg, Ng, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
+        _, _, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
         import cupy
         panels.append((cupy.asnumpy(P), f"this GPU ({cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()})"))
     else:

@@ -1,13 +1,18 @@
-"""The book's matrix-multiplication kernels (course/tiling_course/cuda/*.cu) and how to launch each.
+"""The book's matrix-multiplication kernels (cuda/*.cu in this package) and the one way
+they are launched.
 
     from tiling_course import matmul
     P = matmul.multiply(M, N, kernel="tiled", tile=16)          # NumPy in, NumPy out
     print(matmul.source("tiled"))                               # the CUDA C
 
-Used by the tests, the benchmarks and the book, so every one of them launches a
-kernel with the same grid, block, options and arguments.
+Everything that launches a kernel of the book, or a reader's kernel of the same form
+(the checker, the wrong kernels, the traces, the tests), goes through `run`, so each
+launch gets the same grid, block, options and arguments. The benchmark times the same
+launch: it builds it from `geometry` and `arguments`.
 """
+import re
 from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 from importlib import resources
 
@@ -17,14 +22,28 @@ from cudacheck import RawModule, gpu_available
 from cudacheck.launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
 
 
+class Shapes(Enum):
+    """The products a kernel can compute."""
+    SQUARE = "square matrices of any Width"
+    SQUARE_MULTIPLE = "square matrices whose Width is a multiple of the tile"
+    ANY = "any m x k times k x n"
+    TILE_INNER = "m x tile times tile x n, m and n multiples of the tile"
+
+
+class Args(Enum):
+    """The parameter lists of the book's kernels, after the three matrices."""
+    WIDTH = "(M, N, P, Width)"
+    MKN = "(M, N, P, m, k, n)"
+    N = "(a, b, c, n)"
+
 
 @dataclass(frozen=True)
 class Spec:
     file: str
     function: str
     tile_macro: str | None   # the -D macro that sets the tile, if the tile is compiled in
-    shapes: str              # "square", "square-multiple", "any", "tile-inner"
-    arguments: str           # "width": (M, N, P, Width); "mkn": (M, N, P, m, k, n); "n": (a, b, c, n)
+    shapes: Shapes
+    arguments: Args
     dynamic_shared: bool = False
     # Kernels whose threads compute several elements of P (the ladder) fix their own block
     # and the tile of P a block computes, from their macros' defaults; `tile` does not
@@ -38,83 +57,170 @@ class Spec:
 
 
 KERNELS = {
-    "naive": Spec("naive.cu", "matmul_naive", None, "square", "width"),
-    "tiled": Spec("tiled.cu", "matmul_tiled", "TILE_WIDTH", "square-multiple", "width"),
-    "tiled_bounds": Spec("tiled_bounds.cu", "matmul_tiled_bounds", "TILE_WIDTH", "any", "mkn"),
-    "tiled_dynamic": Spec("tiled_dynamic.cu", "matmul_tiled_dynamic", None, "any", "mkn", dynamic_shared=True),
-    "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", "tile-inner", "n"),
-    "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", "tile-inner", "n"),
-    "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", "tile-inner", "n"),
-    # The ladder from tiled toward cuBLAS (course/tiling_course/cuda/ladder*.cu), each rung one idea
+    "naive": Spec("naive.cu", "matmul_naive", None, Shapes.SQUARE, Args.WIDTH),
+    "tiled": Spec("tiled.cu", "matmul_tiled", "TILE_WIDTH", Shapes.SQUARE_MULTIPLE, Args.WIDTH),
+    "tiled_bounds": Spec("tiled_bounds.cu", "matmul_tiled_bounds", "TILE_WIDTH", Shapes.ANY, Args.MKN),
+    "tiled_dynamic": Spec("tiled_dynamic.cu", "matmul_tiled_dynamic", None, Shapes.ANY, Args.MKN, dynamic_shared=True),
+    "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
+    "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
+    "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
+    # The ladder from tiled toward cuBLAS (cuda/ladder*.cu), each rung one idea
     # more; blocks and tiles as their macros' defaults (tests/test_ladder.py checks that).
-    "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, "any", "mkn",
+    "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, Shapes.ANY, Args.MKN,
                               block=(32, 8), tile_m=32, tile_n=32),
-    "ladder2_regtile1d": Spec("ladder2_regtile1d.cu", "matmul_ladder2_regtile1d", None, "any", "mkn",
+    "ladder2_regtile1d": Spec("ladder2_regtile1d.cu", "matmul_ladder2_regtile1d", None, Shapes.ANY, Args.MKN,
                               block=(256, 1), tile_m=64, tile_n=64),
-    "ladder3_regtile2d": Spec("ladder3_regtile2d.cu", "matmul_ladder3_regtile2d", None, "any", "mkn",
+    "ladder3_regtile2d": Spec("ladder3_regtile2d.cu", "matmul_ladder3_regtile2d", None, Shapes.ANY, Args.MKN,
                               block=(256, 1), tile_m=128, tile_n=128),
-    "ladder4_vectorized": Spec("ladder4_vectorized.cu", "matmul_ladder4_vectorized", None, "any", "mkn",
+    "ladder4_vectorized": Spec("ladder4_vectorized.cu", "matmul_ladder4_vectorized", None, Shapes.ANY, Args.MKN,
                                block=(256, 1), tile_m=128, tile_n=128),
-    "ladder5_warptiled": Spec("ladder5_warptiled.cu", "matmul_ladder5_warptiled", None, "any", "mkn",
+    "ladder5_warptiled": Spec("ladder5_warptiled.cu", "matmul_ladder5_warptiled", None, Shapes.ANY, Args.MKN,
                               block=(256, 1), tile_m=128, tile_n=128),
 }
 
 
 def source(kernel):
     """The CUDA C source file of a kernel of the book."""
-    return resources.files(__package__).joinpath("cuda", KERNELS[_spec_name(kernel)].file).read_text()
+    return resources.files(__package__).joinpath("cuda", spec(kernel).file).read_text()
 
 
-def _spec_name(kernel):
+def spec(kernel):
+    """The Spec of a kernel of the book; KeyError naming the book's kernels otherwise."""
     if kernel not in KERNELS:
         raise KeyError(f"no kernel {kernel!r}; the book's kernels are {', '.join(KERNELS)}")
-    return kernel
+    return KERNELS[kernel]
 
 
-@lru_cache(maxsize=None)
-def compile(kernel, tile=16, backend="auto", code=None, check=False):
-    """The compiled kernel (a cudacheck.Function), built once per kernel, tile, backend,
-    source and mode. `code` replaces the file's source, for a reader's edited copy;
-    check=True compiles it for checked mode (CPU runtime)."""
-    spec = KERNELS[_spec_name(kernel)]
-    mod = RawModule(code or source(kernel), options=spec.options(tile), backend=backend, check=check)
-    return mod.get_function(spec.function)
+@dataclass(frozen=True)
+class Launch:
+    """How to launch a kernel of the form of one of the book's: the spec of `kernel` gives
+    the arguments, the accepted shapes, the tile option and the grid; `function` names a
+    __global__ function of another name (a reader's variant); with `columns_per_thread`
+    c > 1 each thread computes c elements of P in one row, `tile` apart, so a block of
+    tile x tile threads covers tile x c*tile elements of P."""
+    kernel: str
+    function: str | None = None
+    columns_per_thread: int = 1
+
+    @property
+    def spec(self):
+        return spec(self.kernel)
+
+    @property
+    def name(self):
+        return self.function or self.spec.function
+
+    def options(self, tile, code=None):
+        """The compiler options that set the tile; none where `code` already defaults
+        its tile macro to `tile` (`#ifndef TILE_WIDTH` / `#define TILE_WIDTH 16`) or
+        never uses it, so the build is the one the %%cuda cell made of the same source."""
+        macro = self.spec.tile_macro
+        code = code if code is not None else source(self.kernel)
+        if not macro or not re.search(rf"\b{macro}\b", code):
+            return ()
+        if re.search(rf"#\s*ifndef\s+{macro}[ \t]*\n\s*#\s*define\s+{macro}\s+{int(tile)}\s*\n", code):
+            return ()
+        return self.spec.options(tile)
+
+    def check_shape(self, m, k, n, tile):
+        """Raise ValueError if the kernel cannot multiply an m x k by a k x n matrix."""
+        shapes, kernel = self.spec.shapes, self.kernel
+        if shapes in (Shapes.SQUARE, Shapes.SQUARE_MULTIPLE) and not m == k == n:
+            raise ValueError(f"{kernel} multiplies square matrices; got {m}x{k} times {k}x{n} (use tiled_bounds)")
+        if shapes is Shapes.SQUARE_MULTIPLE and m % tile:
+            raise ValueError(f"{kernel} needs Width to be a multiple of the tile ({tile}); got Width={m} "
+                             "(tiled_bounds handles any size)")
+        if shapes is Shapes.TILE_INNER and (k != tile or m % tile or n % tile):
+            raise ValueError(f"{kernel} multiplies an m x {tile} by a {tile} x n matrix with m and n multiples "
+                             f"of {tile}; got {m}x{k} times {k}x{n}")
+
+    def geometry(self, m, k, n, tile, check=True):
+        """(grid, block, shared_mem) for P (m x n): blocks of tile x tile threads, or for a
+        ladder kernel the block and tile_m x tile_n tile of P its Spec gives (tile unused).
+        check=False skips check_shape, to launch a wrong kernel on a shape it mishandles."""
+        if check:
+            self.check_shape(m, k, n, tile)
+        s = self.spec
+        tile_m, tile_n = s.tile_m or tile, (s.tile_n or tile) * self.columns_per_thread
+        grid = (-(-n // tile_n), -(-m // tile_m))
+        shared = 2 * tile * tile * 4 if s.dynamic_shared else 0
+        return grid, s.block or (tile, tile), shared
+
+    def arguments(self, M, N, P):
+        (m, k), n = M.shape, N.shape[1]
+        kind = self.spec.arguments
+        if kind is Args.WIDTH:
+            return (M, N, P, np.int32(m))
+        if kind is Args.MKN:
+            return (M, N, P, np.int32(m), np.int32(k), np.int32(n))
+        return (M, N, P, np.int32(n))
+
+    def owner(self, row, col, tile):
+        """(block, thread) of the thread that computes P[row][col] (not for the ladder,
+        whose threads compute many elements each)."""
+        span = tile * self.columns_per_thread
+        return (col // span, row // tile, 0), (col % span % tile, row % tile, 0)
+
+
+@lru_cache(maxsize=128)
+def _function(code, name, options, backend, check):
+    return RawModule(code, options=options, backend=backend, check=check).get_function(name)
+
+
+def compile(kernel, tile=16, backend="auto", code=None, check=False, launch=None):
+    """The compiled kernel (a cudacheck.Function), built once per source, options, backend
+    and mode. `code` replaces the book's source, for a reader's copy; check=True compiles
+    it for checked mode (CPU runtime)."""
+    launch = launch or Launch(kernel)
+    code = code if code is not None else source(launch.kernel)
+    return _function(code, launch.name, launch.options(tile, code), backend, check)
+
+
+def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *, launch=None, P=None,
+        check_shape=True, **call_options):
+    """P = M @ N launched as the book launches `kernel` (or as `launch` says, for a
+    reader's variant); returns (P, the cudacheck.Function, for its last_launch report).
+
+    The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
+    inputs are copied to the GPU). Inputs are used as float32, C-contiguous. The ladder
+    kernels ignore `tile`: their tiles are their sources' compiled-in defaults.
+    call_options go to the launch (checked mode's trace=, trace_threads=, schedule=).
+    """
+    launch = launch or Launch(kernel)
+    fn = compile(launch.kernel, tile, backend, code, check, launch)
+    xp = np
+    if fn.backend == "gpu":
+        import cupy as xp
+    M = xp.ascontiguousarray(xp.asarray(M, dtype=xp.float32))
+    N = xp.ascontiguousarray(xp.asarray(N, dtype=xp.float32))
+    if M.ndim != 2 or N.ndim != 2 or M.shape[1] != N.shape[0]:
+        raise ValueError(f"cannot multiply shapes {M.shape} and {N.shape}")
+    (m, k), n = M.shape, N.shape[1]
+    grid, block, shared = launch.geometry(m, k, n, tile, check=check_shape)
+    if P is None:
+        P = xp.zeros((m, n), dtype=xp.float32)
+    fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, **call_options)
+    return P, fn
+
+
+def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False):
+    """P = M @ N with one of the book's kernels; returns P (see run)."""
+    return run(M, N, kernel, tile, backend, code, check, P=P)[0]
 
 
 def check_shapes(kernel, m, k, n, tile):
-    """Raise ValueError if the kernel cannot multiply an m x k by a k x n matrix."""
-    shapes = KERNELS[_spec_name(kernel)].shapes
-    if shapes in ("square", "square-multiple") and not m == k == n:
-        raise ValueError(f"{kernel} multiplies square matrices; got {m}x{k} times {k}x{n} (use tiled_bounds)")
-    if shapes == "square-multiple" and m % tile:
-        raise ValueError(f"{kernel} needs Width to be a multiple of the tile ({tile}); got Width={m} "
-                         "(tiled_bounds handles any size)")
-    if shapes == "tile-inner" and (k != tile or m % tile or n % tile):
-        raise ValueError(f"{kernel} multiplies an m x {tile} by a {tile} x n matrix with m and n multiples of "
-                         f"{tile}; got {m}x{k} times {k}x{n}")
+    """Raise ValueError if the book's `kernel` cannot multiply an m x k by a k x n matrix."""
+    Launch(kernel).check_shape(m, k, n, tile)
 
 
 def geometry(kernel, m, k, n, tile, check=True):
-    """(grid, block, shared_mem) for P (m x n) with blocks of tile x tile threads, or for
-    a ladder kernel the block and the tile_m x tile_n tile of P its Spec gives (tile unused).
-    check=False skips check_shapes, to launch a wrong kernel on a shape it mishandles."""
-    if check:
-        check_shapes(kernel, m, k, n, tile)
-    spec = KERNELS[kernel]
-    tile_m, tile_n = spec.tile_m or tile, spec.tile_n or tile
-    grid = (-(-n // tile_n), -(-m // tile_m))
-    shared = 2 * tile * tile * 4 if spec.dynamic_shared else 0
-    return grid, spec.block or (tile, tile), shared
+    """(grid, block, shared_mem) of the book's `kernel` for P (m x n); see Launch.geometry."""
+    return Launch(kernel).geometry(m, k, n, tile, check)
 
 
 def arguments(kernel, M, N, P):
-    (m, k), n = M.shape, N.shape[1]
-    kind = KERNELS[_spec_name(kernel)].arguments
-    if kind == "width":
-        return (M, N, P, np.int32(m))
-    if kind == "mkn":
-        return (M, N, P, np.int32(m), np.int32(k), np.int32(n))
-    return (M, N, P, np.int32(n))
+    """The argument tuple of the book's `kernel` for P = M @ N."""
+    return Launch(kernel).arguments(M, N, P)
 
 
 def choose_tile(backend="auto", candidates=(32, 16, 8, 4, 2)):
@@ -127,27 +233,3 @@ def choose_tile(backend="auto", candidates=(32, 16, 8, 4, 2)):
     else:
         threads, smem = MAX_THREADS_PER_BLOCK, DEFAULT_SHARED_LIMIT
     return next(t for t in candidates if t * t <= threads and 2 * t * t * 4 <= smem)
-
-
-def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False):
-    """P = M @ N with one of the book's kernels; returns P.
-
-    The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
-    inputs are copied to the GPU). Inputs are used as float32, C-contiguous. The ladder
-    kernels (ladder*) ignore `tile`: their tiles are their sources' compiled-in defaults.
-    """
-    fn = compile(kernel, tile, backend, code, check)
-    xp = np
-    if fn.backend == "gpu":
-        import cupy as xp
-    M = xp.ascontiguousarray(xp.asarray(M, dtype=xp.float32))
-    N = xp.ascontiguousarray(xp.asarray(N, dtype=xp.float32))
-    if M.ndim != 2 or N.ndim != 2 or M.shape[1] != N.shape[0]:
-        raise ValueError(f"cannot multiply shapes {M.shape} and {N.shape}")
-    m, k = M.shape
-    n = N.shape[1]
-    grid, block, shared = geometry(kernel, m, k, n, tile)
-    if P is None:
-        P = xp.zeros((m, n), dtype=xp.float32)
-    fn(grid, block, arguments(kernel, M, N, P), shared_mem=shared)
-    return P

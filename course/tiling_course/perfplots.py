@@ -1,6 +1,7 @@
-"""Plots and tables of measured performance. All read course/tiling_course/data through tiling_course.perfdata
-(and a reader's live measurement as one more Dataset), and every one names the device,
-date and software of the numbers it shows."""
+"""Plots and tables of measured performance. All read the package's reference data through
+perfdata (and a reader's live measurement as one more Dataset), and every one names the
+device, date and software of the numbers it shows. A plot or table with nothing to show
+returns a NoData sentence that says so, never an empty frame."""
 import html
 
 import matplotlib.pyplot as plt
@@ -14,6 +15,28 @@ CC90_LIMITS = {"threads_per_sm": 2048, "blocks_per_sm": 32, "smem_per_sm": 228 *
                "smem_reserved_per_block": 1024, "threads_per_block": 1024}
 # The Best Practices Guide's Table 1 (2008): effective bandwidth in GB/s.
 BPG_2008 = {"simpleMultiply": (8.7, 0.7), "coalescedMultiply": (14.3, 8.2), "sharedABMultiply": (29.7, 15.7)}
+
+
+class NoData:
+    """What a plot or table shows when it has no measurements: a sentence, not an empty frame."""
+    PREFIX = "No measurements to show"
+
+    def __init__(self, what):
+        self.text = (f"{self.PREFIX} in {what}: this copy of the course holds no reference GPU data for it "
+                     "(tiling_course/data/*.json), and no live run was given. On a GPU, the chapter measures "
+                     "one live and shows it here.")
+
+    def __repr__(self):
+        return self.text
+
+    def _repr_markdown_(self):
+        return f"*{self.text}*"
+
+
+def _closed(fig):
+    """The figure, closed so that a notebook shows only the returned copy."""
+    plt.close(fig)
+    return fig
 
 
 def _with_live(datasets, live):
@@ -38,12 +61,17 @@ def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
     tile size, per dataset (reference solid, a reader's live run dashed)."""
     datasets = _with_live(datasets, live)
     fig, ax = plt.subplots(figsize=(9, 4.3))
+    drawn = 0
     for di, ds in enumerate(datasets):
         for ti, tile in enumerate(tiles):
             widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
+            drawn += len(widths)
             if widths:
                 ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker="osd^v<>"[di % 7], linestyle=_style(ds),
                         color=plt.cm.tab10(ti), label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    if not drawn:
+        plt.close(fig)
+        return NoData("the speed-up plot")
     ax.axhline(1, color="grey", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("Width")
@@ -51,8 +79,7 @@ def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     _title(ax, datasets, "Speed-up of the tiled kernel over the naive one (same block size)")
-    plt.close(fig)
-    return fig
+    return _closed(fig)
 
 
 def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
@@ -60,13 +87,18 @@ def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
     pairs, cuBLAS included as ("cublas", None)."""
     datasets = _with_live(datasets, live)
     fig, ax = plt.subplots(figsize=(9.5, 4.5))
+    drawn = 0
     for di, ds in enumerate(datasets):
         for ki, (kernel, tile) in enumerate(kernels_and_tiles):
             widths = ds.sizes(kernel, tile)
+            drawn += len(widths)
             if widths:
                 ys = [ds.result(kernel, tile, w)["ms_median" if metric == "ms" else "tflops"] for w in widths]
                 ax.plot(widths, ys, marker="os^d"[di % 4], linestyle=_style(ds), color=plt.cm.tab10(ki),
                         label=f"{_name(kernel, tile)}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    if not drawn:
+        plt.close(fig)
+        return NoData("the time plot" if metric == "ms" else "the throughput plot")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("Width (square matrices)")
@@ -74,8 +106,7 @@ def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
     ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     _title(ax, datasets, "Time" if metric == "ms" else "Throughput")
-    plt.close(fig)
-    return fig
+    return _closed(fig)
 
 
 def cublas_fraction(kernels_and_tiles, width=4096, datasets=None, live=None):
@@ -84,18 +115,22 @@ def cublas_fraction(kernels_and_tiles, width=4096, datasets=None, live=None):
     fig, ax = plt.subplots(figsize=(8, 3.8))
     x = np.arange(len(kernels_and_tiles))
     w = 0.8 / max(1, len(datasets))
+    drawn = 0
     for di, ds in enumerate(datasets):
         fracs = [(ds.result(k, t, width) or {}).get("frac_cublas") or 0 for k, t in kernels_and_tiles]
+        drawn += sum(f > 0 for f in fracs)
         bars = ax.bar(x + di * w, fracs, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
         for b, f in zip(bars, fracs):
             ax.text(b.get_x() + b.get_width() / 2, f + 0.005, f"{f:.2f}", ha="center", fontsize=7)
+    if not drawn:
+        plt.close(fig)
+        return NoData("the fraction-of-cuBLAS plot")
     ax.set_xticks(x + w * (len(datasets) - 1) / 2, [_name(k, t) for k, t in kernels_and_tiles], rotation=20,
                   fontsize=8)
     ax.set_ylabel("fraction of cuBLAS speed")
     ax.legend(fontsize=7)
     _title(ax, datasets, f"Fraction of cuBLAS at Width {width} (cuBLAS time / kernel time)")
-    plt.close(fig)
-    return fig
+    return _closed(fig)
 
 
 def intensity(kernel, tile, width=4096, counted_at=64):
@@ -110,10 +145,13 @@ def intensity(kernel, tile, width=4096, counted_at=64):
 def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     """Measured TFLOP/s against arithmetic intensity (from counted global accesses),
     under the device's measured ceilings: copy bandwidth and cuBLAS's FP32 rate."""
-    ds = dataset or perfdata.reference()
-    sets = [ds] + ([live] if live is not None else [])
+    ds = dataset or perfdata.reference() or live
+    if ds is None or not {"copy_gbs", "fp32_tflops"} <= set(ds.ceilings):
+        return NoData("the roofline (it needs a device's measured bandwidth and FP32 ceilings)")
+    sets = [ds] + ([live] if live is not None and live is not ds else [])
     bw, peak = ds.ceilings["copy_gbs"], ds.ceilings["fp32_tflops"]
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    drawn = 0
     xs = np.logspace(-2, 3, 200)
     ax.plot(xs, np.minimum(peak, bw * xs / 1000), color="black", lw=1.5,
             label=f"roof: min({peak:.1f} TFLOP/s, {bw:,.0f} GB/s x intensity)")
@@ -121,18 +159,21 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
         I = intensity(kernel, tile, width)
         for s in sets:
             r = s.result(kernel, tile, width)
+            drawn += bool(r)
             if r:
                 ax.scatter([I], [r["tflops"]], color=plt.cm.tab10(ki), marker="o" if s.source != "live" else "x", s=50,
                            label=f"{_name(kernel, tile)}: {I:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
                                  + (" (live)" if s.source == "live" else ""))
+    if not drawn:
+        plt.close(fig)
+        return NoData("the roofline")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per byte requested from global memory (checked mode's counts)")
     ax.set_ylabel("TFLOP/s")
     ax.legend(fontsize=6.5, loc="lower right")
     _title(ax, sets, f"Roofline at Width {width}")
-    plt.close(fig)
-    return fig
+    return _closed(fig)
 
 
 def _html_table(header, rows, caption):
@@ -165,6 +206,8 @@ def bpg_table(dataset=None, width=8192, tile=16):
     """The Best Practices Guide's Table 1, effective bandwidth of its three kernels, then
     (2008) and now (measured), for A (width x tile) times B (tile x width)."""
     sets = [dataset] if dataset else perfdata.datasets()
+    if not sets:
+        return NoData("the Best Practices Guide's table, measured now")
     rows = []
     for kernel, (gtx280, g8800) in BPG_2008.items():
         row = [kernel, gtx280, g8800]
@@ -192,25 +235,31 @@ def ladder_plot(width=4096, datasets=None, live=None):
     fig, ax = plt.subplots(figsize=(9, 4.2))
     x = np.arange(len(LADDER) + 1)
     w = 0.8 / max(1, len(datasets))
+    drawn = 0
     for di, ds in enumerate(datasets):
         rates = [(ds.result(k, LADDER_TILE, width) or {}).get("tflops") or 0 for k in LADDER]
         rates.append((ds.result("cublas", None, width) or {}).get("tflops") or 0)
+        drawn += sum(r > 0 for r in rates)
         bars = ax.bar(x + di * w, rates, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
         for b, r in zip(bars, rates):
             if r:
                 ax.text(b.get_x() + b.get_width() / 2, r + 0.5, f"{r:.1f}", ha="center", fontsize=7)
+    if not drawn:
+        plt.close(fig)
+        return NoData("the ladder plot")
     labels = ["tiled 32"] + [f"rung {i}\n{k.split('_', 1)[1]}" for i, k in enumerate(LADDER[1:], 1)] + ["cuBLAS"]
     ax.set_xticks(x + w * (len(datasets) - 1) / 2, labels, fontsize=8)
     ax.set_ylabel(f"TFLOP/s at Width {width}")
     ax.legend(fontsize=7)
     _title(ax, datasets, "The ladder: FP32 throughput of each rung beside cuBLAS SGEMM")
-    plt.close(fig)
-    return fig
+    return _closed(fig)
 
 
 def ladder_table(width=4096, datasets=None, live=None):
     """TFLOP/s and fraction of cuBLAS of each rung, one column pair per dataset."""
     datasets = _with_live(datasets, live)
+    if not datasets:
+        return NoData("the ladder's table")
     rows = []
     for k in LADDER + ["cublas"]:
         row = [_name(k, 32 if k == "tiled" else None).replace(" None", "")]

@@ -14,12 +14,10 @@ def record(kernel, m, tile, k=None, n=None, blocks=None, threads=None, seed=0):
     rng = np.random.default_rng(seed)
     M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     N = rng.uniform(-1, 1, (k, n)).astype(np.float32)
-    fn = matmul.compile(kernel, tile, "cpu", check=True)
-    grid, block, shared = matmul.geometry(kernel, m, k, n, tile)
     if blocks is None:
+        grid = matmul.geometry(kernel, m, k, n, tile)[0]
         blocks = [(x, y) for y in range(grid[1]) for x in range(grid[0])]
-    P = np.zeros((m, n), np.float32)
-    fn(grid, block, matmul.arguments(kernel, M, N, P), shared_mem=shared, trace=blocks, trace_threads=threads)
+    P, fn = matmul.run(M, N, kernel, tile, "cpu", check=True, trace=blocks, trace_threads=threads)
     return fn.last_launch, P
 
 

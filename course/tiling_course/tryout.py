@@ -3,14 +3,14 @@ mode, then on the GPU if there is one, every result compared with NumPy in float
 What it prints is the lesson: a pass says what was checked; a failure names the shape,
 the element, the expected and computed values, the thread and block, or checked mode's
 finding, and never stops the notebook."""
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
+from cudacheck import KernelError, gpu_available
+
 from . import matmul
-from cudacheck import KernelError, RawModule, gpu_available
+from .matmul import Launch
 
 UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -41,76 +41,9 @@ def tolerance(M, N):
     return 2 * k * UNIT_ROUNDOFF * (np.abs(M.astype(np.float64)) @ np.abs(N.astype(np.float64))) + 1e-30
 
 
-@dataclass(frozen=True)
-class Launch:
-    """How to launch a kernel of the form of one of the book's: the spec `kernel` of
-    tiling_course.matmul gives the arguments, the accepted shapes, the tile option and the
-    grid; `function` names a __global__ function of another name; with
-    `columns_per_thread` c > 1 each thread computes c elements of P in one row, `tile`
-    apart, so a block of tile x tile threads covers tile x c*tile elements of P."""
-    kernel: str
-    function: str | None = None
-    columns_per_thread: int = 1
-
-    @property
-    def name(self):
-        return self.function or matmul.KERNELS[self.kernel].function
-
-    def options(self, tile, code=None):
-        """The compiler options that set the tile; none where `code` already defaults
-        its tile macro to `tile` (`#ifndef TILE_WIDTH` / `#define TILE_WIDTH 16`) or
-        never uses it, so the build is the one the %%cuda cell made of the same source."""
-        spec = matmul.KERNELS[self.kernel]
-        macro = spec.tile_macro
-        if code and macro and not re.search(rf"\b{macro}\b", code):
-            return ()   # a source that never mentions the macro: the option changes nothing
-        if code and macro and re.search(rf"#\s*ifndef\s+{macro}[ \t]*\n\s*#\s*define\s+{macro}\s+{int(tile)}\s*\n",
-                                        code):
-            return ()
-        return spec.options(tile)
-
-    def geometry(self, m, k, n, tile):
-        """(grid, block, shared_mem); ValueError if the kernel cannot take the shape."""
-        grid, block, shared = matmul.geometry(self.kernel, m, k, n, tile)
-        if self.columns_per_thread > 1:
-            grid = (-(-n // (tile * self.columns_per_thread)), grid[1])
-        return grid, block, shared
-
-    def arguments(self, M, N, P):
-        return matmul.arguments(self.kernel, M, N, P)
-
-    def owner(self, row, col, tile):
-        """(block, thread) of the thread that computes P[row][col]."""
-        span = tile * self.columns_per_thread
-        return (col // span, row // tile, 0), (col % span % tile, row % tile, 0)
-
-
-@lru_cache(maxsize=64)
-def _function(code, function, options, backend, check):
-    return RawModule(code, options=options, backend=backend, check=check).get_function(function)
-
-
-def multiply(code, launch, M, N, tile, backend="cpu", check=True, trace=None):
-    """P = M @ N with `code` launched as `launch` says (NumPy in; NumPy out on the CPU,
-    CuPy out on the GPU); the function, for its last_launch report, as well."""
-    fn = _function(code, launch.name, launch.options(tile, code), backend, check)
-    xp = np
-    if fn.backend == "gpu":
-        import cupy as xp
-    M = xp.ascontiguousarray(xp.asarray(M, dtype=xp.float32))
-    N = xp.ascontiguousarray(xp.asarray(N, dtype=xp.float32))
-    (m, k), n = M.shape, N.shape[1]
-    grid, block, shared = launch.geometry(m, k, n, tile)
-    P = xp.zeros((m, n), dtype=xp.float32)
-    options = {"trace": trace} if trace is not None and fn.backend == "cpu" else {}
-    fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, **options)
-    return P, fn
-
-
-def compare(P, M, N, tile, owner=None):
+def compare(P, M, N, tile, owner):
     """None if P matches M @ N within the bound; else a dict about the worst element.
-    owner(row, col, tile) -> (block, thread) names who computed it (default: one element
-    per thread, blocks of tile x tile)."""
+    owner(row, col, tile) -> (block, thread) names who computed it (Launch.owner)."""
     ref = M.astype(np.float64) @ N.astype(np.float64)
     err = np.abs(np.asarray(P, np.float64) - ref)
     bad = err > tolerance(M, N)
@@ -118,22 +51,22 @@ def compare(P, M, N, tile, owner=None):
         return None
     row, col = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
     row, col = int(row), int(col)
-    block, thread = owner(row, col, tile) if owner else ((col // tile, row // tile, 0), (col % tile, row % tile, 0))
+    block, thread = owner(row, col, tile)
     return dict(count=int(bad.sum()), row=row, col=col, expected=float(ref[row, col]),
                 got=float(P[row, col]), block=block, thread=thread)
 
 
 def default_shapes(kernel, tile):
     """Awkward shapes the kernel can take: small, non-multiples of the tile, m != k != n."""
-    spec = matmul.KERNELS[kernel]
+    spec = matmul.spec(kernel)
     shapes = spec.shapes
     if spec.tile_m:   # a ladder rung: cross its own block tile, with rows and columns not multiples of 4
         return [(1, 1, 1), (spec.tile_m + 3, 37, spec.tile_n + 1), (2 * spec.tile_m - 5, 4 * spec.tile_n + 4, 9)]
-    if shapes == "square":
+    if shapes is matmul.Shapes.SQUARE:
         return [(w, w, w) for w in (1, tile + 3, 2 * tile + 1)]
-    if shapes == "square-multiple":
+    if shapes is matmul.Shapes.SQUARE_MULTIPLE:
         return [(w, w, w) for w in (tile, 2 * tile, 3 * tile)]
-    if shapes == "tile-inner":
+    if shapes is matmul.Shapes.TILE_INNER:
         return [(tile, tile, tile), (3 * tile, tile, 2 * tile)]
     return [(1, 1, 1), (tile + 1, 2 * tile - 1, tile + 3), (2 * tile + 5, 7, 3 * tile - 2)]
 
@@ -167,8 +100,9 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
         for place in places:
             checked = place != "the GPU"
             try:
-                P, fn = multiply(code, launch, M, N, tile, backend="cpu" if checked else "gpu", check=checked,
-                                 trace=trace if checked else None)
+                options = {"trace": trace} if checked and trace is not None else {}
+                P, fn = matmul.run(M, N, tile=tile, backend="cpu" if checked else "gpu", code=code, check=checked,
+                                   launch=launch, **options)
             except KernelError as e:
                 return fail(f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: **{type(e).__name__}**\n\n"
                             f"```text\n{e}\n```", type(e).__name__, e, (m, k, n))
@@ -193,7 +127,7 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
                     return fail(f"✗ `{name}` on {m}x{k} times {k}x{n} computes the right product, but {unmet}",
                                 "requirement", None, (m, k, n))
     sizes = ", ".join(f"{m}x{k}·{k}x{n}" for m, k, n in shapes)
-    tile_note = f" (tile {tile})" if not matmul.KERNELS[kernel].tile_m else ""
+    tile_note = f" (tile {tile})" if not matmul.spec(kernel).tile_m else ""
     return _show(Outcome(True, f"✓ `{name}`{tile_note} matches NumPy in float64 on {sizes}, run on "
                                f"{' and '.join(places)}: no out-of-bounds access, race, divergent barrier or "
                                f"uninitialized read.", kind="pass"), quiet)

@@ -78,7 +78,8 @@ def tile_summary(width=64, gpu_width=4096, live=None):
                   f"{f['ref_tiled_ms']:.3f}" if f["ref_tiled_ms"] else "–",
                   f"{f['ref_speedup']:.2f}" if f["ref_speedup"] else "–"]
         rows.append(r)
-    caption = f"Tile sizes side by side; GPU times: {dataset.label}" if dataset else "Tile sizes side by side"
+    caption = (f"Tile sizes side by side; GPU times: {dataset.label}" if dataset else
+               "Tile sizes side by side (this copy of the course holds no GPU measurements)")
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>" +
                 "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>")
