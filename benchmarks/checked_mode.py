@@ -10,11 +10,11 @@ import platform
 import time
 
 import numpy as np
+from timing import median_time
 
 import cudacheck
-from tiling_course import matmul
 from cudacheck.cpu.compiler import compiler_version
-from timing import median_time
+from tiling_course import matmul
 
 
 def main():

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from timing import median_time
 
 import cudacheck
-from tiling_course import matmul
 from cudacheck.cpu.compiler import compiler_version
-from timing import median_time
+from tiling_course import matmul
 
 TRIPLE_LOOP = r'''
 extern "C" void multiply(const float* M, const float* N, float* P, int width) {

@@ -12,11 +12,12 @@ import tempfile
 import time
 from importlib.metadata import version
 
+from timing import median_time
+
 import cudacheck
 from cudacheck import frontend
-from tiling_course import matmul
 from cudacheck.cpu.compiler import compiler_version
-from timing import median_time
+from tiling_course import matmul
 
 
 def main():

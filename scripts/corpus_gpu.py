@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import cudacheck  # noqa: E402
 from cuda_corpus import all_cases  # noqa: E402
+
+import cudacheck  # noqa: E402
 
 
 def run(case, source, spec, backend):

@@ -34,6 +34,7 @@ def case(name):
 def child(name, backend):
     """Run one kernel once; print how far its result is from NumPy's."""
     import numpy as np
+
     import cudacheck
     if backend == "gpu":
         import cupy
@@ -103,7 +104,7 @@ def main():
     import cupy
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     ver = subprocess.run(["compute-sanitizer", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    lines = [f"# Checked mode against compute-sanitizer", "",
+    lines = ["# Checked mode against compute-sanitizer", "",
              f"{dev}, {ver}, CuPy {cupy.__version__}, {datetime.date.today()}. "
              f"Command: `python scripts/sanitizer_crosscheck.py`.", "",
              "| kernel | checked mode (CPU) | GPU result, unchecked | " + " | ".join(TOOLS) + " |",

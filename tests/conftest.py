@@ -1,8 +1,11 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import cudacheck
 
+ROOT = Path(__file__).resolve().parent.parent
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
 
 

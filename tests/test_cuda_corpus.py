@@ -6,9 +6,9 @@ exception class, thread, block, array and element. scripts/corpus_gpu.py runs th
 corpus on a GPU (logs/)."""
 import numpy as np
 import pytest
+from cuda_corpus import all_cases
 
 import cudacheck
-from cuda_corpus import all_cases
 
 CASES = all_cases()
 BUGS = [(c, b) for c in CASES for b in c.bugs]

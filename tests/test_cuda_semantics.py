@@ -167,7 +167,7 @@ def test_syncthreads_count_and_or(rng):
 def test_no_worker_outlives_a_killed_caller(tmp_path):
     script = tmp_path / "spin.py"
     script.write_text(textwrap.dedent('''
-        import numpy as np, kernels
+        import numpy as np, cudacheck
         cudacheck.config.time_limit = 120
         k = cudacheck.RawKernel('extern "C" __global__ void spin(volatile int* f) { while (f[0] == 0) { } }',
                               "spin", backend="cpu")

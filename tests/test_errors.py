@@ -1,7 +1,7 @@
 """Every error class provoked, its message checked; a crashing or endless kernel leaves
 the test process alive and the caller's arrays untouched."""
-import time
 import textwrap
+import time
 
 import numpy as np
 import pytest

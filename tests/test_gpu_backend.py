@@ -7,9 +7,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import gpu
 
 import cudacheck
-from conftest import gpu
 
 pytestmark = gpu
 

@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import assert_product, gpu, random_matrix
+
 from cudacheck import RawModule
 from tiling_course import matmul
 

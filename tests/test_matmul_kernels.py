@@ -2,8 +2,8 @@
 awkward shapes: 1 x 1, primes, non-multiples of the tile, m != k != n, tiles 2 to 32."""
 import numpy as np
 import pytest
-
 from conftest import assert_product, gpu, random_matrix
+
 from tiling_course import matmul
 
 TILES = (2, 4, 8, 16, 32)

@@ -1,15 +1,13 @@
 """The CPU runtime runs CUDA C as CUDA does: the language features a kernel of the
 book (or a student's) may use, each checked by what it computes."""
 import multiprocessing
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from conftest import gpu
 
 import cudacheck
-from conftest import gpu
 
 
 def cpu_kernel(code, name, **kw):

@@ -1,15 +1,23 @@
-"""Installed from its wheel, as pip installs it in Colab, the runtime has every file it
-compiles with: a kernel using cooperative groups runs plain and checked from an empty folder."""
+"""Installed the way students install it (scripts/colab_install_check.py): both packages'
+wheels hold every file of their package; installing them into Google Colab's versions
+adds only what Colab lacks; every chapter runs under nbval from a folder that holds only
+the notebooks, with a fresh compile cache; and the figures of measured data hold data.
+Also: the runtime, installed alone, runs a kernel plain and checked and loads nothing of
+the course."""
+import importlib.util
 import os
-import shutil
 import subprocess
 import sys
-import zipfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location("colab_install_check", ROOT / "scripts" / "colab_install_check.py")
+check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check)
+
 KERNEL = r'''
-import numpy as np, kernels
+import sys, numpy as np, cudacheck
 src = """#include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <math_constants.h>
@@ -23,32 +31,44 @@ for check in (False, True):
     x = np.arange(32, dtype=np.float32)
     cudacheck.RawKernel(src, "k", backend="cpu", check=check)(1, 32, (x,))
     assert x[0] == 497, x[0]
-print("ran from", cudacheck.__file__)
+course = sorted(m for m in sys.modules if m.startswith("tiling_course"))
+print("ran from", cudacheck.__file__, "course modules loaded:", course)
 '''
 
 
-def test_the_wheel_holds_the_runtime_and_runs_from_an_empty_folder(tmp_path):
-    # Built from a copy of the package's sources, so that no stale build/ folder fills the gaps.
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "kernels"):
-        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
-        copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree
-                                         else {}))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(tmp_path / "dist"), str(src)], check=True)
-    wheel = next((tmp_path / "dist").glob("*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
-    include = ROOT / "kernels" / "cpu" / "include"
-    missing = [str(p.relative_to(ROOT)) for p in include.rglob("*") if p.is_file()
-               and str(p.relative_to(ROOT)) not in names]
-    assert not missing, f"left out of the wheel: {missing}"
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory):
+    return check.build_wheels(tmp_path_factory.mktemp("wheels"))
+
+
+@pytest.mark.parametrize("folder", sorted(check.PACKAGES))
+def test_each_wheel_holds_every_file_of_its_package(wheels, folder):
+    assert not check.missing_from(wheels[folder], folder), f"left out of the {folder} wheel"
+
+
+def test_the_runtime_alone_runs_from_an_empty_folder(wheels, tmp_path):
     site, work = tmp_path / "site", tmp_path / "empty"
     work.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True)
-    # The installed package first; the dependencies (NumPy, clang) from this environment.
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                    str(wheels["runtime"])], check=True)
+    # The installed runtime first; its dependencies (NumPy, clang) from this environment.
     env = {**os.environ, "PYTHONPATH": str(site), "CUDACHECK_CACHE_DIR": str(tmp_path / "cache")}
     out = subprocess.run([sys.executable, "-c", KERNEL], cwd=work, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert str(site) in out.stdout
+    assert str(site) in out.stdout and "course modules loaded: []" in out.stdout
+
+
+def test_every_chapter_runs_from_the_installed_wheels_with_colabs_versions(wheels, tmp_path):
+    python = check.colab_venv(ROOT / ".venv-colab")
+    extra = check.planned_installs(python, wheels, tmp_path) - check.MAY_INSTALL
+    assert not extra, f"installing the course in Colab would also install or replace {sorted(extra)}"
+    check.install(python, wheels)
+    proc, cells = check.run_chapters(python, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    chapters = {c["notebook"] for c in cells}
+    assert chapters == {p.name for p in (ROOT / "book").glob("*.ipynb")}, chapters
+    assert not check.figures_without_data(cells)
+    # The figures asked for are really there: each of the three, in every chapter that draws it.
+    drawn = {(c["notebook"], call) for c in cells for call in check.DATA_FIGURES if call in c["source"]
+             and any("image/png" in o["mime"] for o in c["outputs"])}
+    assert {call for _, call in drawn} == set(check.DATA_FIGURES)

@@ -40,8 +40,9 @@ from numbers import Integral
 
 import numpy as np
 
-from . import matmul
 from cudacheck import KernelError, resolve_backend
+
+from . import matmul
 
 SCHEMA = 1
 REL_TOLERANCE = 1e-3     # largest |kernel - reference| / largest |reference| that counts as correct

@@ -9,9 +9,8 @@ source of truth per kernel and the book can show each bug as a diff.
     print(bug.source())                 # the edited CUDA C
     bug.run(backend="cpu", check=True)  # raises cudacheck.SharedMemoryRaceError
 """
-from dataclasses import dataclass, field
-
 import json
+from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -6,8 +6,9 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import corpus, figures
 from cudacheck import KernelError, gpu_available
+
+from . import corpus, figures
 
 
 def wrap(message, width=96):

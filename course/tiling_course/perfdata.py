@@ -79,9 +79,11 @@ class Dataset:
 @lru_cache(maxsize=1)
 def _load_all():
     out = []
-    for path in sorted(resources.files(__package__).joinpath("data").iterdir(), key=lambda p: p.name):
-        if not path.name.endswith(".json"):
-            continue
+    folder = resources.files(__package__).joinpath("data")
+    # A copy without its data (a package built without data/) plots nothing and says so.
+    paths = sorted((p for p in folder.iterdir() if p.name.endswith(".json")), key=lambda p: p.name) \
+        if folder.is_dir() else []
+    for path in paths:
         d = json.loads(path.read_text())
         if d.get("schema") == 1:
             out.append(Dataset.from_dict(d, source=path.name))

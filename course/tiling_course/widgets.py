@@ -3,7 +3,6 @@ ToggleButtons, Output and observe(names="value"), unchanged between the two."""
 import html
 
 from . import perfdata, traces
-from cudacheck import gpu_available
 
 TILES = (2, 4, 8, 16, 32)
 

@@ -3,10 +3,24 @@ GPU through CuPy or on a CPU runtime that runs the same source and, in checked m
 an out-of-bounds access, a shared-memory race or a divergent barrier into an exception
 naming the thread, block, array, element and line."""
 from .config import config
-from .errors import (ArgumentError, BarrierDivergenceError, CheckError, CompileError, GPUContextError,
-                     KernelAssertionError, KernelCrashError, KernelError, KernelRuntimeError, KernelTimeoutError,
-                     LaunchConfigError, OutOfBoundsError, SharedMemoryRaceError, UninitializedReadError,
-                     UnsupportedFeatureError, WarpDivergenceError)
+from .errors import (
+                     ArgumentError,
+                     BarrierDivergenceError,
+                     CheckError,
+                     CompileError,
+                     GPUContextError,
+                     KernelAssertionError,
+                     KernelCrashError,
+                     KernelError,
+                     KernelRuntimeError,
+                     KernelTimeoutError,
+                     LaunchConfigError,
+                     OutOfBoundsError,
+                     SharedMemoryRaceError,
+                     UninitializedReadError,
+                     UnsupportedFeatureError,
+                     WarpDivergenceError,
+)
 from .gpu import gpu_available
 from .module import Function, RawKernel, RawModule, resolve_backend
 

@@ -3,7 +3,7 @@
 CuPy passes whatever it is given: a float64 array to a `float*` parameter runs and
 returns garbage. Here it is an ArgumentError that says which argument and how to fix it.
 """
-from numbers import Integral, Number
+from numbers import Number
 
 import numpy as np
 

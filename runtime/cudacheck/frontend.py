@@ -23,7 +23,7 @@ import numpy as np
 
 from .config import config
 from .errors import CompileError, UnsupportedFeatureError
-from .launch import DEFAULT_SHARED_LIMIT   # also the static __shared__ NVRTC (ptxas) accepts per kernel
+from .launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from .listing import numbered
 
 INCLUDE_DIR = Path(__file__).parent / "cpu" / "include"

@@ -3,8 +3,14 @@ reads: what happened, which thread of which block, which element, which source l
 and what to do about it."""
 import json
 
-from ..errors import (BarrierDivergenceError, LaunchConfigError, OutOfBoundsError, SharedMemoryRaceError,
-                      UninitializedReadError, WarpDivergenceError)
+from ..errors import (
+    BarrierDivergenceError,
+    LaunchConfigError,
+    OutOfBoundsError,
+    SharedMemoryRaceError,
+    UninitializedReadError,
+    WarpDivergenceError,
+)
 
 
 def coords(linear, dims):

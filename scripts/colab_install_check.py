@@ -1,0 +1,152 @@
+"""The book installed the way a student installs it: build the two packages' wheels,
+install them into a virtual environment that holds Google Colab's versions
+(requirements-colab.txt) as the chapters' set-up cell does, copy the chapter notebooks
+into an empty folder and run every one under nbval, recording each cell's outputs.
+
+    python scripts/colab_install_check.py [--venv .venv-colab] [--work DIR]
+
+tests/test_wheel.py runs the same steps and checks what they produced; run by hand, the
+script prints a summary and exits non-zero if a chapter failed or a plot lost its data.
+"""
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"runtime": "cudacheck", "course": "tiling_course"}   # folder -> import package
+# What installing the course into Colab may add: the two packages and what Colab lacks.
+MAY_INSTALL = {"cudacheck", "tiling-course", "libclang", "jupyterquiz"}
+# The chapters' figures that show reference measurements: each must hold data.
+DATA_FIGURES = ("perfplots.speedup_plot(", "perfplots.roofline(", "perfplots.ladder_plot(")
+RECORDER = '''
+"""pytest plugin: after each nbval cell, append its source and outputs to $NBVAL_RECORD."""
+import json, os
+
+def pytest_runtest_teardown(item):
+    outputs = getattr(item, "test_outputs", None)
+    if outputs is None:
+        return
+    kept = []
+    for out in outputs:
+        data = out.get("data", {})
+        kept.append({"type": out.get("output_type"), "mime": sorted(data),
+                     "text": str(data.get("text/plain", "")) + str(data.get("text/markdown", ""))
+                             + str(out.get("text", ""))})
+    with open(os.environ["NBVAL_RECORD"], "a") as f:
+        f.write(json.dumps({"notebook": item.fspath.basename, "source": item.cell.source, "outputs": kept}) + "\\n")
+'''
+
+
+def run(cmd, **kw):
+    print("$", " ".join(map(str, cmd)), flush=True)
+    return subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def build_wheels(out):
+    """Both packages' wheels, built from copies of their folders (so no stale build/
+    folder fills a gap); returns {folder: wheel path}."""
+    wheels = {}
+    for folder in PACKAGES:
+        src = Path(out) / "src" / folder
+        shutil.copytree(ROOT / folder, src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", Path(out) / "dist",
+             src])
+        wheels[folder] = next((Path(out) / "dist").glob(f"{PACKAGES[folder]}-*.whl"))
+    return wheels
+
+
+def missing_from(wheel, folder):
+    """The files of the package's folder in the repository that its wheel does not hold."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    package = ROOT / folder / PACKAGES[folder]
+    return [str(p.relative_to(ROOT / folder)) for p in sorted(package.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(ROOT / folder)) not in names]
+
+
+def colab_venv(path):
+    """A virtual environment with Colab's versions, made once per requirements-colab.txt."""
+    path = Path(path)
+    stamp = path / ".colab-requirements"
+    want = hashlib.sha256((ROOT / "requirements-colab.txt").read_bytes()).hexdigest()
+    if not (stamp.exists() and stamp.read_text() == want):
+        shutil.rmtree(path, ignore_errors=True)
+        run([sys.executable, "-m", "venv", path])
+        run([path / "bin" / "python", "-m", "pip", "install", "-q", "-r", ROOT / "requirements-colab.txt"])
+        stamp.write_text(want)
+    return path / "bin" / "python"
+
+
+def planned_installs(python, wheels, work):
+    """The distributions pip would install for the set-up cell's two packages (a dry run)."""
+    report = Path(work) / "pip-report.json"
+    run([python, "-m", "pip", "install", "-q", "--dry-run", "--report", report, *wheels.values()])
+    return {item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]}
+
+
+def install(python, wheels):
+    run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheels.values()])
+    run([python, "-m", "pip", "install", "-q", *wheels.values()])   # and what they need that Colab lacks
+
+
+def run_chapters(python, work):
+    """Every chapter under nbval from a folder holding only the notebooks, with a fresh
+    compile cache; returns (pytest's completed process, the recorded cells)."""
+    work = Path(work)
+    notebooks, plugin, record = work / "notebooks", work / "plugin", work / "cells.jsonl"
+    for d in (notebooks, plugin):
+        d.mkdir(parents=True, exist_ok=True)
+    for nb in sorted((ROOT / "book").glob("*.ipynb")):
+        shutil.copy(nb, notebooks)
+    (plugin / "nbval_record.py").write_text(RECORDER)
+    record.unlink(missing_ok=True)
+    env = {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "HOME": str(work), "PYTHONNOUSERSITE": "1",
+           "PYTHONPATH": str(plugin), "NBVAL_RECORD": str(record),
+           "CUDACHECK_CACHE_DIR": str(work / "cache"), "JUPYTER_DATA_DIR": str(work / "jupyter"),
+           "JUPYTER_PATH": str(work / "jupyter"), "IPYTHONDIR": str(work / "ipython")}
+    proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbval_record",
+                           "--nbval-lax", "--rootdir", notebooks, notebooks], cwd=notebooks, env=env,
+                          capture_output=True, text=True)
+    cells = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+    return proc, cells
+
+
+def figures_without_data(cells):
+    """(notebook, call) of each data figure that did not come out as an image, and each
+    cell that said it had no measurements."""
+    from_notebooks = []
+    for cell in cells:
+        images = any("image/png" in o["mime"] for o in cell["outputs"])
+        for call in DATA_FIGURES:
+            if call in cell["source"] and not images:
+                from_notebooks.append((cell["notebook"], call))
+        if any("No measurements to show" in o["text"] for o in cell["outputs"]):
+            from_notebooks.append((cell["notebook"], cell["source"].splitlines()[0]))
+    return from_notebooks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--venv", default=str(ROOT / ".venv-colab"))
+    ap.add_argument("--work", default=None, help="folder for wheels and notebooks (default: a temporary one)")
+    a = ap.parse_args()
+    work = Path(a.work or tempfile.mkdtemp(prefix="colab-check-"))
+    wheels = build_wheels(work)
+    python = colab_venv(a.venv)
+    extra = planned_installs(python, wheels, work) - MAY_INSTALL
+    install(python, wheels)
+    proc, cells = run_chapters(python, work)
+    print(proc.stdout[-3000:], proc.stderr[-2000:])
+    lost = figures_without_data(cells)
+    print(f"{len(cells)} cells ran; pip would also have installed: {sorted(extra) or 'nothing else'}; "
+          f"figures without data: {lost or 'none'}")
+    return int(proc.returncode != 0 or bool(extra) or bool(lost))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
