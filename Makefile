@@ -1,6 +1,6 @@
 # Two commands on a fresh machine (Debian/Ubuntu, Python 3.11+, a C++ compiler):
 #   make book   builds the site into _build/html, executing every notebook
-#   make test   runs every test (runtime, checks, kernels, notebooks, site build)
+#   make test   runs every test (runtime, checks, kernels, notebooks, site build, wheels, linter)
 # Each creates .venv from requirements.txt when it is missing or out of date.
 PYTHON ?= python3
 VENV := .venv
@@ -9,11 +9,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: book slides test bench clean
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt runtime/pyproject.toml course/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
-	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m pip install -q --no-deps -e runtime -e course
 	touch $@
 
 book: $(STAMP)

@@ -4,8 +4,8 @@
     cudacheck and tiling-course in Colab from the repository named in _config.yml
     (repository.url);
   * every cell tagged `kernel:<file>` holds `%%cuda <name>` and course/tiling_course/cuda/<file>;
-  * a chapter's exercise section, from its "## Exercises" heading to the end, is what
-    tiling_course.exercises.authoring(<chapter>) defines.
+  * a chapter's exercise section, from its "## Exercises" heading to the end, holds the
+    cells tiling_course.exercises.cells(<chapter>) gives.
 
     python scripts/sync_notebooks.py          # rewrite the notebooks
     python scripts/sync_notebooks.py --check  # exit 1 if any is out of step (tests run this)
@@ -25,46 +25,28 @@ def repository_url():
     return m.group(1)
 
 
+# What the set-up cell asks pip for in Colab: the two packages, from the repository's
+# subfolders; IPython puts the repository's URL in place of {repo}.
+COLAB_PACKAGES = ("cudacheck @ {repo}#subdirectory=runtime", "tiling-course @ {repo}#subdirectory=course")
+
+
 def colab_requirements(url=None):
-    """What the set-up cell asks pip for in Colab: the two packages, from the repository's
-    subfolders (tests/test_wheel.py resolves the same list against Colab's versions)."""
-    url = url or repository_url()
-    return [f"cudacheck @ git+{url}#subdirectory=runtime", f"tiling-course @ git+{url}#subdirectory=course"]
+    """The requirements the set-up cell installs, with the repository's URL filled in."""
+    return [p.format(repo=f"git+{url or repository_url()}") for p in COLAB_PACKAGES]
 
 
 def setup_cell_source():
-    packages = " ".join(f'"{r}"' for r in colab_requirements())
+    packages = " ".join(f'"{p}"' for p in COLAB_PACKAGES)
     return (
         "# Set-up. In Colab this installs the book's two packages from its repository, the cudacheck\n"
         "# runtime and the tiling_course material, with what Colab lacks (libclang, jupyterquiz); its own\n"
         "# CuPy, ipywidgets, IPython, matplotlib and NumPy are left alone. Elsewhere it installs nothing.\n"
         "import sys\n"
         "if \"google.colab\" in sys.modules:\n"
+        f"    repo = \"git+{repository_url()}\"\n"
         f"    %pip install --quiet {packages}\n"
         "from tiling_course import notebook\n"
         "backend = notebook.setup()  # says where the kernels will run")
-
-
-def cells_from_authoring(text):
-    """Notebook cells from the authoring format: Markdown cells separated by `+++` lines,
-    code cells fenced as ```{code-cell} ipython3 ... ```, an optional `:tags: [...]` first."""
-    cells, pos = [], 0
-
-    def markdown(part):
-        for piece in part.split("\n+++\n"):
-            if piece.strip():
-                cells.append({"cell_type": "markdown", "metadata": {}, "source": piece.strip("\n")})
-    for m in re.finditer(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", text, re.S | re.M):
-        markdown(text[pos:m.start()])
-        body, tags = m.group(1), []
-        t = re.match(r":tags:\s*\[(.*?)\]\n", body)
-        if t:
-            tags, body = [x.strip() for x in t.group(1).split(",") if x.strip()], body[t.end():]
-        cells.append({"cell_type": "code", "metadata": {"tags": tags} if tags else {}, "source": body.rstrip("\n"),
-                      "outputs": [], "execution_count": None})
-        pos = m.end()
-    markdown(text[pos:])
-    return cells
 
 
 def _same(a, b):
@@ -76,7 +58,7 @@ def sync_exercises(nb, stem):
     """Bring the chapter's exercise section in step with tiling_course.exercises; returns changed."""
     if not exercises.chapter(stem):
         return False
-    want = cells_from_authoring(exercises.authoring(stem))
+    want = exercises.cells(stem)
     cells = nb["cells"]
     start = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
                   and "".join(c["source"]).startswith("## Exercises")), len(cells))
@@ -102,14 +84,15 @@ def sync(nb, stem=""):
         nb["cells"].insert(nb["cells"].index(code[0]), first)
         changed = True
     if "".join(first["source"]) != setup:
-        first["source"], changed = setup, True
+        first["source"], changed = setup.splitlines(keepends=True), True
     for cell in code:
         for tag in cell.get("metadata", {}).get("tags", []):
             if tag.startswith("kernel:"):
                 head = "".join(cell["source"]).split("\n", 1)[0]
-                want = head + "\n" + (ROOT / "course" / "tiling_course" / "cuda" / tag[len("kernel:"):]).read_text().rstrip("\n")
+                kernel = ROOT / "course" / "tiling_course" / "cuda" / tag[len("kernel:"):]
+                want = head + "\n" + kernel.read_text().rstrip("\n")
                 if "".join(cell["source"]) != want:
-                    cell["source"], changed = want, True
+                    cell["source"], changed = want.splitlines(keepends=True), True
     return nb, changed
 
 

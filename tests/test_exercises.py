@@ -1,21 +1,29 @@
-"""The book's exercises (course/tiling_course/exercises.py): every solution passes its checker, every
-known wrong answer is rejected with the failure it should give, every starter fails
-(so no exercise comes solved), the checker never raises, and the chapters' exercise
-cells (exercises.authoring, which scripts/sync_notebooks.py writes into the notebooks)
-have the expected form.
+"""The book's exercises (course/tiling_course/exercises/: a TOML file per chapter, and the
+checker): every solution passes its checker, every known wrong answer is rejected with the
+failure it should give, every starter fails (so no exercise comes solved), the checker
+never raises, a change to a book kernel reaches the exercises made from it, a value
+exercise's answer is what its solution computes, the data files are validated, and the
+chapters' exercise cells (exercises.cells, which scripts/sync_notebooks.py writes into
+the notebooks) have the expected form.
 
 Fresh random inputs on every run, as the book's checker uses. The kernels are compiled
 once, up front, on every core (compiling is most of the time), then checked in order."""
+import dataclasses
 import math
 import os
+import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import cudacheck
-from tiling_course import exercises, matmul, tryout
 from cudacheck.errors import KernelError
+from tiling_course import exercises, matmul
+from tiling_course.exercises import requirements
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = list(exercises.EXERCISES.values())
@@ -34,13 +42,13 @@ def _sources(ex):
 @pytest.fixture(scope="session", autouse=True)
 def compiled():
     """Build every source the tests check, for checked mode, in parallel: the checks
-    then find them in the compile cache (and in tryout's, for this process)."""
+    then find them in the compile cache (and in matmul's, for this process)."""
     jobs = {(src, ex.launch.name, ex.launch.options(tile, src))
             for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
 
     def build(job):
         try:
-            tryout._function(*job, "cpu", True)
+            matmul._function(*job, "cpu", True)
         except (KernelError, KeyError):
             pass   # the wrong answers that do not compile fail again, in their test
 
@@ -94,7 +102,7 @@ def test_starter_fails(ex):
 def test_fix_starters_are_edits_of_the_solution():
     for ex in ALL:
         if ex.kind == "fix":
-            assert isinstance(ex.starter, exercises.Edit) and ex.starter.base == ex.solution, ex.id
+            assert ex.starter.edits and dataclasses.replace(ex.starter, edits=()) == ex.solution, ex.id
             assert exercises.starter(ex.id) != exercises.solution(ex.id)
 
 
@@ -108,7 +116,7 @@ def test_every_chapter_has_at_least_three_exercises_mostly_kernels():
         assert ex.kind in ("write", "fix", "value") and ex.title and ex.statement and ex.hint, ex.id
         assert ex.wrong, f"{ex.id} lists no wrong answer"
         if ex.kind == "value":
-            assert ex.answer is not None and ex.launch is None
+            assert ex.variable and ex.unit and ex.launch is None
         else:
             assert ex.launch is not None and ex.shapes and ex.tiles
 
@@ -118,7 +126,7 @@ def test_kernel_exercises_try_awkward_shapes():
     1 x 1, a size that is no multiple of the tile, and m != k != n."""
     for ex in KERNEL_EXERCISES:
         assert len(ex.shapes) >= 2, ex.id
-        if matmul.KERNELS[ex.launch.kernel].shapes == "any":
+        if matmul.KERNELS[ex.launch.kernel].shapes is matmul.Shapes.ANY:
             assert (1, 1, 1) in ex.shapes, ex.id
             assert any(m != k != n != m for m, k, n in ex.shapes), ex.id
             assert any(any(d % t for d in s) for s in ex.shapes for t in ex.tiles), ex.id
@@ -145,18 +153,123 @@ def test_check_of_an_unknown_exercise_or_a_bad_value():
 
 def test_value_answers_come_from_real_runs():
     for ex in VALUE_EXERCISES:
-        expected = ex.answer()
+        expected = exercises.answer(ex.id)
         assert math.isfinite(expected) and expected > 0
         assert exercises.check(ex.id, expected, quiet=True)
 
 
-def test_a_failure_names_the_coarsened_thread():
-    """A kernel whose thread computes two elements is blamed on the right thread."""
-    ex = exercises.EXERCISES["perf-2"]
-    result = exercises.check(ex.id, exercises.starter(ex.id), quiet=True)
-    d = result.details
-    assert d["block"][0] == d["col"] // 32 and d["thread"][0] == d["col"] % 32 % 16
+@pytest.mark.parametrize("ex", VALUE_EXERCISES, ids=lambda e: e.id)
+def test_a_value_answer_is_what_its_solution_computes(ex, monkeypatch):
+    right = _answer(ex, exercises.solution(ex.id))
+    assert exercises.answer(ex.id) == right
+    # Another solution, another answer: nothing but the solution's code decides it.
+    other = dataclasses.replace(ex, solution=dataclasses.replace(ex.solution, code=f"{ex.var} = 12345\n"))
+    monkeypatch.setitem(exercises.EXERCISES, ex.id, other)
+    assert exercises.answer(ex.id) == 12345
+    assert exercises.check(ex.id, 12345, quiet=True)
+    assert not exercises.check(ex.id, right, quiet=True)
 
+
+def _from_book(source):
+    """Whether a source is made from a kernel of the book: directly, through a wrong kernel
+    of tiling_course.corpus, or through the exercise's solution."""
+    return bool(source.book or source.wrong or source.base is not None and _from_book(source.base))
+
+
+def test_a_change_to_a_book_kernel_reaches_the_exercises_made_from_it(monkeypatch):
+    """With a line added to every kernel function of the book, every source made from one
+    holds it (or stops, naming its exercise, where an edit's text is gone); the others
+    are unchanged."""
+    book = matmul.source
+    monkeypatch.setattr(matmul, "source", lambda kernel: re.sub(r"(__global__[^{]*\{\n)", r"\1    // changed\n",
+                                                                book(kernel)))
+    changed = 0
+    for ex in KERNEL_EXERCISES:
+        for source in [ex.starter, ex.solution] + [w.source for w in ex.wrong]:
+            try:
+                text = source.text()
+            except ValueError as e:
+                assert f"exercise {ex.id}:" in str(e)
+                continue
+            assert ("    // changed\n" in text) == _from_book(source), (ex.id, source)
+            changed += _from_book(source)
+    assert changed > len(KERNEL_EXERCISES)
+    assert "    // changed\n" in exercises.starter("tiling-1") and "    // changed\n" in exercises.starter("perf-4")
+
+
+def test_an_edit_whose_text_left_the_book_kernel_stops_loudly(monkeypatch):
+    book = matmul.source
+    monkeypatch.setattr(matmul, "source", lambda kernel: book(kernel).replace("Mds[ty][k] * Nds[k][tx]",
+                                                                              "Nds[k][tx] * Mds[ty][k]"))
+    with pytest.raises(ValueError, match=r"exercise tiling-2: .*tiled.*'Mds\[ty\]\[k\] \* Nds\[k\]\[tx\]'"):
+        exercises.starter("tiling-2")
+    assert "Nds[k][tx] * Mds[ty][k]" in exercises.solution("tiling-2")
+
+
+# ----------------------------------------------------------------- the data files
+
+@pytest.fixture
+def data(tmp_path):
+    """A copy of the package's data files, to break."""
+    folder = tmp_path / "exercises"
+    shutil.copytree(resources.files(exercises), folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return folder
+
+
+def test_a_copy_of_the_data_loads_as_the_package_does(data):
+    loaded = exercises.load(data)
+    assert list(loaded) == list(exercises.EXERCISES)
+    for ex in loaded.values():
+        assert ex.starter.text() == exercises.starter(ex.id) and ex.solution.text() == exercises.solution(ex.id)
+
+
+BROKEN = [  # (file, text, replacement, what the error says)
+    ("01_naive.toml", 'title = "Write the naive kernel"\n', 'title = "Write the naive kernel"\ncolour = "red"\n',
+     r"01_naive\.toml, exercise naive-1: unknown key colour"),
+    ("01_naive.toml", 'name = "no_guard"\n', 'name = "no_guard"\nseverity = 3\n',
+     r"01_naive\.toml, exercise naive-1, wrong answer no_guard: unknown key severity"),
+    ("01_naive.toml", 'solution = {book = "naive"}', 'solution = {book = "naive", edit = []}',
+     r"01_naive\.toml, exercise naive-1: unknown key edit"),
+    ("02_tiling.toml", 'check = "staged_loads"\n', 'check = "staged_loads"\nmost = 3\n',
+     r"02_tiling\.toml, exercise tiling-4: requirement staged_loads: .*'most'"),
+    ("02_tiling.toml", 'bound = "ceil_div(m, tile) * k * n"', '''bound = "__import__('os').getcwd()"''',
+     r"02_tiling\.toml, exercise tiling-4: .*not allowed in the formula"),
+    ("01_naive.toml", 'starter_fails = "wrong values"\n', "",
+     r"01_naive\.toml, exercise naive-1: starter_fails missing"),
+    ("01_naive.toml", "tiles = [16]", 'tiles = "16"', r"01_naive\.toml, exercise naive-1: tiles should be list"),
+    ("01_naive.toml", 'solution = {book = "naive"}', 'solution = {book = "naif"}',
+     r"01_naive\.toml, exercise naive-1: no such source: book = 'naif'"),
+    ("01_naive.toml", 'launch = {kernel = "naive"}', 'launch = {kernel = "naif"}',
+     r"01_naive\.toml, exercise naive-1: .*no kernel 'naif'"),
+    ("01_naive.toml", "[[exercise]]", "[[exercise]", r"01_naive\.toml: cannot read it as TOML"),
+]
+
+
+@pytest.mark.parametrize("name,old,new,error", BROKEN, ids=[b[3].split(": ", 1)[-1][:40] for b in BROKEN])
+def test_a_broken_data_file_is_named_in_the_error(data, name, old, new, error):
+    text = (data / name).read_text()
+    assert old in text
+    (data / name).write_text(text.replace(old, new, 1))
+    with pytest.raises(exercises.DataError, match=error):
+        exercises.load(data)
+
+
+def test_a_missing_source_file_is_named_in_the_error(data):
+    (data / "cu" / "naive-1.starter.cu").unlink()
+    with pytest.raises(exercises.DataError, match=r"01_naive\.toml, exercise naive-1: cannot read .*naive-1\.starter"):
+        exercises.load(data)
+
+
+def test_requirement_bounds_are_formulas_not_code():
+    bound = requirements.formula("ceil_div(m, tile) * k * n - (n // 2 + 1)")
+    assert bound(17, 5, 4, 16) == 2 * 5 * 4 - 3
+    for text in ["__import__('os').getcwd()", "m ** 2", "m / 2", "-m", "1.5", "m if k else n", "ceil_div(m)",
+                 "max(m, n)", "width", "(m"]:
+        with pytest.raises(ValueError):
+            requirements.formula(text)
+
+
+# ------------------------------------------------------------------------ the cells
 
 def test_show_solution_prints_a_code_block(capsys):
     exercises.show_solution("naive-1")
@@ -179,48 +292,25 @@ def test_result_shows_once_in_a_notebook_cell(monkeypatch, capsys):
     assert "not yet" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("stem", CHAPTER_STEMS)
-def test_chapter_cells_parse(stem):
-    """The authoring format: Markdown cells split by +++, code cells fenced, an optional
-    :tags: line first; per exercise a heading, the starter, the check, the solution."""
-    cells = _parse(exercises.authoring(stem))
-    assert cells[0] == ("markdown", [], cells[0][2]) and cells[0][2].startswith("## Exercises")
-    assert cells[1] == ("code", [], "from tiling_course import exercises")
-    rest = cells[2:]
+@pytest.mark.parametrize("stem", exercises.CHAPTERS)
+def test_chapter_cells_have_the_notebook_form(stem):
+    """nbformat-4 cells: an introduction, the import, then per exercise a heading, the
+    starter, the check, the solution (hidden)."""
+    cells = exercises.cells(stem)
+    nb = nbformat.v4.new_notebook()
+    nb.nbformat_minor = 4   # cell ids are sync_notebooks.py's to give
+    nb.cells = [nbformat.from_dict(c) for c in cells]
+    nbformat.validate(nb)
+    form = [(c["cell_type"], c["metadata"].get("tags", []), c["source"]) for c in cells]
+    assert form[0][:2] == ("markdown", []) and form[0][2].startswith("## Exercises")
+    assert form[1] == ("code", [], "from tiling_course import exercises")
+    rest = form[2:]
     assert len(rest) == 4 * len(exercises.chapter(stem))
     for i, ex in enumerate(exercises.chapter(stem)):
         md, start, chk, sol = rest[4 * i:4 * i + 4]
         assert md[0] == "markdown" and md[2].startswith(f"### Exercise {i + 1}: {ex.title}")
-        assert start[0] == "code" and (start[2].startswith(f"%%cuda {ex.var}\n") or ex.kind == "value")
+        assert start[:2] == ("code", [])
+        assert start[2] == (exercises.starter(ex.id).rstrip() if ex.kind == "value"
+                            else f"%%cuda {ex.var}\n{exercises.starter(ex.id).rstrip()}")
         assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
         assert sol == ("code", ["hide-cell"], f'exercises.show_solution("{ex.id}")')
-
-
-def _parse(text):
-    cells, markdown, lines, i = [], [], text.split("\n"), 0
-
-    def flush():
-        if "\n".join(markdown).strip():
-            cells.append(("markdown", [], "\n".join(markdown).strip("\n")))
-        markdown.clear()
-
-    while i < len(lines):
-        if lines[i] == "```{code-cell} ipython3":
-            flush()
-            i += 1
-            tags = []
-            if lines[i].startswith(":tags:"):
-                tags = [t.strip() for t in lines[i].split("[", 1)[1].rstrip("]").split(",")]
-                i += 1
-            body = []
-            while lines[i] != "```":
-                body.append(lines[i])
-                i += 1
-            cells.append(("code", tags, "\n".join(body)))
-        elif lines[i] == "+++":
-            flush()
-        else:
-            markdown.append(lines[i])
-        i += 1
-    flush()
-    return cells

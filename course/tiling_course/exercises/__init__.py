@@ -1,0 +1,470 @@
+"""The book's exercises and their checker.
+
+    from tiling_course import exercises
+    print(exercises.starter("naive-1"))          # the kernel the reader edits
+    exercises.check("naive-1", source)           # truthy on a pass; shows what failed
+    exercises.show_solution("naive-1")           # the solution, as a cuda code block
+
+The exercises are data: one TOML file per chapter (01_naive.toml, ..., named after its
+notebook), each an array of [[exercise]] tables with
+
+    id, title, kind ("write", "fix" or "value"), statement, hint, explanation (Markdown)
+    starter, solution      sources (below)
+    starter_fails          the failure the starter gives, as a wrong answer's expect
+    [[exercise.wrong]]     known wrong answers: name, what (the mistake), expect (the
+                           failure the checker must report: an exception's class name,
+                           "wrong values", "requirement"; for a value exercise "wrong value"
+                           or "not a number"), and source, or value for a value exercise
+  kernel exercises:
+    launch                 {kernel = "tiled", function = ..., columns_per_thread = ...}, a tryout.Launch
+    tiles, shapes          the tiles to try, and the (m, k, n) shapes on each
+    [[exercise.requirement]], requirement_passed, trace
+                           what is asked of the kernel besides its product (requirements.py),
+                           the line a pass adds, and the blocks checked mode traces for it
+  value exercises:
+    variable, unit, tolerance (relative)
+                           the reader's code sets `variable` to a number; the expected one is
+                           what the solution's code sets it to, run once
+
+A kernel's source is one of
+    "x.cu"                                a file of cu/ in this package
+    {book = "tiled"}                      a kernel of the book (tiling_course.matmul; of a
+                                          file of several, only its own function)
+    {wrong = "no_zero_fill"}              a wrong kernel of tiling_course.corpus
+    {solution = true}                     the exercise's solution, where that has no name
+                                          of its own (it is itself an edit)
+each with an optional edits = [["old", "new"], ...], applied in order to the first
+occurrence of old, which must be there. So a change to a book kernel reaches every
+exercise made from it, or stops with the exercise and the text named. A value
+exercise's starter and solution are Python code, written in the TOML.
+
+Every exercise lists known wrong answers and the failure each must give; the tests run
+them all (tests/test_exercises.py).
+"""
+import contextlib
+import io
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from .. import corpus, matmul, tryout
+from . import requirements
+
+
+class DataError(ValueError):
+    """An exercise data file that is missing, not TOML, or not what the loader expects."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source as the data gives it; text() builds it."""
+    exercise: str                   # whose source it is, for the errors
+    book: str = ""                  # a kernel of tiling_course.matmul
+    wrong: str = ""                 # a wrong kernel of tiling_course.corpus
+    file: str = ""                  # a file of cu/, read into `code` when the data is loaded
+    code: str = ""                  # that file's text, or a value exercise's Python code
+    base: "Source | None" = None    # the exercise's solution, for {solution = true}
+    edits: tuple = ()               # (old, new) pairs
+
+    def text(self):
+        # Built on every call, never stored: a change to a book kernel shows at once.
+        if self.book:
+            src, base = _book(self.book), f"the book's {self.book}"
+        elif self.wrong:
+            src, base = corpus.WRONG[self.wrong].source(), f"the wrong kernel {self.wrong}"
+        elif self.base is not None:
+            src, base = self.base.text(), "its solution"
+        else:
+            src, base = self.code, self.file or "its code"
+        for old, new in self.edits:
+            if old not in src:
+                raise ValueError(f"exercise {self.exercise}: an edit's text is not in {base}: {old!r}")
+            src = src.replace(old, new, 1)
+        return src
+
+
+def _book(kernel):
+    """A kernel of the book. For a .cu file that holds several kernels: its #ifndef block and
+    this kernel's own comment and function."""
+    src = matmul.source(kernel)
+    name = matmul.KERNELS[kernel].function
+    paragraphs = src.split("\n\n")
+    if sum("__global__" in p for p in paragraphs) <= 1:
+        return src
+    keep = [p[p.index("#ifndef"):] if "#ifndef" in p else p for p in paragraphs
+            if "#ifndef" in p or f" {name}(" in p]
+    return "\n\n".join(keep).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A known wrong answer and the failure the checker must report for it."""
+    name: str
+    what: str
+    source: object      # a Source (kernel exercises) or the wrong number (value exercises)
+    expect: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    chapter: str            # the chapter notebook's stem, e.g. "01_naive"
+    title: str
+    kind: str
+    statement: str
+    hint: str
+    starter: Source
+    solution: Source
+    starter_fails: str
+    wrong: tuple
+    explanation: str = ""
+    variable: str = ""
+    launch: tryout.Launch | None = None
+    tiles: tuple = (16,)
+    shapes: tuple = ()
+    requirement: object = None      # requirement(report, shape, tile, code) -> None or why not
+    requirement_passed: str = ""
+    trace: tuple | None = None
+    tolerance: float = 0.0
+    unit: str = ""
+
+    @property
+    def var(self):
+        """The notebook variable the starter cell sets."""
+        return self.variable or self.id.replace("-", "") + "_src"
+
+
+# ---------------------------------------------------------------------------- loading
+
+# The keys each kind of table may hold, and their types.
+_EXERCISE = {"id": str, "title": str, "kind": str, "statement": str, "hint": str, "explanation": str,
+             "starter": (str, dict), "solution": (str, dict), "starter_fails": str, "wrong": list}
+_KERNEL = {"launch": dict, "tiles": list, "shapes": list, "trace": list, "requirement": list,
+           "requirement_passed": str}
+_VALUE = {"variable": str, "unit": str, "tolerance": (int, float)}
+_KINDS = {"write": (_KERNEL, {"launch", "shapes"}), "fix": (_KERNEL, {"launch", "shapes"}),
+          "value": (_VALUE, {"variable", "unit"})}
+_WRONG = {"name": str, "what": str, "expect": str}
+_SOURCE = {"book": str, "file": str, "wrong": str, "solution": bool, "edits": list}
+
+
+def load(root=None):
+    """{id: Exercise} from every *.toml file of `root` (a folder, as a Path or an
+    importlib.resources Traversable; this package's by default), in file order."""
+    root = root or resources.files(__package__)
+    files = sorted((f for f in root.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+    if not files:
+        raise DataError(f"{root}: no exercise data (*.toml) there")
+    found = {}
+    for f in files:
+        try:
+            data = tomllib.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise DataError(f"{f}: cannot read it as TOML: {e}") from None
+        _keys(data, {"exercise": list}, {"exercise"}, str(f))
+        for table in data["exercise"]:
+            ex = _exercise(table, f.name.removesuffix(".toml"), root, f"{f}, exercise {_name(table, 'id')}")
+            if ex.id in found:
+                raise DataError(f"{f}: exercise {ex.id} is defined twice")
+            found[ex.id] = ex
+    return found
+
+
+def _name(table, key):
+    return table.get(key, "?") if isinstance(table, dict) else "?"
+
+
+def _keys(table, types, required, where):
+    """Check that `table` holds only keys of `types`, all of `required`, each of its type."""
+    if not isinstance(table, dict):
+        raise DataError(f"{where}: expected a table, not {table!r}")
+    unknown = sorted(set(table) - set(types))
+    if unknown:
+        raise DataError(f"{where}: unknown key {', '.join(unknown)} (known: {', '.join(types)})")
+    missing = [key for key in types if key in required and key not in table]
+    if missing:
+        raise DataError(f"{where}: {', '.join(missing)} missing")
+    for key, value in table.items():
+        kinds = types[key] if isinstance(types[key], tuple) else (types[key],)
+        if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
+            raise DataError(f"{where}: {key} should be {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+
+
+def _exercise(t, chapter, root, where):
+    if _name(t, "kind") not in _KINDS:
+        raise DataError(f"{where}: kind should be one of {', '.join(_KINDS)}, not {_name(t, 'kind')!r}")
+    types, required = _KINDS[t["kind"]]
+    _keys(t, _EXERCISE | types, (set(_EXERCISE) - {"explanation"}) | required, where)
+    solution = _source(t["solution"], t, root, where)
+    fields = dict(id=t["id"], chapter=chapter, title=t["title"], kind=t["kind"], statement=t["statement"],
+                  hint=t["hint"], explanation=t.get("explanation", ""), starter_fails=t["starter_fails"],
+                  solution=solution, starter=_source(t["starter"], t, root, where, solution),
+                  wrong=tuple(_wrong(w, t, root, where, solution) for w in t["wrong"]))
+    if t["kind"] == "value":
+        return Exercise(**fields, variable=t["variable"], unit=t["unit"], tolerance=float(t.get("tolerance", 0)))
+    if ("requirement" in t) != ("requirement_passed" in t):
+        raise DataError(f"{where}: requirement and requirement_passed go together")
+    tiles = tuple(t.get("tiles", (16,)))
+    if not tiles or not all(type(tile) is int and tile > 0 for tile in tiles):
+        raise DataError(f"{where}: tiles should be a list of positive integers, not {tiles!r}")
+    try:
+        launch = tryout.Launch(**t["launch"])
+        matmul.spec(launch.kernel)   # KeyError for a kernel the book does not have
+        requirement = requirements.build(t["requirement"]) if "requirement" in t else None
+    except (TypeError, KeyError, ValueError) as e:
+        raise DataError(f"{where}: {e}") from None
+    trace = _int_lists(t["trace"], 2, "trace", where) if "trace" in t else None
+    return Exercise(**fields, launch=launch, tiles=tiles, shapes=_int_lists(t["shapes"], 3, "shapes", where),
+                    requirement=requirement, requirement_passed=t.get("requirement_passed", ""), trace=trace)
+
+
+def _int_lists(value, length, key, where):
+    """`value`, a list of lists of `length` integers, as a tuple of tuples."""
+    rows = tuple(tuple(row) if isinstance(row, list) else () for row in value)
+    if not rows or any(len(row) != length or not all(type(d) is int and d >= 0 for d in row) for row in rows):
+        raise DataError(f"{where}: {key} should be a list of lists of {length} integers, not {value!r}")
+    return rows
+
+
+def _source(spec, t, root, where, solution=None):
+    """The Source the data writes as `spec` (see the module's docstring)."""
+    if t["kind"] == "value":
+        if not isinstance(spec, str):
+            raise DataError(f"{where}: a value exercise's starter and solution are Python code, not {spec!r}")
+        return Source(t["id"], code=spec)
+    if isinstance(spec, str):
+        spec = {"file": spec}
+    _keys(spec, _SOURCE, set(), where)
+    edits = spec.get("edits", [])
+    if not all(isinstance(e, list) and len(e) == 2 and all(isinstance(s, str) for s in e) for e in edits):
+        raise DataError(f"{where}: edits should be [old, new] pairs of strings, not {edits!r}")
+    edits = tuple(map(tuple, edits))
+    bases = [key for key in spec if key != "edits"]
+    if len(bases) != 1:
+        raise DataError(f"{where}: a source has one of book, file, wrong, solution: {spec!r}")
+    base, value = bases[0], spec[bases[0]]
+    if base == "book" and value in matmul.KERNELS:
+        return Source(t["id"], book=value, edits=edits)
+    if base == "wrong" and value in corpus.WRONG:
+        return Source(t["id"], wrong=value, edits=edits)
+    if base == "solution" and value and solution is not None:
+        return Source(t["id"], base=solution, edits=edits)
+    if base == "file" and value.endswith(".cu") and "/" not in value:
+        path = root.joinpath("cu", value)
+        try:
+            return Source(t["id"], file=value, code=path.read_text(encoding="utf-8"), edits=edits)
+        except (OSError, UnicodeDecodeError) as e:
+            raise DataError(f"{where}: cannot read {path}: {e}") from None
+    raise DataError(f"{where}: no such source: {base} = {value!r}")
+
+
+def _wrong(w, t, root, where, solution):
+    where = f"{where}, wrong answer {_name(w, 'name')}"
+    payload = {"value": (int, float, str)} if t["kind"] == "value" else {"source": (str, dict)}
+    _keys(w, _WRONG | payload, set(_WRONG) | set(payload), where)
+    value = w["value"] if "value" in payload else _source(w["source"], t, root, where, solution)
+    return Wrong(w["name"], w["what"], value, w["expect"])
+
+
+EXERCISES = load()
+CHAPTERS = tuple(dict.fromkeys(e.chapter for e in EXERCISES.values()))
+
+
+# ------------------------------------------------------------------------- the API
+
+def chapter(stem):
+    """The exercises of one chapter (its notebook's stem), in order."""
+    return [e for e in EXERCISES.values() if e.chapter == stem]
+
+
+def starter(exercise_id):
+    """The source the reader starts from (Python code for a value exercise)."""
+    return EXERCISES[exercise_id].starter.text()
+
+
+def solution(exercise_id):
+    """The solution's source (Python code for a value exercise)."""
+    return EXERCISES[exercise_id].solution.text()
+
+
+def wrong_answers(exercise_id):
+    """The known wrong answers: (Wrong, its source or value)."""
+    ex = EXERCISES[exercise_id]
+    return [(w, w.source if ex.kind == "value" else w.source.text()) for w in ex.wrong]
+
+
+def answer(exercise_id):
+    """A value exercise's expected answer: what its solution's code sets its variable to."""
+    ex = EXERCISES[exercise_id]
+    return _run(ex.solution.text(), ex.variable)
+
+
+@lru_cache(maxsize=None)
+def _run(code, variable):
+    # The solution prints for the reader who runs it, not for check()'s output; and its
+    # checked runs take seconds, so each code runs once.
+    namespace = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, f"<the solution that sets {variable}>", "exec"), namespace)
+    return namespace[variable]
+
+
+def show_solution(exercise_id):
+    """Display the solution as a Markdown code block, with a word on why it works."""
+    ex = EXERCISES[exercise_id]
+    lang = "python" if ex.kind == "value" else "cuda"
+    text = f"**Solution to exercise {ex.id}, {ex.title}**\n\n```{lang}\n{solution(exercise_id).rstrip()}\n```"
+    if ex.explanation:
+        text += f"\n\n{ex.explanation}"
+    _display(text)
+
+
+# --------------------------------------------------------------------------- checker
+
+class Result:
+    """What check() found; truthy on a pass. Shown once in a notebook, wherever check()
+    is called: check() displays it, and the cell's result does not display it again."""
+
+    def __init__(self, passed, message, kind, outcome=None):
+        self.passed = passed
+        self.message = message
+        self.kind = kind                 # "pass", an exception's class name, "wrong values", ...
+        self.outcome = outcome           # the tiling_course.tryout.Outcome, for kernel exercises
+        self.error = getattr(outcome, "error", None)
+        self.shape = getattr(outcome, "shape", None)
+        self.details = getattr(outcome, "details", {})
+        self._shown_in = None
+
+    def __bool__(self):
+        return self.passed
+
+    def __repr__(self):
+        return self.message
+
+    def _repr_markdown_(self):
+        return self.message
+
+    def _ipython_display_(self):
+        if self._shown_in is not None and self._shown_in == _execution_count():
+            return
+        _display(self.message)
+
+
+def _execution_count():
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+    except ImportError:
+        return None
+    return None if ip is None else ip.execution_count
+
+
+def _display(text):
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+        if get_ipython() is None:
+            raise ImportError
+        display(Markdown(text))
+    except ImportError:
+        print(text)
+
+
+def check(exercise_id, source, quiet=False):
+    """Check an answer to exercise `exercise_id`: for a kernel exercise `source` is the
+    CUDA C (the variable the %%cuda cell saved), for a value exercise the number. Shows
+    and returns a Result, truthy on a pass; never raises for a wrong answer."""
+    ex = EXERCISES.get(exercise_id)
+    if ex is None:
+        result = Result(False, f"✗ There is no exercise {exercise_id!r}; the exercises are "
+                               f"{', '.join(EXERCISES)}.", "no exercise")
+    else:
+        try:
+            result = _check_value(ex, source) if ex.kind == "value" else _check_kernel(ex, source)
+        except Exception as e:   # a checker must never stop the notebook
+            result = Result(False, f"✗ **Exercise {ex.id}**: the check itself failed: "
+                                   f"{type(e).__name__}: {e}", "checker error")
+    if not quiet:
+        _display(result.message)
+        result._shown_in = _execution_count()
+    return result
+
+
+def _head(ex, passed):
+    return f"✓ **Exercise {ex.id} solved.** " if passed else f"**Exercise {ex.id} ({ex.title}): not yet.**\n\n"
+
+
+def _check_kernel(ex, source):
+    if not isinstance(source, str) or not source.strip():
+        return Result(False, _head(ex, False) + "✗ `check` takes the kernel's CUDA C source as a string: the "
+                      f"variable the `%%cuda` cell saved (`{ex.var}`).\n\n**Hint:** {ex.hint}", "no source")
+    passes = []
+    for tile in ex.tiles:
+        out = tryout.run(source, ex.launch.kernel, tile=tile, shapes=list(ex.shapes), quiet=True,
+                         launch=ex.launch, hint=ex.hint, requirement=ex.requirement, trace=ex.trace)
+        if not out:
+            return Result(False, _head(ex, False) + out.message, out.kind, out)
+        passes.append(out)
+    message = passes[0].message.removeprefix("✓ ")
+    if len(ex.tiles) > 1:
+        tiles = " and ".join(map(str, ex.tiles))
+        message = message.replace(f"(tile {ex.tiles[0]})", f"(tiles {tiles}, each)", 1)
+    if ex.requirement is not None:
+        message += " " + ex.requirement_passed
+    return Result(True, _head(ex, True) + message, "pass", passes[-1])
+
+
+def _check_value(ex, value):
+    head = _head(ex, False)
+    hint = f"\n\n**Hint:** {ex.hint}"
+    if value is None:
+        return Result(False, head + f"✗ No answer yet: set `{ex.var}` to your number and run the cell again."
+                      + hint, "no answer")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        return Result(False, head + f"✗ The answer should be a number, not {value!r}." + hint, "not a number")
+    try:
+        got = float(value)
+    except (TypeError, ValueError):
+        return Result(False, head + f"✗ The answer should be a number, not {value!r}." + hint, "not a number")
+    expected = float(_run(ex.solution.text(), ex.variable))
+    if math.isfinite(got) and abs(got - expected) <= ex.tolerance * abs(expected) + 1e-9:
+        return Result(True, _head(ex, True) + f"{_fmt(got)} {ex.unit}: that is what a checked run of the "
+                      "kernel counts.", "pass")
+    side = "too high" if got > expected else "too low"
+    return Result(False, head + f"✗ {_fmt(got)} is {side}: it is not what a checked run of the kernel "
+                  "counts." + hint, "wrong value")
+
+
+def _fmt(x):
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:.4g}"
+
+
+# -------------------------------------------------------------------- notebook cells
+
+_INTRO = ("## Exercises\n\nEach exercise gives you a kernel to write or to fix (or a number to find). Edit the cell, "
+          "run it, then run the check below it: it runs your kernel in checked mode on the CPU runtime, on fresh "
+          "random matrices of awkward shapes, then on the GPU if there is one, compares every element with NumPy, "
+          "and tells you the first thing that is wrong, with a hint. The solution is hidden under each check.")
+
+
+def cells(stem):
+    """Chapter `stem`'s exercise section, as the notebook holds it (scripts/sync_notebooks.py
+    writes it there): nbformat-4 cells, an introduction, then per exercise its statement,
+    the starter cell, the check and the solution (hidden)."""
+    out = [_cell("markdown", _INTRO), _cell("code", "from tiling_course import exercises")]
+    for i, ex in enumerate(chapter(stem), 1):
+        start = starter(ex.id).rstrip()
+        out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}"),
+                _cell("code", start if ex.kind == "value" else f"%%cuda {ex.var}\n{start}"),
+                _cell("code", f'exercises.check("{ex.id}", {ex.var})'),
+                _cell("code", f'exercises.show_solution("{ex.id}")', tags=["hide-cell"])]
+    return out
+
+
+def _cell(kind, source, tags=()):
+    cell = {"cell_type": kind, "metadata": {"tags": list(tags)} if tags else {}, "source": source}
+    if kind == "code":
+        cell.update(outputs=[], execution_count=None)
+    return cell
