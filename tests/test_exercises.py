@@ -43,12 +43,12 @@ def _sources(ex):
 def compiled():
     """Build every source the tests check, for checked mode, in parallel: the checks
     then find them in the compile cache (and in matmul's, for this process)."""
-    jobs = {(src, ex.launch.name, ex.launch.options(tile, src))
-            for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
+    jobs = {(src, ex.launch, tile) for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
 
     def build(job):
+        src, launch, tile = job
         try:
-            matmul._function(*job, "cpu", True)
+            matmul.compile(launch.kernel, tile, "cpu", src, True, launch)
         except (KernelError, KeyError):
             pass   # the wrong answers that do not compile fail again, in their test
 

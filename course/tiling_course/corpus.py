@@ -58,7 +58,7 @@ class WrongKernel:
         return M, N, P
 
 
-# Lines of the book's kernels that edits (here and in course/tiling_course/exercises.py) replace.
+# Lines of the book's kernels that the wrong kernels' edits replace.
 TILED_FIRST_BARRIER = "        __syncthreads();  // read after write: the tiles are complete\n"
 TILED_SECOND_BARRIER = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
 BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
@@ -87,7 +87,8 @@ WRONG = {w.name: w for w in [
                 (20, 20, 20, 16), "BarrierDivergenceError", dict(block=(0, 1, 0))),
     WrongKernel("early_return", "tiled_bounds", "Threads outside P return before the tile loop, so they never "
                 "reach the barriers the others wait at (and never load their share of the tiles).",
-                (("    float sum = 0.0f;\n", "    if (row >= m || col >= n)\n        return;\n    float sum = 0.0f;\n"),),
+                (("    float sum = 0.0f;\n",
+                  "    if (row >= m || col >= n)\n        return;\n    float sum = 0.0f;\n"),),
                 (20, 20, 20, 16), "BarrierDivergenceError", dict(block=(1, 0, 0))),
     WrongKernel("no_zero_fill", "tiled_bounds", "The guards skip loads past the edge but store nothing instead "
                 "(the student notes' version): those tile elements keep stale or uninitialized values.",

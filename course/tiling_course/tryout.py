@@ -10,7 +10,6 @@ import numpy as np
 from cudacheck import KernelError, gpu_available
 
 from . import matmul
-from .matmul import Launch
 
 UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -85,7 +84,7 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
     rng = rng or np.random.default_rng()
     shapes = shapes or default_shapes(kernel, tile)
     gpu = gpu_available() if gpu is None else gpu
-    launch = launch or Launch(kernel)
+    launch = launch or matmul.Launch(kernel)
     code = code or matmul.source(kernel)
     name = launch.name
     places = ["the CPU runtime in checked mode"] + (["the GPU"] if gpu else [])

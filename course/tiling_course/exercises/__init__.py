@@ -16,7 +16,7 @@ notebook), each an array of [[exercise]] tables with
                            "wrong values", "requirement"; for a value exercise "wrong value"
                            or "not a number"), and source, or value for a value exercise
   kernel exercises:
-    launch                 {kernel = "tiled", function = ..., columns_per_thread = ...}, a tryout.Launch
+    launch                 {kernel = "tiled", function = ..., columns_per_thread = ...}, a matmul.Launch
     tiles, shapes          the tiles to try, and the (m, k, n) shapes on each
     [[exercise.requirement]], requirement_passed, trace
                            what is asked of the kernel besides its product (requirements.py),
@@ -121,7 +121,7 @@ class Exercise:
     wrong: tuple
     explanation: str = ""
     variable: str = ""
-    launch: tryout.Launch | None = None
+    launch: matmul.Launch | None = None
     tiles: tuple = (16,)
     shapes: tuple = ()
     requirement: object = None      # requirement(report, shape, tile, code) -> None or why not
@@ -210,7 +210,7 @@ def _exercise(t, chapter, root, where):
     if not tiles or not all(type(tile) is int and tile > 0 for tile in tiles):
         raise DataError(f"{where}: tiles should be a list of positive integers, not {tiles!r}")
     try:
-        launch = tryout.Launch(**t["launch"])
+        launch = matmul.Launch(**t["launch"])
         matmul.spec(launch.kernel)   # KeyError for a kernel the book does not have
         requirement = requirements.build(t["requirement"]) if "requirement" in t else None
     except (TypeError, KeyError, ValueError) as e:
