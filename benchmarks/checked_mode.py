@@ -34,12 +34,13 @@ def main():
         N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
         P = np.zeros((w, w), np.float32)
         args, grid, block = (M, N, P, w), (w // a.tile,) * 2, (a.tile, a.tile)
-        t_checked = median_time(lambda: checked(grid, block, args), a.repeats)
+        t_checked = median_time(lambda grid=grid, block=block, args=args: checked(grid, block, args), a.repeats)
         assert np.allclose(P, M.astype(np.float64) @ N, atol=1e-3)
-        t_plain = median_time(lambda: plain(grid, block, args), a.repeats)
+        t_plain = median_time(lambda grid=grid, block=block, args=args: plain(grid, block, args), a.repeats)
         r = checked.last_launch
+        accesses = r.global_loads + r.global_stores + r.shared_loads + r.shared_stores
         print(f"Width {w:4}: checked {t_checked:7.3f} s, unchecked {t_plain:7.3f} s, ratio {t_checked / t_plain:6.1f}; "
-              f"{r.global_loads + r.global_stores + r.shared_loads + r.shared_stores:,} accesses checked")
+              f"{accesses:,} accesses checked")
 
 
 if __name__ == "__main__":

@@ -72,11 +72,12 @@ def main():
     for kernel in ("tiled", "naive"):
         for workers in (1, cores):
             cudacheck.config.workers = workers
-            fn = lambda: matmul.multiply(M, N, kernel=kernel, tile=t, backend="cpu", P=P)
+            def fn(kernel=kernel):
+                return matmul.multiply(M, N, kernel=kernel, tile=t, backend="cpu", P=P)
             t_k = median_time(fn, a.repeats)
             assert np.allclose(P, ref, atol=1e-3), "kernel and triple loop disagree"
-            print(f"{kernel:>5} {t}x{t} kernel, {workers} worker{'s' if workers > 1 else ' '}: {t_k * 1e3:8.2f} ms   "
-                  f"ratio to the triple loop: {t_k / t_loop:5.2f}")
+            print(f"{kernel:>5} {t}x{t} kernel, {workers} worker{'s' if workers > 1 else ' '}: "
+                  f"{t_k * 1e3:8.2f} ms   ratio to the triple loop: {t_k / t_loop:5.2f}")
     cudacheck.config.workers = None
     nop = cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="cpu")
     t_nop = median_time(lambda: nop(1, 1, ()), max(a.repeats, 51))

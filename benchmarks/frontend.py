@@ -31,9 +31,9 @@ def main():
     for name in ["naive", "tiled", "tiled_bounds", "tiled_dynamic", "sharedABMultiply", "ladder5_warptiled"]:
         spec = matmul.KERNELS[name]
         src, opts = matmul.source(name), spec.options(16)
-        parse = median_time(lambda: frontend._Reader(src, opts, ()).read(), a.repeats)
+        parse = median_time(lambda src=src, opts=opts: frontend._Reader(src, opts, ()).read(), a.repeats)
 
-        def cold():
+        def cold(src=src, opts=opts):
             with tempfile.TemporaryDirectory() as d:
                 cudacheck.config.cache_dir = d
                 cudacheck.RawModule(src, options=opts, backend="cpu")
@@ -43,8 +43,9 @@ def main():
         finally:
             cudacheck.config.cache_dir = saved
         cudacheck.RawModule(src, options=opts, backend="cpu")            # fill the cache
-        cached_fe = median_time(lambda: frontend.analyze(src, opts), a.repeats)
-        cached = median_time(lambda: cudacheck.RawModule(src, options=opts, backend="cpu"), a.repeats)
+        cached_fe = median_time(lambda src=src, opts=opts: frontend.analyze(src, opts), a.repeats)
+        cached = median_time(lambda src=src, opts=opts: cudacheck.RawModule(src, options=opts, backend="cpu"),
+                             a.repeats)
         print(f"{name:>18} {parse:9.3f}s {t_cold:12.3f}s {parse / t_cold:6.0%} {cached_fe * 1000:16.2f}ms "
               f"{cached * 1000:13.1f}ms")
 

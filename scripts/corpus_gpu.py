@@ -100,7 +100,8 @@ def main():
             out.write(line + "\n")
             out.flush()
     lines = [f"# corpus on the GPU backend: {dev}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}, "
-             f"CuPy {cupy.__version__}, {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+             f"CuPy {cupy.__version__}, {platform.python_version()}, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
              "# case shape: gpu-vs-numpy (max abs error, within tolerance), gpu-vs-cpu (identical elements)"]
     for line in lines:
         say(line)
@@ -132,7 +133,8 @@ def main():
                 within = np.allclose(g64, r64, rtol=case.rtol, atol=case.atol)
                 same = int((np.asarray(gv) == np.asarray(cv)).sum())
                 err = float(np.abs(g64 - r64).max()) if g64.size else 0.0
-                verdicts.append(f"{key}: err {err:.2e} {'ok' if within else 'WRONG'}, gpu==cpu {same}/{np.asarray(gv).size}")
+                verdicts.append(f"{key}: err {err:.2e} {'ok' if within else 'WRONG'}, "
+                                f"gpu==cpu {same}/{np.asarray(gv).size}")
                 good &= within
             ok += good
             bad += not good

@@ -31,8 +31,10 @@ def main():
             break
     props = cupy.cuda.runtime.getDeviceProperties(0)
     rt = cupy.cuda.runtime.runtimeGetVersion()
-    meta = {"device": props["name"].decode(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat()[:19] + "Z",
-            "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cupy": cupy.__version__, "python": platform.python_version(),
+    meta = {"device": props["name"].decode(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat()[:19] + "Z",
+            "cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}", "cupy": cupy.__version__,
+            "python": platform.python_version(),
             "inputs": "WrongKernel.inputs(numpy.random.default_rng(0))"}
     OUT.write_text(json.dumps({"meta": meta, "results": results}))
     print(f"wrote {OUT} with {len(results)} results from {meta['device']}")

@@ -57,7 +57,8 @@ def checked_verdict(name):
     except cudacheck.KernelError as e:
         d = getattr(e, "details", {})
         where = f" {d['array']}{list(d['index'])}" if "index" in d else ""
-        who = f" t{d['thread'][:2]} b{d['block'][:2]}" if "thread" in d else (f" b{d['block'][:2]}" if "block" in d else "")
+        who = (f" t{d['thread'][:2]} b{d['block'][:2]}" if "thread" in d
+               else f" b{d['block'][:2]}" if "block" in d else "")
         return f"{type(e).__name__.replace('Error', '')}{where}{who}"
 
 
@@ -103,7 +104,8 @@ def main():
             rows[n]["gpu"] = res.group(1) if res else plain[n].result().stderr[-200:]
     import cupy
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    ver = subprocess.run(["compute-sanitizer", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    ver = subprocess.run(["compute-sanitizer", "--version"], capture_output=True,
+                         text=True).stdout.strip().splitlines()[-1]
     lines = ["# Checked mode against compute-sanitizer", "",
              f"{dev}, {ver}, CuPy {cupy.__version__}, {datetime.date.today()}. "
              f"Command: `python scripts/sanitizer_crosscheck.py`.", "",

@@ -110,7 +110,8 @@ def test_main_writes_json(tmp_path, capsys):
     bench.main(["--backend", "cpu", "--sizes", "32", "--tiles", "8", "--repeats", "1", "--output", str(out)])
     data = json.loads(out.read_text())
     assert data["schema"] == 1 and data["meta"]["repeats"] == 1
-    assert data["meta"]["command"] == f"python -m tiling_course.bench --backend cpu --sizes 32 --tiles 8 --repeats 1 --output {out}"
+    assert data["meta"]["command"] == ("python -m tiling_course.bench --backend cpu --sizes 32 --tiles 8 --repeats 1 "
+                                       f"--output {out}")
     assert {r["m"] for r in data["results"]} == {32} and all(r["ok"] for r in data["results"])
     printed = capsys.readouterr().out
     assert "tiled speed-up over naive" in printed and "sharedABMultiply" in printed

@@ -69,7 +69,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 import yaml
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -r requirements.txt)")
+webdriver = pytest.importorskip("selenium.webdriver",
+                                reason="selenium is not installed (pip install -r requirements.txt)")
 from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -567,15 +568,18 @@ def _quiz_html():
 
 
 GOOD_BODY = """
-<header class="bd-header-article"><a class="btn" href="{colab}/github/owner/repo/blob/main/book/good.ipynb">Colab</a></header>
+<header class="bd-header-article">
+<a class="btn" href="{colab}/github/owner/repo/blob/main/book/good.ipynb">Colab</a></header>
 <main id="main-content"><article class="bd-article"><section>
 <p>A figure: <img src="../_images/plot.png" alt="plot"></p>
 <p>A badge from another host (offline, ignored): <img src="https://img.shields.io/badge/x-y-blue.svg"></p>
 <div class="cell_output docutils container">
-<script type="application/vnd.jupyter.widget-view+json">{{"version_major": 2, "version_minor": 0, "model_id": "abc"}}</script>
+<script type="application/vnd.jupyter.widget-view+json">
+{{"version_major": 2, "version_minor": 0, "model_id": "abc"}}</script>
 </div>
 <p>All sizes at once:</p>
-<div class="cell_output docutils container"><div class="output text_html"><table><tr><td>16</td><td>256</td></tr></table></div></div>
+<div class="cell_output docutils container"><div class="output text_html">
+<table><tr><td>16</td><td>256</td></tr></table></div></div>
 {quiz}
 <p><a href="{colab}/github/owner/repo/blob/main/book/other.ipynb">the other chapter on Colab</a>,
 <a href="good.html#top">this page</a>, <a href="https://example.org/x.html">elsewhere</a></p>
@@ -588,7 +592,8 @@ BROKEN_BODY = """
 <main id="main-content"><article class="bd-article"><section>
 <img src="../_images/missing.png"> <img src="../_images/blank.png"> <img src="../_images/tiny.png">
 <div class="cell_output docutils container">
-<script type="application/vnd.jupyter.widget-view+json">{{"version_major": 2, "version_minor": 0, "model_id": "lonely"}}</script>
+<script type="application/vnd.jupyter.widget-view+json">
+{{"version_major": 2, "version_minor": 0, "model_id": "lonely"}}</script>
 </div>
 <div id="emptyquiz" data-shufflequestions="False" data-numquestions="1000000"></div>
 <a href="nowhere.html">a missing page</a>

@@ -163,14 +163,16 @@ def test_uninitialized_read_by_the_only_thread():
         acc[threadIdx.x] += 1.0f;   // never zeroed
         out[threadIdx.x] = acc[threadIdx.x];
     }''', "uninit", backend="cpu", check=True)
-    with pytest.raises(cudacheck.UninitializedReadError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads acc\[0\]"):
+    with pytest.raises(cudacheck.UninitializedReadError,
+                       match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads acc\[0\]"):
         k(1, 4, (np.zeros(4, np.float32),))
 
 
 def test_dynamic_shared_memory_too_small_is_out_of_bounds(rng):
     fn = matmul.compile("tiled_dynamic", 8, "cpu", check=True)
     M, N = random_matrix(rng, 8, 8), random_matrix(rng, 8, 8)
-    with pytest.raises(cudacheck.OutOfBoundsError, match=r"writes tiles\[64\], past the end of tiles, a shared array of 64"):
+    with pytest.raises(cudacheck.OutOfBoundsError,
+                       match=r"writes tiles\[64\], past the end of tiles, a shared array of 64"):
         fn((1, 1), (8, 8), (M, N, np.zeros((8, 8), np.float32), 8, 8, 8), shared_mem=8 * 8 * 4)  # room for one tile
 
 
@@ -180,7 +182,8 @@ def test_checked_mode_catches_a_negative_index():
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) out[i] = in[i - 1];    // forgets i == 0
     }''', "shift", backend="cpu", check=True)
-    with pytest.raises(cudacheck.OutOfBoundsError, match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads in\[-1\], before the start"):
+    with pytest.raises(cudacheck.OutOfBoundsError,
+                       match=r"thread \(0, 0, 0\) of block \(0, 0, 0\) reads in\[-1\], before the start"):
         k(2, 32, (np.ones(64, np.float32), np.zeros(64, np.float32), 64))
 
 

@@ -121,7 +121,7 @@ def test_warp_shuffles_and_votes_compute_what_a_gpu_does(check, rng):
     cudacheck.RawKernel(WARP, "votes", backend="cpu", check=check)(1, 64, (x,) + out)
     ballots, anys, alls, sums, idx = out
     w = x.reshape(2, 32)
-    assert ballots.tolist() == [int(sum(1 << l for l in range(32) if r[l] > 0)) for r in w]
+    assert ballots.tolist() == [int(sum(1 << lane for lane in range(32) if r[lane] > 0)) for r in w]
     assert anys.tolist() == [int((r > 0).any()) for r in w] and alls.tolist() == [int((r > 0).all()) for r in w]
     np.testing.assert_array_equal(sums, w.sum(1))
     lane = np.arange(64) % 32

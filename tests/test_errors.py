@@ -47,7 +47,8 @@ def test_an_unsupported_feature_refuses_its_kernel_by_name_and_only_it(line, con
     }}
     extern "C" __global__ void plain(float* x) {{ x[threadIdx.x] = 2.0f; }}'''
     mod = cudacheck.RawModule(code, backend="cpu")
-    with pytest.raises(cudacheck.UnsupportedFeatureError, match=rf"uses_it. uses {construct}.*\(line 2\).*backend='gpu'"):
+    with pytest.raises(cudacheck.UnsupportedFeatureError,
+                       match=rf"uses_it. uses {construct}.*\(line 2\).*backend='gpu'"):
         mod.get_function("uses_it")
     x = np.zeros(4, np.float32)
     mod.get_function("plain")(1, 4, (x,))
@@ -108,7 +109,8 @@ def test_segfault_becomes_an_exception_and_the_process_goes_on(copy_kernel):
             if (blockIdx.x == 2 && threadIdx.x == 5) p[threadIdx.x + (1L << 40)] = 1.0f;
         }''', "wild", backend="cpu")
     out = np.arange(16, dtype=np.float32)
-    with pytest.raises(cudacheck.KernelCrashError, match=r"(?s)SIGSEGV.*block \(2, 0, 0\), thread \(5, 0, 0\).*check=True"):
+    with pytest.raises(cudacheck.KernelCrashError,
+                       match=r"(?s)SIGSEGV.*block \(2, 0, 0\), thread \(5, 0, 0\).*check=True"):
         wild(4, 32, (out,))
     np.testing.assert_array_equal(out, np.arange(16))   # the caller's array is untouched
     dst = np.zeros(4, np.float32)
@@ -118,10 +120,13 @@ def test_segfault_becomes_an_exception_and_the_process_goes_on(copy_kernel):
 
 def test_stack_overflow_is_a_crash_too():
     deep = cudacheck.RawKernel(r'''
-        __device__ int depth(volatile int* p, int n) { volatile char pad[4096]; pad[0] = n; return n ? depth(p, n - 1) + pad[0] : p[0]; }
+        __device__ int depth(volatile int* p, int n) {
+            volatile char pad[4096]; pad[0] = n; return n ? depth(p, n - 1) + pad[0] : p[0];
+        }
         extern "C" __global__ void deep(int* out) { out[0] = depth(out, 1 << 20); }''', "deep", backend="cpu")
-    with pytest.raises(cudacheck.KernelCrashError, match=r"overflowed the stack of block \(0, 0, 0\), thread \(0, 0, 0\)"
-                                                       r".*cudacheck.config.stack_size"):
+    with pytest.raises(cudacheck.KernelCrashError,
+                       match=r"overflowed the stack of block \(0, 0, 0\), thread \(0, 0, 0\)"
+                             r".*cudacheck.config.stack_size"):
         deep(1, 1, (np.zeros(1, np.int32),))
 
 
@@ -154,7 +159,8 @@ def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
 
 def test_the_time_limit_comes_from_config(monkeypatch):
     monkeypatch.setattr(cudacheck.config, "time_limit", 0.5)
-    spin = cudacheck.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2", backend="cpu")
+    spin = cudacheck.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2",
+                               backend="cpu")
     with pytest.raises(cudacheck.KernelTimeoutError, match="0.5 s"):
         spin(1, 1, (np.zeros(1, np.int32),))
 
@@ -167,6 +173,7 @@ def test_integer_division_by_zero_is_a_crash():
 
 
 def test_all_errors_derive_from_kernel_error():
-    for cls in (cudacheck.CompileError, cudacheck.UnsupportedFeatureError, cudacheck.ArgumentError, cudacheck.LaunchConfigError,
-                cudacheck.KernelCrashError, cudacheck.KernelTimeoutError, cudacheck.KernelAssertionError, cudacheck.GPUContextError):
+    for cls in (cudacheck.CompileError, cudacheck.UnsupportedFeatureError, cudacheck.ArgumentError,
+                cudacheck.LaunchConfigError, cudacheck.KernelCrashError, cudacheck.KernelTimeoutError,
+                cudacheck.KernelAssertionError, cudacheck.GPUContextError):
         assert issubclass(cls, cudacheck.KernelError)

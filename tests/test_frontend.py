@@ -122,8 +122,10 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
 
 
 @pytest.mark.parametrize("src,match", [
-    ('#include <stdint.h>\nextern "C" __global__ void k(float* x) { x[0] = 1; }', r"cannot open source file \"stdint.h\""),
-    ('#include <cstdio>\nextern "C" __global__ void k(float* x) { printf("%f", x[0]); }', r"cannot open source file \"cstdio\""),
+    ('#include <stdint.h>\nextern "C" __global__ void k(float* x) { x[0] = 1; }',
+     r"cannot open source file \"stdint.h\""),
+    ('#include <cstdio>\nextern "C" __global__ void k(float* x) { printf("%f", x[0]); }',
+     r"cannot open source file \"cstdio\""),
     ('extern "C" __global__ void k(float* x) { x[0] = INFINITY; }', r"INFINITY"),
     ('extern "C" __global__ void k(float* x) { x[0] = M_PI; }', r"M_PI"),
     ('extern "C" __global__ void k(float* x) { uint32_t v = 3; x[0] = v; }', r"identifier \"uint32_t\" is undefined"),

@@ -26,8 +26,9 @@ def test_compile_error_on_gpu_shows_numbered_lines():
 
 def test_argument_and_launch_checks_on_gpu():
     import cupy
-    k = cudacheck.RawKernel('extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1; }',
-                          "f", backend="gpu")
+    k = cudacheck.RawKernel(
+        'extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1; }',
+        "f", backend="gpu")
     with pytest.raises(cudacheck.ArgumentError, match="float64"):
         k(1, 32, (cupy.zeros(32), 32))
     with pytest.raises(cudacheck.ArgumentError, match="CuPy array"):
@@ -57,7 +58,8 @@ def test_dynamic_shared_memory_beyond_48k_with_the_opt_in():
 
 ILLEGAL = r'''
 import cudacheck, cupy
-k = cudacheck.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild", backend="gpu")
+k = cudacheck.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild",
+                        backend="gpu")
 try:
     k(1, 32, (cupy.zeros(32, cupy.float32),))
 except cudacheck.GPUContextError as e:

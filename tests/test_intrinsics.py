@@ -54,7 +54,8 @@ def run_family(name, arrays, check=False, options=()):
     n = len(arrays[0])
     out = np.zeros(n * len(fam["items"]), np.uint64)
     args = [np.ascontiguousarray(a, NPTYPES[t]) for a, t in zip(arrays, fam["inputs"])]
-    cudacheck.RawKernel(src, name, backend="cpu", check=check, options=options)(((n + 127) // 128,), (128,), (*args, out, np.int32(n)))
+    kernel = cudacheck.RawKernel(src, name, backend="cpu", check=check, options=options)
+    kernel(((n + 127) // 128,), (128,), (*args, out, np.int32(n)))
     out = out.reshape(n, len(fam["items"]))
     return {key: decode(out[:, j], t) for j, (key, t, _) in enumerate(fam["items"])}
 
@@ -78,8 +79,10 @@ INT_PROLOGUE = """
     unsigned long long BA = ((unsigned long long)b << 32) | a;
     char4 ca = make_char4((signed char)a, (signed char)(a >> 8), (signed char)(a >> 16), (signed char)(a >> 24));
     char4 cb = make_char4((signed char)b, (signed char)(b >> 8), (signed char)(b >> 16), (signed char)(b >> 24));
-    uchar4 ua = make_uchar4((unsigned char)a, (unsigned char)(a >> 8), (unsigned char)(a >> 16), (unsigned char)(a >> 24));
-    uchar4 ub = make_uchar4((unsigned char)b, (unsigned char)(b >> 8), (unsigned char)(b >> 16), (unsigned char)(b >> 24));
+    uchar4 ua = make_uchar4((unsigned char)a, (unsigned char)(a >> 8), (unsigned char)(a >> 16),
+                            (unsigned char)(a >> 24));
+    uchar4 ub = make_uchar4((unsigned char)b, (unsigned char)(b >> 8), (unsigned char)(b >> 16),
+                            (unsigned char)(b >> 24));
     short2 sa = make_short2((short)a, (short)(a >> 16));
     ushort2 usa = make_ushort2((unsigned short)a, (unsigned short)(a >> 16));
     unsigned int sh = c >> 25;"""
@@ -483,9 +486,9 @@ MATHF_ITEMS = [("rsqrt", "f4", "rsqrtf(a)"), ("rcbrt", "f4", "rcbrtf(a)"), ("sin
                ("erfinv", "f4", "erfinvf(b)"), ("erfcinv", "f4", "erfcinvf(c)"), ("erfcx", "f4", "erfcxf(a)"),
                ("rhypot", "f4", "rhypotf(a, b)"), ("norm3d", "f4", "norm3df(a, b, c)"),
                ("rnorm3d", "f4", "rnorm3df(a, b, c)"), ("norm4d", "f4", "norm4df(a, b, c, b)"),
-               ("rnorm4d", "f4", "rnorm4df(a, b, c, b)"), ("norm", "f4", "normf(3, v_)"), ("rnorm", "f4", "rnormf(3, v_)"),
-               ("bessel_i0", "f4", "cyl_bessel_i0f(a)"), ("bessel_i1", "f4", "cyl_bessel_i1f(a)"),
-               ("exp10", "f4", "exp10f(a)"),
+               ("rnorm4d", "f4", "rnorm4df(a, b, c, b)"), ("norm", "f4", "normf(3, v_)"),
+               ("rnorm", "f4", "rnormf(3, v_)"), ("bessel_i0", "f4", "cyl_bessel_i0f(a)"),
+               ("bessel_i1", "f4", "cyl_bessel_i1f(a)"), ("exp10", "f4", "exp10f(a)"),
                # CUDA's float overloads of the same functions: the same values
                ("ovl_rsqrt", "f4", "rsqrt(a)"), ("ovl_sinpi", "f4", "sinpi(a)"), ("ovl_erfinv", "f4", "erfinv(b)"),
                ("ovl_normcdf", "f4", "normcdf(a)"), ("ovl_erfcx", "f4", "erfcx(a)"),
@@ -503,7 +506,8 @@ MATHD_PROLOGUE = "    double s_, c_; sincospi(a, &s_, &c_); double v_[3] = {a, b
 
 # min and max of floats: CUDA's are fminf and fmin (a NaN argument gives the other one).
 MINMAX_ITEMS = [("min_ff", "f4", "min(a, b)"), ("max_ff", "f4", "max(a, b)"), ("min_fd", "f8", "min(a, c)"),
-                ("max_df", "f8", "max(c, a)"), ("min_dd", "f8", "min((double)b, c)"), ("max_dd", "f8", "max(c, (double)b)")]
+                ("max_df", "f8", "max(c, a)"), ("min_dd", "f8", "min((double)b, c)"),
+                ("max_dd", "f8", "max(c, (double)b)")]
 
 FAMILIES = {
     "ints": dict(inputs=("u4", "u4", "u4"), items=[i[:3] for i in INT_ITEMS], prologue=INT_PROLOGUE),
@@ -577,8 +581,8 @@ def family_inputs(name, rng, n=320):
                                                                    33554435, 2 ** 24 + 2, 2 ** 30 + 64, 3]])
         bexp = rng.integers(0, 63, n).astype(np.uint64)
         b = np.concatenate([(rng.integers(0, M64, n, dtype=np.uint64, endpoint=True) >> bexp).view(np.int64),
-                            [0, 1, -1, 2 ** 63 - 1, -2 ** 63, 2 ** 53 + 1, -(2 ** 53 + 3), 2 ** 62 + 2 ** 9, 2 ** 24 + 1,
-                             -2, (2 ** 40 + 1) * 2 ** 20]])
+                            [0, 1, -1, 2 ** 63 - 1, -2 ** 63, 2 ** 53 + 1, -(2 ** 53 + 3), 2 ** 62 + 2 ** 9,
+                             2 ** 24 + 1, -2, (2 ** 40 + 1) * 2 ** 20]])
         return [a.astype(np.int32), b.astype(np.int64)]
     if name in ("farith", "darith"):
         fmt = F32 if name == "farith" else F64
@@ -604,10 +608,10 @@ def family_inputs(name, rng, n=320):
                             10.0 ** rng.uniform(-3, 2, n // 4), edge_floats(F32),
                             [1e-40, -1e-40, 1e-39, 89.0, -104.0, 1e-38, 2.0, 0.0, 1.0, -2.0, np.inf, -90.0, -100.0,
                              0.5, 0.0, 1.0, -8.0, 3.0, -np.inf, 2.0 ** -130]]).astype(t)
-        b = np.concatenate([rng.uniform(-4, 4, n // 2), rng.uniform(0.5, 2, n // 4), 10.0 ** rng.uniform(-3, 38, n // 4),
-                            np.roll(edge_floats(F32), 3), [1.0, 2.0, 3e38, -9e37, 0.0, 0.0, np.inf, 2.0, 0.5, 2.0,
-                                                           3e38, 0.0, 0.0, 140.0, 0.0, np.inf, 1 / 3, 1e-40, 3e38,
-                                                           -1.0]]).astype(t)
+        b = np.concatenate([rng.uniform(-4, 4, n // 2), rng.uniform(0.5, 2, n // 4),
+                            10.0 ** rng.uniform(-3, 38, n // 4), np.roll(edge_floats(F32), 3),
+                            [1.0, 2.0, 3e38, -9e37, 0.0, 0.0, np.inf, 2.0, 0.5, 2.0, 3e38, 0.0, 0.0, 140.0, 0.0,
+                             np.inf, 1 / 3, 1e-40, 3e38, -1.0]]).astype(t)
         return [a, b]
     if name == "minmax":
         e = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45], np.float32)
@@ -620,7 +624,8 @@ def family_inputs(name, rng, n=320):
     t = fmt["np"]
     eps = float(np.finfo(t).eps)
     e = edge_floats(fmt)
-    a = np.concatenate([wide(rng, n, fmt), e, rng.integers(-100, 100, 16) + 0.5, rng.integers(-1000, 1000, 16)]).astype(t)
+    a = np.concatenate([wide(rng, n, fmt), e, rng.integers(-100, 100, 16) + 0.5,
+                        rng.integers(-1000, 1000, 16)]).astype(t)
     size = len(a)
     bb = np.concatenate([rng.uniform(-1, 1, n // 2), 10.0 ** rng.uniform(-30, 0, n // 4) * rng.choice([-1, 1], n // 4),
                          1 - rng.integers(1, 100, n // 8) * eps / 2, -1 + rng.integers(1, 100, n // 8) * eps / 2,
@@ -926,7 +931,7 @@ def test_integer_to_float_conversions(rng):
     a, b = family_inputs("i2f", rng)
     out = run_family("i2f", [a, b])
     bad = []
-    for key, t, _, (arg, signed, fmt, mode) in I2F_ITEMS:
+    for key, _, _, (arg, signed, fmt, mode) in I2F_ITEMS:
         for i in range(len(a)):
             v = int(a[i]) if arg == "a" else int(b[i])
             if not signed:
@@ -1112,7 +1117,8 @@ def test_overloads_and_types():
     #define IS(T, E) static_assert(same<decltype(E), T>::v, #E)
     IS(unsigned int, min(1, 2u)); IS(unsigned int, max(2u, -1)); IS(int, min(1, 2)); IS(long, max(1l, 2l));
     IS(unsigned long, min(1l, 2ul)); IS(long long, min(1ll, 2ll)); IS(unsigned long long, max(1ll, 2ull));
-    IS(float, min(1.0f, 2.0f)); IS(double, max(1.0f, 2.0)); IS(double, min(1.0, 2.0f)); IS(int, min((short)1, (short)2));
+    IS(float, min(1.0f, 2.0f)); IS(double, max(1.0f, 2.0)); IS(double, min(1.0, 2.0f));
+    IS(int, min((short)1, (short)2));
     IS(float, rsqrt(1.0f)); IS(double, rsqrt(1.0)); IS(float, sinpi(1.0f)); IS(float, cospi(1.0f));
     IS(float, erfinv(0.5f)); IS(float, erfcinv(0.5f)); IS(float, normcdfinv(0.5f)); IS(float, normcdf(0.5f));
     IS(float, erfcx(0.5f)); IS(float, rcbrt(0.5f)); IS(float, exp10(0.5f)); IS(float, cyl_bessel_i0(0.5f));

@@ -155,7 +155,8 @@ def test_every_chapter_shows_its_quiz(chapter):
     cells = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())["cells"]
     heading = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Questions for the room")]
     assert len(heading) == 1
-    shows = [c for c in cells[heading[0]:] if c["cell_type"] == "code" and f'quiz.show("{chapter}")' in "".join(c["source"])]
+    shows = [c for c in cells[heading[0]:]
+             if c["cell_type"] == "code" and f'quiz.show("{chapter}")' in "".join(c["source"])]
     assert len(shows) == 1 and "remove-input" in shows[0]["metadata"].get("tags", [])
 
 

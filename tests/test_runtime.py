@@ -74,7 +74,8 @@ def test_device_functions_forceinline_restrict_launch_bounds_pragma_unroll(rng):
             for (int i = 0; i < n; ++i) s += sq(v[i]);
             return s;
         }
-        extern "C" __global__ void __launch_bounds__(64) rows(const float* __restrict__ A, float* __restrict__ out, int n) {
+        extern "C" __global__ void __launch_bounds__(64) rows(const float* __restrict__ A, float* __restrict__ out,
+                                                              int n) {
             int r = blockIdx.x * blockDim.x + threadIdx.x;
             out[r] = sqrtf(norm2(A + r * n, n));
         }''', "rows")
@@ -139,8 +140,8 @@ def test_templates_through_name_expressions(rng):
             }
             if (threadIdx.x == 0) out[blockIdx.x] = s[0];
         }'''
-    mod = cudacheck.RawModule(code=textwrap.dedent(code), name_expressions=("block_sum<float, 32>", "block_sum<double, 64>"),
-                            backend="cpu")
+    mod = cudacheck.RawModule(code=textwrap.dedent(code),
+                              name_expressions=("block_sum<float, 32>", "block_sum<double, 64>"), backend="cpu")
     x = rng.standard_normal(32 * 5).astype(np.float32)
     out = np.empty(5, np.float32)
     mod.get_function("block_sum<float, 32>")(5, 32, (x, out))
@@ -203,7 +204,8 @@ def test_math_min_max_and_atomics(rng):
     k(6, 256, (x, n, s, c, hi, mathv))  # blocks spread over worker processes share the atomics
     assert c[0] == (x > 0).sum()
     assert abs(s[0] - x.astype(np.float64).sum()) < 1e-3
-    assert hi[0] == int(np.clip(x, -4, 4).max() * 1000 + 5000) or abs(int(hi[0]) - (np.clip(x, -4, 4).max() * 1000 + 5000)) < 1
+    top = np.clip(x, -4, 4).max() * 1000 + 5000
+    assert hi[0] == int(top) or abs(int(hi[0]) - top) < 1
     xa = np.abs(x.astype(np.float64))
     expect = np.maximum(xa, 0.1) + np.exp(-xa) + np.sin(x) + 0.5 + 0.5 + np.minimum(np.minimum(np.arange(n), 3), 2) + 8
     np.testing.assert_allclose(mathv, expect, rtol=1e-5)
@@ -251,7 +253,8 @@ def test_assert_failure_names_thread_block_and_line():
     v = np.zeros(64, np.int32)
     k(2, 32, (v,))
     v[45] = -1
-    with pytest.raises(cudacheck.KernelAssertionError, match=r"assert\(v\[i\] >= 0\).*line 5.*block \(1, 0, 0\), thread \(13, 0, 0\)"):
+    with pytest.raises(cudacheck.KernelAssertionError,
+                       match=r"assert\(v\[i\] >= 0\).*line 5.*block \(1, 0, 0\), thread \(13, 0, 0\)"):
         k(2, 32, (v,))
 
 

@@ -222,7 +222,7 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
         shape = report.shared_shapes[name]
         cols, inner = shape[-1], shape[-2]
 
-        def rc(index):  # a 3-D array (two buffers) is drawn as its 2-D slices stacked
+        def rc(index, inner=inner):  # a 3-D array (two buffers) is drawn as its 2-D slices stacked
             return (index[0] * inner if len(index) == 3 else 0) + index[-2], index[-1]
         rows = inner * (shape[0] if len(shape) == 3 else 1)
         ax.add_patch(Rectangle((0, 0), cols, rows, facecolor="#f2f2f2", edgecolor="black"))

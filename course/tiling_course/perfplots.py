@@ -68,7 +68,8 @@ def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
             drawn += len(widths)
             if widths:
                 ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker="osd^v<>"[di % 7], linestyle=_style(ds),
-                        color=plt.cm.tab10(ti), label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+                        color=plt.cm.tab10(ti),
+                        label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
     if not drawn:
         plt.close(fig)
         return NoData("the speed-up plot")
@@ -156,13 +157,13 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     ax.plot(xs, np.minimum(peak, bw * xs / 1000), color="black", lw=1.5,
             label=f"roof: min({peak:.1f} TFLOP/s, {bw:,.0f} GB/s x intensity)")
     for ki, (kernel, tile) in enumerate(kernels_and_tiles):
-        I = intensity(kernel, tile, width)
+        ai = intensity(kernel, tile, width)
         for s in sets:
             r = s.result(kernel, tile, width)
             drawn += bool(r)
             if r:
-                ax.scatter([I], [r["tflops"]], color=plt.cm.tab10(ki), marker="o" if s.source != "live" else "x", s=50,
-                           label=f"{_name(kernel, tile)}: {I:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
+                ax.scatter([ai], [r["tflops"]], color=plt.cm.tab10(ki), marker="o" if s.source != "live" else "x", s=50,
+                           label=f"{_name(kernel, tile)}: {ai:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
                                  + (" (live)" if s.source == "live" else ""))
     if not drawn:
         plt.close(fig)

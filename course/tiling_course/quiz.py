@@ -71,7 +71,8 @@ def questions(chapter, letters=True):
     number = chapter_number(chapter)
     for i, q in enumerate(qs, start=1):
         label = f"Q{number}.{i}" if number is not None else f"Q{i}"
-        kind = " (select all that apply)" if q["type"] == "many_choice" and "select all" not in q["question"].lower() else ""
+        many = q["type"] == "many_choice" and "select all" not in q["question"].lower()
+        kind = " (select all that apply)" if many else ""
         q["question"] = f"<b>{label}</b> {q['question']}{kind}"
         if letters:
             for letter, a in zip(LETTERS, q["answers"]):

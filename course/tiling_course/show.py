@@ -24,7 +24,7 @@ def source(kernel):
 def step(kernel, n):
     """The lines of the file under its `// Step n:` comment, up to the next step."""
     lines = matmul.source(kernel).splitlines()
-    starts = [i for i, l in enumerate(lines) if re.match(r"\s*// Step \d+:", l)]
+    starts = [i for i, line in enumerate(lines) if re.match(r"\s*// Step \d+:", line)]
     which = [i for i in starts if re.match(rf"\s*// Step {n}:", lines[i])]
     if not which:
         raise KeyError(f"{kernel} has no '// Step {n}:' comment")
@@ -38,6 +38,6 @@ def diff(name):
     """A wrong kernel of tiling_course.corpus as a diff against the right one."""
     bug = corpus.WRONG[name]
     right, wrong = matmul.source(bug.kernel).splitlines(), bug.source().splitlines()
-    body = "\n".join(l for l in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",
-                                                     n=2, lineterm=""))
+    body = "\n".join(line for line in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",
+                                                           n=2, lineterm=""))
     return _markdown(f"{bug.what}\n\n" + _fence(body, "diff"))

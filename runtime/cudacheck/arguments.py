@@ -65,7 +65,8 @@ def check_arguments(kernel, args, array_type, array_hint):
             raise ArgumentError(f"{where}: this backend takes {array_type.__module__.split('.')[0]} arrays, "
                                 f"but got a {_describe(value)}; {array_hint}")
         dtype = param.dtype
-        raw_struct = dtype is not None and dtype.names and value.dtype == np.uint8 and value.nbytes % dtype.itemsize == 0
+        raw_struct = (dtype is not None and dtype.names and value.dtype == np.uint8
+                      and value.nbytes % dtype.itemsize == 0)
         if raw_struct:   # CuPy has no structured dtypes: a struct array travels as its bytes
             dtype = None
         if dtype is not None and dtype.names and value.dtype != dtype:

@@ -59,12 +59,14 @@ def _inside(path, folder):
 UNSUPPORTED = [
     (re.compile(r"__half2?|half2?|__nv_bfloat16\w*|__float2half\w*|__half2float|__hmul\w*|__hfma\w*"),
      "half-precision types (__half, __nv_bfloat16)"),
-    (re.compile(r"wmma|nvcuda|mma_sync|load_matrix_sync|store_matrix_sync"), "tensor-core matrix fragments (nvcuda::wmma)"),
+    (re.compile(r"wmma|nvcuda|mma_sync|load_matrix_sync|store_matrix_sync"),
+     "tensor-core matrix fragments (nvcuda::wmma)"),
     (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
      "textures and surfaces"),
     (re.compile(r"this_grid|grid_group|this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
      "grid-wide cooperative groups (cooperative launch)"),
-    (re.compile(r"__pipeline_\w+|memcpy_async|pipeline|barrier_arrive\w*"), "asynchronous copies (cp.async, pipelines)"),
+    (re.compile(r"__pipeline_\w+|memcpy_async|pipeline|barrier_arrive\w*"),
+     "asynchronous copies (cp.async, pipelines)"),
 ]
 
 
@@ -169,7 +171,8 @@ def _clang():
 def _gcc_include(cxx):
     """The C++ compiler's own header folder (stddef.h, stdarg.h), which libclang's wheel lacks."""
     try:
-        out = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True, check=True).stdout.strip()
+        out = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True,
+                             check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return out if Path(out).is_dir() else None
@@ -446,8 +449,8 @@ class _Reader:
             # same type, so casts, decay and arithmetic behave as on a GPU.
             elem = c.type.element_type.spelling if c.type.kind == T.INCOMPLETEARRAY else c.type.spelling
             span = stmt if stmt is not None else c
-            text = (f"{elem} (&{c.spelling})[] = *reinterpret_cast<{elem} (*)[]>(::kc::dynamic_shared(\"{c.spelling}\", "
-                    f"{sid}, sizeof({elem}), ::kc::granule<{elem}>()));")
+            text = (f"{elem} (&{c.spelling})[] = *reinterpret_cast<{elem} (*)[]>("
+                    f"::kc::dynamic_shared(\"{c.spelling}\", {sid}, sizeof({elem}), ::kc::granule<{elem}>()));")
             start, end = span.extent.start.offset, span.extent.end.offset
             if stmt is None:   # namespace scope: the declaration's extent stops before its ';'
                 end = self.code.index(b";", end) + 1
@@ -517,8 +520,8 @@ class _Reader:
 
     def _check_functions(self):
         """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
-        for fn, qual, info in self.functions.values():
-            for usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
+        for fn, _qual, info in self.functions.values():
+            for _usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
                 if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
                     continue
                 if name in self._DEVICE_LIBC or "math" in Path(file).name:
@@ -553,10 +556,11 @@ class _Reader:
             if total > DEFAULT_SHARED_LIMIT:
                 lines = sorted({v.line for v in self.shared if v.function in seen and not v.extern})
                 raise CompileError(
-                    f"{SOURCE_NAME}: error: entry function '{fn.spelling}' uses too much shared data ({total:#x} bytes, "
-                    f"{DEFAULT_SHARED_LIMIT:#x} max): its static __shared__ variables total {total} bytes, and a GPU "
-                    f"allows {DEFAULT_SHARED_LIMIT} (48 KiB). Use smaller arrays, or `extern __shared__` with the "
-                    f"kernel's max_dynamic_shared_size_bytes opt-in.\n{numbered(self.source, set(lines))}",
+                    f"{SOURCE_NAME}: error: entry function '{fn.spelling}' uses too much shared data "
+                    f"({total:#x} bytes, {DEFAULT_SHARED_LIMIT:#x} max): its static __shared__ variables total "
+                    f"{total} bytes, and a GPU allows {DEFAULT_SHARED_LIMIT} (48 KiB). Use smaller arrays, or "
+                    f"`extern __shared__` with the kernel's max_dynamic_shared_size_bytes opt-in."
+                    f"\n{numbered(self.source, set(lines))}",
                     backend="any")
 
     def _unsupported(self):
@@ -564,12 +568,12 @@ class _Reader:
         definitions (and those of device functions only they need) are left out of the
         CPU build, so the rest of the file still runs."""
         bad = {}   # function USR -> (line, construct)
-        for usr, (fn, qual, info) in self.functions.items():
+        for usr, (fn, _qual, info) in self.functions.items():
             lo, hi = info["lines"]
             if info["asm"]:
                 bad[usr] = (info["asm"][0], "inline PTX assembly (asm)")
                 continue
-            for line, col, text in self.errors:
+            for line, _col, text in self.errors:
                 if lo <= line <= hi:
                     construct = self._construct(text, fn, line)
                     if construct:
@@ -579,7 +583,7 @@ class _Reader:
         changed = True
         while changed:
             changed = False
-            for usr, (fn, qual, info) in self.functions.items():
+            for usr, (_fn, _qual, info) in self.functions.items():
                 if usr in bad:
                     continue
                 for callee, name, line, _ in info["calls"]:
@@ -619,7 +623,7 @@ class _Reader:
         for i, expr in enumerate(self.exprs):
             fn = re.sub(r"\s+", "", expr.split("<")[0])
             line = nlines + 1 + i
-            errs = [t for l, _, t in self.errors if l == line]
+            errs = [t for n, _, t in self.errors if n == line]
             if errs or i not in probes or probes[i].type.get_pointee().kind.name != "FUNCTIONPROTO":
                 known = ", ".join(sorted(self.templates) + sorted(self.kernels)) or "none"
                 raise KeyError(f"{expr!r} is not a kernel instance of this source (kernels found: {known})"

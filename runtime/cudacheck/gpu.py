@@ -47,7 +47,8 @@ class GpuModule:
         fn = self.functions[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
                            optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
-        values = check_arguments(self.kernels[name], args, cupy.ndarray, "pass a CuPy array (cupy.asarray(x) copies one)")
+        values = check_arguments(self.kernels[name], args, cupy.ndarray,
+                                 "pass a CuPy array (cupy.asarray(x) copies one)")
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:

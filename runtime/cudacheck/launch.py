@@ -57,7 +57,8 @@ def check_launch(grid, block, shared_mem=0, optin=None, static=0, optin_limit=OP
     if threads > max_threads:
         raise LaunchConfigError(
             f"block{b} asks for {threads} threads per block; the limit is {max_threads}"
-            + ("" if max_threads != MAX_THREADS_PER_BLOCK else " (for example, a 32 x 32 block is the largest square one)"))
+            + ("" if max_threads != MAX_THREADS_PER_BLOCK
+               else " (for example, a 32 x 32 block is the largest square one)"))
     for axis, (n, lim) in enumerate(zip(g, MAX_GRID_DIM)):
         if n < 1:
             raise LaunchConfigError(

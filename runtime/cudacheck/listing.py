@@ -2,7 +2,8 @@
 import re
 
 # g++: "kernel.cu:12:5: error: ..."; NVRTC: "kernel.cu(12): error: ..."
-_LOCATION = re.compile(r"^(?P<file>[^\s:()]+)(?::(?P<gline>\d+):(?:\d+:)?|\((?P<nline>\d+)\):)\s*(?P<kind>fatal error|error|warning|note)?:?\s*(?P<msg>.*)$")
+_LOCATION = re.compile(r"^(?P<file>[^\s:()]+)(?::(?P<gline>\d+):(?:\d+:)?|\((?P<nline>\d+)\):)"
+                       r"\s*(?P<kind>fatal error|error|warning|note)?:?\s*(?P<msg>.*)$")
 
 
 def numbered(source, lines, context=2):
@@ -43,4 +44,5 @@ def strip_comments(source):
     """Blank out comments, keeping every newline so that offsets and lines still match."""
     def blank(m):
         return re.sub(r"[^\n]", " ", m.group(0))
-    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', lambda m: m.group(0) if m.group(0).startswith('"') else blank(m), source, flags=re.S)
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"',
+                  lambda m: m.group(0) if m.group(0).startswith('"') else blank(m), source, flags=re.S)

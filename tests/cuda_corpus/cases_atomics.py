@@ -31,8 +31,8 @@ def _sum_double_setup(rng, n):
 
 
 def _swap_setup(rng, n):
-    return Launch((_nb(n),), (128,), (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
-                                      n))
+    return Launch((_nb(n),), (128,), (rng.standard_normal(n).astype(np.float32),
+                                      rng.standard_normal(n).astype(np.float32), n))
 
 
 def _claim_setup(rng, n):
@@ -150,7 +150,8 @@ CASES = [
                    what="`<=` in the guard: thread 104 of the last block reads keys[n]."),)),
     Case("atom_device_counters", SRC, "count_signs", _signs_setup, _signs_reference, SHAPES,
          style="__device__ counters (unsigned, int by atomicSub, unsigned long long) set and read with get_global"),
-    Case("atom_constant_lut", SRC, "apply_lut", _lut_setup, _lut_reference, SHAPES, style="__constant__ gamma table and gain filled by the host, 8-bit pixels",
+    Case("atom_constant_lut", SRC, "apply_lut", _lut_setup, _lut_reference, SHAPES,
+         style="__constant__ gamma table and gain filled by the host, 8-bit pixels",
          bugs=(Bug("lut_index_plus_one",
                    (("c_gain * c_lut[img[i]];", "c_gain * c_lut[img[i] + 1];"),),
                    "OutOfBoundsError", 300, block=(0, 0, 0), thread=(5, 0, 0), array="c_lut", index=(256,),

@@ -42,7 +42,8 @@ def _with_global(name, key, make):
 
 # ---------------------------------------------------------------- 1-D
 def _basic_setup(rng, n):
-    return Launch((_cdiv(n, 32),), (32,), (_f32(rng, n), _f32(rng, 7), np.zeros(n, np.float32), np.int32(7), np.int32(n)))
+    return Launch((_cdiv(n, 32),), (32,), (_f32(rng, n), _f32(rng, 7), np.zeros(n, np.float32), np.int32(7),
+                                           np.int32(n)))
 
 
 def _const_make(rng, n):
@@ -63,13 +64,15 @@ def _caching_make(rng, n):
 # ---------------------------------------------------------------- 2-D
 def _const2d_make(rng, s):
     h, w = s
-    return Launch((_cdiv(w, 12), _cdiv(h, 12)), (16, 16), (_f32(rng, s), np.zeros(s, np.float32), np.int32(w), np.int32(h)),
+    return Launch((_cdiv(w, 12), _cdiv(h, 12)), (16, 16),
+                  (_f32(rng, s), np.zeros(s, np.float32), np.int32(w), np.int32(h)),
                   globals={"F_c": _f32(rng, (5, 5))})
 
 
 def _cached2d_make(rng, s):
     h, w = s
-    return Launch((_cdiv(w, 16), _cdiv(h, 16)), (16, 16), (_f32(rng, s), np.zeros(s, np.float32), np.int32(w), np.int32(h)),
+    return Launch((_cdiv(w, 16), _cdiv(h, 16)), (16, 16),
+                  (_f32(rng, s), np.zeros(s, np.float32), np.int32(w), np.int32(h)),
                   globals={"K3": _f32(rng, (3, 3))})
 
 
@@ -78,7 +81,8 @@ def _rows_make(rng, s):
     h, w = s
     pitch = w + 3
     return Launch((_cdiv(w, 64), _cdiv(h, 4)), (16, 4), (_f32(rng, (h, pitch)), _f32(rng, (h, pitch)), np.int32(w),
-                                                         np.int32(h), np.int32(pitch)), globals={"c_Kernel": _f32(rng, 9)})
+                                                         np.int32(h), np.int32(pitch)),
+                  globals={"c_Kernel": _f32(rng, 9)})
 
 
 def _cols_make(rng, s):
@@ -127,8 +131,8 @@ def _gray3_ref(args, s):
 
 
 def _gray4_setup(rng, n):
-    return Launch((min(_cdiv(n, 128), 4),), (128,), (rng.integers(0, 256, (n, 4), dtype=np.uint8), np.zeros(n, np.float32),
-                                                     np.zeros(n, np.uint8), np.int32(n)))
+    return Launch((min(_cdiv(n, 128), 4),), (128,), (rng.integers(0, 256, (n, 4), dtype=np.uint8),
+                                                     np.zeros(n, np.float32), np.zeros(n, np.uint8), np.int32(n)))
 
 
 def _gray4_ref(args, n):
@@ -162,7 +166,8 @@ CASES = [
     Case("cv_1d_tiled_caching", "conv_1d_caching", "convolution_1D_tiled_caching_kernel",
          _with_global("M", "m16", _caching_make), lambda a, n: {1: _corr1d(a[0], _G["m16"][:9])}, SH1,
          rtol=1e-5, atol=1e-5, style="PMPP 7.5 tiled 1-D convolution, halo cells read through the caches",
-         bugs=(Bug("tile_load_unguarded", (("N_ds[threadIdx.x] = (i < Width) ? N[i] : 0.0f;", "N_ds[threadIdx.x] = N[i];"),),
+         bugs=(Bug("tile_load_unguarded",
+                   (("N_ds[threadIdx.x] = (i < Width) ? N[i] : 0.0f;", "N_ds[threadIdx.x] = N[i];"),),
                    "OutOfBoundsError", 100, thread=(4, 0, 0), block=(3, 0, 0), array="N", index=(100,),
                    what="The book's tile load has no guard: the partial last block reads past N."),)),
     Case("cv_2d_const_input_tile", "conv_2d_const_tile", "convolution_tiled_2D_const_mem_kernel",
@@ -171,9 +176,11 @@ CASES = [
          bugs=(Bug("halo_zero_fill_missing", (("    else N_s[threadIdx.y][threadIdx.x] = 0.0f;\n", ""),),
                    "UninitializedReadError", (20, 30), thread=(2, 2, 0), block=(0, 0, 0), array="N_s", index=(0, 0),
                    what="Ghost cells outside the image are never zeroed: the corner thread reads them uninitialized."),
-               Bug("filter_col_loop_past_width", (("fCol < 2 * FILTER_RADIUS + 1; fCol++", "fCol <= 2 * FILTER_RADIUS + 1; fCol++"),),
+               Bug("filter_col_loop_past_width",
+                   (("fCol < 2 * FILTER_RADIUS + 1; fCol++", "fCol <= 2 * FILTER_RADIUS + 1; fCol++"),),
                    "OutOfBoundsError", (20, 30), thread=(2, 2, 0), block=(0, 0, 0), array="F_c",
-                   what="The filter's column loop runs one step too far: F_c[0][5] is past the constant filter's row."))),
+                   what="The filter's column loop runs one step too far: "
+                        "F_c[0][5] is past the constant filter's row."))),
     Case("cv_2d_cached_halo", "conv_2d_cached", "conv2d_cached_halo", _with_global("K3", "k3", _cached2d_make),
          lambda a, s: {1: _corr2d(a[0], _G["k3"])}, SH2, rtol=1e-5, atol=1e-5,
          style="PMPP (4th ed.) Fig. 7.15 tiled 2-D convolution, halo cells through the caches",
@@ -192,7 +199,8 @@ CASES = [
          _sep_ref(0), ((1, 1), (32, 16), (45, 20), (70, 9)), rtol=1e-5, atol=1e-5,
          style="NVIDIA convolutionSeparable sample, column pass (padded shared rows, halo steps)",
          bugs=(Bug("kernel_index_flipped_off_by_one",
-                   (("c_Kernel[KERNEL_RADIUS - j] * s_Data[threadIdx.x]", "c_Kernel[KERNEL_RADIUS + 1 - j] * s_Data[threadIdx.x]"),),
+                   (("c_Kernel[KERNEL_RADIUS - j] * s_Data[threadIdx.x]",
+                     "c_Kernel[KERNEL_RADIUS + 1 - j] * s_Data[threadIdx.x]"),),
                    "OutOfBoundsError", (32, 16), thread=(0, 0, 0), block=(0, 0, 0), array="c_Kernel", index=(9,),
                    what="The flipped kernel index is off by one: the first tap reads c_Kernel[9]."),)),
     Case("cv_box_blur_uchar4", "conv_box_blur", "box_blur_uchar4", _blur_setup, _blur_ref, SH2,

@@ -21,7 +21,7 @@ N = (1, 7, 128, 300, 1000)
 
 # Structs passed by pointer travel as NumPy structured arrays laid out like the C structs.
 PARTICLE = np.dtype([("pos", "<f4", (3,)), ("vel", "<f4", (3,)), ("mass", "<f4"), ("charge", "<f4")])   # 32 bytes
-VEC4 = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("w", "<f4")])                                 # __align__(16)
+VEC4 = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("w", "<f4")])   # __align__(16)
 CPLX = np.dtype([("re", "<f4"), ("im", "<f4")])
 
 
@@ -69,8 +69,8 @@ def _rev_ref(block, negate):
 # ---------------------------------------------------------------- launch bounds
 def _rank1_setup(rng, s):
     m, n = s
-    return Launch((_cdiv(n, 32), _cdiv(m, 32)), (64,), (_f32(rng, m), _f32(rng, n), _f32(rng, s), np.int32(m), np.int32(n),
-                                                       np.float32(rng.uniform(-2, 2))))
+    return Launch((_cdiv(n, 32), _cdiv(m, 32)), (64,), (_f32(rng, m), _f32(rng, n), _f32(rng, s), np.int32(m),
+                                                       np.int32(n), np.float32(rng.uniform(-2, 2))))
 
 
 def _rank1_ref(args, s):
@@ -138,7 +138,8 @@ def _perm_ref(args, n):
 
 # ---------------------------------------------------------------- shared references, auto, sizeof
 def _pairs_setup(rng, n):
-    return Launch((_cdiv(n, 128),), (128,), (_f32(rng, n), np.zeros(n, np.float32), np.zeros(n, np.float32), np.int32(n)))
+    return Launch((_cdiv(n, 128),), (128,), (_f32(rng, n), np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                             np.int32(n)))
 
 
 def _pairs_ref(args, n):
@@ -149,7 +150,8 @@ def _pairs_ref(args, n):
 
 
 def _auto_setup(rng, n):
-    return Launch((_cdiv(n, 256),), (256,), (rng.integers(-1000, 1000, n).astype(np.int32), np.zeros(n, np.int32), np.int32(n)))
+    return Launch((_cdiv(n, 256),), (256,), (rng.integers(-1000, 1000, n).astype(np.int32), np.zeros(n, np.int32),
+                                             np.int32(n)))
 
 
 def _group4_setup(rng, n):
@@ -180,8 +182,9 @@ def _search_setup(rng, n):
     m = int(rng.integers(1, 200))
     srt = np.sort(rng.integers(-50, 50, m).astype(np.float32))      # duplicates on purpose
     keys = np.where(rng.random(n) < 0.5, srt[rng.integers(0, m, n)], rng.uniform(-60, 60, n)).astype(np.float32)
-    return Launch((_cdiv(n, 128),), (128,), (srt, np.int32(m), keys, np.zeros(n, np.int32), rng.integers(0, 20, n).astype(np.int32),
-                                             np.zeros(n, np.uint64), np.int32(n)))
+    return Launch((_cdiv(n, 128),), (128,), (srt, np.int32(m), keys, np.zeros(n, np.int32),
+                                             rng.integers(0, 20, n).astype(np.int32), np.zeros(n, np.uint64),
+                                             np.int32(n)))
 
 
 def _search_ref(args, n):
@@ -192,7 +195,8 @@ def _search_ref(args, n):
 # ---------------------------------------------------------------- register tile, ring buffer
 def _tile4_setup(rng, s):
     h, w = s
-    return Launch((_cdiv(w // 4, 8), _cdiv(h // 4, 8)), (8, 8), (_f32(rng, s), np.zeros(s, np.float32), np.int32(h), np.int32(w)))
+    return Launch((_cdiv(w // 4, 8), _cdiv(h // 4, 8)), (8, 8), (_f32(rng, s), np.zeros(s, np.float32), np.int32(h),
+                                                                 np.int32(w)))
 
 
 def _tile4_ref(args, s):
@@ -217,7 +221,8 @@ def _ring_ref(args, s):
 
 # ---------------------------------------------------------------- reference return, operators
 def _rot_setup(rng, n):
-    return Launch((_cdiv(n, 128),), (128,), (_f32(rng, n), np.zeros(n, np.float32), np.int32(n), np.int32(rng.integers(-300, 300))))
+    return Launch((_cdiv(n, 128),), (128,), (_f32(rng, n), np.zeros(n, np.float32), np.int32(n),
+                                             np.int32(rng.integers(-300, 300))))
 
 
 def _rot_ref(args, n):
@@ -232,7 +237,8 @@ def _cplx_array(rng, n):
 
 
 def _cmul_setup(rng, n):
-    return Launch((_cdiv(n, 128),), (128,), (_cplx_array(rng, n), _cplx_array(rng, n), _cplx_array(rng, n), np.int32(n)))
+    return Launch((_cdiv(n, 128),), (128,), (_cplx_array(rng, n), _cplx_array(rng, n), _cplx_array(rng, n),
+                                             np.int32(n)))
 
 
 def _cplx(a):
@@ -270,7 +276,8 @@ def _views_ref(args, n):
 
 CASES = [
     Case("cpp_cxx_linkage", "cpp_linkage", "scale_add", _link_setup, _link_ref, N, name_expressions=("scale_add",),
-         rtol=1e-6, atol=1e-6, style="C++ linkage kernel (mangled name via name_expressions), overloaded device helpers"),
+         rtol=1e-6, atol=1e-6,
+         style="C++ linkage kernel (mangled name via name_expressions), overloaded device helpers"),
     Case("cpp_nested_namespace", "cpp_namespace", "imgproc::v2::invert_threshold", _ns_setup, _ns_ref, N,
          name_expressions=("imgproc::v2::invert_threshold",),
          style="kernel in nested namespaces, helpers in a detail namespace, unsigned char scalar"),
@@ -311,11 +318,13 @@ CASES = [
     Case("cpp_auto_copy", "cpp_auto_copy", "auto_keeps_old", _auto_setup,
          lambda a, n: {1: 10004 * a[0].astype(np.int64)}, N,
          style="auto v = s[i] (a copy) then s[i] overwritten; auto& and decltype"),
-    Case("cpp_sizeof_index", "cpp_sizeof_index", "others_in_group4", _group4_setup, _group4_ref, N, rtol=1e-6, atol=1e-6,
+    Case("cpp_sizeof_index", "cpp_sizeof_index", "others_in_group4", _group4_setup, _group4_ref, N,
+         rtol=1e-6, atol=1e-6,
          style="sizeof(float4) / sizeof(s[0]) in index arithmetic, extern __shared__ float s[]",
          bugs=(Bug("sizeof_wrong_element", (("sizeof(float4) / sizeof(s[0])", "sizeof(float4) / sizeof(char)"),),
                    "OutOfBoundsError", 1000, thread=(0, 0, 0), block=(0, 0, 0), array="s", index=(512,),
-                   what="sizeof(char) where sizeof(s[0]) was meant: 16 slots per thread overflow the dynamic array."),)),
+                   what="sizeof(char) where sizeof(s[0]) was meant: "
+                        "16 slots per thread overflow the dynamic array."),)),
     Case("cpp_device_lambdas", "cpp_lambda", "lambda_clamp_count", _lambda_setup, _lambda_ref, N, rtol=1e-6, atol=1e-6,
          style="lambdas in device code: [&] capture counting into a local, a generic auto lambda"),
     Case("cpp_recursion_search_pow", "cpp_recursion", "search_and_pow", _search_setup, _search_ref, N,
@@ -326,7 +335,8 @@ CASES = [
     Case("cpp_local_ring_buffer", "cpp_ring", "moving_average", _ring_setup, _ring_ref,
          ((1, 1), (4, 7), (12, 50), (40, 130)), rtol=1e-4, atol=1e-5,
          style="a local array indexed dynamically (ring buffer window[t % WIN])",
-         bugs=(Bug("ring_index_modulus_wrong", (("        window[t % WIN] = v;", "        window[t % (WIN + 1)] = v;"),),
+         bugs=(Bug("ring_index_modulus_wrong",
+                   (("        window[t % WIN] = v;", "        window[t % (WIN + 1)] = v;"),),
                    "OutOfBoundsError", (12, 50), block=(0, 0, 0), array="window", index=(5,),
                    what="The store's modulus is WIN + 1: at t = 5 it writes past the local window."),)),
     Case("cpp_ref_returning_helper", "cpp_ref_return", "rotate_chunks", _rot_setup, _rot_ref, N,
@@ -339,7 +349,7 @@ CASES = [
     Case("cpp_same_array_thrice", "cpp_same_array", "add_scaled", _same_setup,
          lambda a, n: {0: a[0].astype(np.float64) * (1 + float(a[3]))}, N, rtol=1e-6, atol=1e-6,
          style="in-place kernel given one array as output and both inputs"),
-    Case("cpp_overlapping_views", "cpp_overlap_views", "forward_diff_views", _views_setup, _views_ref, (1, 2, 255, 700, 1024),
-         rtol=1e-6, atol=1e-6,
+    Case("cpp_overlapping_views", "cpp_overlap_views", "forward_diff_views", _views_setup, _views_ref,
+         (1, 2, 255, 700, 1024), rtol=1e-6, atol=1e-6,
          style="overlapping views x[:-1] (dst) and x[1:] (src) of one NumPy array: one memory on the GPU"),
 ]

@@ -33,14 +33,16 @@ def _vadd_setup(rng, n):
 
 
 def _scale4_setup(rng, n):
-    return Launch((2,), (64,), (_f32(rng, n), np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-1, 1)), np.int32(n)))
+    return Launch((2,), (64,), (_f32(rng, n), np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-1, 1)),
+                                np.int32(n)))
 
 
 # ---------------------------------------------------------------- activations
 def _act_setup(rng, n):
     x = (rng.standard_normal(n) * 6).astype(np.float32)
     outs = tuple(np.zeros(n, np.float32) for _ in range(5))
-    return Launch((_cdiv(n, 256),), (256,), (x,) + outs + (np.float32(-1.5), np.float32(2.5), np.float32(0.1), np.int32(n)))
+    return Launch((_cdiv(n, 256),), (256,),
+                  (x,) + outs + (np.float32(-1.5), np.float32(2.5), np.float32(0.1), np.int32(n)))
 
 
 def _act_ref(args, n):
@@ -95,7 +97,8 @@ def _g3_ref(args, s):
 # ---------------------------------------------------------------- 2-D grid of 1-D blocks
 def _iota_setup(rng, n):
     blocks = _cdiv(n, 64)
-    return Launch((3, _cdiv(blocks, 3)), (64,), (np.zeros(n, np.int32), np.zeros(n, np.float32), _f32(rng, 5), np.int32(n)))
+    return Launch((3, _cdiv(blocks, 3)), (64,), (np.zeros(n, np.int32), np.zeros(n, np.float32), _f32(rng, 5),
+                                                 np.int32(n)))
 
 
 def _iota_ref(args, n):
@@ -108,7 +111,8 @@ def _iota_ref(args, n):
 def _i64_setup(rng, n):
     stride, offset = int(rng.integers(2, 6)), int(rng.integers(0, 10))
     src = rng.integers(-10**12, 10**12, offset + (n - 1) * stride + 1 + int(rng.integers(0, 4))).astype(np.int64)
-    return Launch((_cdiv(n, 128),), (128,), (src, np.zeros(n, np.int64), np.int64(stride), np.int64(offset), np.int64(n)))
+    return Launch((_cdiv(n, 128),), (128,), (src, np.zeros(n, np.int64), np.int64(stride), np.int64(offset),
+                                             np.int64(n)))
 
 
 def _i64_ref(args, n):
@@ -131,7 +135,8 @@ def _small_ref(args, n):
 
 # ---------------------------------------------------------------- double
 def _dbl_setup(rng, n):
-    return Launch((_cdiv(n, 64),), (64,), (rng.uniform(-3, 3, n), rng.uniform(-3, 3, n), np.zeros(n), np.zeros(n), np.int32(n)))
+    return Launch((_cdiv(n, 64),), (64,), (rng.uniform(-3, 3, n), rng.uniform(-3, 3, n), np.zeros(n), np.zeros(n),
+                                           np.int32(n)))
 
 
 def _dbl_ref(args, n):
@@ -177,7 +182,8 @@ def _bits_ref(args, n):
 CASES = [
     Case("ew_saxpy_grid_stride", "ew_saxpy", "saxpy", _saxpy_setup, _saxpy_ref, N, rtol=1e-6, atol=1e-6,
          style="NVIDIA 'CUDA Pro Tip: grid-stride loops' saxpy(n, a, x, y), fixed grid",
-         bugs=(Bug("loop_bound_inclusive", (("i < n; i += blockDim.x * gridDim.x)", "i <= n; i += blockDim.x * gridDim.x)"),),
+         bugs=(Bug("loop_bound_inclusive",
+                   (("i < n; i += blockDim.x * gridDim.x)", "i <= n; i += blockDim.x * gridDim.x)"),),
                    "OutOfBoundsError", 1000, thread=(104, 0, 0), block=(3, 0, 0), index=(1000,),
                    what="`<=` in the grid-stride loop: the thread that reaches i == n reads x[n] and y[n]."),)),
     Case("ew_vadd_float4_reinterpret", "ew_vadd_float4", "vadd_vec4", _vadd_setup,

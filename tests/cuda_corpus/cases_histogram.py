@@ -79,7 +79,8 @@ CASES = [
     Case("hist_shared_privatized", SRC, "histo_privatized", _int_setup(), _counts_reference, SHAPES,
          style="PMPP ch. 9 privatization / CUDA samples histogram256: __shared__ copy, atomics, merge",
          bugs=(Bug("clear_not_synced",
-                   (("    for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) s_hist[b] = 0;\n    __syncthreads();",
+                   (("    for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) s_hist[b] = 0;\n"
+                     "    __syncthreads();",
                      "    for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) s_hist[b] = 0;"),),
                    "SharedMemoryRaceError", 4099, block=(0, 0, 0), array="s_hist",
                    what="No barrier after clearing the private histogram: early threads count into bins that "
@@ -101,7 +102,8 @@ CASES = [
     Case("hist_text_uchar4", SRC, "histo_text", _text_setup, _text_reference, (1, 3, 37, 1001, 10007),
          style="PMPP's letter histogram on unsigned char text, (const uchar4*) vector loads and a byte tail",
          bugs=(Bug("tail_guard_inclusive",
-                   (("    if (tail < n) count_letter(text[tail], h);", "    if (tail <= n) count_letter(text[tail], h);"),),
+                   (("    if (tail < n) count_letter(text[tail], h);",
+                     "    if (tail <= n) count_letter(text[tail], h);"),),
                    "OutOfBoundsError", 1001, block=(0, 0, 0), thread=(1, 0, 0), array="text", index=(1001,),
                    what="`<=` in the tail's guard: thread 1 reads text[n], one byte past the text."),)),
     Case("hist_run_aggregation", SRC, "histo_aggregate", _runs_setup, _counts_reference, (1, 37, 1000, 4099, 20011),

@@ -33,18 +33,20 @@ def _gemv_ref(args, s):
 
 def _warp_setup(rng, s):
     m, n = s
-    return Launch((_cdiv(m, 4),), (128,), (_f32(rng, s), _f32(rng, n), np.zeros(m, np.float32), np.int32(m), np.int32(n)))
+    return Launch((_cdiv(m, 4),), (128,), (_f32(rng, s), _f32(rng, n), np.zeros(m, np.float32), np.int32(m),
+                                           np.int32(n)))
 
 
 def _gemvt_setup(rng, s):
     m, n = s
-    return Launch((_cdiv(n, 64),), (64,), (_f32(rng, s), _f32(rng, m), np.zeros(n, np.float32), np.int32(m), np.int32(n)))
+    return Launch((_cdiv(n, 64),), (64,), (_f32(rng, s), _f32(rng, m), np.zeros(n, np.float32), np.int32(m),
+                                           np.int32(n)))
 
 
 def _ger_setup(rng, s):
     m, n = s
-    return Launch((_cdiv(n, 16), _cdiv(m, 16)), (16, 16), (_f32(rng, m), _f32(rng, n), _f32(rng, s), np.int32(m), np.int32(n),
-                                                          np.float32(rng.uniform(-2, 2))))
+    return Launch((_cdiv(n, 16), _cdiv(m, 16)), (16, 16), (_f32(rng, m), _f32(rng, n), _f32(rng, s), np.int32(m),
+                                                          np.int32(n), np.float32(rng.uniform(-2, 2))))
 
 
 def _ger_ref(args, s):
@@ -58,7 +60,8 @@ def _mats(rng, batch):
 
 
 def _mat4_thread_setup(rng, batch):
-    return Launch((_cdiv(batch, 64),), (64,), (_mats(rng, batch), _mats(rng, batch), np.zeros(batch, MAT4), np.int32(batch)))
+    return Launch((_cdiv(batch, 64),), (64,), (_mats(rng, batch), _mats(rng, batch), np.zeros(batch, MAT4),
+                                               np.int32(batch)))
 
 
 def _mat4_thread_ref(args, batch):
@@ -80,7 +83,8 @@ def _trsv_setup(rng, s):
     batch, n = s
     L = np.tril(rng.uniform(-1, 1, (batch, n, n))) / np.sqrt(n)
     L[:, np.arange(n), np.arange(n)] = rng.uniform(1, 2, (batch, n)) * rng.choice([-1, 1], (batch, n))
-    return Launch((batch,), (64,), (L.astype(np.float32), _f32(rng, (batch, n)), np.zeros((batch, n), np.float32), np.int32(n)))
+    return Launch((batch,), (64,), (L.astype(np.float32), _f32(rng, (batch, n)), np.zeros((batch, n), np.float32),
+                                    np.int32(n)))
 
 
 def _trsv_ref(args, s):
@@ -89,7 +93,8 @@ def _trsv_ref(args, s):
 
 def _gram_setup(rng, s):
     m, n = s
-    return Launch((_cdiv(n, 16), _cdiv(n, 16)), (16, 16), (_f32(rng, s), np.zeros((n, n), np.float32), np.int32(m), np.int32(n)))
+    return Launch((_cdiv(n, 16), _cdiv(n, 16)), (16, 16), (_f32(rng, s), np.zeros((n, n), np.float32), np.int32(m),
+                                                          np.int32(n)))
 
 
 def _gram_ref(args, s):
@@ -138,11 +143,13 @@ CASES = [
                    (("    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync",
                      "    if (lane < n) for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync"),),
                    "BarrierDivergenceError", (5, 7), block=(0, 0, 0),
-                   what="The butterfly runs only in lanes that hold a column: the full mask names lanes that never arrive."),)),
+                   what="The butterfly runs only in lanes that hold a column: "
+                        "the full mask names lanes that never arrive."),)),
     Case("la_gemv_transposed_shared_x", "linalg_gemv_t", "gemv_t_shared", _gemvt_setup,
          lambda a, s: {2: a[0].astype(np.float64).T @ a[1]}, SHAPES, rtol=1e-5, atol=1e-5,
          style="y = A^T x, a thread per column, x tiles staged in shared memory",
-         bugs=(Bug("stage_guard_inclusive", (("(i0 + threadIdx.x < m) ? x[i0 + threadIdx.x]", "(i0 + threadIdx.x <= m) ? x[i0 + threadIdx.x]"),),
+         bugs=(Bug("stage_guard_inclusive",
+                   (("(i0 + threadIdx.x < m) ? x[i0 + threadIdx.x]", "(i0 + threadIdx.x <= m) ? x[i0 + threadIdx.x]"),),
                    "OutOfBoundsError", (40, 70), thread=(40, 0, 0), block=(0, 0, 0), array="x", index=(40,),
                    what="`<=` when staging x: the thread at i == m reads past x."),)),
     Case("la_ger_outer_product", "linalg_ger", "ger_shared", _ger_setup, _ger_ref, SHAPES, rtol=1e-5, atol=1e-5,
@@ -151,10 +158,12 @@ CASES = [
                    "SharedMemoryRaceError", (20, 30), block=(0, 0, 0), array="xs", index=(0,),
                    what="No barrier after staging: thread (1, 0) reads the x slot thread (0, 0) just wrote."),)),
     Case("la_batched_mat4_struct", "linalg_mat4_thread", "batched_mat4_thread", _mat4_thread_setup, _mat4_thread_ref,
-         (1, 5, 64, 200), rtol=1e-5, atol=1e-5, style="struct Mat4 { float m[4][4]; } per matrix, a thread per product"),
+         (1, 5, 64, 200), rtol=1e-5, atol=1e-5,
+         style="struct Mat4 { float m[4][4]; } per matrix, a thread per product"),
     Case("la_batched_mat4_shared", "linalg_mat4_shared", "batched_mat4_shared", _mat4_shared_setup, _mat4_ref,
          (1, 5, 8, 13, 100), rtol=1e-5, atol=1e-5, style="16 threads per 4x4 product, struct tiles in shared memory",
-         bugs=(Bug("batch_guard_missing", (("sa[k].m[r][c] = (mat < batch) ? A[mat * 16 + e] : 0.0f;", "sa[k].m[r][c] = A[mat * 16 + e];"),),
+         bugs=(Bug("batch_guard_missing",
+                   (("sa[k].m[r][c] = (mat < batch) ? A[mat * 16 + e] : 0.0f;", "sa[k].m[r][c] = A[mat * 16 + e];"),),
                    "OutOfBoundsError", 13, thread=(0, 5, 0), block=(1, 0, 0), array="A", index=(208,),
                    what="The load of A forgets the batch guard: the last block's spare matrices read past A."),)),
     Case("la_trsv_block_per_system", "linalg_trsv", "trsv_lower_batched", _trsv_setup, _trsv_ref,
@@ -177,14 +186,16 @@ CASES = [
                    (("        for (int k = 0; k < TG; ++k) acc += As_i[k][ty] * As_j[k][tx];\n        __syncthreads();",
                      "        for (int k = 0; k < TG; ++k) acc += As_i[k][ty] * As_j[k][tx];"),),
                    "SharedMemoryRaceError", (40, 20), block=(0, 0, 0), array="As_i", index=(0, 0),
-                   what="No barrier before the next panel is loaded: thread (0, 0) overwrites what others still read."),)),
+                   what="No barrier before the next panel is loaded: "
+                        "thread (0, 0) overwrites what others still read."),)),
     Case("la_column_norms_thread", "linalg_colnorm_thread", "col_norms_thread", _cn_thread_setup, _cn_ref, SHAPES,
          rtol=1e-5, atol=1e-5, style="column norms, a thread per column, coalesced along rows"),
     Case("la_column_norms_block", "linalg_colnorm_block", "col_norms_block", _cn_block_setup, _cn_ref, SHAPES,
          rtol=1e-5, atol=1e-5, style="column norms, a block per column, shared-memory tree",
          bugs=(Bug("barrier_inside_tree_guard",
                    (("        if (t < stride) partial[t] += partial[t + stride];\n        __syncthreads();",
-                     "        if (t < stride) {\n            partial[t] += partial[t + stride];\n            __syncthreads();\n        }"),),
+                     "        if (t < stride) {\n            partial[t] += partial[t + stride];\n"
+                     "            __syncthreads();\n        }"),),
                    "BarrierDivergenceError", (40, 33), block=(0, 0, 0),
                    what="The tree's barrier sits inside `if (t < stride)`: half the block skips it."),)),
     Case("la_normalize_rows_cg", "linalg_normalize_cg", "normalize_rows_cg", _rows_setup, _rows_ref, SHAPES,

@@ -129,7 +129,8 @@ def _argmax_reference(args, n):
     x = args[0]
     nb = _nb(n, 128)
     chunks = [x[128 * b:128 * b + 128] for b in range(nb)]
-    return {1: np.array([c.max() for c in chunks]), 2: np.array([128 * b + int(np.argmax(c)) for b, c in enumerate(chunks)])}
+    return {1: np.array([c.max() for c in chunks]),
+            2: np.array([128 * b + int(np.argmax(c)) for b, c in enumerate(chunks)])}
 
 
 def _packed_setup(rng, n):
@@ -229,16 +230,19 @@ CASES = [
                     "UninitializedReadError", 1000, block=(0, 0, 0), thread=(8, 0, 0), array="shared", index=(8,),
                     what="Eight warps wrote shared[0..7]; the first warp's lanes 8..31 read the unwritten "
                          "rest of shared[32]."),)),
-    _case("red_warp_atomic_int", kernel="deviceReduceWarpAtomicKernel", source="reduce_kepler", setup=_warp_atomic_setup,
+    _case("red_warp_atomic_int", kernel="deviceReduceWarpAtomicKernel", source="reduce_kepler",
+          setup=_warp_atomic_setup,
           reference=lambda a, n: {1: np.array([a[0].astype(np.int64).sum()])},
           style="Luitjens: deviceReduceWarpAtomicKernel, one atomicAdd per warp (integers: exact)"),
     _case("red_cg_tiles", **_partials("reduce_cg_tiles", 96),
           style="cooperative groups: tiled_partition<32>, shfl_down, meta_group_rank/size, block.sync()",
           bugs=(Bug("tile_shuffle_under_guard",
-                    (("    float v = 0.0f;\n    if (i < n) v = in[i];\n    for (int k = tile32.size() / 2; k > 0; k /= 2)\n"
+                    (("    float v = 0.0f;\n    if (i < n) v = in[i];\n"
+                      "    for (int k = tile32.size() / 2; k > 0; k /= 2)\n"
                       "        v += tile32.shfl_down(v, k);",
                       "    float v = 0.0f;\n    if (i < n) {\n        v = in[i];\n"
-                      "        for (int k = tile32.size() / 2; k > 0; k /= 2)\n            v += tile32.shfl_down(v, k);\n"
+                      "        for (int k = tile32.size() / 2; k > 0; k /= 2)\n"
+                      "            v += tile32.shfl_down(v, k);\n"
                       "    }"),),
                     "BarrierDivergenceError", 100, block=(1, 0, 0),
                     what="The tile's shuffles moved inside `if (i < n)`: in the last block lanes 4..31 skip them "
@@ -279,7 +283,8 @@ CASES = [
     _case("red_run_propagate", kernel="run_max_propagate", setup=_propagate_setup, reference=_propagate_reference,
           style="iterate-until-stable with __syncthreads_or; __syncthreads_count and __syncthreads_and",
           bugs=(Bug("write_back_without_barrier",
-                    (("        if (t > 0 && valid && link[i - 1]) best = max(best, s[t - 1]);\n        __syncthreads();",
+                    (("        if (t > 0 && valid && link[i - 1]) best = max(best, s[t - 1]);\n"
+                      "        __syncthreads();",
                       "        if (t > 0 && valid && link[i - 1]) best = max(best, s[t - 1]);"),),
                     "SharedMemoryRaceError", 256, block=(0, 0, 0), array="s",
                     what="Neighbours are read and the new value written in one interval: thread t+1 "

@@ -152,7 +152,8 @@ CASES = [
     Case("scan_compact_ballot", SRC, "compact_ballot", _compact_setup, _compact_reference, SHAPES,
          style="stream compaction: __ballot_sync + __popc of the lanes below, per-warp bases",
          bugs=(Bug("early_return_before_ballot",
-                   (("    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;",
+                   (("    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;",
                      "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n"
                      "    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;"),),
                    "BarrierDivergenceError", 1000, block=(7, 0, 0),

@@ -76,8 +76,10 @@ CASES = [
     Case("sort_bitonic_shared", SRC, "bitonic_shared", _bitonic_setup, lambda a, n: {1: _segments(a[0], 128, np.sort)},
          SHAPES, style="bitonic sort in shared memory, one element per thread, tid ^ j partners, `auto a = s[tid];`",
          bugs=(Bug("barrier_inside_partner_test",
-                   (("                    s[ixj] = a;\n                }\n            }\n            __syncthreads();",
-                     "                    s[ixj] = a;\n                }\n                __syncthreads();\n            }"),),
+                   (("                    s[ixj] = a;\n                }\n            }\n"
+                     "            __syncthreads();",
+                     "                    s[ixj] = a;\n                }\n"
+                     "                __syncthreads();\n            }"),),
                    "BarrierDivergenceError", 128, block=(0, 0, 0),
                    what="The barrier moved inside `if (ixj > tid)`: only the lower partner of each pair "
                         "reaches it."),)),
@@ -85,9 +87,11 @@ CASES = [
          ((1, 256), (3, 256), (4, 64), (16, 32), (2, 128)),
          style="CUDA samples sortingNetworks bitonicSortShared: key-value Comparator(&,&,&,&,dir), pointer bumps",
          bugs=(Bug("no_barrier_before_store",
-                   (("        Comparator(s_key[pos + 0], s_val[pos + 0], s_key[pos + stride], s_val[pos + stride], dir);\n"
+                   (("        Comparator(s_key[pos + 0], s_val[pos + 0], "
+                     "s_key[pos + stride], s_val[pos + stride], dir);\n"
                      "    }\n    __syncthreads();",
-                     "        Comparator(s_key[pos + 0], s_val[pos + 0], s_key[pos + stride], s_val[pos + stride], dir);\n"
+                     "        Comparator(s_key[pos + 0], s_val[pos + 0], "
+                     "s_key[pos + stride], s_val[pos + stride], dir);\n"
                      "    }"),),
                    "SharedMemoryRaceError", (1, 256), block=(0, 0, 0), array="s_key",
                    what="The barrier between the last comparator step and the store-out is gone: threads store "
@@ -95,10 +99,12 @@ CASES = [
     Case("sort_bitonic_kv_descending", SRC, "bitonicSortShared", _kv_setup(0), _kv_reference,
          ((1, 256), (2, 256), (8, 64), (4, 128)),
          style="CUDA samples bitonicSortShared with dir = 0 (descending)"),
-    Case("sort_odd_even_transposition", SRC, "odd_even_sort", _oet_setup, lambda a, n: {1: _segments(a[0], 128, np.sort)},
-         SHAPES, style="odd-even transposition sort, one pair per thread, `int& lo = s[i]` references",
+    Case("sort_odd_even_transposition", SRC, "odd_even_sort", _oet_setup,
+         lambda a, n: {1: _segments(a[0], 128, np.sort)}, SHAPES,
+         style="odd-even transposition sort, one pair per thread, `int& lo = s[i]` references",
          bugs=(Bug("odd_phase_unguarded",
-                   (("        if (i + 1 < 2 * OET_BLOCK) {\n            int& lo = s[i];\n            int& hi = s[i + 1];\n"
+                   (("        if (i + 1 < 2 * OET_BLOCK) {\n"
+                     "            int& lo = s[i];\n            int& hi = s[i + 1];\n"
                      "            if (lo > hi) { int tmp = lo; lo = hi; hi = tmp; }\n        }",
                      "        int& lo = s[i];\n        int& hi = s[i + 1];\n"
                      "        if (lo > hi) { int tmp = lo; lo = hi; hi = tmp; }"),),

@@ -62,8 +62,8 @@ def _ell_setup(rng, s):
     for r, c in enumerate(cols):
         col[:len(c), r] = c
         val[:len(c), r] = rng.standard_normal(len(c))
-    return Launch((_cdiv(m, 64),), (64,), (np.int32(m), np.int32(K), col, val, rng.standard_normal(n).astype(np.float32),
-                                           np.zeros(m, np.float32)))
+    return Launch((_cdiv(m, 64),), (64,), (np.int32(m), np.int32(K), col, val,
+                                           rng.standard_normal(n).astype(np.float32), np.zeros(m, np.float32)))
 
 
 def _ell_ref(args, s):
@@ -78,9 +78,9 @@ def _ell_ref(args, s):
 # ---------------------------------------------------------------- COO
 def _coo_setup(rng, s):
     m, n, nnz = s
-    return Launch((4,), (64,), (np.int32(nnz), rng.integers(0, m, nnz).astype(np.int32), rng.integers(0, n, nnz).astype(np.int32),
-                                rng.standard_normal(nnz).astype(np.float32), rng.standard_normal(n).astype(np.float32),
-                                rng.standard_normal(m).astype(np.float32)))
+    return Launch((4,), (64,), (np.int32(nnz), rng.integers(0, m, nnz).astype(np.int32),
+                                rng.integers(0, n, nnz).astype(np.int32), rng.standard_normal(nnz).astype(np.float32),
+                                rng.standard_normal(n).astype(np.float32), rng.standard_normal(m).astype(np.float32)))
 
 
 def _coo_ref(args, s):
@@ -119,7 +119,8 @@ def _spdot_setup(rng, s):
     n, nnz = s
     idx = np.sort(rng.choice(n, nnz, replace=False)).astype(np.int32)
     return Launch((min(_cdiv(nnz, 128), 8),), (128,), (idx, rng.standard_normal(nnz).astype(np.float32), np.int32(nnz),
-                                                       rng.standard_normal(n).astype(np.float32), np.zeros(1, np.float32)))
+                                                       rng.standard_normal(n).astype(np.float32),
+                                                       np.zeros(1, np.float32)))
 
 
 def _spdot_ref(args, s):
@@ -130,8 +131,8 @@ def _spdot_ref(args, s):
 def _spmm_setup(rng, s):
     m, n, k = s
     row_ptr, col_idx, val = _csr(rng, m, n, 8)
-    return Launch((m,), (32,), (np.int32(m), np.int32(k), row_ptr, col_idx, val, rng.standard_normal((n, k)).astype(np.float32),
-                                np.zeros((m, k), np.float32)))
+    return Launch((m,), (32,), (np.int32(m), np.int32(k), row_ptr, col_idx, val,
+                                rng.standard_normal((n, k)).astype(np.float32), np.zeros((m, k), np.float32)))
 
 
 def _spmm_ref(args, s):
@@ -142,14 +143,16 @@ def _spmm_ref(args, s):
 SHAPES = ((1, 1), (7, 5), (64, 64), (100, 37), (333, 200))
 
 CASES = [
-    Case("sp_csr_scalar", "sparse_csr_scalar", "spmv_csr_scalar", _csr_setup(64), _csr_ref, SHAPES, rtol=1e-5, atol=1e-5,
+    Case("sp_csr_scalar", "sparse_csr_scalar", "spmv_csr_scalar", _csr_setup(64), _csr_ref, SHAPES,
+         rtol=1e-5, atol=1e-5,
          style="Bell & Garland CSR scalar SpMV (PMPP 14.3), a thread per row",
          bugs=(Bug("row_end_two_ahead", (("int row_end = row_ptr[row + 1];", "int row_end = row_ptr[row + 2];"),),
                    "OutOfBoundsError", (100, 37), thread=(35, 0, 0), block=(1, 0, 0), array="row_ptr", index=(101,),
                    what="The row's end is read from row_ptr[row + 2]: the last row reads past row_ptr."),)),
     Case("sp_csr_vector_shfl", "sparse_csr_vector", "spmv_csr_vector", _csr_setup(128, 4, 70), _csr_ref, SHAPES,
          rtol=1e-5, atol=1e-5, style="Bell & Garland CSR vector SpMV, a warp per row, __shfl_down_sync tree",
-         bugs=(Bug("half_warp_mask", (("__shfl_down_sync(0xffffffffu, sum, offset)", "__shfl_down_sync(0x0000ffffu, sum, offset)"),),
+         bugs=(Bug("half_warp_mask",
+                   (("__shfl_down_sync(0xffffffffu, sum, offset)", "__shfl_down_sync(0x0000ffffu, sum, offset)"),),
                    "BarrierDivergenceError", (64, 64), block=(0, 0, 0),
                    what="The shuffle's mask names lanes 0-15 while all 32 lanes call it."),)),
     Case("sp_csr_cg_tile_double", "sparse_csr_cg", "spmv_csr_tile", _csr_setup(64, 2, 50, np.float64), _csr_ref, SHAPES,
@@ -173,7 +176,8 @@ CASES = [
     Case("sp_coo_atomic", "sparse_coo", "spmv_coo_atomic", _coo_setup, _coo_ref,
          ((1, 1, 1), (5, 3, 17), (50, 40, 300), (200, 150, 1500)), rtol=1e-5, atol=1e-5, deterministic=False,
          style="COO SpMV with atomicAdd into y, grid-stride loop over the nonzeros, duplicates allowed",
-         bugs=(Bug("grid_stride_bound_inclusive", (("i < nnz; i += blockDim.x * gridDim.x)", "i <= nnz; i += blockDim.x * gridDim.x)"),),
+         bugs=(Bug("grid_stride_bound_inclusive",
+                   (("i < nnz; i += blockDim.x * gridDim.x)", "i <= nnz; i += blockDim.x * gridDim.x)"),),
                    "OutOfBoundsError", (50, 40, 300), thread=(44, 0, 0), block=(0, 0, 0), array="row_idx", index=(300,),
                    what="`<=` in the grid-stride loop: the thread that reaches i == nnz reads past the lists."),)),
     Case("sp_jds", "sparse_jds", "spmv_jds", _jds_setup, _jds_ref, SHAPES, rtol=1e-5, atol=1e-5,
@@ -181,8 +185,10 @@ CASES = [
     Case("sp_sparse_dense_dot", "sparse_spdot", "sparse_dense_dot", _spdot_setup, _spdot_ref,
          ((1, 1), (10, 3), (1000, 300), (5000, 2500)), rtol=1e-4, atol=1e-4, deterministic=False,
          style="sparse-dense dot: __shfl_xor_sync butterflies, warp totals in shared, one atomicAdd per block",
-         bugs=(Bug("warp_sums_unguarded", (("s = (lane < blockDim.x / 32) ? warp_sums[lane] : 0.0f;", "s = warp_sums[lane];"),),
-                   "UninitializedReadError", (1000, 300), thread=(4, 0, 0), block=(0, 0, 0), array="warp_sums", index=(4,),
+         bugs=(Bug("warp_sums_unguarded",
+                   (("s = (lane < blockDim.x / 32) ? warp_sums[lane] : 0.0f;", "s = warp_sums[lane];"),),
+                   "UninitializedReadError", (1000, 300), thread=(4, 0, 0), block=(0, 0, 0), array="warp_sums",
+                   index=(4,),
                    what="The first warp reads all 32 warp totals, but a block of 128 threads stored only 4."),)),
     Case("sp_spmm_csr_dense", "sparse_spmm", "spmm_csr_rowblock", _spmm_setup, _spmm_ref,
          ((1, 1, 1), (6, 9, 5), (40, 30, 33), (64, 50, 70)), rtol=1e-5, atol=1e-5,

@@ -89,7 +89,8 @@ def _heat_ref(args, s):
 # ---------------------------------------------------------------- 9-point Laplacian (double)
 def _lap9_setup(rng, s):
     h, w = s
-    return Launch((_cdiv(w, 14), _cdiv(h, 14)), (16, 16), (rng.standard_normal(s), np.zeros(s), np.int32(h), np.int32(w)))
+    return Launch((_cdiv(w, 14), _cdiv(h, 14)), (16, 16), (rng.standard_normal(s), np.zeros(s), np.int32(h),
+                                                          np.int32(w)))
 
 
 def _lap9_ref(args, s):
@@ -164,10 +165,12 @@ CASES = [
                    "OutOfBoundsError", 256, thread=(127, 0, 0), block=(1, 0, 0), array="in", index=(256,),
                    what="`<=` in the right halo's guard: the last full block reads one past the array."),
                Bug("barrier_in_guard",
-                   (("    __syncthreads();\n    if (g < n) out[g] =", "    if (g < n) {\n    __syncthreads();\n    out[g] ="),
+                   (("    __syncthreads();\n    if (g < n) out[g] =",
+                     "    if (g < n) {\n    __syncthreads();\n    out[g] ="),
                     ("wr * tile[l + 1];\n}", "wr * tile[l + 1]; }\n}")),
                    "BarrierDivergenceError", 300, block=(2, 0, 0),
-                   what="The barrier sits inside `if (g < n)`: in the partial last block only some threads reach it."))),
+                   what="The barrier sits inside `if (g < n)`: "
+                        "in the partial last block only some threads reach it."))),
     Case("st_1d_5pt_const", "stencil_1d5", "stencil_1d", _st5_setup, _st5_ref, (1, 2, 64, 150, 997),
          rtol=1e-5, atol=1e-5, style="NVIDIA 'CUDA C/C++ Basics' stencil_1d (RADIUS halo, weights in __constant__)",
          bugs=(Bug("left_halo_unguarded",
@@ -185,13 +188,15 @@ CASES = [
                    what="No barrier between the tile's load and its use: thread 1 reads the cell thread 0 stored."),)),
     Case("st_heat_temporal", "stencil_temporal", "heat_temporal", _temporal_setup, _temporal_ref, (1, 5, 64, 200, 777),
          rtol=1e-5, atol=1e-5, style="temporal blocking (trapezoid tiles): S heat steps inside shared memory",
-         bugs=(Bug("barrier_before_store_missing", (("        __syncthreads();\n        s[t] = v;", "        s[t] = v;"),),
+         bugs=(Bug("barrier_before_store_missing",
+                   (("        __syncthreads();\n        s[t] = v;", "        s[t] = v;"),),
                    "SharedMemoryRaceError", 300, block=(0, 0, 0), array="s", index=(3,),
                    what="Each thread stores its new value while its neighbours may still read the old one."),)),
     Case("st_heat2d_coop_load", "stencil_heat2d", "heat2d_step", _heat_setup, _heat_ref,
          ((1, 1), (2, 3), (8, 16), (20, 40), (37, 29)), rtol=1e-5, atol=1e-5,
          style="2-D five-point heat step; tile + halo loaded by a strided loop over the flattened tile",
-         bugs=(Bug("load_loop_short", (("k < (BY + 2) * (BX + 2); k += BX * BY)", "k < (BY + 1) * (BX + 2); k += BX * BY)"),),
+         bugs=(Bug("load_loop_short",
+                   (("k < (BY + 2) * (BX + 2); k += BX * BY)", "k < (BY + 1) * (BX + 2); k += BX * BY)"),),
                    "UninitializedReadError", (20, 40), thread=(1, 7, 0), block=(0, 0, 0), array="tile", index=(9, 2),
                    what="The load loop stops a row short: the bottom halo row is never stored."),)),
     Case("st_laplace9_double", "stencil_laplace9", "laplace9_double", _lap9_setup, _lap9_ref,
@@ -216,7 +221,8 @@ CASES = [
          bugs=(Bug("barrier_before_plane_update_missing",
                    (("        __syncthreads();\n        inPrev = inCurr;", "        inPrev = inCurr;"),),
                    "SharedMemoryRaceError", (8, 8, 8), block=(0, 0, 0), array="inCurr_s",
-                   what="The next plane overwrites the shared plane while other threads still read the current one."),)),
+                   what="The next plane overwrites the shared plane "
+                        "while other threads still read the current one."),)),
     Case("st_3d_clamped_grid3d", "stencil_3d_clamp", "stencil3d_clamped", _clamp3d_setup, _clamp3d_ref,
          ((1, 1, 1), (2, 3, 4), (5, 6, 7), (9, 17, 10)), rtol=1e-5, atol=1e-5,
          style="naive 3-D stencil on a 3-D grid of 3-D blocks, neighbours clamped at the faces",

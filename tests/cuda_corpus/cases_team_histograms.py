@@ -41,18 +41,27 @@ def _weighted_ref(args, n):
 CASES = [
     Case("histo_global", "team_histograms", "histo_global", _bytes, _mod64, SHAPES,
          style="PMPP ch. 9: global atomics, interleaved partitioning",
-         bugs=(Bug("bin_index_unmasked", (("atomicAdd(&histo[data[i] % NUM_BINS], 1u);\n}\n\nextern \"C\" __global__ void histo_privatized",
-                                           "atomicAdd(&histo[data[i]], 1u);\n}\n\nextern \"C\" __global__ void histo_privatized"),),
+         bugs=(Bug("bin_index_unmasked",
+                   (("atomicAdd(&histo[data[i] % NUM_BINS], 1u);\n}\n\n"
+                     "extern \"C\" __global__ void histo_privatized",
+                     "atomicAdd(&histo[data[i]], 1u);\n}\n\n"
+                     "extern \"C\" __global__ void histo_privatized"),),
                    "OutOfBoundsError", 1000, array="histo",
                    what="The bin is the byte itself: values above 63 land past the 64 bins."),)),
     Case("histo_privatized", "team_histograms", "histo_privatized", _bytes, _mod64, SHAPES,
          style="PMPP ch. 9: privatized shared-memory histogram with shared atomics",
-         bugs=(Bug("not_zeroed", (("    for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) histo_s[b] = 0u;\n    __syncthreads();\n    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);",
-                                   "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);"),),
+         bugs=(Bug("not_zeroed",
+                   (("    for (int b = threadIdx.x; b < NUM_BINS; b += blockDim.x) histo_s[b] = 0u;\n"
+                     "    __syncthreads();\n"
+                     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n"
+                     "        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);",
+                     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n"
+                     "        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);"),),
                    "UninitializedReadError", 1000, block=(0, 0, 0), array="histo_s",
                    what="The shared bins are never cleared: __shared__ memory does not start at zero."),
-               Bug("merge_before_all_counted", (("        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);\n    __syncthreads();",
-                                                 "        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);"),),
+               Bug("merge_before_all_counted",
+                   (("        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);\n    __syncthreads();",
+                     "        atomicAdd(&histo_s[data[i] % NUM_BINS], 1u);"),),
                    "SharedMemoryRaceError", 1000, block=(0, 0, 0), array="histo_s",
                    what="No barrier before the merge: a thread reads a bin others are still adding to."))),
     Case("histo_per_warp", "team_histograms", "histo_per_warp", _warps,

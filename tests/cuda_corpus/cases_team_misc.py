@@ -24,8 +24,9 @@ def _filters(rows):
     def setup(rng, s):
         h, w = s
         grid = (-(-w // 64), h) if rows else (-(-w // 16), -(-h // 16))
-        return Launch(grid, (64,) if rows else (16, 16), (rng.standard_normal(s).astype(np.float32), np.zeros(s, np.float32),
-                                                         rng.standard_normal(5).astype(np.float32), h, w))
+        return Launch(grid, (64,) if rows else (16, 16),
+                      (rng.standard_normal(s).astype(np.float32), np.zeros(s, np.float32),
+                       rng.standard_normal(5).astype(np.float32), h, w))
 
     def reference(args, s):
         x, w = args[0].astype(np.float64), args[2].astype(np.float64)
@@ -78,7 +79,9 @@ def _softmax_ref(args, s):
 CASES = [
     Case("nbody_accel", "team_misc", "nbody_accel", _nbody, _nbody_ref, (1, 9, 64, 100), rtol=1e-3, atol=1e-3,
          style="GPU Gems 3, ch. 31: all-pairs n-body with float4 bodies tiled through shared memory",
-         bugs=(Bug("tile_reused_too_early", (("            a.z += dz * s;\n        }\n        __syncthreads();", "            a.z += dz * s;\n        }"),),
+         bugs=(Bug("tile_reused_too_early",
+                   (("            a.z += dz * s;\n        }\n        __syncthreads();",
+                     "            a.z += dz * s;\n        }"),),
                    "SharedMemoryRaceError", 100, block=(0, 0, 0), array="tile",
                    what="The barrier after using a tile is gone: fast threads overwrite it with the next tile."),)),
     Case("filter_rows", "team_misc", "filter_rows", *_filters(True), IMG, rtol=1e-5, atol=1e-5,
@@ -94,25 +97,30 @@ CASES = [
                    "OutOfBoundsError", (7, 9), block=(0, 0, 0), thread=(0, 0, 0), array="in",
                    what="Without the edge test the corner pixel reads before the image."),)),
     Case("threshold", "team_misc", "threshold",
-         lambda rng, n: Launch((max(1, -(-n // 128)),), (128,), (rng.integers(0, 256, n).astype(np.uint8), np.zeros(n, np.uint8), 100, n)),
+         lambda rng, n: Launch((max(1, -(-n // 128)),), (128,), (rng.integers(0, 256, n).astype(np.uint8),
+                                                                np.zeros(n, np.uint8), 100, n)),
          lambda a, n: {1: np.where(a[0] > 100, 255, 0)}, N, style="unsigned char image threshold"),
     Case("hash_even", "team_misc", "hash_even",
-         lambda rng, n: Launch((max(1, -(-n // 128)),), (128,), (rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
-                                                                np.zeros(n, np.uint32), np.zeros(1, np.int32), n)),
+         lambda rng, n: Launch((max(1, -(-n // 128)),), (128,),
+                               (rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
+                                np.zeros(n, np.uint32), np.zeros(1, np.int32), n)),
          _hash_ref, N, style="integer hashing (xorshift-multiply) in a __device__ function"),
     Case("normalize3", "team_misc", "normalize3",
          lambda rng, n: Launch((max(1, -(-n // 64)),), (64,), (rng.standard_normal((n, 3)).astype(np.float32), n)),
-         lambda a, n: {0: a[0] / np.linalg.norm(a[0].astype(np.float64), axis=1, keepdims=True)}, N, rtol=1e-6, atol=1e-6,
+         lambda a, n: {0: a[0] / np.linalg.norm(a[0].astype(np.float64), axis=1, keepdims=True)}, N,
+         rtol=1e-6, atol=1e-6,
          style="float3 arrays, rnorm3df"),
     Case("sum_squares_double", "team_misc", "sum_squares_double",
          lambda rng, n: Launch((max(1, -(-n // 64)),), (64,), (rng.standard_normal(n), np.zeros(1), n)),
          lambda a, n: {1: np.array([(a[0] ** 2).sum()])}, N, rtol=1e-12, deterministic=False,
          style="double-precision atomicAdd"),
     Case("letter_counts", "team_misc", "letter_counts", _letters,
-         lambda a, n: {1: np.bincount(a[0][(a[0] >= 97) & (a[0] <= 122)].astype(np.int64) - 97, minlength=26)}, (1, 50, 1000),
+         lambda a, n: {1: np.bincount(a[0][(a[0] >= 97) & (a[0] <= 122)].astype(np.int64) - 97, minlength=26)},
+         (1, 50, 1000),
          style="char input, a shared histogram of 26 letters"),
     Case("softmax_rows", "team_misc", "softmax_rows",
-         lambda rng, s: Launch((s[0],), (128,), (rng.standard_normal(s).astype(np.float32), np.zeros(s, np.float32), s[1])),
+         lambda rng, s: Launch((s[0],), (128,), (rng.standard_normal(s).astype(np.float32), np.zeros(s, np.float32),
+                                                 s[1])),
          _softmax_ref, ((1, 1), (3, 100), (5, 300)), rtol=1e-5, atol=1e-6,
          style="row softmax, a block per row, two shared-memory reductions",
          bugs=(Bug("max_read_after_reuse", (("    m = red[0];\n    __syncthreads();", "    m = red[0];"),),

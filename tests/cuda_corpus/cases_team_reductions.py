@@ -32,8 +32,8 @@ def _partial_sums(block, per_thread=1):
 
 
 def _sum_case(name, kernel, block=128, per_thread=1, shared=True, bugs=(), style="", **kw):
-    return Case(name, "team_reductions", kernel, _partial(block, per_thread, shared), _partial_sums(block, per_thread), SHAPES,
-                rtol=1e-4, atol=1e-4, bugs=bugs, style=style, **kw)
+    return Case(name, "team_reductions", kernel, _partial(block, per_thread, shared), _partial_sums(block, per_thread),
+                SHAPES, rtol=1e-4, atol=1e-4, bugs=bugs, style=style, **kw)
 
 
 def _grid_stride_setup(rng, n):
@@ -95,9 +95,12 @@ def _last_block_reference(args, n):
 CASES = [
     _sum_case("reduce_interleaved", "reduce_interleaved", style="NVIDIA reduction sample, kernel 1 (divergent branch)",
               bugs=(Bug("missing_barrier_in_loop", (("        if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];\n"
-                                                      "        __syncthreads();\n    }\n    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\nextern \"C\" __global__ void reduce_strided_index",
+                                                      "        __syncthreads();\n    }\n"
+                                                      "    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n"
+                                                      "extern \"C\" __global__ void reduce_strided_index",
                                                       "        if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];\n"
-                                                      "    }\n    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\nextern \"C\" __global__ void reduce_strided_index"),),
+                                                      "    }\n    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n"
+                                                      "extern \"C\" __global__ void reduce_strided_index"),),
                         "SharedMemoryRaceError", 256, block=(0, 0, 0), array="sdata",
                         what="The barrier at the end of each step is gone: a thread adds a neighbour's sum "
                              "before the neighbour has finished it."),)),
@@ -106,9 +109,15 @@ CASES = [
                                             "        if (index <= blockDim.x) sdata[index] += sdata[index + s];"),),
                         "OutOfBoundsError", 128, block=(0, 0, 0), array="sdata", index=(128,),
                         what="`<=` in the guard: the thread whose index equals blockDim.x reads past sdata."),)),
-    _sum_case("reduce_sequential", "reduce_sequential", style="NVIDIA reduction sample, kernel 3 (sequential addressing)",
-              bugs=(Bug("barrier_inside_guard", (("        if (tid < s) sdata[tid] += sdata[tid + s];\n        __syncthreads();\n    }\n    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n// Two",
-                                                  "        if (tid < s) { sdata[tid] += sdata[tid + s]; __syncthreads(); }\n    }\n    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n// Two"),),
+    _sum_case("reduce_sequential", "reduce_sequential",
+              style="NVIDIA reduction sample, kernel 3 (sequential addressing)",
+              bugs=(Bug("barrier_inside_guard",
+                        (("        if (tid < s) sdata[tid] += sdata[tid + s];\n"
+                          "        __syncthreads();\n    }\n"
+                          "    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n// Two",
+                          "        if (tid < s) { sdata[tid] += sdata[tid + s]; __syncthreads(); }\n"
+                          "    }\n"
+                          "    if (tid == 0) out[blockIdx.x] = sdata[0];\n}\n\n// Two"),),
                         "BarrierDivergenceError", 256, block=(0, 0, 0),
                         what="The barrier moved inside `if (tid < s)`: half the block never reaches it."),)),
     _sum_case("reduce_first_add", "reduce_first_add", per_thread=2, style="NVIDIA reduction sample, kernel 4",
@@ -118,15 +127,17 @@ CASES = [
                         what="The second element's guard is gone: the last block reads past the input."),)),
     _sum_case("reduce_unrolled_warp", "reduce_unrolled_warp", shared=False,
               style="NVIDIA reduction sample, kernel 5, with __syncwarp as CUDA 9+ requires",
-              bugs=(Bug("no_syncwarp_in_tail", (("        v += s[tid + offset];\n        __syncwarp();\n        s[tid] = v;\n        __syncwarp();",
+              bugs=(Bug("no_syncwarp_in_tail", (("        v += s[tid + offset];\n        __syncwarp();\n"
+                                                 "        s[tid] = v;\n        __syncwarp();",
                                                  "        v += s[tid + offset];\n        s[tid] = v;"),),
                         "SharedMemoryRaceError", 128, block=(0, 0, 0), array="sdata",
                         what="The volatile warp tail without __syncwarp: correct only if the warp runs in lock "
                              "step, which GPUs since Volta do not promise."),)),
     _sum_case("reduce_complete_unroll_128", "reduce_complete_unroll<128>", per_thread=2, shared=False,
               name_expressions=("reduce_complete_unroll<128>",), style="NVIDIA reduction sample, kernel 6 (template)",
-              bugs=(Bug("shuffle_in_half_warp", (("    if (tid < 32) {\n        if (blockSize >= 64) sum += sdata[tid + 32];",
-                                                  "    if (tid < 16) {\n        if (blockSize >= 64) sum += sdata[tid + 32];"),),
+              bugs=(Bug("shuffle_in_half_warp",
+                        (("    if (tid < 32) {\n        if (blockSize >= 64) sum += sdata[tid + 32];",
+                          "    if (tid < 16) {\n        if (blockSize >= 64) sum += sdata[tid + 32];"),),
                         "WarpDivergenceError", 256, block=(0, 0, 0),
                         what="Only 16 lanes enter the shuffle loop, but its mask names all 32."),)),
     _sum_case("reduce_complete_unroll_64", "reduce_complete_unroll<64>", block=64, per_thread=2, shared=False,

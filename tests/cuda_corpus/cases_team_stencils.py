@@ -27,7 +27,8 @@ def _conv1d_case(name, kernel, style, bugs=()):
         m = holder["M"].astype(np.float64)
         x = np.concatenate([np.zeros(2), args[0].astype(np.float64), np.zeros(2)])
         return {1: np.array([x[i:i + 5] @ m for i in range(n)])}
-    return Case(name, "team_stencils", kernel, setup, reference, SHAPES_1D, rtol=1e-5, atol=1e-5, style=style, bugs=bugs)
+    return Case(name, "team_stencils", kernel, setup, reference, SHAPES_1D, rtol=1e-5, atol=1e-5, style=style,
+                bugs=bugs)
 
 
 def _conv2d_case():
@@ -47,10 +48,13 @@ def _conv2d_case():
         return {1: sum(m[a, b] * x[a:a + h, b:b + w] for a in range(3) for b in range(3))}
     return Case("conv2d_tiled", "team_stencils", "conv2d_tiled", setup, reference, SHAPES_2D, rtol=1e-5, atol=1e-5,
                 style="PMPP ch. 7: 2-D tiled convolution, input tiles with halo, mask in constant memory",
-                bugs=(Bug("halo_edge_unguarded", (("tile[threadIdx.y][threadIdx.x] = (row >= 0 && row < h && col >= 0 && col < w) ? in[row * w + col] : 0.0f;",
-                                                   "tile[threadIdx.y][threadIdx.x] = (row < h && col < w) ? in[row * w + col] : 0.0f;"),),
+                bugs=(Bug("halo_edge_unguarded",
+                          (("tile[threadIdx.y][threadIdx.x] = "
+                            "(row >= 0 && row < h && col >= 0 && col < w) ? in[row * w + col] : 0.0f;",
+                            "tile[threadIdx.y][threadIdx.x] = (row < h && col < w) ? in[row * w + col] : 0.0f;"),),
                           "OutOfBoundsError", (16, 16), block=(0, 0, 0), thread=(0, 0, 0), array="in",
-                          what="The halo's guard forgets the negative side: the first block reads before the image."),))
+                          what="The halo's guard forgets the negative side: "
+                               "the first block reads before the image."),))
 
 
 def _heat(rng, n):
@@ -110,33 +114,42 @@ def _stencil3d_ref(args, s):
 
 CASES = [
     _conv1d_case("conv1d_basic", "conv1d_basic", "PMPP 7.2: basic 1-D convolution, mask in constant memory",
-                 bugs=(Bug("mask_index_past_width", (("    for (int j = 0; j < MASK_WIDTH; j++)\n        if (start + j >= 0 && start + j < width) pvalue += N[start + j] * M[j];",
-                                                      "    for (int j = 0; j <= MASK_WIDTH; j++)\n        if (start + j >= 0 && start + j < width) pvalue += N[start + j] * M[j];"),),
+                 bugs=(Bug("mask_index_past_width",
+                           (("    for (int j = 0; j < MASK_WIDTH; j++)\n"
+                             "        if (start + j >= 0 && start + j < width) pvalue += N[start + j] * M[j];",
+                             "    for (int j = 0; j <= MASK_WIDTH; j++)\n"
+                             "        if (start + j >= 0 && start + j < width) pvalue += N[start + j] * M[j];"),),
                            "OutOfBoundsError", 100, array="M",
                            what="The mask loop runs one step too far: it reads past the constant mask."),)),
     _conv1d_case("conv1d_tiled_halo", "conv1d_tiled_halo", "PMPP 7.4: tiled 1-D convolution with halo cells",
-                 bugs=(Bug("right_halo_missing", (("    if (threadIdx.x < n) N_ds[n + blockDim.x + threadIdx.x] = (halo_right >= width) ? 0.0f : N[halo_right];\n",
-                                                   ""),),
+                 bugs=(Bug("right_halo_missing",
+                           (("    if (threadIdx.x < n) N_ds[n + blockDim.x + threadIdx.x] = "
+                             "(halo_right >= width) ? 0.0f : N[halo_right];\n",
+                             ""),),
                            "UninitializedReadError", 100, block=(0, 0, 0), array="N_ds", index=(66,),
                            what="The right halo is never loaded: the last threads read cells no one stored."),
-                       Bug("halo_barrier_missing", (("0.0f : N[halo_right];\n    __syncthreads();", "0.0f : N[halo_right];"),),
+                       Bug("halo_barrier_missing",
+                           (("0.0f : N[halo_right];\n    __syncthreads();", "0.0f : N[halo_right];"),),
                            "SharedMemoryRaceError", 100, block=(0, 0, 0), array="N_ds",
                            what="No barrier between loading the tile and using it."))),
     _conv1d_case("conv1d_tiled_caching", "conv1d_tiled_caching",
                  "PMPP 7.5: tiled 1-D convolution, halos from global memory through the caches",
-                 bugs=(Bug("interior_test_off_by_one", (("            if (k >= this_start && k < next_start) pvalue += N_ds",
-                                                         "            if (k >= this_start && k <= next_start) pvalue += N_ds"),),
+                 bugs=(Bug("interior_test_off_by_one",
+                           (("            if (k >= this_start && k < next_start) pvalue += N_ds",
+                             "            if (k >= this_start && k <= next_start) pvalue += N_ds"),),
                            "OutOfBoundsError", 200, block=(0, 0, 0), thread=(62, 0, 0), array="N_ds", index=(64,),
                            what="`<=` takes the first cell of the next tile from this block's shared tile."),)),
     _conv2d_case(),
     Case("heat1d", "team_stencils", "heat1d", _heat, _heat_ref, SHAPES_1D, rtol=1e-5, atol=1e-5,
          style="1-D heat equation step with halo cells in shared memory",
-         bugs=(Bug("left_halo_not_loaded", (("    if (threadIdx.x == 0) s[0] = (i > 0 && i - 1 < n) ? u[i - 1] : 0.0f;\n", ""),),
+         bugs=(Bug("left_halo_not_loaded",
+                   (("    if (threadIdx.x == 0) s[0] = (i > 0 && i - 1 < n) ? u[i - 1] : 0.0f;\n", ""),),
                    "UninitializedReadError", 300, block=(1, 0, 0), array="s", index=(0,),
                    what="The left halo cell is never loaded."),)),
     Case("jacobi2d", "team_stencils", "jacobi2d", _jacobi, _jacobi_ref, SHAPES_2D, rtol=1e-5, atol=1e-5,
          style="2-D five-point Jacobi step, shared tile with a halo of one",
-         bugs=(Bug("early_return_before_barrier", (("    __syncthreads();\n    if (!in) return;", "    if (!in) return;\n    __syncthreads();"),),
+         bugs=(Bug("early_return_before_barrier",
+                   (("    __syncthreads();\n    if (!in) return;", "    if (!in) return;\n    __syncthreads();"),),
                    "BarrierDivergenceError", (20, 20), block=(1, 0, 0),
                    what="Threads outside the grid return before the barrier the others wait at."),)),
     Case("life_step", "team_stencils", "life_step", _life, _life_ref, ((1, 1), (5, 7), (16, 16), (33, 47)),

@@ -58,7 +58,8 @@ CASES = [
     Case("tr_shared_tile", SRC, "transpose_tile", _rect_setup(T, (T, T)), _rect_reference, RECT,
          style="coalesced transpose through a TILE x TILE shared tile (bank conflicts left in)",
          bugs=(Bug("tile_read_without_barrier",
-                   (("    if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = idata[y * cols + x];\n    __syncthreads();\n"
+                   (("    if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = idata[y * cols + x];\n"
+                     "    __syncthreads();\n"
                      "    x = blockIdx.y * TILE + threadIdx.x;   // column",
                      "    if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = idata[y * cols + x];\n"
                      "    x = blockIdx.y * TILE + threadIdx.x;   // column"),),
@@ -68,7 +69,8 @@ CASES = [
     Case("tr_padded_tile", SRC, "transpose_padded", _rect_setup(T, (T, T)), _rect_reference, RECT,
          style="Harris, 'An Efficient Matrix Transpose': tile[TILE][TILE + 1] against bank conflicts, unsigned indices",
          bugs=(Bug("output_stride_is_cols",
-                   (("odata[(bx + ty) * rows + by + tx] = tile[tx][ty];", "odata[(bx + ty) * cols + by + tx] = tile[tx][ty];"),),
+                   (("odata[(bx + ty) * rows + by + tx] = tile[tx][ty];",
+                     "odata[(bx + ty) * cols + by + tx] = tile[tx][ty];"),),
                    "OutOfBoundsError", (17, 40), block=(1, 0, 0), thread=(0, 1, 0), array="odata", index=(680,),
                    what="The output's rows are `rows` long, not `cols`: block (1, 0)'s second row of threads "
                         "writes odata[17 * 40], past the 680 elements."),)),
@@ -80,7 +82,8 @@ CASES = [
          style="Harris transposeCoalesced: dim3 block(TILE_DIM, BLOCK_ROWS, 1), each thread looping j += BLOCK_ROWS, "
                "guarded",
          bugs=(Bug("row_guard_dropped_in_load",
-                   (("        if (x < cols && y + j < rows) tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * cols + x];",
+                   (("        if (x < cols && y + j < rows) "
+                     "tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * cols + x];",
                      "        if (x < cols) tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * cols + x];"),),
                    "OutOfBoundsError", (40, 50), block=(0, 1, 0), thread=(0, 0, 0), array="idata", index=(2000,),
                    what="The load checks only the column: in the second row of tiles, thread (0, 0) at j = 8 "

@@ -135,10 +135,12 @@ def runtime_object(checked):
     """The runtime's object file for one variant, compiled once per header set and compiler."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else [])
-    key = hashlib.sha256("\0".join(["runtime", header_digest(), " ".join(flags), compiler_version(cxx)]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join(["runtime", header_digest(), " ".join(flags),
+                                    compiler_version(cxx)]).encode()).hexdigest()
 
     def make(tmp, out):
-        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / "kc_runtime.cpp"), "-o", str(out)], "runtime")
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / "kc_runtime.cpp"), "-o", str(out)],
+                    "runtime")
         if proc.returncode != 0:
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
                                log=proc.stderr, backend="cpu")

@@ -85,7 +85,8 @@ class CheckSetup:
         self.extents = (ctypes.c_uint64 * n)()
         self.elem_sizes = (ctypes.c_uint32 * n)(*[max(p.itemsize, 1) for p in kernel.params])
         self._names, self.names = _strings([p.name for p in kernel.params])
-        self._shared, self.shared_names_c = _strings(list(shared_names) + [""] * (MAX_SHARED_ARRAYS - len(shared_names)))
+        self._shared, self.shared_names_c = _strings(
+            list(shared_names) + [""] * (MAX_SHARED_ARRAYS - len(shared_names)))
         self._dnames, self.device_names = _strings([name for name, _ in devices])
         self.device_vars = (ctypes.c_uint64 * max(2, 2 * len(devices)))(
             *[x for _, (addr, size, _) in devices for x in (addr, size)])
