@@ -18,27 +18,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from cuda_corpus import all_cases  # noqa: E402
-
-import cudacheck  # noqa: E402
+from cuda_corpus.case import run as case_run  # noqa: E402
 
 
 def run(case, source, spec, backend):
     """One launch; returns {output key: NumPy array} for the reference's keys."""
     import cupy
     xp = cupy if backend == "gpu" else np
-    mod = cudacheck.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend=backend)
-    for name, value in spec.globals.items():
-        value = np.ascontiguousarray(value)
-        mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)
     # CuPy has no structured dtypes: struct arrays travel as their bytes.
     host = tuple(a.view(np.uint8) if isinstance(a, np.ndarray) and a.dtype.names else a for a in spec.args)
     args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in host)
     if backend == "gpu":
         args = _views_on_gpu(host, args)
-    fn = mod.get_function(case.kernel)
-    if spec.shared_mem > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = spec.shared_mem
-    fn(spec.grid, spec.block, args, shared_mem=spec.shared_mem)
+    mod = case_run(case, source, spec, backend, args=args)
     out = {}
     for i, a in enumerate(args):
         got = cupy.asnumpy(a) if backend == "gpu" and hasattr(a, "device") else a

@@ -7,25 +7,12 @@ corpus on a GPU (logs/)."""
 import numpy as np
 import pytest
 from cuda_corpus import all_cases
+from cuda_corpus.case import run
 
 import cudacheck
 
 CASES = all_cases()
 BUGS = [(c, b) for c in CASES for b in c.bugs]
-
-
-def launch(case, source, launch_spec, check):
-    """Run one launch on the CPU runtime; returns (args after the run, device variables)."""
-    mod = cudacheck.RawModule(source, options=case.options, name_expressions=case.name_expressions, backend="cpu",
-                            check=check)
-    for name, value in launch_spec.globals.items():
-        value = np.ascontiguousarray(value)
-        mod.get_global(name).copy_from_host(value.ctypes.data, value.nbytes)
-    fn = mod.get_function(case.kernel)
-    if launch_spec.shared_mem > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = launch_spec.shared_mem
-    fn(launch_spec.grid, launch_spec.block, launch_spec.args, shared_mem=launch_spec.shared_mem)
-    return launch_spec.args, mod
 
 
 def _fields(got, want):
@@ -47,7 +34,7 @@ def test_plain_and_checked_runs_agree_and_match_numpy(case, rng):
         runs = {}
         for check in (False, True):
             spec = case.setup(np.random.default_rng(seed), shape)
-            args, mod = launch(case, case.code(), spec, check)
+            args, mod = spec.args, run(case, case.code(), spec, check=check)
             runs[check] = (args, mod)
         inputs = case.setup(np.random.default_rng(seed), shape).args
         expected = case.reference(inputs, shape)
@@ -70,7 +57,7 @@ def test_plain_and_checked_runs_agree_and_match_numpy(case, rng):
 def test_seeded_bug_is_reported(case, bug, rng):
     spec = case.setup(rng, bug.shape)
     with pytest.raises(cudacheck.KernelError) as e:
-        launch(case, case.edited(bug), spec, check=True)
+        run(case, case.edited(bug), spec, check=True)
     assert isinstance(e.value, getattr(cudacheck, bug.error)), f"{type(e.value).__name__}: {e.value}"
     for field in ("thread", "block", "array", "index"):
         want = getattr(bug, field)

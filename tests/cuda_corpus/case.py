@@ -12,9 +12,15 @@ runs every case plain and checked on every shape: the two runs must agree bit fo
 Each Bug is an edit of the case's source that checked mode must report with the given
 exception class, thread, block and element.
 """
+import ctypes
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+import numpy as np
+
+import cudacheck
+from cudacheck.launch import DEFAULT_SHARED_LIMIT
 
 SRC = Path(__file__).with_name("src")
 
@@ -68,3 +74,20 @@ class Case:
                 raise ValueError(f"{self.name}/{bug.name}: edit text must occur exactly once: {old!r}")
             src = src.replace(old, new)
         return src
+
+
+def run(case, source, spec, backend="cpu", check=False, args=None):
+    """The one launch of the corpus (its test and scripts/corpus_gpu.py): `case`'s kernel
+    compiled from `source`, its device variables set, dynamic shared memory past 48 KiB
+    opted into, launched as `spec` says with `args` (default spec.args: the GPU's
+    copies where the caller made them). Returns the module, for its variables."""
+    mod = cudacheck.RawModule(source, options=case.options, name_expressions=case.name_expressions,
+                              backend=backend, check=check)
+    for name, value in spec.globals.items():
+        value = np.ascontiguousarray(value)
+        mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)
+    fn = mod.get_function(case.kernel)
+    if spec.shared_mem > DEFAULT_SHARED_LIMIT:
+        fn.max_dynamic_shared_size_bytes = spec.shared_mem
+    fn(spec.grid, spec.block, spec.args if args is None else args, shared_mem=spec.shared_mem)
+    return mod
