@@ -65,9 +65,18 @@ def sync_exercises(nb, stem):
     have = cells[start:]
     if len(have) == len(want) and all(_same(a, b) for a, b in zip(have, want)):
         return False
+    # A cell that did not change keeps its outputs; a changed one takes the new text.
+    kept = {("".join(c["source"]), c["cell_type"]): c for c in have}
+    section = []
     for i, cell in enumerate(want):
+        same = kept.get(("".join(cell["source"]), cell["cell_type"]))
+        if same is not None and _same(same, cell):
+            section.append(same)
+            continue
+        cell["source"] = "".join(cell["source"]).splitlines(keepends=True)
         cell["id"] = f"exercise-{i:03d}"
-    nb["cells"] = cells[:start] + want
+        section.append(cell)
+    nb["cells"] = cells[:start] + section
     return True
 
 

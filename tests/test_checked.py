@@ -223,3 +223,18 @@ def test_vector_access_through_a_cast_pointer_is_checked():
     assert k.last_launch.global_counts["a"].loads == 4 and k.last_launch.global_counts["b"].stores == 4
     with pytest.raises(cudacheck.OutOfBoundsError, match=r"thread \(4, 0, 0\).*reads a\[4\].*16-byte elements"):
         k(1, 8, (a, b, 5))
+
+
+@pytest.mark.parametrize("tile", (8, 16, 24, 32))
+def test_coalesced_multiply_needs_only_a_warp_barrier_when_the_tile_divides_32(tile, rng):
+    """best_practices.cu's claim: a row of aTile lies within one warp, so __syncwarp()
+    suffices, when TILE_DIM divides 32. A row of 24 threads straddles two warps, and
+    checked mode then finds the race a warp barrier cannot prevent."""
+    M, N = random_matrix(rng, 2 * tile, tile), random_matrix(rng, tile, 2 * tile)
+    if 32 % tile:
+        with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
+            matmul.run(M, N, "coalescedMultiply", tile, "cpu", check=True)
+        assert e.value.array == "aTile"
+    else:
+        P, _ = matmul.run(M, N, "coalescedMultiply", tile, "cpu", check=True)
+        assert_product(P, M, N)

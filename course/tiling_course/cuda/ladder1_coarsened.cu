@@ -1,7 +1,7 @@
 // Ladder, rung 1: thread coarsening. P (m x n) = M (m x k) times N (k x n), row-major.
 //
 // The one idea: each thread computes COARSE elements of P instead of one, all in one
-// column, COARSE rows apart. The value of N it needs for one step of the dot products
+// column, TILE/COARSE rows apart. The value of N it needs for one step of the dot products
 // is the same for all of them, so it is read from shared memory once and used COARSE
 // times from a register.
 //

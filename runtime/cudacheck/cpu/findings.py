@@ -126,8 +126,10 @@ def _oob(f, ctx):
             msg += (f", counting in {f['elem_size']}-byte elements as the access does (a vector type through a "
                     f"cast pointer), where {name} holds {declared}-byte elements")
     msg += ctx.quote(f["line"])
-    msg += ("\nGuard the access with the array's bounds (as `if (row < Width && col < Width)`), or check the index "
-            "arithmetic." if not f["shared"] and f.get("space") != "local"
+    # The runtime knows the array, not the kernel's names for its sizes: the hint says what
+    # must hold, in the array's own terms.
+    msg += (f"\nGuard the access (an `if` that keeps the index within {name}'s {_shape(dims)} elements, before "
+            "it), or check the index arithmetic." if not f["shared"] and f.get("space") != "local"
             else "\nCheck the index arithmetic against the array's size.")
     return OutOfBoundsError(msg, kernel=ctx.kernel.name, thread=thread, block=block, array=name,
                             index=tuple(index), extent=tuple(dims), op=f["op"], line=f["line"])
