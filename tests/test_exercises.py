@@ -83,8 +83,9 @@ def test_wrong_answer_is_rejected(ex, wrong, source):
     assert ex.hint in result.message
     if wrong.expect == "wrong values":
         d = result.details
-        assert {"row", "col", "expected", "got", "thread", "block"} <= set(d)
-        assert f"P[{d['row']}][{d['col']}]" in result.message and str(d["thread"]) in result.message
+        assert {"row", "col", "expected", "got", "threads", "block"} <= set(d)
+        assert f"P[{d['row']}][{d['col']}]" in result.message and str(d["block"]) in result.message
+        assert all(str(t) in result.message for t in d["threads"])
         assert result.shape is not None
     elif ex.kind != "value" and wrong.expect != "requirement":
         assert type(result.error).__name__ == wrong.expect

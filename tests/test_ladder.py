@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_product, gpu, random_matrix
 
 from cudacheck import RawModule
-from tiling_course import matmul
+from tiling_course import matmul, tryout
 
 RUNGS = [name for name in matmul.KERNELS if name.startswith("ladder")]
 
@@ -155,3 +155,14 @@ def test_rung_on_gpu(kernel, rng):
         P = cupy.full((m, n), cupy.nan, cupy.float32)
         matmul.multiply(cupy.asarray(M), cupy.asarray(N), kernel=kernel, backend="gpu", P=P)
         assert_product(P.get(), M, N)
+
+
+def test_the_checker_names_the_thread_that_stores_an_element_by_the_kernels_geometry(rng):
+    """Rung 1 runs blocks of 32 x 8 threads, each storing four elements of one column, rows
+    TILE/COARSE = 8 apart: the checker's feedback names that thread, not one of a 32 x 32 block."""
+    launch = matmul.Launch("ladder1_coarsened")
+    M, N = random_matrix(rng, 70, 20), random_matrix(rng, 20, 50)
+    for row, col in [(0, 0), (37, 45), (69, 33), (int(rng.integers(70)), int(rng.integers(50)))]:
+        block, shape, threads = tryout.writers(matmul.source(launch.kernel), launch, M, N, 32, row, col)
+        assert shape == (32, 8) and block == (col // 32, row // 32, 0)
+        assert threads == [(col % 32, row % 32 % 8, 0)], (row, col, threads)

@@ -155,11 +155,10 @@ class Launch:
             return (M, N, P, np.int32(m), np.int32(k), np.int32(n))
         return (M, N, P, np.int32(n))
 
-    def owner(self, row, col, tile):
-        """(block, thread) of the thread that computes P[row][col] (not for the ladder,
-        whose threads compute many elements each)."""
-        span = tile * self.columns_per_thread
-        return (col // span, row // tile, 0), (col % span % tile, row % tile, 0)
+    def block_of(self, row, col, tile):
+        """The block whose tile of P holds P[row][col]."""
+        s = self.spec
+        return (col // ((s.tile_n or tile) * self.columns_per_thread), row // (s.tile_m or tile), 0)
 
 
 @lru_cache(maxsize=128)

@@ -40,9 +40,8 @@ def tolerance(M, N):
     return 2 * k * UNIT_ROUNDOFF * (np.abs(M.astype(np.float64)) @ np.abs(N.astype(np.float64))) + 1e-30
 
 
-def compare(P, M, N, tile, owner):
-    """None if P matches M @ N within the bound; else a dict about the worst element.
-    owner(row, col, tile) -> (block, thread) names who computed it (Launch.owner)."""
+def compare(P, M, N):
+    """None if P matches M @ N within the bound; else a dict about the worst element."""
     ref = M.astype(np.float64) @ N.astype(np.float64)
     err = np.abs(np.asarray(P, np.float64) - ref)
     bad = err > tolerance(M, N)
@@ -50,9 +49,36 @@ def compare(P, M, N, tile, owner):
         return None
     row, col = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
     row, col = int(row), int(col)
-    block, thread = owner(row, col, tile)
-    return dict(count=int(bad.sum()), row=row, col=col, expected=float(ref[row, col]),
-                got=float(P[row, col]), block=block, thread=thread)
+    return dict(count=int(bad.sum()), row=row, col=col, expected=float(ref[row, col]), got=float(P[row, col]))
+
+
+def writers(code, launch, M, N, tile, row, col):
+    """Who stores P[row][col]: (block, block shape, threads), from a checked run that
+    traces the block whose tile holds it. The kernel's own stores say it, whatever its
+    geometry (a ladder rung's thread owns elements rows apart)."""
+    block = launch.block_of(row, col, tile)
+    shape = launch.geometry(M.shape[0], M.shape[1], N.shape[1], tile, check=False)[1]
+    _, fn = matmul.run(M, N, tile=tile, backend="cpu", code=code, check=True, launch=launch, trace=[block[:2]])
+    report = fn.last_launch
+    out = list(report.global_counts)[2]   # the third array of the book's kernels is P
+    flat = row * N.shape[1] + col
+    threads = sorted({a.thread for a in report.trace if a.array == out and a.op == "W" and a.index == flat})
+    return block, shape, threads
+
+
+def _who(code, launch, M, N, tile, wrong):
+    """A sentence on who computes the wrong element; its block and threads go into `wrong`."""
+    try:
+        block, shape, threads = writers(code, launch, M, N, tile, wrong["row"], wrong["col"])
+    except KernelError:
+        return ""
+    wrong.update(block=block, threads=threads)
+    blocks = f"(blocks of {shape[0]} x {shape[1]} threads)"
+    if not threads:
+        return f" No thread of block {block} {blocks}, whose tile holds it, stores it."
+    if len(threads) > 1:
+        return f" Threads {' and '.join(map(str, threads))} of block {block} {blocks} all store it."
+    return f" Thread {threads[0]} of block {block} {blocks} stores it."
 
 
 def default_shapes(kernel, tile):
@@ -112,14 +138,13 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
                 return fail(f"✗ `{name}` could not be launched: {msg}", "no kernel", None, (m, k, n))
             if not checked:
                 P = P.get()
-            wrong = compare(P, M, N, tile, launch.owner)
-            if wrong:
-                w = wrong
+            w = compare(P, M, N)
+            if w:
                 return fail(
                     f"✗ `{name}` on {m}x{k} times {k}x{n}, {place}: {w['count']} of {m * n} elements of P "
                     f"differ from NumPy. P[{w['row']}][{w['col']}] should be {w['expected']:.6g} but is "
-                    f"{w['got']:.6g}; thread {w['thread']} of block {w['block']} computes it "
-                    f"(with {tile} x {tile} blocks).", "wrong values", None, (m, k, n), w)
+                    f"{w['got']:.6g}.{_who(code, launch, M, N, tile, w)}", "wrong values", None,
+                    (m, k, n), w)
             if checked and requirement is not None:
                 unmet = requirement(fn.last_launch, (m, k, n), tile, code)
                 if unmet:
