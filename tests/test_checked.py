@@ -101,6 +101,9 @@ def test_tiled_global_loads_are_2_width_cubed_over_tile(tile, rng):
     assert r.global_loads == 2 * width ** 3 // tile           # 2 Width / TILE per thread
     assert r.global_loads // width ** 2 == 2 * width // tile
     assert r.shared_stores == 2 * width ** 3 // tile and r.shared_loads == 2 * width ** 3
+    # Chapter 2's claim: per thread and phase, two shared stores and 2 * TILE shared loads.
+    per_thread_phase = width ** 2 * (width // tile)
+    assert r.shared_stores == 2 * per_thread_phase and r.shared_loads == 2 * tile * per_thread_phase
     assert_product(P, M, N)
 
 
