@@ -37,3 +37,35 @@ def test_without_data_each_plot_and_table_says_so(name, monkeypatch):
     shown = {**PLOTS, **TABLES}[name]()
     assert isinstance(shown, perfplots.NoData), shown
     assert repr(shown).startswith(perfplots.NoData.PREFIX) and "data" in shown._repr_markdown_()
+
+
+# Occupancy in warps, worked out by hand from the CUDA C Programming Guide's limits: a block of
+# t x t threads takes ceil(t*t / 32) warps; blocks per SM are the fewest of the warp, block and
+# shared-memory limits (2 t^2 floats plus the driver's reservation per block).
+OCCUPANCY = {
+    "cc90": {2: (32, 0.5), 4: (32, 0.5), 8: (32, 1.0), 16: (8, 1.0), 32: (2, 1.0)},   # 64 warps, 32 blocks
+    "t4": {2: (16, 0.5), 4: (16, 0.5), 8: (16, 1.0), 16: (4, 1.0), 32: (1, 1.0)},     # 32 warps, 16 blocks
+}
+
+
+@pytest.mark.parametrize("device", sorted(OCCUPANCY))
+def test_occupancy_counts_warps_not_threads(device):
+    limits = {"cc90": perfplots.CC90_LIMITS, "t4": perfplots.T4_LIMITS}[device]
+    for tile, (blocks, occupancy) in OCCUPANCY[device].items():
+        o = perfplots.occupancy(tile, limits)
+        assert (o["blocks"], o["occupancy"]) == (blocks, occupancy), (device, tile, o)
+    # A 2 x 2 block fills one warp with 4 of its 32 lanes.
+    assert perfplots.occupancy(2, limits)["lanes_used"] == 4 / 32
+    # 16 x 16 tiles: shared memory alone would allow 76 blocks on compute capability 9.0 (Q5.4).
+    assert perfplots.occupancy(16, perfplots.CC90_LIMITS)["by_smem"] == 76
+
+
+def test_the_reference_devices_are_the_compute_capability_the_table_assumes():
+    for ds in perfdata.datasets():
+        assert ds.meta["device"]["compute_capability"] == "9.0", ds.device
+
+
+def test_the_occupancy_table_names_its_device_and_the_reservation():
+    html = perfplots.occupancy_table(limits=perfplots.T4_LIMITS).data
+    assert "T4" in html and "16 of 32 (50%)" in html and "+ 0" in html
+    assert "1,024" in perfplots.occupancy_table(limits=perfplots.CC90_LIMITS).data

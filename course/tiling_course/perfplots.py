@@ -9,10 +9,13 @@ import numpy as np
 
 from . import perfdata, traces
 
-# What the CUDA C Programming Guide's table of compute capabilities gives for 9.0 (H100,
-# H200): the per-SM limits that decide how many blocks of a kernel run at once.
-CC90_LIMITS = {"threads_per_sm": 2048, "blocks_per_sm": 32, "smem_per_sm": 228 * 1024,
-               "smem_reserved_per_block": 1024, "threads_per_block": 1024}
+# What the CUDA C Programming Guide's table of compute capabilities gives: the per-SM
+# limits that decide how many blocks of a kernel run at once. Since compute capability 8.0
+# the driver also reserves 1 KB of shared memory per block.
+CC90_LIMITS = {"device": "compute capability 9.0 (H100, H200)", "warps_per_sm": 64, "blocks_per_sm": 32,
+               "smem_per_sm": 228 * 1024, "smem_reserved_per_block": 1024}
+T4_LIMITS = {"device": "compute capability 7.5 (Colab's T4)", "warps_per_sm": 32, "blocks_per_sm": 16,
+             "smem_per_sm": 64 * 1024, "smem_reserved_per_block": 0}
 # The Best Practices Guide's Table 1 (2008): effective bandwidth in GB/s.
 BPG_2008 = {"simpleMultiply": (8.7, 0.7), "coalescedMultiply": (14.3, 8.2), "sharedABMultiply": (29.7, 15.7)}
 
@@ -185,22 +188,54 @@ def _html_table(header, rows, caption):
                 f"<tbody>{body}</tbody></table>")
 
 
-def occupancy_table(tiles=(2, 4, 8, 16, 32), limits=CC90_LIMITS):
-    """For each square tile: threads and shared memory per block, and how many blocks
-    (and threads) fit on one SM by each limit; the smallest limit wins."""
+def device_limits():
+    """The limits of the GPU in use (read from its attributes), or None without one."""
+    from cudacheck import gpu_available
+    if not gpu_available():
+        return None
+    import cupy
+    dev = cupy.cuda.Device()
+    attrs, props = dev.attributes, cupy.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {"device": f"{name} (compute capability {props['major']}.{props['minor']}, the GPU in use)",
+            "warps_per_sm": attrs["MaxThreadsPerMultiProcessor"] // 32,
+            "blocks_per_sm": attrs["MaxBlocksPerMultiprocessor"],
+            "smem_per_sm": attrs["MaxSharedMemoryPerMultiprocessor"],
+            "smem_reserved_per_block": attrs.get("ReservedSharedMemoryPerBlock", 0)}
+
+
+def occupancy(tile, limits):
+    """Blocks of tile x tile threads (two float tiles of shared memory each) that fit on one
+    SM, by each limit, and the occupancy: resident warps over the SM's maximum. A block
+    takes whole warps, so a block of 4 threads holds a warp with 28 lanes idle."""
+    threads, smem = tile * tile, 2 * tile * tile * 4
+    warps = -(-threads // 32)
+    by_warps = limits["warps_per_sm"] // warps
+    by_smem = limits["smem_per_sm"] // (smem + limits["smem_reserved_per_block"])
+    blocks = min(by_warps, limits["blocks_per_sm"], by_smem)
+    return {"threads": threads, "warps": warps, "smem": smem, "by_warps": by_warps, "by_smem": by_smem,
+            "blocks": blocks, "occupancy": blocks * warps / limits["warps_per_sm"],
+            "lanes_used": threads / (32 * warps)}
+
+
+def occupancy_table(tiles=(2, 4, 8, 16, 32), limits=None):
+    """For each square tile: threads, warps and shared memory per block (with the driver's
+    reservation), how many blocks fit on one SM by each limit, and the occupancy in warps.
+    limits: a dict as CC90_LIMITS; default the GPU in use, else compute capability 9.0."""
+    limits = limits or device_limits() or CC90_LIMITS
+    reserved = limits["smem_reserved_per_block"]
     rows = []
     for t in tiles:
-        threads, smem = t * t, 2 * t * t * 4
-        by_threads = limits["threads_per_sm"] // threads
-        by_smem = limits["smem_per_sm"] // (smem + limits["smem_reserved_per_block"])
-        blocks = min(by_threads, limits["blocks_per_sm"], by_smem)
-        rows.append([f"{t} x {t}", threads, f"{smem:,}", by_threads, limits["blocks_per_sm"], by_smem, blocks,
-                     f"{blocks * threads} ({100 * blocks * threads / limits['threads_per_sm']:.0f}%)"])
-    rows.append(["64 x 64", 4096, "32,768", "–", "–", "–", "0", "cannot launch: 4096 > 1024 threads per block"])
-    header = ["tile", "threads/block", "shared B/block", "blocks/SM by threads", "by block limit", "by shared memory",
-              "blocks/SM", "threads/SM (occupancy)"]
-    return _html_table(header, rows, "Blocks that fit on one SM of compute capability 9.0 (H100, H200), by limit; "
-                                     "registers can lower these further")
+        o = occupancy(t, limits)
+        rows.append([f"{t} x {t}", f"{o['threads']} ({o['warps']} warp{'s' if o['warps'] > 1 else ''}, "
+                     f"{100 * o['lanes_used']:.0f}% of lanes)", f"{o['smem']:,} + {reserved:,}", o["by_warps"],
+                     limits["blocks_per_sm"], o["by_smem"], o["blocks"],
+                     f"{o['blocks'] * o['warps']} of {limits['warps_per_sm']} ({100 * o['occupancy']:.0f}%)"])
+    rows.append(["64 x 64", "4096", "32,768", "–", "–", "–", "0", "cannot launch: 4096 > 1024 threads per block"])
+    header = ["tile", "threads/block", "shared B/block (+ reserved)", "blocks/SM by warps", "by block limit",
+              "by shared memory", "blocks/SM", "warps/SM (occupancy)"]
+    return _html_table(header, rows, f"Blocks that fit on one SM of {limits['device']}, by limit; registers can "
+                                     "lower these further")
 
 
 def bpg_table(dataset=None, width=8192, tile=16):
