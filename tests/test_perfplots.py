@@ -80,3 +80,10 @@ def test_the_best_practices_ranking_chapter_5_states_holds_in_the_data():
     for ds in perfdata.datasets():
         assert order(ds, 16)[0] == "coalescedMultiply", (ds.device, order(ds, 16))
         assert order(ds, 32)[0] == "sharedABMultiply" and order(ds, 32)[-1] == "coalescedMultiply", ds.device
+
+
+def test_a_tile_chosen_at_run_time_costs_what_chapter_4_says():
+    """Chapter 4: tiled_dynamic takes 1.3 (tile 16) to 1.4 (tile 32) times as long as tiled."""
+    for ds in perfdata.datasets():
+        ratios = {t: ds.ms("tiled_dynamic", t, 4096) / ds.ms("tiled", t, 4096) for t in (16, 32)}
+        assert round(ratios[16], 1) == 1.3 and round(ratios[32], 1) == 1.4, (ds.device, ratios)
