@@ -87,3 +87,18 @@ def test_a_tile_chosen_at_run_time_costs_what_chapter_4_says():
     for ds in perfdata.datasets():
         ratios = {t: ds.ms("tiled_dynamic", t, 4096) / ds.ms("tiled", t, 4096) for t in (16, 32)}
         assert round(ratios[16], 1) == 1.3 and round(ratios[32], 1) == 1.4, (ds.device, ratios)
+
+
+def test_the_roofline_numbers_chapter_5_states():
+    """Chapter 5: intensity 3.99 for tiles of 16 at Width 4096 (stores included); the roof at
+    cuBLAS's ~51 TFLOP/s under a nominal ~67; the tiled kernels at 60%, 48% and 27% of their
+    roofs on the H200."""
+    assert round(perfplots.intensity("tiled", 16, 4096), 2) == 3.99
+    assert perfplots.intensity("naive", 16, 4096) < 0.25 and round(perfplots.intensity("naive", 16, 4096), 3) == 0.25
+    ref = perfdata.reference()
+    assert "H200" in ref.device and round(ref.ceilings["fp32_tflops"]) == 51
+    assert round(perfplots.nominal_fp32_tflops(ref)) == 67
+    bw, peak = ref.ceilings["copy_gbs"], ref.ceilings["fp32_tflops"]
+    share = {t: ref.result("tiled", t, 4096)["tflops"] / min(peak, bw * perfplots.intensity("tiled", t, 4096) / 1000)
+             for t in (8, 16, 32)}
+    assert {t: round(100 * v) for t, v in share.items()} == {8: 60, 16: 48, 32: 27}, share

@@ -16,6 +16,9 @@ CC90_LIMITS = {"device": "compute capability 9.0 (H100, H200)", "warps_per_sm": 
                "smem_per_sm": 228 * 1024, "smem_reserved_per_block": 1024}
 T4_LIMITS = {"device": "compute capability 7.5 (Colab's T4)", "warps_per_sm": 32, "blocks_per_sm": 16,
              "smem_per_sm": 64 * 1024, "smem_reserved_per_block": 0}
+# FP32 multiply-adds per clock per SM, from the CUDA C Programming Guide's table of
+# arithmetic instruction throughput, by compute capability.
+FP32_LANES_PER_SM = {"7.5": 64, "8.0": 64, "8.6": 128, "8.9": 128, "9.0": 128}
 # The Best Practices Guide's Table 1 (2008): effective bandwidth in GB/s.
 BPG_2008 = {"simpleMultiply": (8.7, 0.7), "coalescedMultiply": (14.3, 8.2), "sharedABMultiply": (29.7, 15.7)}
 
@@ -146,6 +149,15 @@ def intensity(kernel, tile, width=4096, counted_at=64):
     return 2 * width ** 3 / (4 * (r.global_loads * scale ** 3 + r.global_stores * scale ** 2))
 
 
+def nominal_fp32_tflops(ds):
+    """The device's nominal FP32 peak: SMs x FP32 lanes x 2 FLOP x clock; None if unknown."""
+    dev = ds.meta.get("device", {})
+    lanes = FP32_LANES_PER_SM.get(dev.get("compute_capability"))
+    if not (lanes and dev.get("sm_count") and dev.get("clock_mhz")):
+        return None
+    return dev["sm_count"] * lanes * 2 * dev["clock_mhz"] / 1e6
+
+
 def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     """Measured TFLOP/s against arithmetic intensity (from counted global accesses),
     under the device's measured ceilings: copy bandwidth and cuBLAS's FP32 rate."""
@@ -158,7 +170,10 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     drawn = 0
     xs = np.logspace(-2, 3, 200)
     ax.plot(xs, np.minimum(peak, bw * xs / 1000), color="black", lw=1.5,
-            label=f"roof: min({peak:.1f} TFLOP/s, {bw:,.0f} GB/s x intensity)")
+            label=f"roof: min({peak:.1f} TFLOP/s, cuBLAS's best measured; {bw:,.0f} GB/s copy x intensity)")
+    nominal = nominal_fp32_tflops(ds)
+    if nominal:
+        ax.axhline(nominal, color="grey", lw=1, ls=":", label=f"nominal FP32 peak, {nominal:.1f} TFLOP/s")
     for ki, (kernel, tile) in enumerate(kernels_and_tiles):
         ai = intensity(kernel, tile, width)
         for s in sets:
