@@ -166,3 +166,16 @@ def test_the_checker_names_the_thread_that_stores_an_element_by_the_kernels_geom
         block, shape, threads = tryout.writers(matmul.source(launch.kernel), launch, M, N, 32, row, col)
         assert shape == (32, 8) and block == (col // 32, row // 32, 0)
         assert threads == [(col % 32, row % 32 % 8, 0)], (row, col, threads)
+
+
+@pytest.mark.parametrize("kernel", RUNGS)
+def test_the_thread_work_figure_shows_every_element_a_thread_computes(kernel):
+    """Chapter 6's figure: each traced thread owns tile_m x tile_n / threads-per-block elements of
+    P. Rungs 4 and 5 store them as float4s, which the figure must count as four elements each."""
+    from tiling_course import figures
+    spec = matmul.spec(kernel)
+    owned = spec.tile_m * spec.tile_n // (spec.block[0] * spec.block[1])
+    fig = figures.thread_work(kernel)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    counts = [int(re.search(r": (\d+) elements of P", label).group(1)) for label in labels]
+    assert counts == [owned, owned], (kernel, labels)

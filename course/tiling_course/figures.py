@@ -204,9 +204,8 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     ax.add_patch(Rectangle((0, 0), bn, bm, facecolor="#f2f2f2", edgecolor="black"))
     outputs = {}
     for a in report.trace:
-        if a.array == "P" and a.op == "W":
-            row, col = traces.rc(a.index, bn)
-            outputs.setdefault(a.thread[:2], []).append((row, col))
+        if a.array == "P" and a.op == "W":   # a float4 store writes `width` elements from index
+            outputs.setdefault(a.thread[:2], []).extend(traces.rc(a.index + w, bn) for w in range(a.width))
     for (thread, cells), colour in zip(sorted(outputs.items(), key=lambda kv: (kv[0][1], kv[0][0])), colours):
         for row, col in cells:
             ax.add_patch(Rectangle((col, row), 1, 1, color=colour))
@@ -228,7 +227,12 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
         ax.add_patch(Rectangle((0, 0), cols, rows, facecolor="#f2f2f2", edgecolor="black"))
         first = min(a.interval for a in accesses if a.op == "R")
         for thread, colour in zip(sorted(outputs, key=lambda t: (t[1], t[0])), colours):
-            reads = {rc(a.index) for a in accesses if a.op == "R" and a.thread[:2] == thread and a.interval == first}
+            reads = set()
+            for a in accesses:
+                if a.op == "R" and a.thread[:2] == thread and a.interval == first:
+                    r0, c0 = rc(a.index)
+                    # a float4 read covers `width` elements along the row, carrying into the next
+                    reads.update((r0 + (c0 + w) // cols, (c0 + w) % cols) for w in range(a.width))
             for r, c in reads:
                 ax.add_patch(Rectangle((c, r), 1, 1, color=colour, alpha=0.6))
         ax.set_xlim(0, cols)

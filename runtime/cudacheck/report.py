@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 # One access of a traced block: the barrier interval it happened in (1 = before the
 # first __syncthreads()), the thread (x, y, z), the array, the index (a tuple for a
 # multi-dimensional shared array), "R" or "W", and the source line.
-Access = namedtuple("Access", "block interval thread array index op line")
+# index: the first element the access touches (a tuple for a shared array of several
+# dimensions); width: how many elements it covers (4 for a float4 load of a float array).
+Access = namedtuple("Access", "block interval thread array index op line width", defaults=(1,))
 
 
 @dataclass(frozen=True)

@@ -75,13 +75,13 @@ def staged_loads(position: int, bound: str, where: str):
 def coalesced():
     """In the traced block, neighbouring threads of one warp (threadIdx.x and threadIdx.x + 1)
     touch, at each step of their loops, the same element of a global array or neighbouring
-    ones, never elements far apart."""
+    ones (for vector accesses, neighbouring vectors), never elements far apart."""
     def requirement(report, shape, tile, code):
         glob = set(report.global_counts)
-        steps = defaultdict(list)   # (array, op, thread) -> indices, in program order
+        steps = defaultdict(list)   # (array, op, thread) -> (index, width), in program order
         for a in report.trace or ():
             if a.array in glob:
-                steps[a.array, a.op, a.thread].append(a.index)
+                steps[a.array, a.op, a.thread].append((a.index, a.width))
         bx, by, _ = report.block
         for (array, op, (x, y, z)), first in sorted(steps.items()):
             if x + 1 >= bx:
@@ -89,8 +89,8 @@ def coalesced():
             if (x + bx * (y + by * z)) // 32 != (x + 1 + bx * (y + by * z)) // 32:
                 continue
             second = steps.get((array, op, (x + 1, y, z)), [])
-            for i, j in zip(first, second):
-                if abs(j - i) > 1:
+            for (i, width), (j, _) in zip(first, second):
+                if abs(j - i) > width:
                     verb = "read" if op == "R" else "write"
                     return (f"its accesses are not coalesced: threads ({x}, {y}, {z}) and ({x + 1}, {y}, {z}), "
                             f"neighbours in one warp, {verb} `{array}[{i}]` and `{array}[{j}]` at the same step, "

@@ -38,7 +38,7 @@ class WorkerStatus(ctypes.Structure):
 class TraceRecord(ctypes.Structure):
     _fields_ = [("block", ctypes.c_uint32), ("interval", ctypes.c_uint32), ("thread", ctypes.c_uint32),
                 ("array", ctypes.c_int32), ("index", ctypes.c_int64), ("pc", ctypes.c_uint32),
-                ("op", ctypes.c_uint8), ("pad", ctypes.c_uint8 * 3)]
+                ("op", ctypes.c_uint8), ("width", ctypes.c_uint8), ("pad", ctypes.c_uint8 * 2)]
 
 
 class CheckDesc(ctypes.Structure):
@@ -174,7 +174,8 @@ class CheckSetup:
             else:
                 name, index = self.kernel.params[r.array].name, int(r.index)
             out.append(Access(findings.coords(r.block, self.config.grid), int(r.interval),
-                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(line)))
+                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(line),
+                              int(r.width)))
         return out, truncated
 
 

@@ -41,10 +41,11 @@ struct LaunchDesc {
 struct TraceRecord {
     uint32_t block, interval, thread;
     int32_t array;               // parameter index, or SHARED_ID_BASE + shared array id
-    int64_t index;               // element index from the array's start
+    int64_t index;               // index of the first element it touches, in the array's declared elements
     uint32_t pc;                 // where in the library the access is (runner.py maps it to a line)
     uint8_t op;                  // 0 read, 1 write
-    uint8_t pad[3];
+    uint8_t width;               // elements it covers: 4 for a float4 load from a float array
+    uint8_t pad[2];
 };
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;

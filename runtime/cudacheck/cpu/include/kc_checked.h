@@ -184,11 +184,11 @@ static void race(const Region* r, uint64_t elem, const char* hazard, const Acces
              chk.interval_line);
 }
 
-static void trace(const Region* r, int64_t elem, uint32_t pc, Op op) {
+static void trace(const Region* r, int64_t elem, uint8_t width, uint32_t pc, Op op) {
     CheckDesc* d = chk.desc;
     if (d->trace_threads && !d->trace_threads[cur->linear]) return;
     uint64_t n = (*chk.trace_count)++;
-    if (n < d->trace_capacity) chk.trace[n] = TraceRecord{my_status->block, chk.epoch, cur->linear, r->id, elem, pc, op, {}};
+    if (n < d->trace_capacity) chk.trace[n] = TraceRecord{my_status->block, chk.epoch, cur->linear, r->id, elem, pc, op, width, {}};
 }
 
 static void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads) {
@@ -334,7 +334,12 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     } else {
         chk.counts[slot + op]++;
     }
-    if (chk.tracing) trace(r, int64_t(uint64_t(off) / (is_shared ? r->elem_size : size)), pc, op);
+    if (chk.tracing) {
+        // In the array's own elements, as a reader indexes it: a float4 load of a float
+        // array is 4 elements from its first, not element i of an array of float4s.
+        uint64_t elem = r->elem_size ? r->elem_size : size;
+        trace(r, int64_t(uint64_t(off) / elem), uint8_t(size > elem ? size / elem : 1), pc, op);
+    }
     uint64_t granule = is_shared ? (r->granule ? r->granule : r->elem_size) : size;
     if (!is_shared) return;
     for (uint64_t e = uint64_t(off) / granule; e <= (uint64_t(off) + size - 1) / granule; ++e)
