@@ -46,9 +46,11 @@ def heatmaps(name):
             panels.append(stored)
     _, _, P = bug.run(backend="cpu", check=False, rng=np.random.default_rng(0))
     panels.append((P, "the CPU runtime (unchecked)"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8), layout="constrained")
+    # One colour scale for all panels, so a right product never looks hotter than a wrong one.
+    vmax = max(max(figures.error(P, M, N).max() for P, _ in panels), 1e-30)
     for ax, (P, where) in zip(np.atleast_1d(axes), panels):
-        figures.error_heatmap(P, M, N, f"on {where}", tile=tile, ax=ax)
+        figures.error_heatmap(P, M, N, f"on {where}", tile=tile, ax=ax, vmax=vmax)
     fig.suptitle(f"|P - M·N| for {name}", fontsize=10)
     plt.close(fig)
     return fig

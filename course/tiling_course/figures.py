@@ -6,6 +6,7 @@ import html
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 
 from . import traces
 
@@ -170,24 +171,36 @@ def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
     return fig
 
 
-def error_heatmap(P, M, N, title, tile=None, ax=None):
+def error_heatmap(P, M, N, title, tile=None, ax=None, vmax=None):
     """|P - M N| per element, with the tile grid, to show where a wrong kernel is wrong.
-    Draws into `ax` if given; returns the figure."""
-    err = np.abs(np.asarray(P, np.float64) - M.astype(np.float64) @ N.astype(np.float64))
+    Errors within float32 rounding (tryout.tolerance) count as none and are drawn as 0, so
+    a correct product is a dark square. vmax: the top of the colour scale, shared by the
+    panels of one figure so that none looks hotter than it is. Draws into `ax` if given;
+    returns the figure."""
+    err = error(P, M, N)
     if ax is None:
         fig, ax = plt.subplots(figsize=(5.2, 4.4))
         plt.close(fig)
-    im = ax.imshow(err, cmap="magma", interpolation="nearest", vmin=0)
+    im = ax.imshow(err, cmap="magma", interpolation="nearest", vmin=0, vmax=vmax or max(err.max(), 1e-30))
     ax.figure.colorbar(im, ax=ax, fraction=0.046, label="|P - M·N|")
     if tile:
         for i in range(0, max(err.shape) + 1, tile):
             ax.axhline(i - 0.5, color="white", lw=0.5, alpha=0.5)
             ax.axvline(i - 0.5, color="white", lw=0.5, alpha=0.5)
-    wrong = int((err > 1e-3).sum())
+    wrong = int((err > 0).sum())
     ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max |error| {err.max():.3g})", fontsize=8)
     ax.set_xlabel("col")
     ax.set_ylabel("row")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return ax.figure
+
+
+def error(P, M, N):
+    """|P - M N| in float64, with errors within float32 rounding's bound set to 0."""
+    from .tryout import tolerance
+    err = np.abs(np.asarray(P, np.float64) - M.astype(np.float64) @ N.astype(np.float64))
+    return np.where(err > tolerance(M, N), err, 0.0)
 
 
 def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
