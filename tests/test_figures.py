@@ -19,3 +19,12 @@ def test_the_panels_of_a_heatmap_figure_share_one_scale():
     fig = demos.heatmaps("no_second_barrier")
     limits = {im.get_clim() for ax in fig.axes for im in ax.get_images()}
     assert len(limits) == 1 and next(iter(limits))[1] > 0.1, limits
+
+
+def test_barrier_in_branch_is_right_on_the_cpu_runtime_and_wrong_on_the_gpu_as_chapter_3_says():
+    from tiling_course import corpus
+    bug = corpus.WRONG["barrier_in_branch"]
+    M, N, P = bug.run(backend="cpu", check=False, rng=np.random.default_rng(0))
+    assert figures.error(P, M, N).max() == 0
+    stored = corpus.stored_gpu_result("barrier_in_branch")
+    assert stored is not None and (figures.error(stored[0], M, N) > 0).sum() > 0
