@@ -9,11 +9,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: book slides test bench clean
 
-$(STAMP): requirements.txt runtime/pyproject.toml course/pyproject.toml
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
-	$(BIN)/python -m pip install -q --no-deps -e runtime -e course
+	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $@
 
 book: $(STAMP)

@@ -1,7 +1,8 @@
-"""The book installed the way a student installs it: build the two packages' wheels,
-install them into a virtual environment that holds Google Colab's versions
-(requirements-colab.txt) as the chapters' set-up cell does, copy the chapter notebooks
-into an empty folder and run every one under nbval, recording each cell's outputs.
+"""The book installed the way a student installs it: build the repository's wheel (both
+packages, cudacheck and tiling_course), install it into a virtual environment that holds
+Google Colab's versions (requirements-colab.txt) as the chapters' set-up cell does, copy
+the chapter notebooks into an empty folder and run every one under nbval, recording each
+cell's outputs.
 
     python scripts/colab_install_check.py [--venv .venv-colab] [--work DIR]
 
@@ -19,9 +20,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"runtime": "cudacheck", "course": "tiling_course"}   # folder -> import package
-# What installing the course into Colab may add: the two packages and what Colab lacks.
-MAY_INSTALL = {"cudacheck", "tiling-course", "libclang", "jupyterquiz"}
+PACKAGES = {"runtime": "cudacheck", "course": "tiling_course"}   # folder -> import package in the wheel
+# What installing the book into Colab may add: itself and what Colab lacks.
+MAY_INSTALL = {"tiling-course", "libclang", "jupyterquiz"}
 # The chapters' figures that show reference measurements: each must hold data.
 DATA_FIGURES = ("perfplots.speedup_plot(", "perfplots.roofline(", "perfplots.ladder_plot(")
 RECORDER = '''
@@ -48,21 +49,22 @@ def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], check=True, **kw)
 
 
-def build_wheels(out):
-    """Both packages' wheels, built from copies of their folders (so no stale build/
-    folder fills a gap); returns {folder: wheel path}."""
-    wheels = {}
-    for folder in PACKAGES:
-        src = Path(out) / "src" / folder
-        shutil.copytree(ROOT / folder, src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", Path(out) / "dist",
-             src])
-        wheels[folder] = next((Path(out) / "dist").glob(f"{PACKAGES[folder]}-*.whl"))
-    return wheels
+def build_wheel(out):
+    """The repository's wheel, built from a copy of what it is made of (so that no stale
+    build/ or egg-info folder fills a gap); returns its path."""
+    src = Path(out) / "src"
+    src.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", *PACKAGES):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        kw = {"ignore": shutil.ignore_patterns("__pycache__", "*.egg-info")} if copy is shutil.copytree else {}
+        copy(ROOT / name, src / name, **kw)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", Path(out) / "dist",
+         src])
+    return next((Path(out) / "dist").glob("tiling_course-*.whl"))
 
 
 def missing_from(wheel, folder):
-    """The files of the package's folder in the repository that its wheel does not hold."""
+    """The files of the package in `folder` of the repository that the wheel does not hold."""
     names = set(zipfile.ZipFile(wheel).namelist())
     package = ROOT / folder / PACKAGES[folder]
     return [str(p.relative_to(ROOT / folder)) for p in sorted(package.rglob("*"))
@@ -82,16 +84,16 @@ def colab_venv(path):
     return path / "bin" / "python"
 
 
-def planned_installs(python, wheels, work):
-    """The distributions pip would install for the set-up cell's two packages (a dry run)."""
+def planned_installs(python, wheel, work):
+    """The distributions pip would install for the book's wheel (a dry run)."""
     report = Path(work) / "pip-report.json"
-    run([python, "-m", "pip", "install", "-q", "--dry-run", "--report", report, *wheels.values()])
+    run([python, "-m", "pip", "install", "-q", "--dry-run", "--report", report, wheel])
     return {item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]}
 
 
-def install(python, wheels):
-    run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheels.values()])
-    run([python, "-m", "pip", "install", "-q", *wheels.values()])   # and what they need that Colab lacks
+def install(python, wheel):
+    run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel])
+    run([python, "-m", "pip", "install", "-q", wheel])   # and what it needs that Colab lacks
 
 
 def run_chapters(python, work):
@@ -133,13 +135,13 @@ def figures_without_data(cells):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--venv", default=str(ROOT / ".venv-colab"))
-    ap.add_argument("--work", default=None, help="folder for wheels and notebooks (default: a temporary one)")
+    ap.add_argument("--work", default=None, help="folder for the wheel and the notebooks (default: a temporary one)")
     a = ap.parse_args()
     work = Path(a.work or tempfile.mkdtemp(prefix="colab-check-"))
-    wheels = build_wheels(work)
+    wheel = build_wheel(work)
     python = colab_venv(a.venv)
-    extra = planned_installs(python, wheels, work) - MAY_INSTALL
-    install(python, wheels)
+    extra = planned_installs(python, wheel, work) - MAY_INSTALL
+    install(python, wheel)
     proc, cells = run_chapters(python, work)
     print(proc.stdout[-3000:], proc.stderr[-2000:])
     lost = figures_without_data(cells)

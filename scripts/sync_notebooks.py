@@ -1,8 +1,7 @@
 """Keep what the notebooks repeat in step with its one source:
 
   * the set-up cell (tagged colab-setup), first code cell of every chapter, installs
-    cudacheck and tiling-course in Colab from the repository named in _config.yml
-    (repository.url);
+    the book's package in Colab from the repository named in _config.yml (repository.url);
   * every cell tagged `kernel:<file>` holds `%%cuda <name>` and course/tiling_course/cuda/<file>;
   * a chapter's exercise section, from its "## Exercises" heading to the end, holds the
     cells tiling_course.exercises.cells(<chapter>) gives.
@@ -25,26 +24,14 @@ def repository_url():
     return m.group(1)
 
 
-# What the set-up cell asks pip for in Colab: the two packages, from the repository's
-# subfolders; IPython puts the repository's URL in place of {repo}.
-COLAB_PACKAGES = ("cudacheck @ {repo}#subdirectory=runtime", "tiling-course @ {repo}#subdirectory=course")
-
-
-def colab_requirements(url=None):
-    """The requirements the set-up cell installs, with the repository's URL filled in."""
-    return [p.format(repo=f"git+{url or repository_url()}") for p in COLAB_PACKAGES]
-
-
 def setup_cell_source():
-    packages = " ".join(f'"{p}"' for p in COLAB_PACKAGES)
     return (
-        "# Set-up. In Colab this installs the book's two packages from its repository, the cudacheck\n"
+        "# Set-up. In Colab this installs the book's package from its repository: the cudacheck\n"
         "# runtime and the tiling_course material, with what Colab lacks (libclang, jupyterquiz); its own\n"
         "# CuPy, ipywidgets, IPython, matplotlib and NumPy are left alone. Elsewhere it installs nothing.\n"
         "import sys\n"
         "if \"google.colab\" in sys.modules:\n"
-        f"    repo = \"git+{repository_url()}\"\n"
-        f"    %pip install --quiet {packages}\n"
+        f"    %pip install --quiet \"git+{repository_url()}\"\n"
         "from tiling_course import notebook\n"
         "backend = notebook.setup()  # says where the kernels will run")
 

@@ -26,16 +26,12 @@ def test_every_chapter_starts_with_the_set_up_cell_and_asks_colab_for_a_gpu():
         nb = json.loads(nb_path.read_text())
         first = next(c for c in nb["cells"] if c["cell_type"] == "code")
         assert "".join(first["source"]) == sync.setup_cell_source()
-        lines = "".join(first["source"]).splitlines()
-        pip = [line for line in lines if "pip install" in line]
-        repo = [line.split('"')[1] for line in lines if line.strip().startswith("repo = ")]
-        # It names the two packages and nothing else, from _config.yml's repository, as IPython
-        # fills in {repo}; what pip adds for them in Colab is tests/test_wheel.py's to check
-        # (libclang and jupyterquiz, never CuPy or ipywidgets).
-        assert len(pip) == 1 and len(repo) == 1
-        named = [p.format(repo=repo[0]) for p in pip[0].split('"')[1::2]]
-        assert named == sync.colab_requirements()
-        assert not any(p in pip[0].lower() for p in ("cupy", "ipywidgets"))
+        pip = [line for line in "".join(first["source"]).splitlines() if "pip install" in line]
+        # It names the repository of _config.yml and nothing else; what pip adds for it in
+        # Colab is tests/test_wheel.py's to check (libclang and jupyterquiz, never CuPy or
+        # ipywidgets).
+        assert len(pip) == 1 and f'"git+{sync.repository_url()}"' in pip[0]
+        assert not any(p in pip[0].lower() for p in ("cupy", "ipywidgets", "--no-deps"))
         assert nb["metadata"].get("accelerator") == "GPU"
 
 

@@ -1,9 +1,8 @@
-"""Installed the way students install it (scripts/colab_install_check.py): both packages'
-wheels hold every file of their package; installing them into Google Colab's versions
-adds only what Colab lacks; every chapter runs under nbval from a folder that holds only
-the notebooks, with a fresh compile cache; and the figures of measured data hold data.
-Also: the runtime, installed alone, runs a kernel plain and checked and loads nothing of
-the course."""
+"""Installed the way students install it (scripts/colab_install_check.py): the repository's
+wheel holds every file of both packages; installing it into Google Colab's versions adds
+only what Colab lacks; every chapter runs under nbval from a folder that holds only the
+notebooks, with a fresh compile cache; and the figures of measured data hold data. Also:
+the installed runtime runs a kernel plain and checked and loads nothing of the course."""
 import importlib.util
 import os
 import subprocess
@@ -37,20 +36,20 @@ print("ran from", cudacheck.__file__, "course modules loaded:", course)
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory):
-    return check.build_wheels(tmp_path_factory.mktemp("wheels"))
+def wheel(tmp_path_factory):
+    return check.build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.mark.parametrize("folder", sorted(check.PACKAGES))
-def test_each_wheel_holds_every_file_of_its_package(wheels, folder):
-    assert not check.missing_from(wheels[folder], folder), f"left out of the {folder} wheel"
+def test_the_wheel_holds_every_file_of_both_packages(wheel, folder):
+    assert not check.missing_from(wheel, folder), f"left out of the wheel: {check.PACKAGES[folder]}"
 
 
-def test_the_runtime_alone_runs_from_an_empty_folder(wheels, tmp_path):
+def test_the_runtime_runs_from_an_empty_folder_and_loads_no_course_module(wheel, tmp_path):
     site, work = tmp_path / "site", tmp_path / "empty"
     work.mkdir()
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                    str(wheels["runtime"])], check=True)
+                    str(wheel)], check=True)
     # The installed runtime first; its dependencies (NumPy, clang) from this environment.
     env = {**os.environ, "PYTHONPATH": str(site), "CUDACHECK_CACHE_DIR": str(tmp_path / "cache")}
     out = subprocess.run([sys.executable, "-c", KERNEL], cwd=work, env=env, capture_output=True, text=True)
@@ -58,11 +57,11 @@ def test_the_runtime_alone_runs_from_an_empty_folder(wheels, tmp_path):
     assert str(site) in out.stdout and "course modules loaded: []" in out.stdout
 
 
-def test_every_chapter_runs_from_the_installed_wheels_with_colabs_versions(wheels, tmp_path):
+def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(wheel, tmp_path):
     python = check.colab_venv(ROOT / ".venv-colab")
-    extra = check.planned_installs(python, wheels, tmp_path) - check.MAY_INSTALL
-    assert not extra, f"installing the course in Colab would also install or replace {sorted(extra)}"
-    check.install(python, wheels)
+    extra = check.planned_installs(python, wheel, tmp_path) - check.MAY_INSTALL
+    assert not extra, f"installing the book in Colab would also install or replace {sorted(extra)}"
+    check.install(python, wheel)
     proc, cells = check.run_chapters(python, tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     chapters = {c["notebook"] for c in cells}
