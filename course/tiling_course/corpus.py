@@ -31,12 +31,7 @@ class WrongKernel:
     details: dict = field(default_factory=dict)   # attributes the exception must carry
 
     def source(self):
-        src = matmul.source(self.kernel)
-        for old, new in self.edits:
-            if old not in src:
-                raise ValueError(f"{self.name}: the edit's text is not in {self.kernel}: {old!r}")
-            src = src.replace(old, new, 1)
-        return src
+        return matmul.apply_edits(matmul.source(self.kernel), self.edits, self.name, self.kernel)
 
     def line_of(self, text):
         """The 1-based line of the edited source where `text` first occurs."""

@@ -208,8 +208,7 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     block's tile of P: the elements of P each stores (left), and the shared arrays the
     block fills (right, with the elements those threads read in the first step)."""
     from . import matmul
-    spec = matmul.KERNELS[kernel]
-    bm, bn = spec.tile_m or tile, spec.tile_n or tile
+    bm, bn = matmul.Launch(kernel).tile_of_p(tile)
     report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=list(threads))
     colours = ("crimson", "royalblue")
     fig, axes = plt.subplots(1, 3, figsize=(12, 4.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})

@@ -84,6 +84,17 @@ def source(kernel):
     return resources.files(__package__).joinpath("cuda", spec(kernel).file).read_text()
 
 
+def apply_edits(src, edits, who, base):
+    """`src` with each (old, new) pair of `edits` applied to the first occurrence of old,
+    which must be there: an edit of a book kernel whose text changed stops here, naming
+    `who` made the edit and `base`, what it was an edit of."""
+    for old, new in edits:
+        if old not in src:
+            raise ValueError(f"{who}: an edit's text is not in {base}: {old!r}")
+        src = src.replace(old, new, 1)
+    return src
+
+
 def spec(kernel):
     """The Spec of a kernel of the book; KeyError naming the book's kernels otherwise."""
     if kernel not in KERNELS:
@@ -141,10 +152,15 @@ class Launch:
         if check:
             self.check_shape(m, k, n, tile)
         s = self.spec
-        tile_m, tile_n = s.tile_m or tile, (s.tile_n or tile) * self.columns_per_thread
+        tile_m, tile_n = self.tile_of_p(tile)
         grid = (-(-n // tile_n), -(-m // tile_m))
         shared = 2 * tile * tile * 4 if s.dynamic_shared else 0
         return grid, s.block or (tile, tile), shared
+
+    def tile_of_p(self, tile):
+        """(rows, columns) of the tile of P one block computes."""
+        s = self.spec
+        return s.tile_m or tile, (s.tile_n or tile) * self.columns_per_thread
 
     def arguments(self, M, N, P):
         (m, k), n = M.shape, N.shape[1]
@@ -157,8 +173,8 @@ class Launch:
 
     def block_of(self, row, col, tile):
         """The block whose tile of P holds P[row][col]."""
-        s = self.spec
-        return (col // ((s.tile_n or tile) * self.columns_per_thread), row // (s.tile_m or tile), 0)
+        tile_m, tile_n = self.tile_of_p(tile)
+        return (col // tile_n, row // tile_m, 0)
 
 
 @lru_cache(maxsize=128)

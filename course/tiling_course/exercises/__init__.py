@@ -78,11 +78,7 @@ class Source:
             src, base = self.base.text(), "its solution"
         else:
             src, base = self.code, self.file or "its code"
-        for old, new in self.edits:
-            if old not in src:
-                raise ValueError(f"exercise {self.exercise}: an edit's text is not in {base}: {old!r}")
-            src = src.replace(old, new, 1)
-        return src
+        return matmul.apply_edits(src, self.edits, f"exercise {self.exercise}", base)
 
 
 def _book(kernel):
