@@ -33,19 +33,17 @@ def heatmaps(name):
     """Where the unchecked wrong kernel goes wrong: on a GPU (this machine's, or the
     book's reference GPU run) and on the CPU runtime, side by side."""
     bug = corpus.WRONG[name]
-    M, N = bug.inputs(np.random.default_rng(0))
     tile = bug.shape[3]
-    panels = []
+    # The inputs of the stored GPU run (scripts/record_wrong_results.py), for every panel.
+    M, N, P = bug.run(backend="cpu", check=False, rng=np.random.default_rng(0))
+    panels = [(P, "the CPU runtime (unchecked)")]
     if gpu_available():
         _, _, P = bug.run(backend="gpu", check=False, rng=np.random.default_rng(0))
         import cupy
-        panels.append((cupy.asnumpy(P), f"this GPU ({cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()})"))
-    else:
-        stored = corpus.stored_gpu_result(name)
-        if stored is not None:
-            panels.append(stored)
-    _, _, P = bug.run(backend="cpu", check=False, rng=np.random.default_rng(0))
-    panels.append((P, "the CPU runtime (unchecked)"))
+        panels.insert(0, (cupy.asnumpy(P),
+                          f"this GPU ({cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()})"))
+    elif (stored := corpus.stored_gpu_result(name)) is not None:
+        panels.insert(0, stored)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8), layout="constrained")
     # One colour scale for all panels, so a right product never looks hotter than a wrong one.
     vmax = max(max(figures.error(P, M, N).max() for P, _ in panels), 1e-30)
