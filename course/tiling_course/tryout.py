@@ -159,9 +159,17 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
 
 def _show(outcome, quiet):
     if not quiet:
-        try:
-            from IPython.display import Markdown, display
-            display(Markdown(outcome.message))
-        except ImportError:
-            print(outcome.message)
+        show_markdown(outcome.message)
     return outcome
+
+
+def show_markdown(text):
+    """Display Markdown in a notebook; print it anywhere else (a script, a plain shell)."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+        if get_ipython() is None:
+            raise ImportError
+        display(Markdown(text))
+    except ImportError:
+        print(text)

@@ -314,7 +314,7 @@ def show_solution(exercise_id):
     text = f"**Solution to exercise {ex.id}, {ex.title}**\n\n```{lang}\n{solution(exercise_id).rstrip()}\n```"
     if ex.explanation:
         text += f"\n\n{ex.explanation}"
-    _display(text)
+    tryout.show_markdown(text)
 
 
 # --------------------------------------------------------------------------- checker
@@ -345,7 +345,7 @@ class Result:
     def _ipython_display_(self):
         if self._shown_in is not None and self._shown_in == _execution_count():
             return
-        _display(self.message)
+        tryout.show_markdown(self.message)
 
 
 def _execution_count():
@@ -355,17 +355,6 @@ def _execution_count():
     except ImportError:
         return None
     return None if ip is None else ip.execution_count
-
-
-def _display(text):
-    try:
-        from IPython import get_ipython
-        from IPython.display import Markdown, display
-        if get_ipython() is None:
-            raise ImportError
-        display(Markdown(text))
-    except ImportError:
-        print(text)
 
 
 def check(exercise_id, source, quiet=False):
@@ -383,7 +372,7 @@ def check(exercise_id, source, quiet=False):
             result = Result(False, f"✗ **Exercise {ex.id}**: the check itself failed: "
                                    f"{type(e).__name__}: {e}", "checker error")
     if not quiet:
-        _display(result.message)
+        tryout.show_markdown(result.message)
         result._shown_in = _execution_count()
     return result
 
@@ -424,7 +413,7 @@ def _check_value(ex, value):
         got = float(value)
     except (TypeError, ValueError):
         return Result(False, head + f"✗ The answer should be a number, not {value!r}." + hint, "not a number")
-    expected = float(_run(ex.solution.text(), ex.variable))
+    expected = float(answer(ex.id))
     if math.isfinite(got) and abs(got - expected) <= ex.tolerance * abs(expected) + 1e-9:
         return Result(True, _head(ex, True) + f"{_fmt(got)} {ex.unit}: that is what a checked run of the "
                       "kernel counts.", "pass")
