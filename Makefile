@@ -17,7 +17,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 # reveal.js slides of every chapter, from the same notebooks, into _build/html/slides/
 slides: book

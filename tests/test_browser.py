@@ -14,7 +14,8 @@ Selenium and Debian's matching chromedriver. A page fails when:
 * an <img> of the page's content served by the site has not loaded, is tiny
   (naturalWidth or naturalHeight <= 50 px) or is blank (every pixel the same colour);
 * an ipywidgets output has neither rendered nor a visible static fallback (below);
-* a jupyterquiz quiz has not rendered its questions;
+* a jupyterquiz quiz has not rendered its questions, or an underscore of its code is not
+  visibly drawn (pixels, below);
 * a link to Colab does not open this repository's notebook (below).
 
 A full-page screenshot of every page goes to _build/screenshots/ (git-ignored) for a
@@ -39,7 +40,15 @@ visible table, image or text in the next cell output of the same section.
 
 Quizzes (jupyterquiz) carry all their JavaScript inline in the page, so they must render
 offline: every quiz container (a <div data-shufflequestions=...>) must hold a visible
-question (class "Quiz"). Pages without quizzes pass.
+question (class "Quiz"). Pages without quizzes pass. The page's text is not enough for
+code: `__syncthreads()` can be in the text and still be drawn as "  syncthreads()" (an
+underscore hangs below the baseline, and a style can put it outside its code's box, dark
+on a dark background). So for every visible code element of a quiz that holds "_", the
+test draws the element twice, with its underscores in their colour and made transparent,
+and compares screenshots of the region around it: the pixels that differ are the
+underscores' ink, and each underscore must leave at least MIN_UNDERSCORE_INK of them at a
+contrast of at least MIN_INK_CONTRAST (WCAG's minimum for graphics) with what is drawn
+there without it.
 
 Colab: a link to https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>
 must name the repository and branch of _config.yml's ``repository`` and a notebook
@@ -54,6 +63,7 @@ no apt-get) the tests skip with the reason.
 import base64
 import functools
 import http.server
+import io
 import json
 import re
 import shutil
@@ -91,6 +101,8 @@ IGNORED_LOCAL_PATHS = {"/favicon.ico"}
 MIN_IMAGE_PX = 50          # an image of the content narrower or lower than this is "tiny"
 MAX_SCREENSHOT_PX = 16000  # full-page screenshots are cut at this height (Chromium's limit is ~16k)
 SETTLE_S = 0.5             # after the load event, time for late errors (timers, promises)
+MIN_INK_CONTRAST = 3.0     # WCAG 2.1's minimum contrast ratio for graphics and large text
+MIN_UNDERSCORE_INK = 4     # pixels at that contrast per underscore (one is about 8 x 1 px at 14 px)
 
 CHROMIUM_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
@@ -465,6 +477,8 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     if probe["loose_quiz_parts"]:
         report.notes.append(f"{probe['loose_quiz_parts']} .Quiz element(s) outside a quiz container")
 
+    report.problems += _undrawn_underscores(driver)
+
     _check_colab(report, docname, probe["colab"], launch)
     report.checked = {"images": len(probe["images"]), "widgets": len(probe["widgets"]),
                       "quizzes": len(probe["quizzes"]), "Colab links": len(probe["colab"])}
@@ -472,6 +486,86 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     if screenshot_dir is not None:
         report.screenshot = _screenshot(driver, Path(screenshot_dir) / (docname.replace("/", "__") + ".png"))
     return report
+
+
+# Wraps each "_" of the text of a quiz's visible code elements in a <span data-underscore>,
+# and returns how many underscores each element (by its index in the page's list) holds.
+MARK_UNDERSCORES_JS = r"""
+const visible = el => el.getClientRects().length > 0 && el.offsetWidth > 0
+    && getComputedStyle(el).visibility !== 'hidden';
+const codes = [...document.querySelectorAll('.Quiz code')].filter(c => visible(c) && c.textContent.includes('_'));
+window.__quizCodes = codes;
+return codes.map(c => {
+  const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+  const nodes = []; while (walker.nextNode()) nodes.push(walker.currentNode);
+  let n = 0;
+  for (const node of nodes) {
+    const parts = node.textContent.split('_');
+    if (parts.length === 1) continue;
+    const frag = document.createDocumentFragment();
+    parts.forEach((part, i) => {
+      if (i) {
+        const s = document.createElement('span');
+        s.dataset.underscore = ''; s.textContent = '_'; frag.append(s); n++;
+      }
+      if (part) frag.append(part);
+    });
+    node.replaceWith(frag);
+  }
+  return {text: c.textContent.slice(0, 60), underscores: n};
+});
+"""
+
+
+def _luminance(rgb):
+    """WCAG 2.1 relative luminance of an sRGB colour (0..255 channels)."""
+    def linear(c):
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a, b):
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _region(driver, element, margin=8):
+    """The pixels around `element` (its box grown by `margin` px), from a viewport screenshot."""
+    rect = driver.execute_script("const r = arguments[0].getBoundingClientRect();"
+                                 "return [r.left, r.top, r.right, r.bottom, innerWidth, innerHeight];", element)
+    left, top, right, bottom, width, height = rect
+    box = (max(0, int(left) - margin), max(0, int(top) - margin),
+           min(int(width), int(right) + margin + 1), min(int(height), int(bottom) + margin + 1))
+    from PIL import Image  # matplotlib's dependency: in the book's requirements
+    shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+    return shot.crop(box)
+
+
+def _undrawn_underscores(driver):
+    """Problems for the quiz code elements whose underscores are not visibly drawn (see the
+    module docstring): each is drawn with its underscores, then with them transparent."""
+    problems = []
+    marked = driver.execute_script(MARK_UNDERSCORES_JS)
+    for i, code in enumerate(marked):
+        element = driver.execute_script("return window.__quizCodes[arguments[0]]", i)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        time.sleep(0.05)
+        drawn = _region(driver, element)
+        driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
+                              ".forEach(s => s.style.color = 'transparent')", element)
+        time.sleep(0.05)
+        hidden = _region(driver, element)
+        driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
+                              ".forEach(s => s.style.color = '')", element)
+        ink = sum(1 for a, b in zip(drawn.get_flattened_data(), hidden.get_flattened_data())
+                  if a != b and _contrast(a, b) >= MIN_INK_CONTRAST)
+        if ink < MIN_UNDERSCORE_INK * code["underscores"]:
+            problems.append(f"quiz code {code['text']!r}: its {code['underscores']} underscore(s) are not visibly "
+                            f"drawn ({ink} pixel(s) at contrast >= {MIN_INK_CONTRAST}, "
+                            f"{MIN_UNDERSCORE_INK * code['underscores']} needed)")
+    return problems
 
 
 def _screenshot(driver, path):
@@ -550,21 +644,25 @@ def _png(width, height, pixel):
 
 def _quiz_html():
     """A quiz as jupyterquiz's display_quiz() puts it into a notebook's outputs, in the HTML
-    that myst-nb makes of them (text/html output, then application/javascript as a script)."""
+    that myst-nb makes of them (text/html output, then application/javascript as a script),
+    with the book's style for its code (tiling_course.quiz.QUIZ_CODE_CSS)."""
     from jupyterquiz.dynamic import display as jq_display
+
+    from tiling_course.quiz import QUIZ_CODE_CSS
 
     shown = []
     original = jq_display.display
     jq_display.display = shown.append
     try:
-        jq_display.display_quiz([{"question": "How many threads does a 16 x 16 block have?", "type": "numeric",
+        jq_display.display_quiz([{"question": "How many threads does <code>__shared__ float s[16][16];</code> "
+                                              "serve in a 16 x 16 block?", "type": "numeric",
                                   "answers": [{"type": "value", "value": 256, "correct": True,
                                                "feedback": "Right."}]}])
     finally:
         jq_display.display = original
     html, js = shown[0].data, shown[1].data
-    return (f'<div class="cell_output docutils container"><div class="output text_html">{html}</div></div>'
-            f'<script type="text/javascript">{js}</script>')
+    return (f'<div class="cell_output docutils container"><div class="output text_html">{QUIZ_CODE_CSS}{html}'
+            f'</div></div><script type="text/javascript">{js}</script>')
 
 
 GOOD_BODY = """
@@ -672,7 +770,8 @@ def test_checks_catch_a_broken_page(browser, toy_site):
 
 
 def test_checks_catch_damage_to_a_copy_of_the_site(built_site, browser, tmp_path):
-    """Delete a figure and inject a JavaScript error into a copy of the real build."""
+    """Delete a figure and inject a JavaScript error into a copy of the real build, and
+    take the book's style for quiz code out of a chapter with quizzes."""
     html = _site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
@@ -687,3 +786,12 @@ def test_checks_catch_damage_to_a_copy_of_the_site(built_site, browser, tmp_path
     assert f"image /_images/{image} answered HTTP 404" in problems, problems
     assert f"image {image[:60]} did not load" in problems, problems
     assert "brokenOnPurpose is not defined" in problems, problems
+
+    from tiling_course.quiz import QUIZ_CODE_CSS
+    page = "book/03_syncthreads.html"
+    text = (copy / page).read_text()
+    assert QUIZ_CODE_CSS in text, f"{page} has lost the quiz code style; pick a page that has it"
+    (copy / page).write_text(text.replace(QUIZ_CODE_CSS, ""))
+    with SiteServer(copy) as server:
+        problems = "\n".join(check_page(browser, server.url, page, copy, launch_config()).problems)
+    assert "quiz code '__syncthreads()': its 2 underscore(s) are not visibly drawn" in problems, problems

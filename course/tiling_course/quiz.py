@@ -27,6 +27,13 @@ from pathlib import PurePath
 
 LETTERS = "ABCDEFGHIJ"
 
+# jupyterquiz draws a question's text at line-height 1.1, and its inline code black on a
+# light grey box as tall as that line: an underscore, which hangs below the baseline, falls
+# under the box onto the question's dark background, black on dark purple, and
+# `__syncthreads()` reads "  syncthreads()". Padding takes the box down past the
+# descenders. tests/test_browser.py checks the drawn pixels of every underscore.
+QUIZ_CODE_CSS = "<style>.Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; }</style>"
+
 
 def _stem(chapter):
     """'02_tiling', '02_tiling.ipynb', 'book/02_tiling.ipynb' -> '02_tiling'."""
@@ -125,6 +132,7 @@ def show(chapter, *, letters=True, shuffle_answers=False, max_width=720):
     finally:
         quiz_display.display = real_display
     from IPython.display import Javascript
+    display(HTML(QUIZ_CODE_CSS))
     for obj in shown:
         if isinstance(obj, Javascript):
             obj = Javascript(obj.data.replace("MathJax.version;", "(MathJax.version || '');"))
