@@ -6,7 +6,7 @@ import pytest
 from conftest import assert_product, random_matrix
 
 import cudacheck
-from tiling_course import corpus, matmul
+from tiling_course import corpus, matmul, traces
 
 
 @pytest.mark.parametrize("name", sorted(corpus.WRONG))
@@ -129,6 +129,22 @@ def test_trace_gives_the_phase_table(rng):
     assert {(a.thread[:2], a.index) for a in stores} == {((tx, ty), (ty, tx)) for tx in range(2) for ty in range(2)}
     # The order of the trace is the order of execution: thread (0,0,0) runs first.
     assert trace[0].thread == (0, 0, 0) and trace[0].interval == 1
+
+
+@pytest.mark.parametrize("kernel", list(matmul.KERNELS))
+def test_every_traced_access_names_a_line_of_the_kernel_that_indexes_memory(kernel):
+    """A trace's line is the kernel's own line of the access (or of the helper it is
+    inlined from), never 0: the naive kernel's accesses once all read as line 0."""
+    tile = 16
+    shapes = matmul.spec(kernel).shapes
+    k = {matmul.Shapes.TILE_INNER: tile, matmul.Shapes.ANY: 40}.get(shapes, 48)
+    report, _ = traces.record(kernel, 48, tile, k=k, n=48, blocks=[(0, 0)])
+    lines = matmul.source(kernel).splitlines()
+    assert report.trace
+    wrong = {a.line for a in report.trace if not (1 <= a.line <= len(lines) and "[" in lines[a.line - 1])}
+    assert not wrong, f"{kernel}: accesses traced at lines {sorted(wrong)}"
+    if kernel in ("naive", "tiled"):
+        assert all(a.array in lines[a.line - 1] for a in report.trace)
 
 
 def test_trace_of_chosen_threads_only(rng):

@@ -1,14 +1,13 @@
 """The book's teaching figures and tables. Each takes its facts from a real run (a
 checked-mode trace or count), never from a hand drawing. Plots of measured speed are in
 tiling_course.perfplots."""
-import html
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from . import traces
+from . import show, traces
 
 BLOCK_COLOURS = plt.cm.Pastel1.colors + plt.cm.Pastel2.colors
 
@@ -80,14 +79,6 @@ def tiling_idea(width=8, tile=2, out=(2, 1)):
     return fig
 
 
-def _table(header, rows, caption):
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    from IPython.display import HTML
-    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr>"
-                f"</thead><tbody>{body}</tbody></table>")
-
-
 def access_order(width=4, block=2):
     """The naive kernel's global loads by the threads of block (0, 0), in order."""
     report, _ = traces.record("naive", width, block, blocks=[(0, 0)])
@@ -103,7 +94,7 @@ def access_order(width=4, block=2):
                  for m, n in zip(loads[0::2], loads[1::2])]
         out.append([f"({thread[0]}, {thread[1]})"] + terms)
     header = ["threadIdx (x, y)"] + [f"k = {k}" for k in range(width)]
-    return _table(header, out, f"Global loads of block (0, 0), naive kernel, Width {width}: each thread reads a "
+    return show.table(header, out, f"Global loads of block (0, 0), naive kernel, Width {width}: each thread reads a "
                                f"whole row of M and column of N (recorded by checked mode)")
 
 
@@ -137,7 +128,7 @@ def phase_table(width=4, tile=2, block=(0, 0)):
         rows.append(row)
     header = ["threadIdx (x, y)"] + [h for ph in range(phases) for h in
                                      (f"phase {ph}: load M", f"phase {ph}: load N", f"phase {ph}: compute")]
-    return _table(header, rows, f"Tiled kernel, Width {width}, TILE_WIDTH {tile}, block {block}: "
+    return show.table(header, rows, f"Tiled kernel, Width {width}, TILE_WIDTH {tile}, block {block}: "
                                 f"the loads and sums of each phase, as a checked run recorded them")
 
 

@@ -2,12 +2,11 @@
 perfdata (and a reader's live measurement as one more Dataset), and every one names the
 device, date and software of the numbers it shows. A plot or table with nothing to show
 returns a NoData sentence that says so, never an empty frame."""
-import html
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import perfdata, traces
+from . import perfdata, show, traces
 
 # What the CUDA C Programming Guide's table of compute capabilities gives: the per-SM
 # limits that decide how many blocks of a kernel run at once. Since compute capability 8.0
@@ -195,14 +194,6 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     return _closed(fig)
 
 
-def _html_table(header, rows, caption):
-    from IPython.display import HTML
-    head = "".join(f"<th>{h}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>")
-
-
 def device_limits():
     """The limits of the GPU in use (read from its attributes), or None without one."""
     from cudacheck import gpu_available
@@ -249,7 +240,7 @@ def occupancy_table(tiles=(2, 4, 8, 16, 32), limits=None):
     rows.append(["64 x 64", "4096", "32,768", "–", "–", "–", "0", "cannot launch: 4096 > 1024 threads per block"])
     header = ["tile", "threads/block", "shared B/block (+ reserved)", "blocks/SM by warps", "by block limit",
               "by shared memory", "blocks/SM", "warps/SM (occupancy)"]
-    return _html_table(header, rows, f"Blocks that fit on one SM of {limits['device']}, by limit; registers can "
+    return show.table(header, rows, f"Blocks that fit on one SM of {limits['device']}, by limit; registers can "
                                      "lower these further")
 
 
@@ -267,7 +258,7 @@ def bpg_table(dataset=None, width=8192, tile=16):
             row.append(f"{r['gbs']:,.0f}" if r else "–")
         rows.append(row)
     header = ["kernel", "GTX 280 (2008)", "8800 GTX (2008)"] + [f"{ds.device} ({ds.date})" for ds in sets]
-    return _html_table(header, rows, f"Effective bandwidth in GB/s, 4·(mk + kn + mn) bytes / time, "
+    return show.table(header, rows, f"Effective bandwidth in GB/s, 4·(mk + kn + mn) bytes / time, "
                                      f"A {width} x {tile} times B {tile} x {width}; 2008 figures from the Guide")
 
 
@@ -319,4 +310,4 @@ def ladder_table(width=4096, datasets=None, live=None):
             row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.2f}"] if r else ["–", "–"]
         rows.append(row)
     header = ["kernel"] + [h for ds in datasets for h in (f"TFLOP/s, {ds.device}", "of cuBLAS")]
-    return _html_table(header, rows, f"Width {width}: " + "; ".join(ds.label for ds in datasets))
+    return show.table(header, rows, f"Width {width}: " + "; ".join(ds.label for ds in datasets))

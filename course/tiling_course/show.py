@@ -1,7 +1,9 @@
-"""Kernel source on the page: whole files, the lecture's steps, and a wrong kernel as a
-diff of the right one. Rendered as Markdown code blocks marked `cuda`, so the site
-and Jupyter both highlight them, and always read from course/tiling_course/cuda (one source)."""
+"""What the book puts on the page. Kernel source: whole files, the lecture's steps, and a
+wrong kernel as a diff of the right one, rendered as Markdown code blocks marked `cuda`,
+so the site and Jupyter both highlight them, and always read from
+course/tiling_course/cuda (one source). And the one HTML table every table of the book is."""
 import difflib
+import html
 import re
 
 from . import corpus, matmul
@@ -41,3 +43,13 @@ def diff(name):
     body = "\n".join(line for line in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",
                                                            n=2, lineterm=""))
     return _markdown(f"{bug.what}\n\n" + _fence(body, "diff"))
+
+
+def table(header, rows, caption):
+    """An HTML table (the site's 'kernels-table' style). Header and cells are HTML; the
+    caption is text."""
+    from IPython.display import HTML
+    head = "".join(f"<th>{h}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr>"
+                f"</thead><tbody>{body}</tbody></table>")

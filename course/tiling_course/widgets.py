@@ -2,7 +2,7 @@
 ToggleButtons, Output and observe(names="value"), unchanged between the two."""
 import html
 
-from . import perfdata, traces
+from . import perfdata, show, traces
 
 TILES = (2, 4, 8, 16, 32)
 
@@ -63,7 +63,6 @@ def tile_explorer(width=64, gpu_width=4096, live=None, initial=16):
 
 def tile_summary(width=64, gpu_width=4096, live=None):
     """All tile sizes in one static table (what the page shows without a kernel)."""
-    from IPython.display import HTML
     dataset = perfdata.reference()
     head = ["TILE", "threads/block", "shared B/block", f"global loads (Width {width})", "= 2·W³/TILE"]
     if dataset:
@@ -79,6 +78,4 @@ def tile_summary(width=64, gpu_width=4096, live=None):
         rows.append(r)
     caption = (f"Tile sizes side by side; GPU times: {dataset.label}" if dataset else
                "Tile sizes side by side (this copy of the course holds no GPU measurements)")
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return HTML(f"<table class='kernels-table'><caption>{html.escape(caption)}</caption><thead><tr>" +
-                "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{body}</tbody></table>")
+    return show.table(head, rows, caption)

@@ -28,7 +28,10 @@ INCLUDE_DIR = Path(__file__).with_name("include")
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops", "-w")
 # Checked mode's instrumentation: the hooks are in include/kc_checked.h, not in the
 # sanitizers' run-time libraries, which are never linked.
-CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
+# -gdwarf-4: the line table names each access's line of kernel.cu (the unit's #line). With
+# GCC 12's default DWARF 5, binutils' addr2line reads the lines of the unit's first function
+# as the unit file's own (unit.cpp), so they read as line 0 "outside the kernel".
+CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-gdwarf-4", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
                  "--param=tsan-distinguish-volatile=1", "-fsanitize=bounds",
                  # a float4 load stays one 16-byte access instead of four scalar ones
                  "-fno-tree-sra",
