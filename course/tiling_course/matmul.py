@@ -59,6 +59,8 @@ class Spec:
 KERNELS = {
     "naive": Spec("naive.cu", "matmul_naive", None, Shapes.SQUARE, Args.WIDTH),
     "tiled": Spec("tiled.cu", "matmul_tiled", "TILE_WIDTH", Shapes.SQUARE_MULTIPLE, Args.WIDTH),
+    "tiled_transposed": Spec("tiled_transposed.cu", "matmul_tiled_transposed", "TILE_WIDTH", Shapes.SQUARE_MULTIPLE,
+                             Args.WIDTH),
     "tiled_bounds": Spec("tiled_bounds.cu", "matmul_tiled_bounds", "TILE_WIDTH", Shapes.ANY, Args.MKN),
     "tiled_dynamic": Spec("tiled_dynamic.cu", "matmul_tiled_dynamic", None, Shapes.ANY, Args.MKN, dynamic_shared=True),
     "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
@@ -108,10 +110,13 @@ class Launch:
     the arguments, the accepted shapes, the tile option and the grid; `function` names a
     __global__ function of another name (a reader's variant); with `columns_per_thread`
     c > 1 each thread computes c elements of P in one row, `tile` apart, so a block of
-    tile x tile threads covers tile x c*tile elements of P."""
+    tile x tile threads covers tile x c*tile elements of P. With `transpose_n` the kernel
+    takes N transposed, an n x k row-major matrix (as attention's Q times K transposed
+    does): it still computes M @ N, from N's transpose."""
     kernel: str
     function: str | None = None
     columns_per_thread: int = 1
+    transpose_n: bool = False
 
     @property
     def spec(self):
@@ -164,6 +169,8 @@ class Launch:
 
     def arguments(self, M, N, P):
         (m, k), n = M.shape, N.shape[1]
+        if self.transpose_n:
+            N = N.T.copy()   # C order, NumPy or CuPy
         kind = self.spec.arguments
         if kind is Args.WIDTH:
             return (M, N, P, np.int32(m))

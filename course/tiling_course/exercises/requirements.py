@@ -17,7 +17,7 @@ import inspect
 import operator
 from collections import defaultdict
 
-from cudacheck.listing import strip_comments
+from .. import warps
 
 _NAMES = ("m", "k", "n", "tile")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
@@ -100,6 +100,36 @@ def coalesced():
     return requirement
 
 
+def conflict_free():
+    """In the traced block, every warp's request to shared memory takes as few passes
+    through the banks as its size allows: no bank conflict (tiling_course.warps)."""
+    def requirement(report, shape, tile, code):
+        worst = max((r for r in warps.requests(report) if r.space == "shared"), key=lambda r: r.conflict, default=None)
+        if worst is None or worst.conflict == 1:
+            return None
+        dims = report.shared_shapes[worst.array]
+        bank, words = max(((b, w) for part in worst.banks for b, w in part.items()), key=lambda bw: len(bw[1]))
+        (w1, l1), (w2, l2) = list(words.items())[:2]
+        lines = code.splitlines()
+        line = lines[worst.line - 1].strip() if 0 < worst.line <= len(lines) else ""
+        verb = "reads" if worst.op == "R" else "writes"
+        return (f"its shared-memory accesses conflict: on line {worst.line} (`{line}`) warp {worst.warp} {verb} "
+                f"`{worst.array}` in {worst.passes} passes where {worst.ideal_passes} would do, a "
+                f"{worst.conflict:g}-way bank conflict. Lanes {l1} and {l2} need "
+                f"`{worst.array}{_subscripts(w1, dims)}` and `{worst.array}{_subscripts(w2, dims)}`, different words "
+                f"of bank {bank}.")
+    return requirement
+
+
+def _subscripts(word, dims):
+    """A float array's word as its subscripts, '[r][c]', for an array of dimensions `dims`."""
+    subs = []
+    for d in reversed(dims or (word + 1,)):
+        word, i = divmod(word, d)
+        subs.append(i)
+    return "".join(f"[{i}]" for i in reversed(subs))
+
+
 def barriers_per_phase(most: int):
     """Block (0, 0) passes at most `most` barriers per phase of the tiled loop (ceil(k / tile)
     phases), counted from the trace's barrier intervals."""
@@ -117,17 +147,7 @@ def barriers_per_phase(most: int):
     return requirement
 
 
-def no_block_barrier():
-    """The source calls no __syncthreads() (a cheaper barrier is enough)."""
-    def requirement(report, shape, tile, code):
-        if "__syncthreads" in strip_comments(code):
-            return ("it calls `__syncthreads()`, which makes every warp of the block wait; the threads that share "
-                    "data here are all in one warp, so a cheaper barrier is enough.")
-        return None
-    return requirement
-
-
-CHECKS = {check.__name__: check for check in (staged_loads, coalesced, barriers_per_phase, no_block_barrier)}
+CHECKS = {check.__name__: check for check in (staged_loads, coalesced, conflict_free, barriers_per_phase)}
 
 
 def build(tables):
