@@ -127,6 +127,9 @@ def test_trace_gives_the_phase_table(rng):
         assert a.index == expect and a.op == "R"
     stores = [a for a in trace if a.array == "Mds" and a.op == "W"]
     assert {(a.thread[:2], a.index) for a in stores} == {((tx, ty), (ty, tx)) for tx in range(2) for ty in range(2)}
+    # Chapter 2's worked example of the two loads: thread (1, 0) of block (0, 0), phase 1.
+    example = {a.array: a.index for a in loads if a.block == (0, 0, 0) and a.thread == (1, 0, 0) and a.interval == 3}
+    assert example == {"M": 3, "N": 9}
     # The order of the trace is the order of execution: thread (0,0,0) runs first.
     assert trace[0].thread == (0, 0, 0) and trace[0].interval == 1
 
