@@ -17,8 +17,9 @@ extern "C" __global__ void simpleMultiply(const float* a, const float* b, float*
 
 // A's tile is read once, coalesced, into shared memory. Row ty of aTile is written and
 // read only by the threads of row ty, which lie within one warp when TILE_DIM divides 32
-// (a row of 24 threads, say, would straddle two warps), so a warp barrier suffices. The Guide's original has no barrier at all: that relied on a
-// warp's threads running in lock step, which GPUs since Volta no longer guarantee.
+// (a row of 24 threads, say, would straddle two warps), so a warp barrier suffices.
+// The Guide's original has no barrier at all: that relied on a warp's threads running
+// in lock step, which GPUs since Volta no longer guarantee.
 extern "C" __global__ void coalescedMultiply(const float* a, const float* b, float* c, int n) {
     __shared__ float aTile[TILE_DIM][TILE_DIM];
     int row = blockIdx.y * blockDim.y + threadIdx.y;
