@@ -2,9 +2,11 @@
 checker): every solution passes its checker, every known wrong answer is rejected with the
 failure it should give, every starter fails (so no exercise comes solved), the checker
 never raises, a change to a book kernel reaches the exercises made from it, a value
-exercise's answer is what its solution computes, the data files are validated, and the
-chapters' exercise cells (exercises.cells, which scripts/sync_notebooks.py writes into
-the notebooks) have the expected form.
+exercise's answer is what its solution computes, the checker's tasks (a matrix product,
+the block transpose of tiling_course.tasks) run through its one loop with the messages the
+lessons need, the data files are validated, and the chapters' exercise cells
+(exercises.cells, which scripts/sync_notebooks.py writes into the notebooks) have the
+expected form.
 
 Fresh random inputs on every run, as the book's checker uses. The kernels are compiled
 once, up front, on every core (compiling is most of the time), then checked in order."""
@@ -18,11 +20,12 @@ from importlib import resources
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 import cudacheck
 from cudacheck.errors import KernelError
-from tiling_course import exercises, matmul
+from tiling_course import exercises, matmul, tasks, tryout
 from tiling_course.exercises import requirements
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,18 +46,18 @@ def _sources(ex):
 def compiled():
     """Build every source the tests check, for checked mode, in parallel: the checks
     then find them in the compile cache (and in matmul's, for this process)."""
-    jobs = {(src, ex.launch, tile) for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
+    jobs = {(src, ex.task, tile) for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
 
     def build(job):
-        src, launch, tile = job
+        src, task, tile = job
         try:
-            matmul.compile(launch.kernel, tile, "cpu", src, True, launch)
+            task.compile(src, tile, "cpu", True)
         except (KernelError, KeyError):
             pass   # the wrong answers that do not compile fail again, in their test
 
     workers = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(build, sorted(jobs)))
+        list(pool.map(build, sorted(jobs, key=repr)))
 
 
 def _answer(ex, code):
@@ -84,7 +87,7 @@ def test_wrong_answer_is_rejected(ex, wrong, source):
     if wrong.expect == "wrong values":
         d = result.details
         assert {"row", "col", "expected", "got", "threads", "block"} <= set(d)
-        assert f"P[{d['row']}][{d['col']}]" in result.message and str(d["block"]) in result.message
+        assert f"{d['array']}[{d['row']}][{d['col']}]" in result.message and str(d["block"]) in result.message
         assert all(str(t) in result.message for t in d["threads"])
         assert result.shape is not None
     elif ex.kind != "value" and wrong.expect != "requirement":
@@ -103,7 +106,8 @@ def test_starter_fails(ex):
 def test_fix_starters_are_edits_of_the_solution():
     for ex in ALL:
         if ex.kind == "fix":
-            assert ex.starter.edits and dataclasses.replace(ex.starter, edits=()) == ex.solution, ex.id
+            base = ex.starter.base or dataclasses.replace(ex.starter, edits=())   # {solution = true} or the same source
+            assert ex.starter.edits and base == ex.solution, ex.id
             assert exercises.starter(ex.id) != exercises.solution(ex.id)
 
 
@@ -117,9 +121,10 @@ def test_every_chapter_has_at_least_three_exercises_mostly_kernels():
         assert ex.kind in ("write", "fix", "value") and ex.title and ex.statement and ex.hint, ex.id
         assert ex.wrong, f"{ex.id} lists no wrong answer"
         if ex.kind == "value":
-            assert ex.variable and ex.unit and ex.launch is None
+            assert ex.variable and ex.unit and ex.task is None and ex.launch is None
         else:
-            assert ex.launch is not None and ex.shapes and ex.tiles
+            assert ex.task is not None and ex.shapes and ex.tiles
+            assert all(len(shape) == ex.task.rank for shape in ex.shapes), ex.id
 
 
 def test_kernel_exercises_try_awkward_shapes():
@@ -127,6 +132,9 @@ def test_kernel_exercises_try_awkward_shapes():
     1 x 1, a size that is no multiple of the tile, and m != k != n."""
     for ex in KERNEL_EXERCISES:
         assert len(ex.shapes) >= 2, ex.id
+        if isinstance(ex.task, tasks.BlockTranspose):   # whole tiles, not all square, several blocks
+            assert any(h != w for h, w in ex.shapes) and any(h * w > t * t for h, w in ex.shapes for t in ex.tiles)
+            continue
         if matmul.KERNELS[ex.launch.kernel].shapes is matmul.Shapes.ANY:
             assert (1, 1, 1) in ex.shapes, ex.id
             assert any(m != k != n != m for m, k, n in ex.shapes), ex.id
@@ -195,7 +203,7 @@ def test_a_change_to_a_book_kernel_reaches_the_exercises_made_from_it(monkeypatc
             assert ("    // changed\n" in text) == _from_book(source), (ex.id, source)
             changed += _from_book(source)
     assert changed > len(KERNEL_EXERCISES)
-    assert "    // changed\n" in exercises.starter("tiling-1") and "    // changed\n" in exercises.starter("perf-4")
+    assert "    // changed\n" in exercises.starter("tiling-1") and "    // changed\n" in exercises.starter("perf-2")
 
 
 def test_an_edit_whose_text_left_the_book_kernel_stops_loudly(monkeypatch):
@@ -205,6 +213,86 @@ def test_an_edit_whose_text_left_the_book_kernel_stops_loudly(monkeypatch):
     with pytest.raises(ValueError, match=r"exercise tiling-2: .*tiled.*'Mds\[ty\]\[k\] \* Nds\[k\]\[tx\]'"):
         exercises.starter("tiling-2")
     assert "Nds[k][tx] * Mds[ty][k]" in exercises.solution("tiling-2")
+
+
+# --------------------------------------------------------------------- the tasks
+# tryout.run runs every task through one loop; a matrix product and the block transpose
+# (sync-5) differ only in what tiling_course.tasks gives it.
+
+TRANSPOSE = tasks.BlockTranspose()
+PASS_TAIL = ("run on the CPU runtime in checked mode: no out-of-bounds access, race, divergent barrier or "
+             "uninitialized read.")
+
+
+def test_the_launch_table_names_the_task():
+    assert tasks.from_table({"kernel": "tiled"}) == tasks.Matmul(matmul.Launch("tiled"))
+    assert tasks.from_table({"task": "matmul", "kernel": "naive"}) == tasks.Matmul(matmul.Launch("naive"))
+    assert tasks.from_table({"task": "block_transpose", "function": "bt"}) == tasks.BlockTranspose("bt")
+    assert exercises.EXERCISES["sync-5"].task == TRANSPOSE and exercises.EXERCISES["sync-5"].launch is None
+    assert exercises.EXERCISES["tiling-1"].task.launch == exercises.EXERCISES["tiling-1"].launch
+
+
+def test_a_matrix_product_reads_as_before():
+    out = tryout.run(None, "tiled", tile=4, shapes=[(8, 8, 8)], quiet=True, gpu=False)
+    assert out.message == f"✓ `matmul_tiled` (tile 4) matches NumPy in float64 on 8x8·8x8, {PASS_TAIL}"
+
+
+def test_the_block_transpose_reference_moves_each_element_within_its_tile():
+    A = np.arange(8 * 12, dtype=np.float32).reshape(8, 12)
+    ref = TRANSPOSE.expected(A, 4)
+    for r in range(8):
+        for c in range(12):
+            top, left = r - r % 4, c - c % 4
+            assert ref[r, c] == A[top + c - left, left + r - top]
+
+
+def test_a_racing_transpose_is_named_by_checked_mode():
+    out = tryout.run(exercises.starter("sync-5"), TRANSPOSE, tile=8, shapes=[(8, 16)], quiet=True, gpu=False)
+    assert not out and out.kind == "SharedMemoryRaceError" and out.shape == (8, 16)
+    assert out.message.startswith("✗ `block_transpose` on A of 8 x 16, the CPU runtime in checked mode")
+    assert "tile[" in str(out.error) and "read after write" in str(out.error)
+
+
+def test_a_correct_transpose_passes_at_every_block_width():
+    for tile in (1, 2, 8):
+        inputs = TRANSPOSE.inputs((2 * tile, 3 * tile), np.random.default_rng())
+        before = inputs[0].copy()
+        A, _ = TRANSPOSE.run(exercises.solution("sync-5"), inputs, tile, "cpu", True)
+        assert np.array_equal(A, TRANSPOSE.expected(before, tile)) and np.array_equal(inputs[0], before)
+        out = tryout.run(exercises.solution("sync-5"), TRANSPOSE, tile=tile, quiet=True, gpu=False)
+        sizes = f"{tile}x{tile}, {2 * tile}x{3 * tile}, {3 * tile}x{tile}"
+        assert out.message == (f"✓ `block_transpose` (BLOCK_WIDTH {tile}) transposes every tile of A in place, bit "
+                               f"for bit, on {sizes}, {PASS_TAIL}")
+
+
+def test_a_transpose_with_wrong_values_names_the_element_and_its_writer():
+    """One wrong element, in block (1, 1) of a 2 x 3 grid: the message names it, its value,
+    and the thread that stored it."""
+    src = exercises.solution("sync-5").replace(
+        "A[index] = tile[tx][ty];", "A[index] = (blockIdx.x == 1 && blockIdx.y == 1 && tx == 2 && ty == 3) ? 7.0f "
+                                    ": tile[tx][ty];")
+    out = tryout.run(src, TRANSPOSE, tile=4, shapes=[(8, 12)], quiet=True, gpu=False)
+    d = out.details
+    assert out.kind == "wrong values" and out.shape == (8, 12)
+    assert (d["array"], d["row"], d["col"], d["got"], d["count"], d["total"]) == ("A", 7, 6, 7.0, 1, 96)
+    assert d["block"] == (1, 1, 0) and d["threads"] == [(2, 3, 0)]
+    assert (f"1 of 96 elements of A differ from A with each tile transposed. A[7][6] should be {d['expected']:.6g} "
+            "but is 7. Thread (2, 3, 0) of block (1, 1, 0) (blocks of 4 x 4 threads) stores it.") in out.message
+
+
+def test_a_transpose_on_a_matrix_of_part_tiles_is_refused():
+    out = tryout.run(exercises.solution("sync-5"), TRANSPOSE, tile=16, shapes=[(16, 20)], quiet=True, gpu=False)
+    assert out.kind == "shape refused" and "cannot take A of 16 x 20" in out.message
+    assert "multiples of BLOCK_WIDTH (16)" in out.message
+
+
+@pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs a GPU")
+def test_the_transpose_runs_on_the_gpu_as_on_the_cpu():
+    inputs = TRANSPOSE.inputs((32, 48), np.random.default_rng())
+    A, fn = TRANSPOSE.run(exercises.solution("sync-5"), inputs, 16, "gpu", False)
+    assert fn.backend == "gpu" and np.array_equal(A.get(), TRANSPOSE.expected(inputs[0], 16))
+    out = tryout.run(exercises.solution("sync-5"), TRANSPOSE, tile=16, quiet=True, gpu=True)
+    assert out and "the CPU runtime in checked mode and the GPU" in out.message
 
 
 # ----------------------------------------------------------------- the data files
@@ -243,6 +331,12 @@ BROKEN = [  # (file, text, replacement, what the error says)
     ("01_naive.toml", 'launch = {kernel = "naive"}', 'launch = {kernel = "naif"}',
      r"01_naive\.toml, exercise naive-1: .*no kernel 'naif'"),
     ("01_naive.toml", "[[exercise]]", "[[exercise]", r"01_naive\.toml: cannot read it as TOML"),
+    ("03_syncthreads.toml", 'launch = {task = "block_transpose"', 'launch = {task = "transpose"',
+     r"03_syncthreads\.toml, exercise sync-5: no task 'transpose'; the tasks are matmul, block_transpose"),
+    ("03_syncthreads.toml", 'launch = {task = "block_transpose"', 'launch = {task = "block_transpose", kernel = "x"',
+     r"03_syncthreads\.toml, exercise sync-5: .*unexpected keyword argument 'kernel'"),
+    ("03_syncthreads.toml", "shapes = [[16, 16], [32, 48]", "shapes = [[16, 16, 16], [32, 48]",
+     r"03_syncthreads\.toml, exercise sync-5: shapes should be a list of lists of 2 integers"),
 ]
 
 

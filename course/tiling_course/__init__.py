@@ -4,8 +4,10 @@ uses; importing the package itself loads nothing else:
 
     matmul     the book's kernels (cuda/*.cu) and the one way to launch them
     tryout     a reader's kernel, run checked on the CPU (and on a GPU) against NumPy
+    tasks      what tryout checks a kernel on: a matrix product, a block transpose
     exercises  the exercises (exercises/*.toml, *.cu) and their checker: check(id, answer)
     corpus     wrong kernels, each an edit of a book kernel, and what checked mode says
     traces     checked-mode access counts and traces of the book's kernels
+    warps      a traced block's accesses as warp requests: sectors, bank conflicts
     figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
 """

@@ -131,12 +131,7 @@ class Launch:
         its tile macro to `tile` (`#ifndef TILE_WIDTH` / `#define TILE_WIDTH 16`) or
         never uses it, so the build is the one the %%cuda cell made of the same source."""
         macro = self.spec.tile_macro
-        code = code if code is not None else source(self.kernel)
-        if not macro or not re.search(rf"\b{macro}\b", code):
-            return ()
-        if re.search(rf"#\s*ifndef\s+{macro}[ \t]*\n\s*#\s*define\s+{macro}\s+{int(tile)}\s*\n", code):
-            return ()
-        return self.spec.options(tile)
+        return tile_options(macro, tile, code if code is not None else source(self.kernel)) if macro else ()
 
     def check_shape(self, m, k, n, tile):
         """Raise ValueError if the kernel cannot multiply an m x k by a k x n matrix."""
@@ -184,8 +179,21 @@ class Launch:
         return (col // tile_n, row // tile_m, 0)
 
 
+def tile_options(macro, tile, code):
+    """The compiler option that sets `macro` to `tile`; none where `code` never uses it or
+    already defaults it to `tile` (`#ifndef TILE_WIDTH` / `#define TILE_WIDTH 16`), so
+    the build is the one the %%cuda cell made of the same source."""
+    if not re.search(rf"\b{macro}\b", code):
+        return ()
+    if re.search(rf"#\s*ifndef\s+{macro}[ \t]*\n\s*#\s*define\s+{macro}\s+{int(tile)}\s*\n", code):
+        return ()
+    return (f"-D{macro}={int(tile)}",)
+
+
 @lru_cache(maxsize=128)
-def _function(code, name, options, backend, check):
+def build(code, name, options, backend, check):
+    """The cudacheck Function `name` of `code`, compiled once per source, options, backend
+    and mode."""
     return RawModule(code, options=options, backend=backend, check=check).get_function(name)
 
 
@@ -195,7 +203,7 @@ def compile(kernel, tile=16, backend="auto", code=None, check=False, launch=None
     it for checked mode (CPU runtime)."""
     launch = launch or Launch(kernel)
     code = code if code is not None else source(launch.kernel)
-    return _function(code, launch.name, launch.options(tile, code), backend, check)
+    return build(code, launch.name, launch.options(tile, code), backend, check)
 
 
 def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *, launch=None, P=None,

@@ -132,8 +132,9 @@ def show(chapter, *, letters=True, shuffle_answers=False, max_width=720):
     finally:
         quiz_display.display = real_display
     from IPython.display import Javascript
-    display(HTML(QUIZ_CODE_CSS))
     for obj in shown:
+        if isinstance(obj, HTML):
+            obj = HTML(QUIZ_CODE_CSS + obj.data)
         if isinstance(obj, Javascript):
             obj = Javascript(obj.data.replace("MathJax.version;", "(MathJax.version || '');"))
         display(obj)

@@ -34,7 +34,9 @@
 // Registers: the 64 running sums; WMITER*TM values of M and WNITER*TN of N for the
 //   current step; the float4s of the next slice in flight (BM*BK/4 / threads of M and
 //   BK*BN/4 / threads of N, two each by default). __launch_bounds__(THREADS, MINBLOCKS)
-//   caps them at 128 per thread, so that two blocks (16 warps) fit on an SM.
+//   caps them at 128 per thread, so that two blocks (16 warps) fit on an SM of an H100
+//   or H200. On a T4 the registers would allow two as well, but two blocks need 66,560
+//   bytes of shared memory and its SM has 65,536: one block runs per SM.
 //
 // Any shape works, with the edge handling of rung 4: float4 accesses only where whole
 // and aligned (row length a multiple of 4, all four elements inside), one float at a

@@ -16,15 +16,20 @@ notebook), each an array of [[exercise]] tables with
                            "wrong values", "requirement"; for a value exercise "wrong value"
                            or "not a number"), and source, or value for a value exercise
   kernel exercises:
-    launch                 {kernel = "tiled", function = ..., columns_per_thread = ...}, a matmul.Launch
-    tiles, shapes          the tiles to try, and the (m, k, n) shapes on each
+    launch                 the task (tiling_course.tasks): what the kernel computes, how it is
+                           launched and judged. A matrix product: {kernel = "tiled", function = ...,
+                           columns_per_thread = ...}, a matmul.Launch; another task: {task =
+                           "block_transpose", function = ...}
+    tiles, shapes          the tiles to try (a transpose's BLOCK_WIDTH), and the shapes on each:
+                           (m, k, n) for a product, (height, width) for a transpose
     [[exercise.requirement]], requirement_passed, trace
                            what is asked of the kernel besides its product (requirements.py),
                            the line a pass adds, and the blocks checked mode traces for it
   value exercises:
     variable, unit, tolerance (relative)
                            the reader's code sets `variable` to a number; the expected one is
-                           what the solution's code sets it to, run once
+                           what the solution's code sets it to, run once; code that launches
+                           a kernel of its own reads it from cu/ with cu_file(name)
 
 A kernel's source is one of
     "x.cu"                                a file of cu/ in this package
@@ -49,7 +54,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .. import corpus, matmul, tryout
+from .. import corpus, matmul, tasks, tryout
 from . import requirements
 
 
@@ -117,7 +122,8 @@ class Exercise:
     wrong: tuple
     explanation: str = ""
     variable: str = ""
-    launch: matmul.Launch | None = None
+    task: tasks.Task | None = None      # a kernel exercise's: what its kernel computes, how it is launched
+    launch: matmul.Launch | None = None   # a matrix product's launch (task.launch); None for other tasks
     tiles: tuple = (16,)
     shapes: tuple = ()
     requirement: object = None      # requirement(report, shape, tile, code) -> None or why not
@@ -206,14 +212,14 @@ def _exercise(t, chapter, root, where):
     if not tiles or not all(type(tile) is int and tile > 0 for tile in tiles):
         raise DataError(f"{where}: tiles should be a list of positive integers, not {tiles!r}")
     try:
-        launch = matmul.Launch(**t["launch"])
-        matmul.spec(launch.kernel)   # KeyError for a kernel the book does not have
+        task = tasks.from_table(t["launch"])
         requirement = requirements.build(t["requirement"]) if "requirement" in t else None
     except (TypeError, KeyError, ValueError) as e:
-        raise DataError(f"{where}: {e}") from None
+        raise DataError(f"{where}: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     trace = _int_lists(t["trace"], 2, "trace", where) if "trace" in t else None
-    return Exercise(**fields, launch=launch, tiles=tiles, shapes=_int_lists(t["shapes"], 3, "shapes", where),
-                    requirement=requirement, requirement_passed=t.get("requirement_passed", ""), trace=trace)
+    return Exercise(**fields, task=task, launch=getattr(task, "launch", None), tiles=tiles,
+                    shapes=_int_lists(t["shapes"], task.rank, "shapes", where), requirement=requirement,
+                    requirement_passed=t.get("requirement_passed", ""), trace=trace)
 
 
 def _int_lists(value, length, key, where):
@@ -289,6 +295,11 @@ def wrong_answers(exercise_id):
     """The known wrong answers: (Wrong, its source or value)."""
     ex = EXERCISES[exercise_id]
     return [(w, w.source if ex.kind == "value" else w.source.text()) for w in ex.wrong]
+
+
+def cu_file(name):
+    """The text of a file of cu/: a kernel that a value exercise's code launches."""
+    return resources.files(__package__).joinpath("cu", name).read_text(encoding="utf-8")
 
 
 def answer(exercise_id):
@@ -387,15 +398,15 @@ def _check_kernel(ex, source):
                       f"variable the `%%cuda` cell saved (`{ex.var}`).\n\n**Hint:** {ex.hint}", "no source")
     passes = []
     for tile in ex.tiles:
-        out = tryout.run(source, ex.launch.kernel, tile=tile, shapes=list(ex.shapes), quiet=True,
-                         launch=ex.launch, hint=ex.hint, requirement=ex.requirement, trace=ex.trace)
+        out = tryout.run(source, ex.task, tile=tile, shapes=list(ex.shapes), quiet=True, hint=ex.hint,
+                         requirement=ex.requirement, trace=ex.trace)
         if not out:
             return Result(False, _head(ex, False) + out.message, out.kind, out)
         passes.append(out)
     message = passes[0].message.removeprefix("✓ ")
-    if len(ex.tiles) > 1:
-        tiles = " and ".join(map(str, ex.tiles))
-        message = message.replace(f"(tile {ex.tiles[0]})", f"(tiles {tiles}, each)", 1)
+    note = ex.task.tile_note(ex.tiles[:1])
+    if len(ex.tiles) > 1 and note:
+        message = message.replace(note, ex.task.tile_note(ex.tiles), 1)
     if ex.requirement is not None:
         message += " " + ex.requirement_passed
     return Result(True, _head(ex, True) + message, "pass", passes[-1])
