@@ -1,4 +1,4 @@
-"""Every page of the built site, opened in a real (headless) Chromium.
+r"""Every page of the built site, opened in a real (headless) Chromium.
 
 The site is built once per session by the ``built_site`` fixture (tests/conftest.py),
 served from a thread on a free localhost port by Python's http.server, and every HTML
@@ -16,10 +16,14 @@ Selenium and Debian's matching chromedriver. A page fails when:
 * an ipywidgets output has neither rendered nor a visible static fallback (below);
 * a jupyterquiz quiz has not rendered its questions, or an underscore of its code is not
   visibly drawn (pixels, below);
-* a link to Colab does not open this repository's notebook (below).
+* a link to Colab does not open this repository's notebook (below);
+* it has math that MathJax has not typeset offline (below).
 
 A full-page screenshot of every page goes to _build/screenshots/ (git-ignored) for a
 person to look at; the test prints where.
+
+A second pass, at the projector width of issue 13 (1024 px, NARROW_PX), checks that no
+code, output or table is cut off (below); its screenshots go to _build/screenshots/1024px/.
 
 Offline by design. The browser can reach nothing but 127.0.0.1: Chromium's
 --host-resolver-rules resolves every other host name to "not found", so requests to
@@ -27,7 +31,16 @@ CDNs (MathJax, require.js, the ipywidgets HTML manager, thebe, ...) fail at once
 are ignored: failed requests to non-localhost URLs, and the console's "Failed to load
 resource" lines for them, are not counted as problems (the hosts are listed in the
 test's output). Other JavaScript errors count even if a missing CDN script caused them.
-So in the screenshots math is TeX source (MathJax is not loaded).
+
+Math: the site serves its own MathJax 3 (book/_static/mathjax, _config.yml's
+mathjax_path), so formulas must be typeset offline. On a page with math (an element of
+class "math", which is what Sphinx makes of $...$ and $$...$$, or TeX delimiters \( \)
+\[ \] $$ in the visible text), the test waits for MathJax's first typesetting
+(MathJax.startup.promise) and fails when MathJax did not load, when a math element holds
+no <mjx-container>, when MathJax drew an error (<mjx-merror>: a formula it could not
+parse), or when TeX delimiters are still visible in the text (outside code). jupyterquiz's
+inline script, which looks for MathJax 3 and otherwise replaces it with a CDN's copy
+("Trying to force load MathJax 3" in the console), must find the site's.
 
 Widgets: the static site embeds each widget as
 <script type="application/vnd.jupyter.widget-view+json"> plus the widget state, and the
@@ -55,6 +68,20 @@ must name the repository and branch of _config.yml's ``repository`` and a notebo
 (.ipynb) that exists in the repository; a launch button (a Colab link outside the
 page's article, i.e. in the header) must open exactly this page's own notebook,
 <path_to_book>/<page>.ipynb. Pages without Colab links pass.
+
+Projector width (issue 13: "the browser test renders the site at that width and checks
+... no code line is clipped"): a second Chromium renders every page at NARROW_PX wide.
+Every visible pre, .highlight, .output and table of the article whose content is wider than
+its box (scrollWidth > clientWidth), or that runs past the box of an ancestor that clips
+(overflow-x not visible), is a problem unless that box scrolls *visibly*: overflow-x auto
+or scroll and a horizontal scrollbar that takes room (offsetHeight - clientHeight -
+borders > 0). Content that wraps fits its box and passes. Scrollbars, honestly: the first
+pass runs with --hide-scrollbars (steady screenshots), which would hide every scrollbar,
+so this pass runs without it and emulates overlay scrollbars, as a reader on macOS or a
+phone has them (DevTools' mobile device metrics, at the same width; the pages' viewport
+meta tag is width=device-width, so the layout is the desktop one): a box whose scrollbar
+only shows while scrolling counts as cut off, and one whose scrollbar the site always
+draws (book/_static/site.css, ::-webkit-scrollbar) as visibly scrolling.
 
 When Chromium or chromedriver is missing, the session fixture runs
 scripts/install_browser.sh (apt-get, as root); where that cannot install (not root,
@@ -103,6 +130,11 @@ MAX_SCREENSHOT_PX = 16000  # full-page screenshots are cut at this height (Chrom
 SETTLE_S = 0.5             # after the load event, time for late errors (timers, promises)
 MIN_INK_CONTRAST = 3.0     # WCAG 2.1's minimum contrast ratio for graphics and large text
 MIN_UNDERSCORE_INK = 4     # pixels at that contrast per underscore (one is about 8 x 1 px at 14 px)
+MATH_TIMEOUT_S = 15        # for MathJax's first typesetting of a page
+NARROW_PX = 1024           # issue 13's projector width, for the second pass
+# Console messages (any level) that are problems: jupyterquiz logs this when it finds no
+# MathJax 3 to typeset with, and then replaces window.MathJax by a CDN's copy.
+PROBLEM_CONSOLE_MESSAGES = [re.compile(r"Trying to force load MathJax")]
 
 CHROMIUM_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
@@ -195,14 +227,14 @@ def _browser_binaries():
     return chromium, chromedriver
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium (fresh profile) for the whole session."""
+def _chromium(flags):
+    """A headless Chromium with a fresh profile and these flags (a generator: yields the
+    driver, then quits it)."""
     chromium, chromedriver = _browser_binaries()
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+    for flag in flags + [f"--user-data-dir={profile}"]:
         options.add_argument(flag)
     # browser: console messages and uncaught errors; performance: DevTools network events.
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
@@ -214,9 +246,29 @@ def browser():
     driver.set_page_load_timeout(60)
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    driver.set_script_timeout(MATH_TIMEOUT_S + 15)
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium (fresh profile) for the whole session."""
+    yield from _chromium(CHROMIUM_FLAGS)
+
+
+# The projector pass: the scrollbars are not hidden, and each page is laid out at
+# NARROW_PX with overlay scrollbars (NARROW_METRICS, see the module docstring).
+NARROW_FLAGS = [f for f in CHROMIUM_FLAGS if f != "--hide-scrollbars" and not f.startswith("--window-size=")] \
+    + [f"--window-size={NARROW_PX},1000"]
+NARROW_METRICS = {"width": NARROW_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": True}
+
+
+@pytest.fixture(scope="session")
+def narrow_browser():
+    """A second headless Chromium for the projector pass (NARROW_FLAGS)."""
+    yield from _chromium(NARROW_FLAGS)
 
 
 # --------------------------------------------------------------------------- one page
@@ -291,6 +343,102 @@ return {title: document.title, url: location.href, images, widgets, quizzes, loo
         local_widget_manager};
 """
 
+# Runs in the page (asynchronously: the last argument is the callback, arguments[0] the
+# time limit in ms); waits for MathJax's first typesetting where the page has math, and
+# returns what the math checks need (see the module docstring).
+MATH_PROBE_JS = r"""
+const done = arguments[arguments.length - 1], limit = arguments[0];
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const visible = el => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const article = document.querySelector('article.bd-article') || document.querySelector('article')
+    || document.querySelector('main') || document.body;
+// TeX delimiters in visible text outside code (and outside what MathJax drew).
+const RAW = /\\\(|\\\)|\\\[|\\\]|\$\$/;
+const rawTex = () => {
+  const found = [], walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode, el = node.parentElement, m = RAW.exec(node.textContent);
+    if (!m || !el || el.closest('pre, code, kbd, samp, script, style, textarea, mjx-container, .highlight')
+        || !visible(el)) continue;
+    found.push(node.textContent.slice(Math.max(0, m.index - 30), m.index + 40).replace(/\s+/g, ' ').trim());
+  }
+  return found;
+};
+(async () => {
+  const maths = [...article.querySelectorAll('.math')];
+  const r = {count: maths.length, raw: rawTex(), loaded: false, version: null, error: null,
+             untypeset: [], errors: []};
+  if (!maths.length && !r.raw.length) return done(r);
+  const ready = () => window.MathJax && MathJax.startup && MathJax.startup.promise;
+  const t0 = performance.now();
+  while (!ready() && performance.now() - t0 < 2000) await sleep(50);  // (deferred: loaded by now)
+  if (ready()) {
+    r.loaded = true;
+    r.version = MathJax.version || null;
+    try {
+      await Promise.race([MathJax.startup.promise, sleep(limit).then(() => {
+        throw new Error(`did not finish typesetting within ${limit} ms`); })]);
+    } catch (e) { r.error = String(e && e.message || e); }
+  }
+  r.untypeset = maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.trim().slice(0, 60));
+  r.errors = [...article.querySelectorAll('mjx-merror')].map(e =>
+      (e.getAttribute('data-mjx-error') || e.textContent || '').trim().slice(0, 120));
+  r.raw = rawTex();
+  done(r);
+})();
+"""
+
+# Runs in the page at NARROW_PX: every pre, .highlight, .output and table of the article
+# whose content is cut off (see the module docstring).
+OVERFLOW_PROBE_JS = r"""
+const visible = el => el.getClientRects().length > 0 && el.offsetWidth > 0 && el.offsetHeight > 0
+    && getComputedStyle(el).visibility !== 'hidden';
+const article = document.querySelector('article.bd-article') || document.querySelector('article')
+    || document.querySelector('main') || document.body;
+const px = v => parseFloat(v) || 0;
+// Height of the horizontal scrollbar that is drawn and takes room (0: none, hidden or overlay).
+const bar = el => { const cs = getComputedStyle(el);
+  return el.offsetHeight - el.clientHeight - px(cs.borderTopWidth) - px(cs.borderBottomWidth); };
+const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+const scrollsVisibly = el => scrolls(el) && bar(el) > 0;
+const name = el => el.tagName.toLowerCase() + [...el.classList].slice(0, 2).map(c => '.' + c).join('');
+const widest = el => (el.innerText || el.textContent || '').split('\n')
+    .reduce((a, b) => b.length > a.length ? b : a, '').trim().slice(0, 70);
+const how = el => { const o = getComputedStyle(el).overflowX;
+  return `overflow-x: ${o}` + (scrolls(el) ? ', and its scrollbar is not drawn (hidden or overlay)' : ''); };
+const out = {checked: 0, scrolling: 0, problems: []};
+const page = document.documentElement.clientWidth;
+for (const el of article.querySelectorAll('pre, .highlight, .output, table')) {
+  if (!visible(el)) continue;
+  out.checked++;
+  const cs = getComputedStyle(el), r = el.getBoundingClientRect();
+  const problem = (content, box, why) => out.problems.push(
+      {what: name(el), text: widest(el), content: Math.round(content), box: Math.round(box), why});
+  // Its own content wider than its box.
+  if (el.scrollWidth > el.clientWidth + 1 && cs.overflowX !== 'visible') {
+    if (scrollsVisibly(el)) out.scrolling++;
+    else problem(el.scrollWidth, el.clientWidth, how(el));
+    continue;
+  }
+  // The element (with what spills out of it) past the box of the nearest ancestor that clips.
+  const right = cs.overflowX === 'visible' ? Math.max(r.right, r.left + el.clientLeft + el.scrollWidth) : r.right;
+  let clipped = false;
+  for (let a = el.parentElement; a && a !== document.body && a !== document.documentElement; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX === 'visible') continue;
+    const ar = a.getBoundingClientRect(), edge = ar.left + a.clientLeft + a.clientWidth;
+    if (right > edge + 1) {
+      clipped = true;
+      if (scrollsVisibly(a)) out.scrolling++;
+      else problem(right - r.left, edge - r.left, `cut by ${name(a)}, ${how(a)}`);
+    }
+    break;
+  }
+  if (!clipped && right > page + 1)
+    problem(right - r.left, page - r.left, `runs past the right edge of the ${page} px window`);
+}
+return out;
+"""
+
 
 class PageReport:
     def __init__(self, page):
@@ -362,6 +510,29 @@ def _check_colab(report, docname, colab_links, launch):
             report.problems.append(f"{where} opens {path}, which is not in the repository: {href}")
 
 
+def _check_math(report, math):
+    """Problems of MATH_PROBE_JS's answer (see the module docstring)."""
+    if not (math["count"] or math["raw"]):
+        return
+    if not math["loaded"]:
+        report.problems.append(f"MathJax did not load (no MathJax.startup), so the page's {math['count']} "
+                               f"formula(s) show as TeX source")
+    elif math["error"]:
+        report.problems.append(f"MathJax {math['version']}: {math['error']}")
+    else:
+        report.notes.append(f"MathJax {math['version']} typeset {math['count'] - len(math['untypeset'])} "
+                            f"formula(s)")
+    if math["untypeset"]:
+        report.problems.append(f"{len(math['untypeset'])} of {math['count']} formula(s) not typeset by MathJax, "
+                               f"first {math['untypeset'][0]!r}")
+    for error in math["errors"]:
+        report.problems.append(f"MathJax error: {error}")
+    for raw in math["raw"][:5]:
+        report.problems.append(f"TeX delimiters visible in the text: {raw!r}")
+    if len(math["raw"]) > 5:
+        report.problems.append(f"... and {len(math['raw']) - 5} more places with visible TeX delimiters")
+
+
 def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=None):
     """Open one page of a site served at base_url (page relative to it, 'book/x.html') and
     return a PageReport. html_root is the served folder (for internal links); launch is
@@ -388,6 +559,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
         report.problems.append(f"did not load: {exc.msg}")
         return report
     time.sleep(SETTLE_S)
+    math = driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
     probe = driver.execute_script(PAGE_PROBE_JS)
 
     # Network: every request of this page to the local server must succeed.
@@ -416,9 +588,12 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
 
     # Console: uncaught exceptions and console.error, minus failures of other hosts.
     for entry in console:
+        message = entry["message"]
+        if any(p.search(message) for p in PROBLEM_CONSOLE_MESSAGES):
+            report.problems.append(f"console: {message[:300]}")
+            continue
         if entry["level"] != "SEVERE":
             continue
-        message = entry["message"]
         if entry.get("source") == "network":
             first = message.split(" ", 1)[0]
             if not _is_local(first) or first in failed_local or urlsplit(first).path in IGNORED_LOCAL_PATHS:
@@ -479,9 +654,11 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
 
     report.problems += _undrawn_underscores(driver)
 
+    _check_math(report, math)
     _check_colab(report, docname, probe["colab"], launch)
     report.checked = {"images": len(probe["images"]), "widgets": len(probe["widgets"]),
-                      "quizzes": len(probe["quizzes"]), "Colab links": len(probe["colab"])}
+                      "quizzes": len(probe["quizzes"]), "Colab links": len(probe["colab"]),
+                      "formulas": math["count"] - len(math["untypeset"])}
 
     if screenshot_dir is not None:
         report.screenshot = _screenshot(driver, Path(screenshot_dir) / (docname.replace("/", "__") + ".png"))
@@ -568,23 +745,75 @@ def _undrawn_underscores(driver):
     return problems
 
 
-def _screenshot(driver, path):
+def _screenshot(driver, path, metrics=None):
     """Full page through DevTools: the viewport is made as tall as the page (so that the
     theme's sticky sidebars and header are laid out as a reader sees them), captured, and
-    put back."""
+    put back (to `metrics`, a device metrics override, where the page was laid out under one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     width = driver.execute_script("return window.innerWidth")
     size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
     height = int(min(size["height"], MAX_SCREENSHOT_PX))
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+                           {"width": width, "height": height, "deviceScaleFactor": 1,
+                            "mobile": bool(metrics and metrics.get("mobile"))})
     try:
         time.sleep(0.2)  # let the page lay itself out at the new size
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
     finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        if metrics:
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+        else:
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
+
+
+def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
+    """The projector pass over one page (see the module docstring): open it at NARROW_PX
+    with overlay scrollbars, wait for MathJax (formulas change the layout), and return a
+    PageReport whose problems are the boxes whose content is cut off."""
+    report = PageReport(page)
+    url = urljoin(base_url, page)
+    source = (Path(html_root) / page).read_text(errors="replace") if (Path(html_root) / page).is_file() else ""
+    if re.search(r'http-equiv="refresh"', source, re.I):
+        return report  # a redirect stub: the page it leads to is checked on its own
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", NARROW_METRICS)
+    try:
+        driver.get(url)
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
+    except TimeoutException:
+        report.problems.append(f"did not finish loading within the time limit: {driver.current_url}")
+    except WebDriverException as exc:
+        report.problems.append(f"did not load: {exc.msg}")
+        return report
+    time.sleep(SETTLE_S)
+    driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
+    width = driver.execute_script("return document.documentElement.clientWidth")
+    if abs(width - NARROW_PX) > 1:
+        report.problems.append(f"laid out {width} px wide, not {NARROW_PX} px")
+    probe = driver.execute_script(OVERFLOW_PROBE_JS)
+    for p in probe["problems"]:
+        report.problems.append(f"{NARROW_PX} px: {p['what']} cut off, {p['content']} px of content in "
+                               f"{p['box']} px ({p['why']}): {p['text']!r}")
+    report.checked = {"boxes": probe["checked"], "scrolling visibly": probe["scrolling"]}
+    if screenshot_dir is not None:
+        report.screenshot = _screenshot(driver, Path(screenshot_dir) / (re.sub(r"\.html$", "", page)
+                                                                        .replace("/", "__") + ".png"), NARROW_METRICS)
+    return report
+
+
+def _print_reports(reports):
+    for r in reports:  # shown when the test fails, or with pytest -s
+        hosts = sorted({urlsplit(u).hostname for u in r.external})
+        counts = ", ".join(f"{what}: {n}" for what, n in r.checked.items() if n)
+        print(f"  {r.page}: {len(r.problems)} problem(s)" + (f"; checked {counts}" if counts else "")
+              + (f"; screenshot {r.screenshot.name}" if r.screenshot else "")
+              + (f"; blocked offline: {', '.join(hosts)}" if hosts else ""))
+        for note in r.notes:
+            print(f"      note: {note}")
+        for problem in r.problems:
+            print(f"      PROBLEM: {problem}")
 
 
 # --------------------------------------------------------------------------- the tests
@@ -615,17 +844,31 @@ def test_every_page_in_a_browser(built_site, browser, capsys):
     with capsys.disabled():  # shown even when the test passes
         print(f"\n[test_browser] {len(pages)} pages checked in Chromium in {elapsed:.1f} s, "
               f"{len(failures)} problem(s); screenshots in {SCREENSHOTS}/")
-    for r in reports:  # shown when the test fails, or with pytest -s
-        hosts = sorted({urlsplit(u).hostname for u in r.external})
-        counts = ", ".join(f"{what}: {n}" for what, n in r.checked.items() if n)
-        print(f"  {r.page}: {len(r.problems)} problem(s)" + (f"; checked {counts}" if counts else "")
-              + (f"; screenshot {r.screenshot.name}" if r.screenshot else "")
-              + (f"; blocked offline: {', '.join(hosts)}" if hosts else ""))
-        for note in r.notes:
-            print(f"      note: {note}")
-        for problem in r.problems:
-            print(f"      PROBLEM: {problem}")
+    _print_reports(reports)
     assert not failures, f"{len(failures)} problem(s) in the browser:\n" + "\n".join(failures)
+    # The math check is not vacuous: the book has formulas, and they were typeset.
+    assert sum(r.checked.get("formulas", 0) for r in reports) > 0, "no page has a typeset formula"
+
+
+def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
+    """Issue 13's projector check: at NARROW_PX no code line, output or table is cut off."""
+    html = _site_html(built_site)
+    pages = find_pages(html)
+    shots = SCREENSHOTS / f"{NARROW_PX}px"
+    if shots.exists():
+        for old in shots.glob("*.png"):
+            old.unlink()
+    started = time.monotonic()
+    with SiteServer(html) as server:
+        reports = [check_narrow_page(narrow_browser, server.url, page, html, shots) for page in pages]
+    elapsed = time.monotonic() - started
+    failures = [f"{r.page}: {p}" for r in reports for p in r.problems]
+    with capsys.disabled():
+        print(f"\n[test_browser] {len(pages)} pages checked at {NARROW_PX} px in {elapsed:.1f} s, "
+              f"{len(failures)} problem(s); screenshots in {shots}/")
+    _print_reports(reports)
+    assert not failures, f"{len(failures)} box(es) cut off at {NARROW_PX} px:\n" + "\n".join(failures)
+    assert sum(r.checked.get("boxes", 0) for r in reports) > 0, "no code, output or table found on any page"
 
 
 # Self-tests: the checks run against small hand-made pages and against a damaged copy of
@@ -795,3 +1038,86 @@ def test_checks_catch_damage_to_a_copy_of_the_site(built_site, browser, tmp_path
     with SiteServer(copy) as server:
         problems = "\n".join(check_page(browser, server.url, page, copy, launch_config()).problems)
     assert "quiz code '__syncthreads()': its 2 underscore(s) are not visibly drawn" in problems, problems
+
+
+def test_checks_catch_math_that_mathjax_did_not_typeset(built_site, browser, tmp_path):
+    """A copy of the real build without the vendored MathJax: the formulas of a chapter
+    stay TeX source, and the check says so. Then, with MathJax back, a formula MathJax
+    cannot parse and TeX outside any math element."""
+    html = _site_html(built_site)
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    page = "book/01_naive.html"
+    assert 'class="math' in (copy / page).read_text(), f"{page} has no math any more; pick a page that has"
+    with SiteServer(copy) as server:
+        report = check_page(browser, server.url, page, copy, launch_config())
+    assert not [p for p in report.problems if "MathJax" in p or "formula" in p or "TeX" in p], report.problems
+    assert report.checked["formulas"] > 0, report.checked
+
+    shutil.move(copy / "_static" / "mathjax", tmp_path / "mathjax")
+    with SiteServer(copy) as server:
+        report = check_page(browser, server.url, page, copy, launch_config())
+    problems = "\n".join(report.problems)
+    for expected in ("script /_static/mathjax/tex-chtml.js answered HTTP 404", "MathJax did not load",
+                     "formula(s) not typeset by MathJax, first '\\\\(m \\\\times k\\\\)'"):
+        assert expected in problems, f"not reported: {expected!r}\nreported:\n{problems}"
+
+    shutil.move(tmp_path / "mathjax", copy / "_static" / "mathjax")
+    text = (copy / page).read_text()
+    broken = ('<section class="tex2jax_ignore mathjax_ignore"><p>Left as source on purpose: \\(a + b\\).</p>'
+              '<p><span class="math notranslate nohighlight">\\(\\frac{1}\\)</span></p></section></article>')
+    (copy / page).write_text(text.replace("</article>", broken, 1))
+    with SiteServer(copy) as server:
+        problems = "\n".join(check_page(browser, server.url, page, copy, launch_config()).problems)
+    assert "MathJax error: Missing argument for \\frac" in problems, problems
+    assert "TeX delimiters visible in the text: 'Left as source on purpose: \\\\(a + b\\\\).'" in problems, problems
+
+
+NARROW_LINE = "int x = 0;  // " + "a comment that runs on " * 12
+NARROW_BODY = f"""
+<main id="main-content"><article class="bd-article" style="width: 600px">
+<pre style="overflow-x: hidden">hidden: {NARROW_LINE}</pre>
+<pre style="overflow-x: auto">overlay: {NARROW_LINE}</pre>
+<pre class="drawn" style="overflow-x: auto">drawn: {NARROW_LINE}</pre>
+<pre style="white-space: pre-wrap">wraps: {NARROW_LINE}</pre>
+<pre style="overflow-x: visible">spills: {NARROW_LINE}</pre>
+<div style="overflow: hidden"><table><tr><td style="white-space: nowrap">table: {NARROW_LINE}</td></tr></table></div>
+<div class="output"><table><tr><td>fits</td><td>in its box</td></tr></table></div>
+</article></main>
+"""
+NARROW_CSS = ("pre.drawn::-webkit-scrollbar { height: 10px; } "
+              "pre.drawn::-webkit-scrollbar-thumb { background: #888; }")
+
+
+def test_narrow_check_catches_code_that_is_cut_off(built_site, narrow_browser, tmp_path):
+    """A toy page: a pre that clips, one whose scrollbar is overlay, one that spills off the
+    page and a table in a box that clips must be reported; a pre whose scrollbar is drawn,
+    one that wraps and a table that fits must not. Then a copy of the real build without
+    the site's stylesheet: chapter 6's code is cut off again."""
+    (tmp_path / "toy" / "_static").mkdir(parents=True)
+    (tmp_path / "toy" / "_static" / "site.css").write_text(NARROW_CSS)
+    (tmp_path / "toy" / "_static" / "site.js").write_text("")
+    (tmp_path / "toy" / "narrow.html").write_text(_page(NARROW_BODY, css="_static/site.css", js="_static/site.js"))
+    with SiteServer(tmp_path / "toy") as server:
+        report = check_narrow_page(narrow_browser, server.url, "narrow.html", tmp_path / "toy", tmp_path)
+    text = "\n".join(report.problems)
+    expected = ["pre cut off", "(overflow-x: hidden): 'hidden: int x",
+                "(overflow-x: auto, and its scrollbar is not drawn (hidden or overlay)): 'overlay: int x",
+                "runs past the right edge of the 1024 px window): 'spills: int x",
+                "(cut by div, overflow-x: hidden): 'table: int x"]
+    missed = [e for e in expected if e not in text]
+    assert not missed, f"not reported: {missed}\nreported:\n{text}"
+    assert len(report.problems) == 4, text
+    assert not any(w in text for w in ("drawn:", "wraps:", "fits")), text
+    assert report.checked["scrolling visibly"] == 1, report.checked
+    assert report.screenshot.stat().st_size > 1000
+
+    html = _site_html(built_site)
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    (copy / "_static" / "site.css").write_text("/* removed on purpose */")
+    page = "book/06_beyond.html"
+    with SiteServer(copy) as server:
+        problems = check_narrow_page(narrow_browser, server.url, page, copy).problems
+    assert any("pre cut off" in p and "its scrollbar is not drawn" in p for p in problems), problems
+    assert any("pre cut off" in p and "kernel `" in p for p in problems), problems  # a checked-mode message

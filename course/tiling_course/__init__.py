@@ -9,5 +9,6 @@ uses; importing the package itself loads nothing else:
     corpus     wrong kernels, each an edit of a book kernel, and what checked mode says
     traces     checked-mode access counts and traces of the book's kernels
     warps      a traced block's accesses as warp requests: sectors, bank conflicts
+    switch     widgets whose states are all computed ahead and chosen in the browser
     figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
 """
