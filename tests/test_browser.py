@@ -83,6 +83,21 @@ meta tag is width=device-width, so the layout is the desktop one): a box whose s
 only shows while scrolling counts as cut off, and one whose scrollbar the site always
 draws (book/_static/site.css, ::-webkit-scrollbar) as visibly scrolling.
 
+Figures (issue 13: "fonts readable at 100% zoom ... every figure with alt text and a
+caption"), in both passes, for every image of the article that is served by the site and
+not part of a widget: in the first pass it must have alt text (not myst-nb's default, the
+file's path) and sit in a <figure> with a non-empty <figcaption> (the figure cell's
+mystnb metadata). In both passes its smallest text must be shown at MIN_TEXT_PX or more:
+every PNG the book draws goes through tiling_course.style, whose canvas writes into the
+PNG itself (tEXt chunks) the smallest font of the figure in points and the dpi it was drawn
+at; the test reads those back from the very file the page shows and measures, in the
+browser, the width the page shows it at, so the size on screen is
+min_font_pt * dpi / 72 * shown_px / natural_px. The site's content column is narrower at
+1280 px (the right-hand table of contents takes room) than at 1024 px, which is why both
+passes check. A PNG without the stamp is a problem: its text cannot be checked. Widget
+images are left out (a control's state, described by the widget's own labels, not a
+figure cell); the test notes each one.
+
 When Chromium or chromedriver is missing, the session fixture runs
 scripts/install_browser.sh (apt-get, as root); where that cannot install (not root,
 no apt-get) the tests skip with the reason.
@@ -111,6 +126,8 @@ webdriver = pytest.importorskip("selenium.webdriver",
 from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tiling_course.style import MIN_TEXT_PX, STAMP_DPI, STAMP_FONT, png_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -274,6 +291,18 @@ def narrow_browser():
 # --------------------------------------------------------------------------- one page
 
 # Runs in the page after it has loaded; returns what the checks need.
+# What the figure checks need of one <img>: its alt text, the caption of the <figure> around
+# it, the width it is shown at (CSS px), and whether it belongs to a widget.
+FIGURE_FACTS_JS = r"""
+const FIGURE_FACTS = img => {
+  const figure = img.closest('figure');
+  const caption = figure && figure.querySelector('figcaption');
+  return {alt: (img.getAttribute('alt') || '').trim(), caption: caption ? caption.innerText.trim() : '',
+          shown: img.getBoundingClientRect().width,
+          widget: !!img.closest('.jupyter-widgets, .widget-subarea, .widget-output, [class*="widget-"]')};
+};
+"""
+
 PAGE_PROBE_JS = r"""
 const visible = el => !!el && el.getClientRects().length > 0 && el.offsetWidth > 0 && el.offsetHeight > 0
     && getComputedStyle(el).visibility !== 'hidden';
@@ -284,7 +313,7 @@ const article = document.querySelector('article.bd-article') || document.querySe
 
 const images = [...article.querySelectorAll('img')].map(img => {
   const r = {src: img.currentSrc || img.src, w: img.naturalWidth, h: img.naturalHeight,
-             complete: img.complete, range: null, error: null};
+             complete: img.complete, range: null, error: null, ...FIGURE_FACTS(img)};
   if (img.naturalWidth > 0 && img.naturalHeight > 0) {
     try {  // colour range over all pixels (scaled to at most 800 px wide); 0 = blank
       const s = Math.min(1, 800 / img.naturalWidth);
@@ -341,6 +370,15 @@ const links = [...document.querySelectorAll('a[href]')].map(a => a.href);
 const local_widget_manager = !!document.querySelector('script[src*="_static/widgets/embed-amd.js"]');
 return {title: document.title, url: location.href, images, widgets, quizzes, loose_quiz_parts, colab, links,
         local_widget_manager};
+"""
+PAGE_PROBE_JS = FIGURE_FACTS_JS + PAGE_PROBE_JS
+
+# The projector pass needs only the figure facts of the article's images.
+FIGURES_PROBE_JS = FIGURE_FACTS_JS + r"""
+const article = document.querySelector('article.bd-article') || document.querySelector('article')
+    || document.querySelector('main') || document.body;
+return [...article.querySelectorAll('img')].map(img => ({src: img.currentSrc || img.src, w: img.naturalWidth,
+                                                         h: img.naturalHeight, ...FIGURE_FACTS(img)}));
 """
 
 # Runs in the page (asynchronously: the last argument is the callback, arguments[0] the
@@ -533,6 +571,48 @@ def _check_math(report, math):
         report.problems.append(f"... and {len(math['raw']) - 5} more places with visible TeX delimiters")
 
 
+def _local_file(src, html_root):
+    """The file of the served folder that a local URL names."""
+    return Path(html_root) / unquote(urlsplit(src).path.lstrip("/"))
+
+
+def _figure_problems(images, html_root, notes, captions=True):
+    """Issue 13's figure checks on the images of one page as the browser shows them (see the
+    module docstring). Widget images are left out: a widget's image is one state of a
+    control that the widget's own label describes, drawn by the widget's code, not a
+    figure cell, so it has no caption of its own."""
+    problems = []
+    for img in images:
+        if not _is_local(img["src"]) or img["w"] == 0:
+            continue  # another host's image, or one that did not load (reported above)
+        name = img["src"].rsplit("/", 1)[-1][:60]
+        if img["widget"]:
+            notes.append(f"image {name} is part of a widget: no caption or font stamp asked of it")
+            continue
+        if captions:
+            src_path = urlsplit(img["src"]).path
+            if not img["alt"] or img["alt"].endswith(src_path.rsplit("/", 1)[-1]):
+                problems.append(f"image {name} has no alt text (myst-nb's default is the file's path)")
+            if not img["caption"]:
+                problems.append(f"image {name} is not in a figure with a caption")
+        path = _local_file(img["src"], html_root)
+        if path.suffix.lower() != ".png" or not path.is_file():
+            continue
+        stamp = png_text(path.read_bytes())
+        if STAMP_FONT not in stamp or STAMP_DPI not in stamp:
+            problems.append(f"image {name} carries no font stamp ({STAMP_FONT}): draw it through "
+                            f"tiling_course.style, or its text size cannot be checked")
+            continue
+        if img["shown"] <= 0:
+            continue  # not shown (a closed dropdown): nothing to read
+        px = float(stamp[STAMP_FONT]) * float(stamp[STAMP_DPI]) / 72 * img["shown"] / img["w"]
+        if px < MIN_TEXT_PX - 1e-6:
+            problems.append(f"image {name}: smallest text {px:.1f} px at {img['shown']:.0f} px shown of "
+                            f"{img['w']} px ({stamp[STAMP_FONT]} pt at {stamp[STAMP_DPI]} dpi), "
+                            f"below {MIN_TEXT_PX} px")
+    return problems
+
+
 def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=None):
     """Open one page of a site served at base_url (page relative to it, 'book/x.html') and
     return a PageReport. html_root is the served folder (for internal links); launch is
@@ -626,6 +706,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
             report.problems.append(f"image {name} could not be read back: {img['error']}")
         elif img["range"] is not None and img["range"] <= 2:
             report.problems.append(f"image {name} is blank ({img['w']}x{img['h']} px of one colour)")
+    report.problems += _figure_problems(probe["images"], html_root, report.notes)
 
     # Widgets: rendered; or, where the manager would come from a CDN, a visible static
     # fallback (see the module docstring).
@@ -656,7 +737,9 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
 
     _check_math(report, math)
     _check_colab(report, docname, probe["colab"], launch)
-    report.checked = {"images": len(probe["images"]), "widgets": len(probe["widgets"]),
+    report.checked = {"images": len(probe["images"]),
+                      "figures": sum(1 for i in probe["images"] if _is_local(i["src"]) and not i["widget"]),
+                      "widgets": len(probe["widgets"]),
                       "quizzes": len(probe["quizzes"]), "Colab links": len(probe["colab"]),
                       "formulas": math["count"] - len(math["untypeset"])}
 
@@ -796,7 +879,11 @@ def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
     for p in probe["problems"]:
         report.problems.append(f"{NARROW_PX} px: {p['what']} cut off, {p['content']} px of content in "
                                f"{p['box']} px ({p['why']}): {p['text']!r}")
-    report.checked = {"boxes": probe["checked"], "scrolling visibly": probe["scrolling"]}
+    figures = driver.execute_script(FIGURES_PROBE_JS)
+    report.problems += [f"{NARROW_PX} px: {p}" for p in _figure_problems(figures, html_root, report.notes,
+                                                                         captions=False)]
+    report.checked = {"boxes": probe["checked"], "scrolling visibly": probe["scrolling"],
+                      "figures": sum(1 for f in figures if _is_local(f["src"]) and not f["widget"])}
     if screenshot_dir is not None:
         report.screenshot = _screenshot(driver, Path(screenshot_dir) / (re.sub(r"\.html$", "", page)
                                                                         .replace("/", "__") + ".png"), NARROW_METRICS)
@@ -848,10 +935,13 @@ def test_every_page_in_a_browser(built_site, browser, capsys):
     assert not failures, f"{len(failures)} problem(s) in the browser:\n" + "\n".join(failures)
     # The math check is not vacuous: the book has formulas, and they were typeset.
     assert sum(r.checked.get("formulas", 0) for r in reports) > 0, "no page has a typeset formula"
+    # Nor is the figure check: the book's figures were found, captioned and their stamps read.
+    assert sum(r.checked.get("figures", 0) for r in reports) >= 20, "fewer figures than the book draws"
 
 
 def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
-    """Issue 13's projector check: at NARROW_PX no code line, output or table is cut off."""
+    """Issue 13's projector check: at NARROW_PX no code line, output or table is cut off,
+    and no figure's text is shown below MIN_TEXT_PX (see _figure_problems)."""
     html = _site_html(built_site)
     pages = find_pages(html)
     shots = SCREENSHOTS / f"{NARROW_PX}px"
@@ -869,19 +959,21 @@ def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
     _print_reports(reports)
     assert not failures, f"{len(failures)} box(es) cut off at {NARROW_PX} px:\n" + "\n".join(failures)
     assert sum(r.checked.get("boxes", 0) for r in reports) > 0, "no code, output or table found on any page"
+    assert sum(r.checked.get("figures", 0) for r in reports) >= 20, "fewer figures than the book draws"
 
 
 # Self-tests: the checks run against small hand-made pages and against a damaged copy of
 # the real build, and must report what was broken on purpose.
 
-def _png(width, height, pixel):
-    """A PNG file (RGB) whose pixel (x, y) is pixel(x, y) -> (r, g, b)."""
+def _png(width, height, pixel, text=None):
+    """A PNG file (RGB) whose pixel (x, y) is pixel(x, y) -> (r, g, b), with text chunks."""
     rows = b"".join(b"\x00" + b"".join(bytes(pixel(x, y)) for x in range(width)) for y in range(height))
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + b"".join(chunk(b"tEXt", k.encode() + b"\0" + v.encode()) for k, v in (text or {}).items())
             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
@@ -912,7 +1004,7 @@ GOOD_BODY = """
 <header class="bd-header-article">
 <a class="btn" href="{colab}/github/owner/repo/blob/main/book/good.ipynb">Colab</a></header>
 <main id="main-content"><article class="bd-article"><section>
-<p>A figure: <img src="../_images/plot.png" alt="plot"></p>
+<figure><img src="../_images/plot.png" alt="a plot"><figcaption>What to see in it.</figcaption></figure>
 <p>A badge from another host (offline, ignored): <img src="https://img.shields.io/badge/x-y-blue.svg"></p>
 <div class="cell_output docutils container">
 <script type="application/vnd.jupyter.widget-view+json">
@@ -932,6 +1024,7 @@ BROKEN_BODY = """
 <a href="{colab}/github/someone/else/blob/dev/book/broken.ipynb">Colab</a></header>
 <main id="main-content"><article class="bd-article"><section>
 <img src="../_images/missing.png"> <img src="../_images/blank.png"> <img src="../_images/tiny.png">
+<figure><img src="../_images/smallfont.png" alt="a plot"><figcaption>Too small to read.</figcaption></figure>
 <div class="cell_output docutils container">
 <script type="application/vnd.jupyter.widget-view+json">
 {{"version_major": 2, "version_minor": 0, "model_id": "lonely"}}</script>
@@ -956,7 +1049,11 @@ def toy_site(tmp_path_factory):
     (root / "book").mkdir()
     (root / "_static" / "site.css").write_text("body { font-family: sans-serif; }")
     (root / "_static" / "site.js").write_text("window.siteLoaded = true;")
-    (root / "_images" / "plot.png").write_bytes(_png(120, 90, lambda x, y: (2 * x, 2 * y, 128)))
+    stamp = {STAMP_DPI: "100"}
+    (root / "_images" / "plot.png").write_bytes(_png(120, 90, lambda x, y: (2 * x, 2 * y, 128),
+                                                     {**stamp, STAMP_FONT: "9"}))
+    (root / "_images" / "smallfont.png").write_bytes(_png(120, 90, lambda x, y: (2 * x, 128, 2 * y),
+                                                          {**stamp, STAMP_FONT: "5"}))
     (root / "_images" / "blank.png").write_bytes(_png(120, 90, lambda x, y: (255, 255, 255)))
     (root / "_images" / "tiny.png").write_bytes(_png(8, 8, lambda x, y: (30 * x, 30 * y, 0)))
     colab = "https://colab.research.google.com"
@@ -994,6 +1091,10 @@ def test_checks_catch_a_broken_page(browser, toy_site):
         "image missing.png did not load",
         "image blank.png is blank",
         "image tiny.png is tiny: 8x8",
+        "image blank.png has no alt text",
+        "image blank.png is not in a figure with a caption",
+        "image blank.png carries no font stamp",
+        "image smallfont.png: smallest text 6.9 px at 120 px shown of 120 px (5 pt at 100 dpi), below 9 px",
         "on purpose",
         "notDefinedAnywhere is not defined",
         "widget lonely neither rendered nor has a visible static fallback",

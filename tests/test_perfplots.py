@@ -28,7 +28,52 @@ def test_plots_draw_the_reference_data(name):
     points = sum(len(line.get_xdata()) for line in ax.lines) + sum(len(c.get_offsets()) for c in ax.collections)
     bars = sum(p.get_height() > 0 for p in ax.patches)
     assert points + bars >= 2, f"{name} drew {points} points and {bars} bars"
-    assert perfdata.reference().device in ax.get_title()
+    assert perfdata.reference().device in fig.get_suptitle()
+
+
+BOOK_PLOTS = {   # as the chapters call them, with the most series
+    "speedup_plot": lambda: perfplots.speedup_plot(tiles=(2, 4, 8, 16, 32)),
+    "time_plot": lambda: perfplots.time_plot(BOOK_KERNELS),
+    "throughput_plot": lambda: perfplots.time_plot(BOOK_KERNELS, metric="tflops"),
+    "cublas_fraction": lambda: perfplots.cublas_fraction(BOOK_KERNELS[:-1]),
+    "roofline": lambda: perfplots.roofline([("naive", 16), ("naive", 32), ("tiled", 8), ("tiled", 16),
+                                            ("tiled", 32)]),
+    "ladder_plot": lambda: perfplots.ladder_plot(),
+}
+BOOK_KERNELS = [("naive", 16), ("tiled", 8), ("tiled", 16), ("tiled", 32), ("tiled_bounds", 32),
+                ("tiled_dynamic", 32), ("cublas", None)]
+
+
+def _series(ax):
+    """The data series of one panel: labelled lines, scatter sets and bar groups
+    (reference lines such as a roof or y = 1 carry no marker and are not counted)."""
+    lines = [ln for ln in ax.lines if ln.get_marker() not in (None, "None", "", " ")]
+    return len(lines) + len(ax.collections) + len(ax.containers)
+
+
+@pytest.mark.parametrize("name", sorted(BOOK_PLOTS))
+def test_no_panel_has_more_than_five_series(name):
+    """Issue 13: facet by device or kernel group rather than crowd one frame; panels of one
+    figure share their axes, so they compare at a glance."""
+    fig = BOOK_PLOTS[name]()
+    counts = [_series(ax) for ax in fig.axes]
+    assert counts and max(counts) <= 5 and sum(counts) > 0, counts
+    if len(fig.axes) > 1:
+        first = fig.axes[0]
+        assert all(ax.get_shared_y_axes().joined(first, ax) for ax in fig.axes), "panels must share the y axis"
+
+
+@pytest.mark.parametrize("name", sorted(BOOK_PLOTS))
+def test_plots_use_the_colour_blind_safe_palette(name):
+    from matplotlib.colors import to_hex
+
+    from tiling_course import style
+    fig = BOOK_PLOTS[name]()
+    allowed = {to_hex(c) for c in style.PALETTE} | {"#808080"}
+    used = {to_hex(ln.get_color()) for ax in fig.axes for ln in ax.lines}
+    used |= {to_hex(p.get_facecolor()) for ax in fig.axes for p in ax.patches if p.get_height() > 0}
+    used |= {to_hex(c) for ax in fig.axes for coll in ax.collections for c in coll.get_facecolor()}
+    assert used <= allowed, used - allowed
 
 
 @pytest.mark.parametrize("name", sorted(PLOTS) + sorted(TABLES))

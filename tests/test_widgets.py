@@ -16,9 +16,11 @@ from tiling_course import switch, widgets
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = {"thread-map": widgets.thread_explorer_spec, "tile": widgets.tile_explorer_spec,
-         "barriers": widgets.barrier_explorer_spec, "occupancy": widgets.occupancy_explorer_spec}
+         "barriers": widgets.barrier_explorer_spec, "occupancy": widgets.occupancy_explorer_spec,
+         "edge": widgets.edge_explorer_spec, "phases": widgets.phase_stepper_spec, "rungs": widgets.rung_explorer_spec}
 BUILDERS = {"thread-map": widgets.thread_explorer, "tile": widgets.tile_explorer,
-            "barriers": widgets.barrier_explorer, "occupancy": widgets.occupancy_explorer}
+            "barriers": widgets.barrier_explorer, "occupancy": widgets.occupancy_explorer,
+            "edge": widgets.edge_explorer, "phases": widgets.phase_stepper, "rungs": widgets.rung_explorer}
 
 # Run by this interpreter and by .venv-colab's: builds every widget and describes its wiring.
 DESCRIBE = r"""
@@ -46,7 +48,8 @@ for name in sys.argv[1:]:
     }
 print(json.dumps(out))
 """
-NAMES = ["thread_explorer", "tile_explorer", "barrier_explorer", "occupancy_explorer"]
+NAMES = ["thread_explorer", "tile_explorer", "barrier_explorer", "occupancy_explorer", "edge_explorer",
+         "phase_stepper", "rung_explorer"]
 
 
 def _describe(python, env=None):
@@ -127,3 +130,42 @@ def test_barrier_states_match_the_corpus():
         f = widgets.barrier_facts(first, second)
         assert f["kernel"] == name and f["finding"][0] == "SharedMemoryRaceError"
     assert widgets.barrier_facts(False, False)["finding"][0] == "SharedMemoryRaceError"
+
+
+def test_edge_states_match_the_bounds():
+    """Chapter 4: a thread loads from M (or N) exactly when its element of the tile lies
+    inside the matrix, and stores 0.0f otherwise; the figure's case agrees with edge_loads."""
+    tile = widgets.EDGE_TILE
+    for width in widgets.EDGE_WIDTHS:
+        for bx, by in widgets.EDGE_BLOCKS:
+            for ph in range(-(-width // tile)):
+                f = widgets.edge_facts(width, (bx, by), ph)
+                for tx in range(tile):
+                    for ty in range(tile):
+                        m = (by * tile + ty, ph * tile + tx)
+                        n = (ph * tile + ty, bx * tile + tx)
+                        for src, rc in (("M", m), ("N", n)):
+                            inside = rc[0] < width and rc[1] < width
+                            assert f[src]["loaded"].get((tx, ty)) == (rc if inside else None)
+                            assert ((tx, ty) in f[src]["zero"]) == (not inside)
+    f = widgets.edge_facts(6, (1, 1), 1)
+    assert len(f["M"]["loaded"]) == len(f["N"]["loaded"]) == 4
+
+
+def test_phase_stepper_sums_end_at_the_stored_p():
+    f = widgets.phase_facts()
+    width, tile, (bx, by) = f["width"], f["tile"], f["block"]
+    assert len(f["phases"]) == width // tile
+    for t, s in f["phases"][-1]["sums"].items():
+        assert s == f["P"][by * tile + t[1], bx * tile + t[0]]
+    for ph, p in enumerate(f["phases"]):
+        for (tx, ty), terms in p["terms"].items():
+            assert [(m, n) for m, n in terms] == [((by * tile + ty, ph * tile + k), (ph * tile + k, bx * tile + tx))
+                                                  for k in range(tile)]
+
+
+def test_rung_facts_divide_the_tile_among_the_threads():
+    for _, kernel in widgets.RUNGS:
+        f = widgets.rung_facts(kernel)
+        assert f["bm"] * f["bn"] == f["threads"] * f["per_thread"], kernel
+    assert widgets.rung_facts("tiled")["per_thread"] == 1

@@ -35,6 +35,9 @@ WIDGETS = {
     "tile": ("book/02_tiling.html", lambda: widgets.tile_explorer_spec(width=64)),
     "barriers": ("book/03_syncthreads.html", lambda: widgets.barrier_explorer_spec()),
     "occupancy": ("book/05_performance.html", lambda: widgets.occupancy_explorer_spec()),
+    "edge": ("book/04_boundaries.html", lambda: widgets.edge_explorer_spec()),
+    "phases": ("book/02_tiling.html", lambda: widgets.phase_stepper_spec()),
+    "rungs": ("book/06_beyond.html", lambda: widgets.rung_explorer_spec()),
 }
 SCREENSHOTS = Path(os.environ.get("TC_WIDGET_SCREENSHOTS", ROOT / "_build" / "screenshots" / "widgets"))
 NOT_NAMES = {"stack", "state", "control", "hint"}  # tc-switch-* classes that are not a widget's name

@@ -10,5 +10,6 @@ uses; importing the package itself loads nothing else:
     traces     checked-mode access counts and traces of the book's kernels
     warps      a traced block's accesses as warp requests: sectors, bank conflicts
     switch     widgets whose states are all computed ahead and chosen in the browser
+    style      the plot style: colour-blind-safe palette, projector fonts, stamped PNGs
     figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
 """

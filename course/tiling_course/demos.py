@@ -8,7 +8,7 @@ import numpy as np
 
 from cudacheck import KernelError, gpu_available
 
-from . import corpus, figures
+from . import corpus, figures, style
 
 
 def wrap(message, width=96):
@@ -29,6 +29,7 @@ def checked(name):
     return None
 
 
+@style.styled
 def heatmaps(name):
     """Where the unchecked wrong kernel goes wrong: on a GPU (this machine's, or the
     book's reference GPU run) and on the CPU runtime, side by side."""
@@ -44,11 +45,12 @@ def heatmaps(name):
                           f"this GPU ({cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()})"))
     elif (stored := corpus.stored_gpu_result(name)) is not None:
         panels.insert(0, stored)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.8), layout="constrained")
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(style.MAX_WIDTH_IN, 4.3 * len(panels)), 4.2),
+                             layout="constrained")
     # One colour scale for all panels, so a right product never looks hotter than a wrong one.
     vmax = max(max(figures.error(P, M, N).max() for P, _ in panels), 1e-30)
     for ax, (P, where) in zip(np.atleast_1d(axes), panels):
         figures.error_heatmap(P, M, N, f"on {where}", tile=tile, ax=ax, vmax=vmax)
-    fig.suptitle(f"|P - M·N| for {name}", fontsize=10)
+    fig.suptitle(f"|P - M·N| for {name}", fontsize=11)
     plt.close(fig)
     return fig

@@ -7,11 +7,13 @@ import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from . import show, traces
+from . import show, style, traces
 
-BLOCK_COLOURS = plt.cm.Pastel1.colors + plt.cm.Pastel2.colors
+# Light tints of the book's colour-blind-safe palette: black text stays readable on them.
+BLOCK_COLOURS = [style.tint(c, 0.45) for c in style.PALETTE[:6]]
 
 
+@style.styled
 def thread_map(width=6, block=4):
     """Which thread of which block computes each element of P (naive kernel), from the
     stores a checked run records."""
@@ -23,31 +25,32 @@ def thread_map(width=6, block=4):
         row, col = traces.rc(a.index, width)
         b = a.block[0] + a.block[1] * 7
         ax.add_patch(Rectangle((col, row), 1, 1, facecolor=BLOCK_COLOURS[b % len(BLOCK_COLOURS)], edgecolor="white"))
-        ax.text(col + 0.5, row + 0.38, f"b{a.block[:2]}", ha="center", va="center", fontsize=7)
-        ax.text(col + 0.5, row + 0.68, f"t{a.thread[:2]}", ha="center", va="center", fontsize=7)
+        ax.text(col + 0.5, row + 0.38, f"b{a.block[:2]}", ha="center", va="center", fontsize=9)
+        ax.text(col + 0.5, row + 0.68, f"t{a.thread[:2]}", ha="center", va="center", fontsize=9)
     grid = -(-width // block)
     for i in range(grid + 1):
         ax.axhline(i * block, color="black", lw=2)
         ax.axvline(i * block, color="black", lw=2)
     ax.set_xlim(0, grid * block)
     ax.set_ylim(grid * block, 0)
-    ax.add_patch(Rectangle((0, 0), width, width, fill=False, edgecolor="red", lw=2.5))
+    ax.add_patch(Rectangle((0, 0), width, width, fill=False, edgecolor=style.VERMILLION, lw=3))
     ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
     ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
-    ax.set_title(f"P ({width} x {width}, red) computed by {grid} x {grid} blocks of {block} x {block} threads;\n"
-                 f"b(x, y) = blockIdx, t(x, y) = threadIdx. Threads of the overhang (no label) return at once.",
-                 fontsize=9)
+    ax.set_title(f"P ({width} x {width}, red frame) computed by {grid} x {grid} blocks of {block} x {block} threads;\n"
+                 f"b(x, y) = blockIdx, t(x, y) = threadIdx.\nThreads of the overhang (no label) return at once.",
+                 fontsize=10)
     ax.set_xticks(range(grid * block))
     ax.set_yticks(range(grid * block))
     plt.close(fig)
     return fig
 
 
+@style.styled
 def tiling_idea(width=8, tile=2, out=(2, 1)):
     """The output tile `out` = (tile row, tile column) of P needs the row of tiles of M
     beside it and the column of tiles of N above it, one pair per phase."""
     ty, tx = out
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.9))
+    fig, axes = plt.subplots(1, 3, figsize=(8.5, 3.6), layout="constrained")
     phases = width // tile
     for ax, name in zip(axes, "MNP"):
         for i in range(width + 1):
@@ -62,19 +65,19 @@ def tiling_idea(width=8, tile=2, out=(2, 1)):
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(name, fontsize=13)
-    cmap = plt.cm.viridis(np.linspace(0.15, 0.85, phases))
+    cmap = [style.tint(style.PALETTE[p % 6], 0.6) for p in range(phases)]
     for ph in range(phases):
-        axes[0].add_patch(Rectangle((ph * tile, ty * tile), tile, tile, color=cmap[ph], alpha=0.8))
-        axes[0].text(ph * tile + tile / 2, ty * tile + tile / 2, f"phase {ph}", ha="center", va="center",
-                     fontsize=7, color="white")
-        axes[1].add_patch(Rectangle((tx * tile, ph * tile), tile, tile, color=cmap[ph], alpha=0.8))
-        axes[1].text(tx * tile + tile / 2, ph * tile + tile / 2, f"phase {ph}", ha="center", va="center",
-                     fontsize=7, color="white")
-    axes[2].add_patch(Rectangle((tx * tile, ty * tile), tile, tile, color="crimson", alpha=0.85))
+        axes[0].add_patch(Rectangle((ph * tile, ty * tile), tile, tile, color=cmap[ph]))
+        axes[0].text(ph * tile + tile / 2, ty * tile + tile / 2, f"phase\n{ph}", ha="center", va="center",
+                     fontsize=9)
+        axes[1].add_patch(Rectangle((tx * tile, ph * tile), tile, tile, color=cmap[ph]))
+        axes[1].text(tx * tile + tile / 2, ph * tile + tile / 2, f"phase\n{ph}", ha="center", va="center",
+                     fontsize=9)
+    axes[2].add_patch(Rectangle((tx * tile, ty * tile), tile, tile, color=style.VERMILLION))
     axes[2].text(tx * tile + tile / 2, ty * tile + tile / 2, "block\n" + f"({tx}, {ty})", ha="center",
-                 va="center", fontsize=7, color="white")
-    fig.suptitle(f"One block computes one {tile} x {tile} tile of P from a row of tiles of M and a column of "
-                 f"tiles of N, one pair per phase ({width} x {width} matrices)", fontsize=10)
+                 va="center", fontsize=9, color="white")
+    fig.suptitle(f"One block computes one {tile} x {tile} tile of P from a row of tiles of M and a column\n"
+                 f"of tiles of N, one pair per phase ({width} x {width} matrices)", fontsize=11)
     plt.close(fig)
     return fig
 
@@ -132,11 +135,12 @@ def phase_table(width=4, tile=2, block=(0, 0)):
                                 f"the loads and sums of each phase, as a checked run recorded them")
 
 
+@style.styled
 def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
     """Near the edge: which threads of one block load a real element in one phase and
     which store a zero instead (tiled kernel with boundary checks, recorded)."""
     report, _ = traces.record("tiled_bounds", width, tile, blocks=[block])
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 4.6), layout="constrained")
     first = 1 + 2 * phase  # the interval of this phase's loads
     for ax, src, dst in ((axes[0], "M", "Mds"), (axes[1], "N", "Nds")):
         loaded = {a.thread[:2]: traces.rc(a.index, width) for a in report.trace
@@ -144,10 +148,10 @@ def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
         for ty in range(tile):
             for tx in range(tile):
                 real = (tx, ty) in loaded
-                ax.add_patch(Rectangle((tx, ty), 1, 1, facecolor="#9ecae1" if real else "#fdd0a2",
-                                       edgecolor="black"))
+                fill = style.tint(style.SKY if real else style.ORANGE, 0.6)
+                ax.add_patch(Rectangle((tx, ty), 1, 1, facecolor=fill, edgecolor="black"))
                 label = f"{src}[{loaded[(tx, ty)][0]}][{loaded[(tx, ty)][1]}]" if real else "0.0f\n(past edge)"
-                ax.text(tx + 0.5, ty + 0.5, label, ha="center", va="center", fontsize=7)
+                ax.text(tx + 0.5, ty + 0.5, label, ha="center", va="center", fontsize=9)
         ax.set_xlim(0, tile)
         ax.set_ylim(tile, 0)
         ax.set_aspect("equal")
@@ -156,8 +160,8 @@ def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
         ax.set_xlabel("threadIdx.x")
         ax.set_ylabel("threadIdx.y")
         ax.set_title(f"{dst}[ty][tx] in phase {phase}")
-    fig.suptitle(f"Block {block} of a {width} x {width} product with {tile} x {tile} tiles: blue threads load an "
-                 f"element, orange ones are past the edge and store 0", fontsize=10)
+    fig.suptitle(f"Block {block} of a {width} x {width} product with {tile} x {tile} tiles:\nblue threads load an "
+                 f"element, orange ones are past the edge and store 0", fontsize=11)
     plt.close(fig)
     return fig
 
@@ -179,7 +183,7 @@ def error_heatmap(P, M, N, title, tile=None, ax=None, vmax=None):
             ax.axhline(i - 0.5, color="white", lw=0.5, alpha=0.5)
             ax.axvline(i - 0.5, color="white", lw=0.5, alpha=0.5)
     wrong = int((err > 0).sum())
-    ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max |error| {err.max():.3g})", fontsize=8)
+    ax.set_title(f"{title}\n{wrong} of {err.size} elements wrong (max |error| {err.max():.3g})", fontsize=10)
     ax.set_xlabel("col")
     ax.set_ylabel("row")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -194,6 +198,7 @@ def error(P, M, N):
     return np.where(err > tolerance(M, N), err, 0.0)
 
 
+@style.styled
 def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     """What two threads of block (0, 0) compute and read, from a checked run of one
     block's tile of P: the elements of P each stores (left), and the shared arrays the
@@ -201,8 +206,9 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     from . import matmul
     bm, bn = matmul.Launch(kernel).tile_of_p(tile)
     report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=list(threads))
-    colours = ("crimson", "royalblue")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    colours = (style.VERMILLION, style.BLUE)
+    fig, axes = plt.subplots(1, 3, figsize=(8.5, 4.2), gridspec_kw={"width_ratios": [1.3, 1, 1]},
+                             layout="constrained")
     ax = axes[0]
     ax.add_patch(Rectangle((0, 0), bn, bm, facecolor="#f2f2f2", edgecolor="black"))
     outputs = {}
@@ -216,8 +222,8 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     ax.set_xlim(0, bn)
     ax.set_ylim(bm, 0)
     ax.set_aspect("equal")
-    ax.set_title(f"{kernel}: the block's {bm} x {bn} tile of P", fontsize=9)
-    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, -0.3))
+    ax.set_title(f"{kernel}:\nthe block's {bm} x {bn} tile of P", fontsize=10)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     shared = [n for n, shape in report.shared_shapes.items() if len(shape) >= 2][:2]
     for ax, name in zip(axes[1:], shared):
         accesses = [a for a in report.trace if a.array == name]
@@ -241,10 +247,10 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
         ax.set_xlim(0, cols)
         ax.set_ylim(rows, 0)
         ax.set_aspect("equal" if max(rows, cols) <= 4 * min(rows, cols) else "auto")
-        ax.set_title(f"__shared__ {name}{''.join(f'[{d}]' for d in shape)}\n(coloured: what the two threads read "
-                     f"in the first slice of k)", fontsize=8)
+        ax.set_title(f"__shared__ {name}{''.join(f'[{d}]' for d in shape)}\n(coloured: what the two\nthreads read "
+                     f"in the first\nslice of k)", fontsize=9)
     for ax in axes[1 + len(shared):]:
         ax.axis("off")
-    fig.suptitle("Recorded by checked mode from a run of block (0, 0)", fontsize=9)
+    fig.suptitle("Recorded by checked mode from a run of block (0, 0)", fontsize=10)
     plt.close(fig)
     return fig

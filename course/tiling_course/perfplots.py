@@ -6,7 +6,7 @@ returns a NoData sentence that says so, never an empty frame."""
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import perfdata, show, traces
+from . import perfdata, show, style, traces
 
 # What the CUDA C Programming Guide's table of compute capabilities gives: the per-SM
 # limits that decide how many blocks of a kernel run at once. Since compute capability 8.0
@@ -39,9 +39,9 @@ class NoData:
 
 
 def _closed(fig):
-    """The figure, closed so that a notebook shows only the returned copy."""
-    plt.close(fig)
-    return fig
+    """The figure, closed so that a notebook shows only the returned copy (and stamped with
+    its smallest font, style.finish)."""
+    return style.finish(fig)
 
 
 def _with_live(datasets, live):
@@ -49,93 +49,125 @@ def _with_live(datasets, live):
     return datasets + ([live] if live is not None else [])
 
 
-def _style(ds):
-    return "--" if ds.source == "live" else "-"
+def _device(ds):
+    return ds.device + (" (live)" if ds.source == "live" else "")
 
 
 def _name(kernel, tile):
     return "cuBLAS" if kernel == "cublas" else f"{kernel} {tile}"
 
 
-def _title(ax, datasets, what):
-    ax.set_title(what + "\n" + "\n".join(ds.label for ds in datasets), fontsize=8)
+def _title(fig, datasets, what):
+    """The figure's title, with the device, date and software of every dataset shown."""
+    fig.suptitle(what + "\n" + "\n".join(ds.label for ds in datasets), fontsize=10)
 
 
+def _facets(rows, cols, width=style.MAX_WIDTH_IN, row_height=3.1, **kw):
+    """A grid of panels sharing both axes, so that panels compare at a glance."""
+    fig, axes = plt.subplots(rows, cols, figsize=(min(width, 1.5 + 3.6 * cols), 1.6 + row_height * rows),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained", **kw)
+    return fig, axes
+
+
+def _groups(items, most=4):
+    """items cut, in order, into the fewest runs of at most `most`, as even as can be."""
+    n = max(1, -(-len(items) // most))
+    size = -(-len(items) // n)
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+@style.styled
 def speedup_plot(datasets=None, live=None, tiles=(8, 16, 32)):
-    """The lecture's speed-up, time untiled / time tiled, against Width: one line per
-    tile size, per dataset (reference solid, a reader's live run dashed)."""
+    """The lecture's speed-up, time untiled / time tiled, against Width: one panel per
+    dataset (device; a reader's live run is one more), one line per tile size."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(9, 4.3))
+    fig, axes = _facets(1, max(1, len(datasets)))
     drawn = 0
-    for di, ds in enumerate(datasets):
+    for ax, ds in zip(axes[0], datasets):
         for ti, tile in enumerate(tiles):
             widths = [w for w in ds.sizes("tiled", tile) if ds.speedup(tile, w)]
             drawn += len(widths)
             if widths:
-                ax.plot(widths, [ds.speedup(tile, w) for w in widths], marker="osd^v<>"[di % 7], linestyle=_style(ds),
-                        color=plt.cm.tab10(ti),
-                        label=f"TILE {tile}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+                ax.plot(widths, [ds.speedup(tile, w) for w in widths], label=f"TILE {tile}", **style.series(ti))
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_title(_device(ds))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("Width")
     if not drawn:
         plt.close(fig)
         return NoData("the speed-up plot")
-    ax.axhline(1, color="grey", lw=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("Width")
-    ax.set_ylabel("speed-up = time untiled / time tiled")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
-    _title(ax, datasets, "Speed-up of the tiled kernel over the naive one (same block size)")
+    axes[0][0].set_ylabel("speed-up = time untiled / time tiled")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
+    _title(fig, datasets, "Speed-up of the tiled kernel over the naive one (same block size)")
     return _closed(fig)
 
 
+@style.styled
 def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
     """Time (metric="ms") or TFLOP/s (metric="tflops") against Width for (kernel, tile)
-    pairs, cuBLAS included as ("cublas", None)."""
+    pairs, cuBLAS included as ("cublas", None): one column of panels per dataset, and the
+    kernels cut into rows of at most four, each beside cuBLAS, so no panel has more than
+    five lines. A kernel keeps its colour and marker in every panel."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(9.5, 4.5))
+    kernels = list(kernels_and_tiles)
+    others = [kt for kt in kernels if kt[0] != "cublas"]
+    reference = [kt for kt in kernels if kt[0] == "cublas"]
+    rows = _groups(others) if others else [[]]
+    fig, axes = _facets(len(rows), max(1, len(datasets)), row_height=2.8)
     drawn = 0
-    for di, ds in enumerate(datasets):
-        for ki, (kernel, tile) in enumerate(kernels_and_tiles):
-            widths = ds.sizes(kernel, tile)
-            drawn += len(widths)
-            if widths:
-                ys = [ds.result(kernel, tile, w)["ms_median" if metric == "ms" else "tflops"] for w in widths]
-                ax.plot(widths, ys, marker="os^d"[di % 4], linestyle=_style(ds), color=plt.cm.tab10(ki),
-                        label=f"{_name(kernel, tile)}, {ds.device}{' (live)' if ds.source == 'live' else ''}")
+    for r, group in enumerate(rows):
+        for c, ds in enumerate(datasets):
+            ax = axes[r][c]
+            for kernel, tile in group + reference:
+                widths = ds.sizes(kernel, tile)
+                drawn += len(widths)
+                if widths:
+                    ys = [ds.result(kernel, tile, w)["ms_median" if metric == "ms" else "tflops"] for w in widths]
+                    look = style.series(kernels.index((kernel, tile)))
+                    if kernel == "cublas":
+                        look.update(color=style.BLACK, linestyle=":")
+                    ax.plot(widths, ys, label=_name(kernel, tile), **look)
+            if r == 0:
+                ax.set_title(_device(ds))
+            if r == len(rows) - 1:
+                ax.set_xlabel("Width (square matrices)")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+        if axes[r][0].get_legend_handles_labels()[0]:
+            axes[r][0].legend(loc="upper left" if metric == "ms" else "lower right", fontsize=9)
     if not drawn:
         plt.close(fig)
         return NoData("the time plot" if metric == "ms" else "the throughput plot")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("Width (square matrices)")
-    ax.set_ylabel("time per product (ms, median)" if metric == "ms" else "TFLOP/s (2·Width³ / time)")
-    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
-    _title(ax, datasets, "Time" if metric == "ms" else "Throughput")
+    fig.supylabel("time per product (ms, median)" if metric == "ms" else "TFLOP/s (2·Width³ / time)", fontsize=10)
+    _title(fig, datasets, "Time" if metric == "ms" else "Throughput")
     return _closed(fig)
 
 
+@style.styled
 def cublas_fraction(kernels_and_tiles, width=4096, datasets=None, live=None):
     """Each kernel's speed as a fraction of cuBLAS at one Width, one bar per dataset."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
+    fig, ax = plt.subplots(figsize=(8, 4.4), layout="constrained")
     x = np.arange(len(kernels_and_tiles))
     w = 0.8 / max(1, len(datasets))
     drawn = 0
     for di, ds in enumerate(datasets):
         fracs = [(ds.result(k, t, width) or {}).get("frac_cublas") or 0 for k, t in kernels_and_tiles]
         drawn += sum(f > 0 for f in fracs)
-        bars = ax.bar(x + di * w, fracs, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
+        bars = ax.bar(x + di * w, fracs, w, label=_device(ds), color=style.PALETTE[di % len(style.PALETTE)],
+                      hatch=style.HATCHES[di % len(style.HATCHES)], edgecolor="white")
         for b, f in zip(bars, fracs):
-            ax.text(b.get_x() + b.get_width() / 2, f + 0.005, f"{f:.2f}", ha="center", fontsize=7)
+            ax.text(b.get_x() + b.get_width() / 2, f + 0.005, f"{f:.2f}", ha="center", va="bottom", fontsize=9,
+                    rotation=90 if len(datasets) > 1 else 0)
     if not drawn:
         plt.close(fig)
         return NoData("the fraction-of-cuBLAS plot")
-    ax.set_xticks(x + w * (len(datasets) - 1) / 2, [_name(k, t) for k, t in kernels_and_tiles], rotation=20,
-                  fontsize=8)
+    ax.set_xticks(x + w * (len(datasets) - 1) / 2, [_name(k, t).replace(" ", "\n", 1) for k, t in kernels_and_tiles])
     ax.set_ylabel("fraction of cuBLAS speed")
-    ax.legend(fontsize=7)
-    _title(ax, datasets, f"Fraction of cuBLAS at Width {width} (cuBLAS time / kernel time)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)
+    ax.legend()
+    _title(fig, datasets, f"Fraction of cuBLAS at Width {width} (cuBLAS time / kernel time)")
     return _closed(fig)
 
 
@@ -157,6 +189,7 @@ def nominal_fp32_tflops(ds):
     return dev["sm_count"] * lanes * 2 * dev["clock_mhz"] / 1e6
 
 
+@style.styled
 def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     """Measured TFLOP/s against arithmetic intensity (from counted global accesses),
     under the device's measured ceilings: copy bandwidth and cuBLAS's FP32 rate."""
@@ -165,11 +198,11 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
         return NoData("the roofline (it needs a device's measured bandwidth and FP32 ceilings)")
     sets = [ds] + ([live] if live is not None and live is not ds else [])
     bw, peak = ds.ceilings["copy_gbs"], ds.ceilings["fp32_tflops"]
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(8, 6), layout="constrained")
     drawn = 0
     xs = np.logspace(-2, 3, 200)
-    ax.plot(xs, np.minimum(peak, bw * xs / 1000), color="black", lw=1.5,
-            label=f"roof: min({peak:.1f} TFLOP/s, cuBLAS's best measured; {bw:,.0f} GB/s copy x intensity)")
+    ax.plot(xs, np.minimum(peak, bw * xs / 1000), color=style.BLACK, lw=1.5, marker="",
+            label=f"roof: min({peak:.1f} TFLOP/s, cuBLAS's best;\n{bw:,.0f} GB/s copy x intensity)")
     nominal = nominal_fp32_tflops(ds)
     if nominal:
         ax.axhline(nominal, color="grey", lw=1, ls=":", label=f"nominal FP32 peak, {nominal:.1f} TFLOP/s")
@@ -179,7 +212,9 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
             r = s.result(kernel, tile, width)
             drawn += bool(r)
             if r:
-                ax.scatter([ai], [r["tflops"]], color=plt.cm.tab10(ki), marker="o" if s.source != "live" else "x", s=50,
+                look = style.series(ki)
+                ax.scatter([ai], [r["tflops"]], color=look["color"], marker=look["marker"] if s.source != "live"
+                           else "x", s=60, zorder=3,
                            label=f"{_name(kernel, tile)}: {ai:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
                                  + (" (live)" if s.source == "live" else ""))
     if not drawn:
@@ -189,8 +224,8 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per byte requested from global memory (checked mode's counts)")
     ax.set_ylabel("TFLOP/s")
-    ax.legend(fontsize=6.5, loc="lower right")
-    _title(ax, sets, f"Roofline at Width {width}")
+    fig.legend(loc="outside lower center", ncols=2)
+    _title(fig, sets, f"Roofline at Width {width}")
     return _closed(fig)
 
 
@@ -271,10 +306,11 @@ LADDER = ["tiled", "ladder1_coarsened", "ladder2_regtile1d", "ladder3_regtile2d"
 LADDER_TILE = 32
 
 
+@style.styled
 def ladder_plot(width=4096, datasets=None, live=None):
     """TFLOP/s of each rung at one Width beside cuBLAS, per dataset."""
     datasets = _with_live(datasets, live)
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, ax = plt.subplots(figsize=(8.5, 4.6), layout="constrained")
     x = np.arange(len(LADDER) + 1)
     w = 0.8 / max(1, len(datasets))
     drawn = 0
@@ -282,18 +318,21 @@ def ladder_plot(width=4096, datasets=None, live=None):
         rates = [(ds.result(k, LADDER_TILE, width) or {}).get("tflops") or 0 for k in LADDER]
         rates.append((ds.result("cublas", None, width) or {}).get("tflops") or 0)
         drawn += sum(r > 0 for r in rates)
-        bars = ax.bar(x + di * w, rates, w, label=ds.device + (" (live)" if ds.source == "live" else ""))
+        bars = ax.bar(x + di * w, rates, w, label=_device(ds), color=style.PALETTE[di % len(style.PALETTE)],
+                      hatch=style.HATCHES[di % len(style.HATCHES)], edgecolor="white")
         for b, r in zip(bars, rates):
             if r:
-                ax.text(b.get_x() + b.get_width() / 2, r + 0.5, f"{r:.1f}", ha="center", fontsize=7)
+                ax.text(b.get_x() + b.get_width() / 2, r + 0.5, f"{r:.1f}", ha="center", va="bottom", fontsize=9,
+                        rotation=90 if len(datasets) > 1 else 0)
     if not drawn:
         plt.close(fig)
         return NoData("the ladder plot")
     labels = ["tiled 32"] + [f"rung {i}\n{k.split('_', 1)[1]}" for i, k in enumerate(LADDER[1:], 1)] + ["cuBLAS"]
-    ax.set_xticks(x + w * (len(datasets) - 1) / 2, labels, fontsize=8)
+    ax.set_xticks(x + w * (len(datasets) - 1) / 2, labels)
     ax.set_ylabel(f"TFLOP/s at Width {width}")
-    ax.legend(fontsize=7)
-    _title(ax, datasets, "The ladder: FP32 throughput of each rung beside cuBLAS SGEMM")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)
+    ax.legend(loc="upper left")
+    _title(fig, datasets, "The ladder: FP32 throughput of each rung beside cuBLAS SGEMM")
     return _closed(fig)
 
 

@@ -7,13 +7,19 @@ import numpy as np
 from . import matmul
 
 
-def record(kernel, m, tile, k=None, n=None, blocks=None, threads=None, seed=0):
-    """Run one of the book's kernels in checked mode on random m x k by k x n inputs,
-    tracing `blocks` (default: all); returns (LaunchReport, P)."""
+def inputs(m, k=None, n=None, seed=0):
+    """The random m x k and k x n float32 matrices that record() runs on."""
     k, n = k or m, n or m
     rng = np.random.default_rng(seed)
-    M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
-    N = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    return (rng.uniform(-1, 1, (m, k)).astype(np.float32),
+            rng.uniform(-1, 1, (k, n)).astype(np.float32))
+
+
+def record(kernel, m, tile, k=None, n=None, blocks=None, threads=None, seed=0):
+    """Run one of the book's kernels in checked mode on inputs(m, k, n, seed),
+    tracing `blocks` (default: all); returns (LaunchReport, P)."""
+    k, n = k or m, n or m
+    M, N = inputs(m, k, n, seed)
     if blocks is None:
         grid = matmul.geometry(kernel, m, k, n, tile)[0]
         blocks = [(x, y) for y in range(grid[1]) for x in range(grid[0])]

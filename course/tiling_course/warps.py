@@ -27,7 +27,7 @@ from functools import cached_property
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import matmul, show
+from . import matmul, show, style
 
 WARP = 32       # threads per warp, every NVIDIA GPU so far
 SECTOR = 32     # bytes: the unit in which L1 and L2 move global memory
@@ -226,12 +226,14 @@ def table(kernel, tile, m, k=None, n=None, code=None, launch=None, warp=0, step=
                       f"({block[0]} x {block[1]} threads), the first time it runs each access (checked-mode trace)")
 
 
+@style.styled
 def layout(blocks=((16, 16), (24, 4))):
     """How blocks of threads are cut into warps: each thread (x, y) coloured and labelled
     by its warp, threadIdx.x running fastest."""
-    fig, axes = plt.subplots(1, len(blocks), figsize=(5.2 * len(blocks), 5.4))
+    fig, axes = plt.subplots(1, len(blocks), figsize=(min(style.MAX_WIDTH_IN, 4.2 * len(blocks)), 4.6),
+                             layout="constrained")
     axes = np.atleast_1d(axes)
-    colours = plt.cm.tab10.colors
+    colours = style.PALETTE[:7]   # black is kept for the labels
     for ax, (bx, by) in zip(axes, blocks):
         for y in range(by):
             for x in range(bx):
@@ -239,7 +241,7 @@ def layout(blocks=((16, 16), (24, 4))):
                 ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=colours[w % len(colours)], alpha=0.55,
                                            edgecolor="white", lw=0.8))
                 if lane == 0:
-                    ax.text(x + 0.5, y + 0.55, f"w{w}", ha="center", va="center", fontsize=8, fontweight="bold")
+                    ax.text(x + 0.5, y + 0.55, f"w{w}", ha="center", va="center", fontsize=9, fontweight="bold")
         ax.set_xlim(0, bx)
         ax.set_ylim(by, 0)
         ax.set_aspect("equal")
@@ -255,7 +257,6 @@ def layout(blocks=((16, 16), (24, 4))):
         else:
             how = f"rows of {bx} threads straddle warps"
         ax.set_title(f"{bx} x {by} block: {threads} threads, {warps} warp{'s' if warps > 1 else ''}\n"
-                     f"{how} (w = warp, at its lane 0)", fontsize=9)
-    fig.tight_layout()
+                     f"{how}\n(w = warp, at its lane 0)", fontsize=10)
     plt.close(fig)
     return fig

@@ -293,3 +293,273 @@ def barrier_explorer():
     """First and second barrier kept or removed -> checked mode's finding (run now) and the
     stored unchecked GPU run's wrong elements."""
     return _build(barrier_explorer_spec())
+
+
+# --------------------------------------------------------------------------- grids of cells
+# Small matrices drawn as HTML tables (text, so the page stays light with every state
+# embedded, and the browser test compares what each cell says).
+
+GRID_STYLE = ("<style>.tc-grid {border-collapse: collapse; font-size: 0.72em; margin: 0;} "
+              ".tc-grid td {border: 1px solid #999; min-width: 3.4em; height: 1.9em; text-align: center; "
+              "padding: 0 3px; white-space: nowrap;} .tc-gridbox {margin: 0.2em 1.4em 0.6em 0;} "
+              ".tc-gridcap {font-weight: bold; font-size: 0.8em; margin-bottom: 2px; white-space: nowrap;} "
+              ".tc-grid td.tc-out {background: #f4f4f4; border-style: dashed; color: #999;} "
+              ".tc-grid td.tc-load {background: #9ecae1;} .tc-grid td.tc-zero {background: #fdd0a2;} "
+              ".tc-grid td.tc-done {background: #deebf7;} .tc-grid td.tc-sum {background: #c7e9c0;} "
+              ".tc-grid td.tc-edge-r {border-right: 3px solid #c00;} "
+              ".tc-grid td.tc-edge-b {border-bottom: 3px solid #c00;} "
+              ".tc-grids {display: flex; flex-wrap: wrap; align-items: flex-start;}</style>")
+
+
+def _grid(caption, rows, cols, cell):
+    """An HTML table of rows x cols cells; cell(r, c) -> (text, css class or '')."""
+    body = []
+    for r in range(rows):
+        tds = []
+        for c in range(cols):
+            text, cls = cell(r, c)
+            tds.append(f"<td class='{cls}'>{text}</td>" if cls else f"<td>{text}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return (f"<div class='tc-gridbox'><div class='tc-gridcap'>{caption}</div>"
+            f"<table class='tc-grid'>{''.join(body)}</table></div>")
+
+
+def _grids(*tables):
+    return f"<div class='tc-grids'>{''.join(tables)}</div>"
+
+
+def _phase_loads(report, width, phase, pairs=(("M", "Mds"), ("N", "Nds"))):
+    """From a trace of one block: in phase `phase`, for each global array, {thread: (row,
+    col) it loaded} and {thread: the shared slot it wrote}."""
+    first = 1 + 2 * phase  # the interval of this phase's loads (intervals are cut at barriers)
+    out = {}
+    for src, dst in pairs:
+        loads = {a.thread[:2]: traces.rc(a.index, width) for a in report.trace
+                 if a.array == src and a.op == "R" and a.interval == first}
+        slots = {a.thread[:2]: tuple(a.index) for a in report.trace
+                 if a.array == dst and a.op == "W" and a.interval == first}
+        out[src] = (loads, slots)
+    return out
+
+
+# --------------------------------------------------------------------------- chapter 4
+
+EDGE_WIDTHS = (5, 6, 7)
+EDGE_BLOCKS = ((0, 0), (1, 0), (0, 1), (1, 1))
+EDGE_TILE = 4
+
+
+def edge_facts(width, block, phase, tile=EDGE_TILE):
+    """From a checked run of the bounds-checked tiled kernel (tiled_bounds) on Width x Width
+    matrices: in `phase`, which threads of `block` load an element of M and of N, and which
+    store 0.0f into their slot (they write the slot but read nothing from global memory)."""
+    report, _ = traces.record("tiled_bounds", width, tile, blocks=[block])
+    loads = _phase_loads(report, width, phase)
+    facts = {"width": width, "tile": tile, "block": block, "phase": phase,
+             "grid": -(-width // tile), "phases": -(-width // tile)}
+    for src, (loaded, slots) in loads.items():
+        facts[src] = {"loaded": loaded, "slots": slots,
+                      "zero": sorted(t for t in slots if t not in loaded)}
+    return facts
+
+
+def _edge_state(width, block, phase, tile=EDGE_TILE):
+    f = edge_facts(width, block, phase, tile)
+    bx, by = block
+    # where this phase's tiles lie: M's in the block's row of tiles, N's in its column
+    origin = {"M": (by * tile, phase * tile), "N": (phase * tile, bx * tile)}
+    size = f["grid"] * tile
+    parts, texts = [], []
+    for src, dst in (("M", "Mds"), ("N", "Nds")):
+        loaded, slots, zero = f[src]["loaded"], f[src]["slots"], f[src]["zero"]
+        r0, c0 = origin[src]
+        who = {rc: t for t, rc in loaded.items()}
+
+        def big(r, c, r0=r0, c0=c0, who=who):
+            cls = []
+            if r >= width or c >= width:
+                cls.append("tc-out")
+            if r0 <= r < r0 + tile and c0 <= c < c0 + tile:
+                if (r, c) in who:
+                    return f"t({who[(r, c)][0]}, {who[(r, c)][1]})", "tc-load"
+                return "past", "tc-zero"
+            if c == width - 1:
+                cls.append("tc-edge-r")
+            if r == width - 1:
+                cls.append("tc-edge-b")
+            return "", " ".join(cls)
+
+        def small(ty, tx, loaded=loaded, src=src):
+            if (tx, ty) in loaded:
+                r, c = loaded[(tx, ty)]
+                return f"{src}[{r}][{c}]", "tc-load"
+            return "0.0f", "tc-zero"
+        assert sorted(slots) == sorted((tx, ty) for ty in range(tile) for tx in range(tile))
+        parts.append(_grid(f"{src}: this phase's tile (t = threadIdx that loads)", size, size, big))
+        parts.append(_grid(f"{dst}[ty][tx] after the loads", tile, tile, small))
+        texts.append(f"{len(loaded)} of the {tile * tile} threads load an element of {src}, "
+                     f"{len(zero)} store 0.0f")
+    text = (f"Width {width}, TILE_WIDTH {tile}: {f['grid']} x {f['grid']} blocks, {f['phases']} phases. "
+            f"Block ({bx}, {by}), phase {phase}: " + "; ".join(texts) + ".")
+    return (f"{GRID_STYLE}<p class='tc-state-text'>{html.escape(text)}</p>"
+            f"{_grids(*parts[:2])}{_grids(*parts[2:])}")
+
+
+def edge_explorer_spec(widths=EDGE_WIDTHS, blocks=EDGE_BLOCKS, initial=(6, (1, 1), 1)):
+    controls = [("Width", [(str(w), w) for w in widths]),
+                ("block", [(f"({x}, {y})", (x, y)) for x, y in blocks]),
+                ("phase", [(str(p), p) for p in range(-(-max(widths) // EDGE_TILE))])]
+    assert all(-(-w // EDGE_TILE) == len(controls[2][1]) for w in widths), "every Width needs the same phases"
+    return ("edge", "Pick a Width, a block and a phase: blue threads load their element of the tile, "
+            "orange ones lie past the matrix's edge (red line; dashed: outside) and store 0.0f.", controls,
+            lambda w, b, p: _edge_state(w, b, p),
+            (str(initial[0]), f"({initial[1][0]}, {initial[1][1]})", str(initial[2])))
+
+
+def edge_explorer(widths=EDGE_WIDTHS, blocks=EDGE_BLOCKS, initial=(6, (1, 1), 1)):
+    """Width x block x phase -> which threads of the bounds-checked tiled kernel load an
+    element of M's and N's tiles and which store 0.0f (from checked runs, TILE_WIDTH 4)."""
+    return _build(edge_explorer_spec(widths, blocks, initial))
+
+
+# --------------------------------------------------------------------------- chapter 2
+
+PHASE_WIDTH, PHASE_TILE, PHASE_BLOCK = 6, 2, (1, 1)
+PHASE_STEPS = [("1. load the tiles", "load"), ("2. multiply and add", "compute")]
+
+
+def phase_facts(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
+    """From a checked run of the tiled kernel, traced for one block: per phase, what each
+    thread loads into which slot, the products it adds (its Mds and Nds reads, mapped back
+    to the elements of M and N that phase loaded), and its running sum after the phase
+    (float32, in the kernel's order, on the inputs the run used). Also the P it stored."""
+    import numpy as np
+    report, P = traces.record("tiled", width, tile, blocks=[block])
+    M, N = traces.inputs(width)
+    phases = []
+    sums = {}
+    for ph in range(width // tile):
+        loads = _phase_loads(report, width, ph)
+        slot_of = {src: {loads[src][1][t]: loads[src][0][t] for t in loads[src][0]} for src in "MN"}
+        terms = {}
+        for a in report.trace:
+            if a.interval == 2 + 2 * ph and a.array in ("Mds", "Nds") and a.op == "R":
+                src = a.array[0]
+                t = terms.setdefault(a.thread[:2], [])
+                if src == "M":
+                    t.append([slot_of["M"][tuple(a.index)], None])
+                else:
+                    t[-1][1] = slot_of["N"][tuple(a.index)]
+        for t, pairs in terms.items():
+            s = sums.get(t, np.float32(0))
+            for (mr, mc), (nr, nc) in pairs:
+                s = np.float32(s + np.float32(M[mr, mc] * N[nr, nc]))
+            sums[t] = s
+        phases.append({"loads": loads, "terms": terms, "sums": dict(sums)})
+    return {"width": width, "tile": tile, "block": block, "phases": phases, "P": P, "M": M, "N": N}
+
+
+def _phase_state(phase, step, width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
+    f = phase_facts(width, tile, block)
+    bx, by = block
+    ph = f["phases"][phase]
+    origin = {"M": (by * tile, phase * tile), "N": (phase * tile, bx * tile)}
+    parts = []
+    for src, dst in (("M", "Mds"), ("N", "Nds")):
+        loaded, slots = ph["loads"][src]
+        r0, c0 = origin[src]
+        who = {rc: t for t, rc in loaded.items()}
+
+        def big(r, c, r0=r0, c0=c0, who=who, src=src):
+            if (r, c) in who:
+                t = who[(r, c)]
+                return (f"t({t[0]}, {t[1]})" if step == "load" else f"{src}[{r}][{c}]"), "tc-load"
+            earlier = (src == "M" and r0 <= r < r0 + tile and c < c0) or (src == "N" and c0 <= c < c0 + tile
+                                                                         and r < r0)
+            return "", "tc-done" if earlier else ""
+
+        def small(ty, tx, loaded=loaded, src=src):
+            r, c = loaded[(tx, ty)]
+            return f"{src}[{r}][{c}]", "tc-load"
+        parts.append(_grid(f"{src} ({width} x {width}): phase {phase}'s tile" +
+                           (" (t = threadIdx that loads)" if step == "load" else ""), width, width, big))
+        parts.append(_grid(f"{dst}[ty][tx]", tile, tile, small))
+    done = phase + 1 if step == "compute" else phase
+    sums = f["phases"][done - 1]["sums"] if done else {}
+
+    def psum(ty, tx):
+        t = (tx, ty)
+        return (f"{float(sums[t]):+.4f}", "tc-sum") if t in sums else ("0", "")
+    parts.append(_grid(f"Pvalue after {done} phase{'s' * (done != 1)}", tile, tile, psum))
+    t0 = (0, 0)
+    row, col = by * tile, bx * tile
+    terms = [term for p in f["phases"][:done] for term in p["terms"][t0]]
+    formula = " + ".join(f"M[{m[0]}][{m[1]}]·N[{n[0]}][{n[1]}]" for m, n in terms) or "0 (nothing added yet)"
+    if step == "load":
+        what = (f"Phase {phase}, step 1: each of the block's {tile * tile} threads loads one element of M's tile "
+                f"(row {origin['M'][0]}..{origin['M'][0] + tile - 1}, columns {origin['M'][1]}.."
+                f"{origin['M'][1] + tile - 1}) and one of N's, then waits at the first __syncthreads().")
+    else:
+        what = (f"Phase {phase}, step 2: each thread adds {tile} products from the tiles in shared memory, then "
+                f"waits at the second __syncthreads() before the tiles are overwritten.")
+    last = done == len(f["phases"])
+    run = (f"Thread (0, 0) of block ({bx}, {by}) computes P[{row}][{col}]: Pvalue = {formula}"
+           + (f" = {float(sums[t0]):+.4f}" if done else "") + (" (stored: the final P)." if last else "."))
+    return (f"{GRID_STYLE}<p class='tc-state-text'>{html.escape(what)}</p>{_grids(*parts[:4])}{_grids(parts[4])}"
+            f"<p class='tc-state-text'>{html.escape(run)}</p>")
+
+
+def phase_stepper_spec(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
+    controls = [("phase", [(str(p), p) for p in range(width // tile)]), ("step", PHASE_STEPS)]
+    return ("phases", f"Step through the phases of block {block}: which tiles it loads, which thread loads "
+            "what, and how each thread's sum grows.", controls,
+            lambda p, s: _phase_state(p, s, width, tile, block), ("0", PHASE_STEPS[0][0]))
+
+
+def phase_stepper(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
+    """Phase x step (loads, then products) of one block of the tiled kernel, from a checked
+    run: the tiles loaded, which thread loads what, and the running sums."""
+    return _build(phase_stepper_spec(width, tile, block))
+
+
+# --------------------------------------------------------------------------- chapter 6
+
+RUNGS = [("tiled", "tiled"), ("rung 1", "ladder1_coarsened"), ("rung 2", "ladder2_regtile1d"),
+         ("rung 3", "ladder3_regtile2d"), ("rung 4", "ladder4_vectorized"), ("rung 5", "ladder5_warptiled")]
+
+
+def rung_facts(kernel, tile=32):
+    """From a checked run of one block (matmul and traces, as figures.thread_work draws it):
+    the block's tile of P, its threads, the elements of P one thread stores, and its shared arrays."""
+    from . import matmul
+    bm, bn = matmul.Launch(kernel).tile_of_p(tile)
+    block = matmul.geometry(kernel, bm, 32, bn, tile)[1]
+    report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=[(0, 0)])
+    stores = sum(a.width for a in report.trace if a.array == "P" and a.op == "W")
+    threads = block[0] * block[1]
+    return {"kernel": kernel, "bm": bm, "bn": bn, "threads": threads, "per_thread": stores,
+            "shared": {n: tuple(s) for n, s in report.shared_shapes.items()}}
+
+
+def _rung_state(kernel):
+    from . import figures
+    f = rung_facts(kernel)
+    shared = ", ".join(f"{n}{''.join(f'[{d}]' for d in s)}" for n, s in f["shared"].items())
+    text = (f"{kernel}: a block of {f['threads']} threads computes a {f['bm']} x {f['bn']} tile of P, so each "
+            f"thread stores {f['per_thread']} element{'s' * (f['per_thread'] != 1)} of P "
+            f"({f['bm'] * f['bn']} / {f['threads']}); shared memory: {shared}.")
+    alt = f"the work of two threads of {kernel}"
+    return (f"<p class='tc-state-text'>{html.escape(text)}</p>"
+            f"<img src='{png_data_uri(figures.thread_work(kernel))}' alt='{html.escape(alt, quote=True)}' "
+            f"style='max-width: 100%'>")
+
+
+def rung_explorer_spec(initial="rung 1"):
+    controls = [("kernel", RUNGS)]
+    return ("rungs", "Click a rung: the picture shows what two threads of block (0, 0) compute and read, "
+            "recorded by checked mode.", controls, _rung_state, (initial,))
+
+
+def rung_explorer(initial="rung 1"):
+    """The tiled kernel and rungs 1 to 5 -> the work of one thread (figures.thread_work)."""
+    return _build(rung_explorer_spec(initial))
