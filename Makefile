@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book slides test bench clean
+.PHONY: book slides editions test bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ book: $(STAMP)
 # reveal.js slides of every chapter, from the same notebooks, into _build/html/slides/
 slides: book
 	$(BIN)/python scripts/build_slides.py
+
+# The student edition (what the site and Colab serve: no solutions) and the instructor's
+# (solutions, assignments' sources, question bank), into _build/editions/
+editions: $(STAMP)
+	$(BIN)/python scripts/build_editions.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"runtime": "cudacheck", "course": "tiling_course"}   # folder -> import package in the wheel
@@ -63,12 +63,23 @@ def build_wheel(out):
     return next((Path(out) / "dist").glob("tiling_course-*.whl"))
 
 
+# The instructor edition's exercise data (solutions): in the repository, never in the wheel.
+INSTRUCTOR_ONLY = ("tiling_course/exercises/*.toml", "tiling_course/exercises/cu/*")
+
+
+def instructor_only(name):
+    # PurePath.match, not fnmatch: a * must not reach into exercises/student/.
+    return any(PurePosixPath(name).match(pattern) for pattern in INSTRUCTOR_ONLY)
+
+
 def missing_from(wheel, folder):
-    """The files of the package in `folder` of the repository that the wheel does not hold."""
+    """The files of the package in `folder` of the repository that the wheel does not hold,
+    less the instructor's."""
     names = set(zipfile.ZipFile(wheel).namelist())
     package = ROOT / folder / PACKAGES[folder]
     return [str(p.relative_to(ROOT / folder)) for p in sorted(package.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(ROOT / folder)) not in names]
+            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(ROOT / folder)) not in names
+            and not instructor_only(str(p.relative_to(ROOT / folder)))]
 
 
 def colab_venv(path):

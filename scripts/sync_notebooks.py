@@ -3,8 +3,13 @@
   * the set-up cell (tagged colab-setup), first code cell of every chapter, installs
     the book's package in Colab from the repository named in _config.yml (repository.url);
   * every cell tagged `kernel:<file>` holds `%%cuda <name>` and course/tiling_course/cuda/<file>;
+  * every cell tagged `program:<file>` holds `%%cuda_program [options]` and the whole program
+    tiling_course.programs.source() gives (the file with the book's kernels pasted in);
   * a chapter's exercise section, from its "## Exercises" heading to the end, holds the
-    cells tiling_course.exercises.cells(<chapter>) gives.
+    cells tiling_course.exercises.cells(<chapter>) gives (no solutions: the notebooks
+    are the student edition);
+  * course/tiling_course/exercises/student/, the exercise data the installed package
+    ships, is what tiling_course.exercises.student writes from the instructor's data.
 
     python scripts/sync_notebooks.py          # rewrite the notebooks
     python scripts/sync_notebooks.py --check  # exit 1 if any is out of step (tests run this)
@@ -16,7 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
-from tiling_course import exercises  # noqa: E402  (the repository's package, not an installed copy)
+# the repository's package, not an installed copy
+from tiling_course import exercises, programs  # noqa: E402
+from tiling_course.exercises import student  # noqa: E402
+
+STUDENT_DATA = ROOT / "course" / "tiling_course" / "exercises" / "student"
 
 
 def repository_url():
@@ -83,17 +92,34 @@ def sync(nb, stem=""):
         first["source"], changed = setup.splitlines(keepends=True), True
     for cell in code:
         for tag in cell.get("metadata", {}).get("tags", []):
-            if tag.startswith("kernel:"):
+            if tag.startswith(("kernel:", "program:")):
                 head = "".join(cell["source"]).split("\n", 1)[0]
-                kernel = ROOT / "course" / "tiling_course" / "cuda" / tag[len("kernel:"):]
-                want = head + "\n" + kernel.read_text().rstrip("\n")
+                kind, name = tag.split(":", 1)
+                if kind == "program":
+                    assert name == programs.FILE, f"{tag}: the book has one whole program, {programs.FILE}"
+                    body = programs.source()
+                else:
+                    body = (ROOT / "course" / "tiling_course" / "cuda" / name).read_text()
+                want = head + "\n" + body.rstrip("\n")
                 if "".join(cell["source"]) != want:
                     cell["source"], changed = want.splitlines(keepends=True), True
     return nb, changed
 
 
+def student_data_stale():
+    """The files of the student edition's exercise data that differ from what it should be."""
+    want = student.files()
+    have = {str(p.relative_to(STUDENT_DATA)): p.read_text(encoding="utf-8")
+            for p in [*STUDENT_DATA.glob("*.toml"), *STUDENT_DATA.glob("cu/*.cu")]}
+    return sorted(name for name in set(want) | set(have) if want.get(name) != have.get(name))
+
+
 def main(check=False):
     stale = []
+    if student_data_stale():
+        stale.append("exercises/student/")
+        if not check:
+            student.write(STUDENT_DATA)
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         nb, changed = sync(json.loads(path.read_text()), path.stem)
         if changed:

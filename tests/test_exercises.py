@@ -15,6 +15,7 @@ import math
 import os
 import re
 import shutil
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
@@ -30,9 +31,10 @@ from tiling_course.exercises import requirements
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = list(exercises.EXERCISES.values())
-KERNEL_EXERCISES = [e for e in ALL if e.kind != "value"]
+KERNEL_EXERCISES = [e for e in ALL if e.kind in ("write", "fix")]
 VALUE_EXERCISES = [e for e in ALL if e.kind == "value"]
-CHAPTER_STEMS = ["01_naive", "02_tiling", "03_syncthreads", "04_boundaries", "05_performance"]
+PROGRAM_EXERCISES = [e for e in ALL if e.kind == "program"]
+CHAPTER_STEMS = ["01_naive", "02_tiling", "03_syncthreads", "04_boundaries", "05_performance", "07_program"]
 
 
 def _sources(ex):
@@ -90,6 +92,8 @@ def test_wrong_answer_is_rejected(ex, wrong, source):
         assert f"{d['array']}[{d['row']}][{d['col']}]" in result.message and str(d["block"]) in result.message
         assert all(str(t) in result.message for t in d["threads"])
         assert result.shape is not None
+    elif ex.kind == "program":
+        assert wrong.expect == "exit code" or re.search(r"line \d+", result.message), result.message
     elif ex.kind != "value" and wrong.expect != "requirement":
         assert type(result.error).__name__ == wrong.expect
         assert str(result.error).splitlines()[0] in result.message
@@ -118,10 +122,12 @@ def test_every_chapter_has_at_least_three_exercises_mostly_kernels():
     assert len(KERNEL_EXERCISES) > 2 * len(VALUE_EXERCISES)
     assert len({e.id for e in ALL}) == len(ALL)
     for ex in ALL:
-        assert ex.kind in ("write", "fix", "value") and ex.title and ex.statement and ex.hint, ex.id
+        assert ex.kind in ("write", "fix", "value", "program") and ex.title and ex.statement and ex.hint, ex.id
         assert ex.wrong, f"{ex.id} lists no wrong answer"
         if ex.kind == "value":
             assert ex.variable and ex.unit and ex.task is None and ex.launch is None
+        elif ex.kind == "program":   # with its default shape and an awkward one (m != k != n, no tile's multiple)
+            assert () in ex.runs and any(len(r) >= 3 and len(set(r[:3])) == 3 for r in ex.runs), ex.id
         else:
             assert ex.task is not None and ex.shapes and ex.tiles
             assert all(len(shape) == ex.task.rank for shape in ex.shapes), ex.id
@@ -374,6 +380,55 @@ def test_show_solution_prints_a_code_block(capsys):
     assert "```python\n" in out
 
 
+def test_the_student_edition_loads_the_same_exercises_without_their_solutions(capsys):
+    """student/ (the installed package's data) gives every exercise the same starter and,
+    for a value exercise, the same verdict on its right answer and its known wrong ones,
+    from a salted hash: the answer itself is in no file of it."""
+    folder = resources.files(exercises).joinpath("student")
+    student = exercises.load(folder)
+    assert list(student) == list(exercises.EXERCISES)
+    tables = {t["id"]: t for f in folder.iterdir() if f.name.endswith(".toml")
+              for t in tomllib.loads(f.read_text())["exercise"]}
+    for ex in student.values():
+        assert ex.starter.text() == exercises.starter(ex.id)
+        assert ex.solution is None and ex.wrong == () and ex.explanation == ""
+        if ex.kind == "value":
+            right = exercises.answer(ex.id)
+            assert ex.answer_sha256 and "answer" not in tables[ex.id], ex.id
+            assert right not in [v for v in tables[ex.id].values() if isinstance(v, (int, float))], ex.id
+            assert exercises._accepts(student[ex.id], float(right)), ex.id
+            for w in exercises.EXERCISES[ex.id].wrong:
+                if isinstance(w.source, (int, float)):
+                    assert not exercises._accepts(student[ex.id], float(w.source)), (ex.id, w.name)
+
+
+@pytest.mark.parametrize("ex", VALUE_EXERCISES, ids=lambda e: e.id)
+def test_a_value_answer_is_checked_within_its_tolerance_in_both_editions(ex):
+    """The rule (exercises' docstring): within the tolerance, give or take an eighth of it;
+    a whole number exactly."""
+    student = exercises.load(resources.files(exercises).joinpath("student"))[ex.id]
+    right = float(exercises.answer(ex.id))
+    t = ex.tolerance
+    inside = [right] + ([right * (1 + 0.8 * t), right * (1 - 0.8 * t)] if t else [right + 1e-10])
+    outside = [right * (1 + 1.2 * t), right * (1 - 1.2 * t)] if t else [right + 1, right - 1, right + 0.5]
+    for edition in (ex, student):
+        assert all(exercises._accepts(edition, v) for v in inside), (edition.id, inside)
+        assert not any(exercises._accepts(edition, v) for v in outside), (edition.id, outside)
+
+
+def test_the_student_edition_says_where_the_solutions_are(monkeypatch, capsys):
+    right = exercises.answer("naive-4")
+    student = exercises.load(resources.files(exercises).joinpath("student"))
+    monkeypatch.setattr(exercises, "EXERCISES", student)
+    with pytest.raises(exercises.NotInThisEdition):
+        exercises.solution("naive-1")
+    exercises.show_solution("naive-1")
+    assert "instructor edition" in capsys.readouterr().out
+    with pytest.raises(exercises.NotInThisEdition):
+        exercises.answer("naive-4")
+    assert exercises.check("naive-4", right, quiet=True) and not exercises.check("naive-4", right + 1, quiet=True)
+
+
 def test_result_shows_once_in_a_notebook_cell(monkeypatch, capsys):
     """check() displays its result; as the value of the same cell it is not shown again,
     but it is when shown from a later cell."""
@@ -390,7 +445,7 @@ def test_result_shows_once_in_a_notebook_cell(monkeypatch, capsys):
 @pytest.mark.parametrize("stem", exercises.CHAPTERS)
 def test_chapter_cells_have_the_notebook_form(stem):
     """nbformat-4 cells: an introduction, the import, then per exercise a heading, the
-    starter, the check, the solution (hidden)."""
+    starter and the check; no solution (the notebooks are the student edition)."""
     cells = exercises.cells(stem)
     nb = nbformat.v4.new_notebook()
     nb.nbformat_minor = 4   # cell ids are sync_notebooks.py's to give
@@ -400,12 +455,13 @@ def test_chapter_cells_have_the_notebook_form(stem):
     assert form[0][:2] == ("markdown", []) and form[0][2].startswith("## Exercises")
     assert form[1] == ("code", [], "from tiling_course import exercises")
     rest = form[2:]
-    assert len(rest) == 4 * len(exercises.chapter(stem))
+    assert len(rest) == 3 * len(exercises.chapter(stem))
     for i, ex in enumerate(exercises.chapter(stem)):
-        md, start, chk, sol = rest[4 * i:4 * i + 4]
+        md, start, chk = rest[3 * i:3 * i + 3]
         assert md[0] == "markdown" and md[2].startswith(f"### Exercise {i + 1}: {ex.title}")
         assert start[:2] == ("code", [])
-        assert start[2] == (exercises.starter(ex.id).rstrip() if ex.kind == "value"
-                            else f"%%cuda {ex.var}\n{exercises.starter(ex.id).rstrip()}")
+        head = {"value": "", "program": f"%%cuda_program --cpu --check --save {ex.var}\n"}.get(ex.kind,
+                                                                                          f"%%cuda {ex.var}\n")
+        assert start[2] == head + exercises.starter(ex.id).rstrip()
         assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
-        assert sol == ("code", ["hide-cell"], f'exercises.show_solution("{ex.id}")')
+    assert "show_solution" not in str(cells)

@@ -1,4 +1,4 @@
-"""The %%cuda cell magic: a notebook cell that holds CUDA C.
+"""The %%cuda and %%cuda_program cell magics: notebook cells that hold CUDA C.
 
     %%cuda tiled_src
     extern "C" __global__ void matmul_tiled(...) { ... }
@@ -6,10 +6,22 @@
 stores the cell's source in the variable `tiled_src` and compiles it at once (checked
 mode on the CPU runtime, and NVRTC when a GPU is present), so a typo shows up in this
 cell, beside its numbered lines, rather than later. Loaded by tiling_course.notebook.setup().
-"""
-import re
 
-from cudacheck import KernelError, RawModule, gpu_available
+    %%cuda_program [--cpu | --gpu] [--check] [--time-limit SECONDS] [--save NAME] [ARGS...]
+    #include <cstdio>
+    int main() { ... }
+
+compiles and runs the cell as a whole program, host code included, and prints what it
+printed: with nvcc on a GPU when one is present, otherwise on the CPU runtime (--cpu or
+--gpu choose; --check runs it in checked mode on the CPU runtime). ARGS are its
+command-line arguments; --save stores the cell's source in the variable NAME (an
+exercise's check takes it from there).
+"""
+import argparse
+import re
+import shlex
+
+from cudacheck import KernelError, RawModule, gpu_available, run_program
 
 
 def cuda(line, cell):
@@ -32,5 +44,45 @@ def cuda(line, cell):
     display(Markdown(f"Compiled {found} for the CPU runtime's checked mode{where}; source saved as `{name}`."))
 
 
+def _program_options(line):
+    parser = argparse.ArgumentParser(prog="%%cuda_program", add_help=False, exit_on_error=False)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--cpu", action="store_const", dest="backend", const="cpu", default="auto")
+    where.add_argument("--gpu", action="store_const", dest="backend", const="gpu")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--time-limit", type=float, default=None)
+    parser.add_argument("--save", default=None)
+    parser.add_argument("args", nargs="*")
+    return parser.parse_args(shlex.split(line))
+
+
+def cuda_program(line, cell):
+    try:
+        opts = _program_options(line)
+    except (argparse.ArgumentError, ValueError, SystemExit) as e:
+        print(f"{e}\nUsage: %%cuda_program [--cpu | --gpu] [--check] [--time-limit SECONDS] [--save NAME] [ARGS...], "
+              "then a whole CUDA C program (with a main) on the following lines.")
+        return
+    if opts.save is not None:
+        if not re.fullmatch(r"[A-Za-z_]\w*", opts.save):
+            print(f"--save needs a Python variable name, not {opts.save!r}.")
+            return
+        from IPython import get_ipython
+        get_ipython().user_ns[opts.save] = cell
+    try:
+        result = run_program(cell, backend=opts.backend, check=opts.check, args=opts.args,
+                             time_limit=opts.time_limit)
+    except (KernelError, ValueError) as e:
+        printed = getattr(e, "stdout", "") + getattr(e, "stderr", "")
+        print(printed + ("" if not printed or printed.endswith("\n") else "\n") + f"{type(e).__name__}: {e}")
+        return
+    print(result.stdout + result.stderr, end="")
+    if result.exit_code:
+        print(f"(the program exited with code {result.exit_code})")
+    for w in result.warnings:
+        print(f"{type(w).__name__} (line {w.line}): {w}")
+
+
 def register(ipython):
     ipython.register_magic_function(cuda, magic_kind="cell", magic_name="cuda")
+    ipython.register_magic_function(cuda_program, magic_kind="cell", magic_name="cuda_program")

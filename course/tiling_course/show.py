@@ -24,25 +24,35 @@ def source(kernel):
 
 
 def step(kernel, n):
-    """The lines of the file under its `// Step n:` comment, up to the next step."""
-    lines = matmul.source(kernel).splitlines()
+    """The lines of a kernel's file under its `// Step n:` comment, up to the next step."""
+    return step_of(matmul.source(kernel), n, kernel)
+
+
+def step_of(text, n, name):
+    """The lines of source `text` (called `name` in errors) under its `// Step n:`
+    comment, up to the next step; the last step runs to the closing brace."""
+    lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if re.match(r"\s*// Step \d+:", line)]
     which = [i for i in starts if re.match(rf"\s*// Step {n}:", lines[i])]
     if not which:
-        raise KeyError(f"{kernel} has no '// Step {n}:' comment")
+        raise KeyError(f"{name} has no '// Step {n}:' comment")
     start = which[0]
     later = [i for i in starts if i > start]
-    end = later[0] if later else len(lines) - 1   # the last step runs to the closing brace
+    end = later[0] if later else len(lines) - 1
     return _markdown(_fence("\n".join(lines[start:end]).strip("\n")))
 
 
 def diff(name):
     """A wrong kernel of tiling_course.corpus as a diff against the right one."""
     bug = corpus.WRONG[name]
-    right, wrong = matmul.source(bug.kernel).splitlines(), bug.source().splitlines()
-    body = "\n".join(line for line in difflib.unified_diff(right, wrong, f"{bug.kernel} (right)", f"{name} (wrong)",
-                                                           n=2, lineterm=""))
-    return _markdown(f"{bug.what}\n\n" + _fence(body, "diff"))
+    return _markdown(diff_of(matmul.source(bug.kernel), bug.source(), bug.kernel, name, bug.what))
+
+
+def diff_of(right, wrong, right_name, wrong_name, what):
+    """Markdown: `what`, then a unified diff of two sources."""
+    body = "\n".join(difflib.unified_diff(right.splitlines(), wrong.splitlines(), f"{right_name} (right)",
+                                          f"{wrong_name} (wrong)", n=2, lineterm=""))
+    return f"{what}\n\n" + _fence(body, "diff")
 
 
 def table(header, rows, caption):

@@ -28,7 +28,16 @@ class ArgumentError(KernelError, TypeError):
 
 
 class LaunchConfigError(KernelError, ValueError):
-    """A grid, block or shared-memory size that no GPU would launch."""
+    """A grid, block or shared-memory size that no GPU would launch. `cuda_error` is the
+    code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
+    grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
+    (tests/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
+    answered a bad grid or block with cudaErrorInvalidConfiguration."""
+
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.cuda_error = "cudaErrorInvalidValue"
+        self.line = line  # a whole program's launch line (0 for a launch from Python)
 
 
 class KernelRuntimeError(KernelError):
@@ -51,6 +60,17 @@ class GPUContextError(KernelRuntimeError):
     """The GPU reported an error that poisons the CUDA context (an illegal address)."""
 
 
+class HostCrashError(KernelCrashError):
+    """A whole program's host code (its main) died of a signal: the line it was at, when known."""
+
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.line = line
+
+
+class HostDeviceAccessError(HostCrashError):
+    """Host code read or wrote device memory (a cudaMalloc pointer) directly. It faults on
+    a GPU too; the message names the allocation and the line."""
 
 
 class CheckError(KernelRuntimeError):
@@ -86,4 +106,34 @@ class UninitializedReadError(CheckError):
     """A shared element read before any thread of the block wrote it (initcheck)."""
 
 
-__all__ = [name for name in dir() if name.endswith("Error")]
+class DeviceMemoryError(CheckError):
+    """Checked mode, host side: a runtime API call that misuses device memory (a copy past
+    an allocation's end or in the wrong direction, a pointer that is not device memory)."""
+
+
+class UseAfterFreeError(DeviceMemoryError):
+    """Device memory used (copied, launched on) after cudaFree released it."""
+
+
+class DoubleFreeError(DeviceMemoryError):
+    """cudaFree of memory that was already freed."""
+
+
+class ProgramWarning(UserWarning):
+    """Something legal that a whole program most likely did not mean; `line` is where."""
+
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.line = line
+
+
+class MemoryLeakWarning(ProgramWarning):
+    """Device memory still allocated when the program ended (legal, but free it)."""
+
+
+class ResultNeverCopiedWarning(ProgramWarning):
+    """A kernel wrote device memory that nothing read afterwards: no copy back to the host,
+    no later kernel."""
+
+
+__all__ = [name for name in dir() if name.endswith(("Error", "Warning"))]

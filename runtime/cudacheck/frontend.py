@@ -11,8 +11,10 @@ with KC_FRONTEND defined so that CUDA's qualifiers become clang annotations. Res
 cached on disk (a cached module parses nothing).
 """
 import atexit
+import ctypes
 import hashlib
 import json
+import os
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -137,6 +139,10 @@ class Program:
     edits: list = field(default_factory=list)  # (start, end, text): the CPU build's edits of the source
     namespace_shared: list = field(default_factory=list)   # (id, qualified name) of namespace-scope __shared__
     subscripts: dict = field(default_factory=dict)          # line -> [array name, outer bound] subscripted there
+    # Whole programs (program=True) only:
+    static_shared: dict = field(default_factory=dict)       # kernel name -> bytes of static __shared__ it uses
+    allocations: dict = field(default_factory=dict)         # line -> the variable a cudaMalloc there allocates
+    main_params: int = -1                                   # parameters of main (-1: the program has no main)
 
     def to_json(self):
         return json.dumps(asdict(self))
@@ -164,6 +170,11 @@ def _clang():
         raise CompileError("the front end needs clang's Python bindings: pip install libclang", backend="any") from None
     index = ci.Index.create()
     atexit.register(_clang.cache_clear)   # release it while clang's module still exists
+    # Whether a cursor lies in the parsed source itself: one C call, where comparing the
+    # location's file name costs four (the front end asks it of every one of the headers'
+    # ten thousand top-level declarations).
+    ci.conf.lib.clang_Location_isFromMainFile.argtypes = [ci.SourceLocation]
+    ci.conf.lib.clang_Location_isFromMainFile.restype = ctypes.c_int
     return ci, index
 
 
@@ -203,25 +214,156 @@ def _own_digest():
     return hashlib.sha256((header_digest() + Path(__file__).read_text()).encode()).hexdigest()
 
 
-def analyze(source, options=(), name_expressions=()):
-    """The Program of `source`, from the disk cache when this source was read before."""
-    key = hashlib.sha256("\0".join([_own_digest(), source, *options, "|", *name_expressions]).encode()).hexdigest()
+@lru_cache(maxsize=32)
+def _precompiled_header(flags):
+    """cuda_cpu.h precompiled by clang for these flags (a file in the disk cache), or None
+    where it cannot be made: every parse then reads the source alone, not the ten thousand
+    declarations of the headers again (0.13 s a parse, 0.05 s with it). The key holds the
+    headers' digest and their times, which clang checks a precompiled header against; a
+    parse that finds it stale anyway (a fatal diagnostic) parses the headers instead."""
+    ci, index = _clang()
+    stamps = "".join(f"{p}:{p.stat().st_mtime_ns}" for p in sorted(INCLUDE_DIR.rglob("*")) if p.is_file())
+    key = hashlib.sha256("\0".join([_own_digest(), stamps, ci.conf.get_filename(), *flags]).encode()).hexdigest()
+    path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.pch"
+    if path.is_file():
+        return str(path)
+    try:
+        tu = index.parse(str(INCLUDE_DIR / "cuda_cpu.h"), args=["-x", "c++-header", *flags],
+                         options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+                         | ci.TranslationUnit.PARSE_INCOMPLETE)
+        if any(d.severity >= 3 for d in tu.diagnostics):
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tu.save(str(tmp))
+        tmp.replace(path)
+    except (OSError, ci.TranslationUnitLoadError, ci.TranslationUnitSaveError):
+        return None
+    return str(path)
+
+
+def _disk_cached(kind, parts, make, to_json, from_json):
+    """make()'s result for these inputs, from the disk cache when it was made before."""
+    key = hashlib.sha256("\0".join([_own_digest(), kind, *parts]).encode()).hexdigest()
     path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.json"
     try:
-        return Program.from_json(path.read_text())
+        return from_json(path.read_text())
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    program = _Reader(source, tuple(options), tuple(name_expressions)).read()
+    result = make()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{id(program)}.tmp")
-    tmp.write_text(program.to_json())
+    tmp = path.with_suffix(f".{id(result)}.tmp")
+    tmp.write_text(to_json(result))
     tmp.replace(path)
-    return program
+    return result
+
+
+def analyze(source, options=(), name_expressions=(), program=False):
+    """The Program of `source`, from the disk cache when this source was read before.
+    program=True: a whole program (host code and kernels) whose launches find_launches
+    has already rewritten: host code may use the C and C++ libraries and the CUDA runtime
+    API; the checks of what NVRTC refuses apply to device code only."""
+    return _disk_cached("program" if program else "module", [source, *options, "|", *name_expressions],
+                        lambda: _Reader(source, tuple(options), tuple(name_expressions), program).read(),
+                        Program.to_json, Program.from_json)
+
+
+@dataclass(frozen=True)
+class Launch:
+    line: int
+    kernel: str          # as get_function takes it; a template instance as its name expression: "tiled<16>"
+
+
+def find_launches(source, options=()):
+    """The kernel launches of a whole program, `kernel<<<grid, block, shared, stream>>>(args)`,
+    found by clang parsing it as CUDA (host side), and the line-preserving edits that turn
+    each into `::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)`
+    (cpu/include/kc_host.h), ID being the launch's index. Returns (launches, edits)."""
+    def to_json(r):
+        return json.dumps([[asdict(x) for x in r[0]], r[1]])
+
+    def from_json(text):
+        launches, edits = json.loads(text)
+        return [Launch(**x) for x in launches], [tuple(e) for e in edits]
+    return _disk_cached("launches", [source, *options], lambda: _LaunchFinder(source, tuple(options)).find(),
+                        to_json, from_json)
+
+
+class _LaunchFinder:
+    def __init__(self, source, options):
+        self.source, self.code = source, source.encode()
+        self.ci, self.index = _clang()
+        flags = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-DKC_FRONTEND",
+                 "-DKC_PROGRAM", "-Wno-unknown-cuda-version", f"-I{INCLUDE_DIR}", "-include", "cuda_cpu.h",
+                 *_user_flags(options)]
+        inc = _gcc_include(config.cxx)
+        if inc:
+            flags += ["-isystem", inc]
+        self.tu = self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, source)])
+
+    def _check_host_errors(self):
+        """An error in host code is the program's own (a typo on a launch line): report it
+        as nvcc would. Device code is ignored here: parsed for the host side, its calls of
+        the runtime's device functions do not resolve (the C++ parse checks it)."""
+        K = self.ci.CursorKind
+        device = []
+        for c in self.tu.cursor.walk_preorder():
+            if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD) and any(
+                    a.kind in (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR) for a in c.get_children()):
+                device.append((c.extent.start.line, c.extent.end.line))
+        for d in self.tu.diagnostics:
+            line = d.location.line
+            if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
+                    and not any(lo <= line <= hi for lo, hi in device):
+                raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
+                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}", backend="cpu")
+
+    def find(self):
+        K = self.ci.CursorKind
+        self._check_host_errors()
+        launches, edits = [], []
+        stack = [c for c in self.tu.cursor.get_children() if c.location.file and c.location.file.name == SOURCE_NAME]
+        while stack:
+            c = stack.pop()
+            kids = list(c.get_children())
+            cfg = next((k for k in kids[1:2] if k.kind == K.CALL_EXPR and k.referenced is not None
+                        and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
+            if c.kind == K.CALL_EXPR and cfg is not None:
+                launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
+            stack.extend(reversed(kids))
+        return launches, edits
+
+    def _launch(self, call, callee, cfg, ident, edits):
+        line = call.location.line
+        start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
+        fn = call.referenced
+        if (call.location.file is None or call.location.file.name != SOURCE_NAME or self.code[lo:lo + 3] != b"<<<"
+                or self.code[hi - 3:hi] != b">>>" or fn is None or fn.kind != self.ci.CursorKind.FUNCTION_DECL):
+            raise UnsupportedFeatureError(
+                f"{SOURCE_NAME}, line {line}: the CPU runtime runs kernel launches written out as "
+                f"`kernel<<<grid, block>>>(args)` on one kernel named directly; this launch is built by a macro or "
+                f"through a function pointer. Write it out, or run the program on a GPU (backend='gpu').\n"
+                f"{numbered(self.source, {line})}", backend="cpu")
+        scope, p = [], fn.semantic_parent
+        while p is not None and p.kind == self.ci.CursorKind.NAMESPACE:
+            scope.insert(0, p.spelling)
+            p = p.semantic_parent
+        name = "::".join(scope + [fn.spelling])
+        if fn.get_num_template_arguments() > 0:
+            args = []
+            for i in range(fn.get_num_template_arguments()):
+                t = fn.get_template_argument_type(i)   # INVALID: a value, not a type
+                value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
+                args.append(value)
+            name = f"{name}<{', '.join(args)}>"
+        edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        return Launch(line=line, kernel=name)
 
 
 class _Reader:
-    def __init__(self, source, options, name_expressions):
+    def __init__(self, source, options, name_expressions, program=False):
         self.source = source
+        self.program = program
         self.options = options
         self.exprs = name_expressions
         self.ci, self.index = _clang()
@@ -229,13 +371,20 @@ class _Reader:
 
     # -- parsing --
     def _parse(self, text):
-        flags = ["-x", "c++", "-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", "-include", "cuda_cpu.h",
+        flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", *(["-DKC_PROGRAM"] if self.program else []),
                  *_user_flags(self.options)]
         inc = _gcc_include(config.cxx)
         if inc:
             flags += ["-isystem", inc]
-        return self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, text)],
-                                options=self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        detailed = self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+        pch = _precompiled_header(tuple(flags))
+        if pch is not None:
+            tu = self.index.parse(SOURCE_NAME, args=["-x", "c++", *flags, "-include-pch", pch],
+                                  unsaved_files=[(SOURCE_NAME, text)], options=detailed)
+            if not any(d.severity >= 4 for d in tu.diagnostics):
+                return tu
+        return self.index.parse(SOURCE_NAME, args=["-x", "c++", *flags, "-include", "cuda_cpu.h"],
+                                unsaved_files=[(SOURCE_NAME, text)], options=detailed)
 
     def read(self):
         nlines = self.source.count("\n") + 1
@@ -252,7 +401,9 @@ class _Reader:
                 f"{numbered(self.source, {d.location.line})}", backend="cpu")
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
                        if d.location.file and d.location.file.name == SOURCE_NAME]
-        self._check_includes(tu)
+        if not self.program:
+            self._check_includes(tu)
+        self.static_shared, self.allocations = {}, {}
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
         self._extern_types = {}
@@ -264,9 +415,17 @@ class _Reader:
         self._check_static_shared()
         unsupported = self._unsupported()
         self._probe(tu, nlines)
+        mains = [fn for fn, qual, _ in self.functions.values() if qual == "main"]
+        if self.program and unsupported:
+            name, (line, construct) = min(unsupported.items(), key=lambda kv: kv[1][0])
+            raise UnsupportedFeatureError(
+                f"{SOURCE_NAME}, line {line}: `{name}` uses {construct}, which the CPU runtime does not provide. The "
+                f"program can run on a GPU with backend='gpu'.\n{numbered(self.source, {line})}", backend="cpu")
         return Program(kernels=self.kernels, templates=sorted(self.templates), shared=self.shared,
                        device_vars=self.device_vars, unsupported=unsupported, edits=sorted(self.edits),
-                       namespace_shared=self.namespace_shared, subscripts=self.subscripts)
+                       namespace_shared=self.namespace_shared, subscripts=self.subscripts,
+                       static_shared=self.static_shared, allocations=self.allocations,
+                       main_params=len(list(mains[0].get_arguments())) if mains else -1)
 
     def _check_includes(self, tu):
         """NVRTC, the GPU backend's compiler, has no C or C++ library headers: CUDA's own
@@ -289,8 +448,7 @@ class _Reader:
                 f"\n{numbered(self.source, {line})}", backend="any")
 
     def _mine(self, c):
-        f = c.location.file
-        return f is not None and f.name == SOURCE_NAME
+        return bool(self.ci.conf.lib.clang_Location_isFromMainFile(c.location))
 
     def _tokens(self, c):
         """The tokens of a cursor's extent (by file offsets: a cursor's own get_tokens() is
@@ -469,8 +627,11 @@ class _Reader:
         array subscripts and inline assembly."""
         K = self.ci.CursorKind
         self._registrations = []
+        # Device code: what NVRTC (or nvcc's device side) compiles. In a whole program, host
+        # functions (no __device__ or __global__) may use the C and C++ libraries.
+        device = not self.program or bool(self._annotations(fn) & {"kc_device", "kc_global"})
         info = {"calls": set(), "asm": [], "extent": (fn.extent.start.offset, fn.extent.end.offset),
-                "lines": (fn.extent.start.line, fn.extent.end.line), "kernel": kernel}
+                "lines": (fn.extent.start.line, fn.extent.end.line), "kernel": kernel, "device": device}
         stack = [(ch, None, False) for ch in reversed(list(fn.get_children()))]   # in source order
         while stack:
             c, stmt, in_lambda = stack.pop()
@@ -488,7 +649,9 @@ class _Reader:
                 if ref is not None:
                     info["calls"].add((ref.get_usr(), ref.spelling, c.location.line,
                                        ref.location.file.name if ref.location.file else ""))
-            elif k == K.TYPE_REF and c.spelling not in _BUILTIN_TYPEDEFS:
+                    if self.program and ref.spelling == "cudaMalloc":
+                        self._allocation(c)
+            elif k == K.TYPE_REF and device and c.spelling not in _BUILTIN_TYPEDEFS:
                 ref = c.referenced
                 f = ref.location.file.name if ref is not None and ref.location.file else ""
                 if f and f != SOURCE_NAME and not _inside(Path(f), INCLUDE_DIR) and ref.kind == K.TYPEDEF_DECL:
@@ -518,9 +681,24 @@ class _Reader:
     # Functions a kernel may call from the C library: CUDA's device math and these.
     _DEVICE_LIBC = {"printf", "malloc", "free", "memset", "memcpy", "memmove", "memcmp", "abs", "labs", "llabs"}
 
+    def _allocation(self, call):
+        """The variable `cudaMalloc(&d_A, bytes)` (or `(void**)&d_A`) allocates, by its line."""
+        K = self.ci.CursorKind
+        first = next(iter(call.get_arguments()), None)
+        todo = [first] if first is not None else []
+        while todo:
+            c = todo.pop()
+            if c.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None \
+                    and c.referenced.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL):
+                self.allocations.setdefault(str(call.location.line), c.spelling)
+                return
+            todo.extend(reversed(list(c.get_children())))
+
     def _check_functions(self):
         """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
         for fn, _qual, info in self.functions.values():
+            if not info["device"]:
+                continue
             for _usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
                 if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
                     continue
@@ -553,6 +731,7 @@ class _Reader:
                 total += by_function.get(q, 0)
                 callee_info = self.functions.get(usr_of.get(q, ""), (None, None, {"calls": ()}))[2]
                 todo.extend(self.functions[u][1] for u, *_ in callee_info["calls"] if u in self.functions)
+            self.static_shared[fn.spelling if fn.mangled_name == fn.spelling else qual] = total
             if total > DEFAULT_SHARED_LIMIT:
                 lines = sorted({v.line for v in self.shared if v.function in seen and not v.extern})
                 raise CompileError(

@@ -7,7 +7,9 @@
 #endif
 
 extern "C" __global__ void matmul_tiled(const float* M, const float* N, float* P, int Width) {
-    // Step 1: the cache, one tile of each input, shared by the block.
+    // Step 1: one tile of each input in shared memory, a scratchpad that the block's
+    // threads fill and read themselves. Not a hardware cache: nothing is there unless
+    // a thread of the block stores it.
     __shared__ float Mds[TILE_WIDTH][TILE_WIDTH];
     __shared__ float Nds[TILE_WIDTH][TILE_WIDTH];
 

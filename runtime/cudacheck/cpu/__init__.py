@@ -113,6 +113,28 @@ class DeviceGlobal:
         ctypes.memset(self.ptr, value, size)
 
 
+def share_device_memory(lib, program):
+    """Map a loaded library's device-variable section shared, so that every worker of its
+    launches sees one copy; return ({name: (address, size, var)}, (section start, end))."""
+    if not program.device_vars:
+        return {}, (0, 0)
+    start, size = ctypes.c_void_p(), ctypes.c_uint64()
+    rc = lib.kc_share_device_memory(ctypes.byref(start), ctypes.byref(size))
+    if rc != 0:
+        raise KernelError(f"the CPU runtime could not share the module's __device__ variables: {os.strerror(-rc)}")
+    lo, hi = start.value or 0, (start.value or 0) + size.value
+    out = {}
+    for i, var in enumerate(program.device_vars):
+        fn = getattr(lib, f"kc_device_var_{i}")
+        fn.restype = ctypes.c_void_p
+        addr = fn()
+        if not lo <= addr < hi:
+            raise KernelError(f"`{var.name}` (line {var.line}): the CPU runtime shares __device__ variables "
+                              "declared at namespace scope; a static member of a class template is not supported")
+        out[var.name] = (addr, var.size, var)
+    return out, (lo, hi)
+
+
 @lru_cache(maxsize=None)
 def _private_dir():
     d = tempfile.mkdtemp(prefix="kernels-modules-")
@@ -144,28 +166,7 @@ class CpuModule:
             fn = getattr(self.lib, f"kc_spawn_{i}")
             fn.restype = ctypes.c_int
             self.spawns[name] = fn
-        self.device = self._share_device_memory()
-
-    def _share_device_memory(self):
-        """Map the device variables' section shared; return {name: (address, size, var)}."""
-        if not self.program.device_vars:
-            return {}
-        start, size = ctypes.c_void_p(), ctypes.c_uint64()
-        rc = self.lib.kc_share_device_memory(ctypes.byref(start), ctypes.byref(size))
-        if rc != 0:
-            raise KernelError(f"the CPU runtime could not share the module's __device__ variables: {os.strerror(-rc)}")
-        lo, hi = start.value or 0, (start.value or 0) + size.value
-        out = {}
-        for i, var in enumerate(self.program.device_vars):
-            fn = getattr(self.lib, f"kc_device_var_{i}")
-            fn.restype = ctypes.c_void_p
-            addr = fn()
-            if not lo <= addr < hi:
-                raise KernelError(f"`{var.name}` (line {var.line}): the CPU runtime shares __device__ variables "
-                                  "declared at namespace scope; a static member of a class template is not supported")
-            out[var.name] = (addr, var.size, var)
-        self.device_section = (lo, hi)
-        return out
+        self.device, self.device_section = share_device_memory(self.lib, self.program)
 
     def get_global(self, name):
         key = name.strip().lstrip(":")
@@ -190,7 +191,7 @@ class CpuModule:
         if self.check:
             setup = runner.CheckSetup(
                 kernel, cfg, workers, [s.name for s in self.program.shared], self.lines,
-                devices=list(self.device.items()), device_section=getattr(self, "device_section", (0, 0)),
+                devices=list(self.device.items()), device_section=self.device_section,
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],
                 trace_threads=None if trace_threads is None else [_linear(t, cfg.block, "traced thread")
                                                                    for t in trace_threads])

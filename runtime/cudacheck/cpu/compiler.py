@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import config
-from ..errors import CompileError
+from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import SOURCE_NAME, header_digest
 from ..listing import compile_error_report
 
@@ -61,7 +61,7 @@ def edited(source, edits):
     return b"".join(out).decode()
 
 
-def translation_unit(source, program, kernels, renames=()):
+def translation_unit(source, program, kernels, renames=(), main_params=None):
     """The kernel's unit: header, edited source under #line, and the stubs: one launch stub
     per kernel in `kernels` (Kernel objects), the registration of namespace-scope shared
     variables, and the address of each device variable. `renames` are kernel names that
@@ -80,6 +80,9 @@ def translation_unit(source, program, kernels, renames=()):
     stubs.append(f'extern "C" void kc_register_namespace_shared() {{ {" ".join(register)} }}')
     for i, v in enumerate(program.device_vars):
         stubs.append(f"KC_VISIBLE void* kc_device_var_{i}() {{ return (void*)&::{v.name}; }}")
+    if main_params is not None:   # a whole program: its main, for kc_program_run (kc_host.cpp)
+        call = "main(argc, argv)" if main_params else "((void)argc, (void)argv, main())"
+        stubs.append(f"KC_VISIBLE int kc_main(int argc, char** argv) {{ return {call}; }}")
     return (f'#include "cuda_cpu.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + edited(source, program.edits) + "\n"
             + "\n".join(stubs) + "\n")
 
@@ -134,15 +137,17 @@ def _cached(key, suffix, make):
     return target
 
 
-def runtime_object(checked):
-    """The runtime's object file for one variant, compiled once per header set and compiler."""
+def runtime_object(checked, unit="kc_runtime.cpp"):
+    """The runtime's object file for one variant, compiled once per header set and compiler:
+    kc_runtime.cpp (fibers, scheduler, launcher, checked mode), or kc_host.cpp (a whole
+    program's CUDA runtime API)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else [])
-    key = hashlib.sha256("\0".join(["runtime", header_digest(), " ".join(flags),
+    key = hashlib.sha256("\0".join([unit, header_digest(), " ".join(flags),
                                     compiler_version(cxx)]).encode()).hexdigest()
 
     def make(tmp, out):
-        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / "kc_runtime.cpp"), "-o", str(out)],
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / unit), "-o", str(out)],
                     "runtime")
         if proc.returncode != 0:
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
@@ -150,22 +155,31 @@ def runtime_object(checked):
     return _cached(key, ".o", make)
 
 
-def build(source, program, kernels, options=(), checked=False):
-    """Compile (or fetch from the cache) the library of `source` for the given kernels."""
+def build(source, program, kernels, options=(), checked=False, main_params=None, listing=None):
+    """Compile (or fetch from the cache) the library of `source` for the given kernels.
+    A whole program (main_params: main's parameter count) also gets its host runtime
+    (kc_host.cpp) and line tables; `listing` is the source its compile errors quote."""
     try:
-        return _build(source, program, kernels, options, checked, ())
+        return _build(source, program, kernels, options, checked, (), main_params, listing or source)
     except CompileError as e:
         clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log or "")}
         if not clashes:
             raise
-        return _build(source, program, kernels, options, checked, sorted(clashes))
+        return _build(source, program, kernels, options, checked, sorted(clashes), main_params, listing or source)
 
 
-def _build(source, program, kernels, options, checked, renames):
+# A whole program's host side: the CUDA runtime API, and line tables for the lines of a
+# crash in host code (DWARF 4 for the reason given at CHECKED_FLAGS).
+PROGRAM_FLAGS = ("-DKC_PROGRAM", "-g1", "-gdwarf-4")
+
+
+def _build(source, program, kernels, options, checked, renames, main_params, listing):
     cxx = config.cxx
-    flags = list(CXXFLAGS) + compiler_flags(options) + (list(CHECKED_FLAGS) if checked else [])
-    unit = translation_unit(source, program, kernels, renames)
+    flags = (list(CXXFLAGS) + compiler_flags(options) + (list(CHECKED_FLAGS) if checked else [])
+             + (list(PROGRAM_FLAGS) if main_params is not None else []))
+    unit = translation_unit(source, program, kernels, renames, main_params)
     runtime = runtime_object(checked)
+    objects = [str(runtime)] + ([str(runtime_object(False, "kc_host.cpp"))] if main_params is not None else [])
     key = hashlib.sha256("\0".join([header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
                                      compiler_version(cxx)]).encode()).hexdigest()
 
@@ -174,16 +188,22 @@ def _build(source, program, kernels, options, checked, renames):
         src.write_text(unit)
         proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)], "kernel")
         if proc.returncode != 0:
-            raise _compile_error(source, proc.stderr)
-        proc = _run([cxx, "-shared", str(obj), str(runtime), *LINK_FLAGS, "-o", str(out)], "link")
+            raise _compile_error(listing, proc.stderr, main_params is not None)
+        proc = _run([cxx, "-shared", str(obj), *objects, *LINK_FLAGS, "-o", str(out)], "link")
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
     return _cached(key, ".so", make)
 
 
-def _compile_error(source, log):
+def _compile_error(source, log, whole_program=False):
     title = f"{SOURCE_NAME} did not compile on the CPU runtime ({compiler_version(config.cxx)}):"
     report = compile_error_report(source, log, SOURCE_NAME, title)
+    api = sorted(set(re.findall(r"'(cuda\w+)' was not declared", log)))
+    if whole_program and api:
+        return UnsupportedFeatureError(
+            report + f"\n\nThe CPU runtime's CUDA runtime API does not provide {', '.join(api)}. Run the program on a "
+            "GPU (backend='gpu'), or use the calls it provides (cudacheck's README, 'Whole programs').",
+            log=log, backend="cpu")
     missing = sorted(set(re.findall(r"'(__\w+|\w+_sync)' was not declared", log)))
     if missing:
         report += (f"\n\nThe CPU runtime does not provide {', '.join(missing)}. If the kernel compiles with "

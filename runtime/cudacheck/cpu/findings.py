@@ -83,7 +83,8 @@ def _shared_limit(f, ctx):
         f"{f['dynamic']} of dynamic shared memory: {f['static'] + f['dynamic']} in all, over the {f['limit']} bytes "
         "a block may have" + (" (a GPU refuses more than 48 KiB of static __shared__ at compile time)"
                               if f["static"] > 48 * 1024 else
-                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"))
+                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"),
+        "cudaErrorInvalidValue")
 
 
 def _warp(f, ctx):
@@ -174,6 +175,14 @@ def _race(f, ctx):
 def _uninit(f, ctx):
     thread, block = ctx.thread(f["thread"]), ctx.block(f["block"])
     element = _element(f["array"], f["index"], f["dims"])
+    if f.get("space") == "global":   # a whole program's device memory (initcheck)
+        msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reads {element} at line {f['line']}, "
+               f"but nothing has written that element of {f['array']} ({f['dims'][0]} elements): no cudaMemcpy, "
+               f"cudaMemset or kernel stored it, so it holds whatever the memory held.{ctx.quote(f['line'])}\n"
+               "Copy every element the kernel reads to the device first; cudaMemcpy's size is in bytes, "
+               "n * sizeof(element), not n.")
+        return UninitializedReadError(msg, kernel=ctx.kernel.name, thread=thread, block=block, array=f["array"],
+                                      index=tuple(f["index"]), line=f["line"])
     msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reads {element} at line {f['line']}, "
            f"but no thread of the block has written that element in this launch: the value is whatever was "
            f"left in shared memory.{ctx.quote(f['line'])}\n"

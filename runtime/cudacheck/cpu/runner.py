@@ -49,7 +49,13 @@ class CheckDesc(ctypes.Structure):
                 ("trace_blocks", ctypes.c_void_p), ("trace_threads", ctypes.c_void_p), ("shared_dims", ctypes.c_void_p),
                 ("slot_base", ctypes.c_uint64), ("slot_shift", ctypes.c_uint32), ("nslots", ctypes.c_uint32),
                 ("device_lo", ctypes.c_uint64), ("device_hi", ctypes.c_uint64), ("device_vars", ctypes.c_void_p),
-                ("device_names", ctypes.c_void_p), ("ndevice", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
+                ("device_names", ctypes.c_void_p), ("ndevice", ctypes.c_uint32), ("nallocs", ctypes.c_uint32),
+                ("allocs", ctypes.c_void_p)]
+
+
+class Allocation(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("init", ctypes.c_void_p),
+                ("param", ctypes.c_int64), ("elem_size", ctypes.c_uint64), ("name", ctypes.c_char_p)]
 
 
 class LaunchDesc(ctypes.Structure):
@@ -105,10 +111,17 @@ class CheckSetup:
     def nbytes(self):
         return self._offsets()[-1]
 
-    def describe(self, base, args, slots):
-        """Fill a CheckDesc whose outputs start at address `base` (zeroed) of the arena."""
-        for i, (p, a) in enumerate(zip(self.kernel.params, args)):
-            self.extents[i] = a.nbytes if p.pointer else 0
+    def describe(self, base, extents, slots, allocations=()):
+        """Fill a CheckDesc whose outputs start at address `base` (zeroed) of the arena.
+        extents: bytes of each parameter's array (0: not a pointer). allocations: a whole
+        program's device allocations, as (base, bytes, init shadow address, parameter index
+        or -1, element size, name): then these are the regions checked."""
+        for i, n in enumerate(extents):
+            self.extents[i] = n
+        self._names_keep = [name.encode() for *_, name in allocations]
+        self.allocs = (Allocation * max(1, len(allocations)))(
+            *[Allocation(b, n, init, param, size, name) for (b, n, init, param, size, _), name
+              in zip(allocations, self._names_keep)])
         counts, trace_count, dims, trace, _ = (base + o for o in self._offsets())
         self._blocks = self._threads = None
         if self.trace_blocks is not None:
@@ -126,7 +139,7 @@ class CheckSetup:
                               shared_dims=dims, slot_base=slots.base, slot_shift=slots.shift, nslots=slots.count,
                               device_lo=self.device_section[0], device_hi=self.device_section[1],
                               device_vars=ctypes.addressof(self.device_vars), device_names=self.device_names,
-                              ndevice=self.ndevice)
+                              ndevice=self.ndevice, nallocs=len(allocations), allocs=ctypes.addressof(self.allocs))
         self.base = base
         return self.desc
 
@@ -335,16 +348,9 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
     `order`: the schedule, linear thread ids as uint32 (None: forward). `check`: a
     CheckSetup for checked mode, whose report is returned; `context` reads findings."""
     global _slots
-    status_bytes = ctypes.sizeof(WorkerStatus) * workers
-    if check is not None:
-        status_bytes += -(-check.nbytes() // ALIGN) * ALIGN
     with _arena.lock:
         if _slots is None:
             _slots = Slots()
-        view = _arena.reserve(status_bytes)
-        base = view.ctypes.data
-        status = (WorkerStatus * workers).from_address(base)
-        ctypes.memset(base, 0, status_bytes)
         intervals, where = _layout(kernel, args)
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
@@ -358,37 +364,57 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
             else:
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
-        check_desc = None
-        if check is not None:
-            check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, args, _slots)
-        desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
-                          shared_mem=config.shared_mem, shared_limit=shared_limit, stack_size=stack_size,
-                          workers=workers, args=argv,
-                          status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
-                          order=order.ctypes.data if order is not None else None, end_line=end_line,
-                          parent_pid=os.getpid(), time_limit_s=int(time_limit) + 5,
-                          check=ctypes.pointer(check_desc) if check_desc is not None else None)
-        pids = (ctypes.c_int32 * workers)()
-        with tempfile.TemporaryFile() as out:
-            desc.output_fd = out.fileno()
-            rc = spawn(ctypes.byref(desc), pids)
-            if rc != 0:
-                raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
-            waited = _wait(list(pids), time.monotonic() + time_limit)
-            out.seek(0)
-            printed = out.read().decode(errors="replace")
-        if printed:
-            sys.stdout.write(printed)
-        if waited is None:
-            raise _timeout(kernel, config, status, workers, time_limit)
-        failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
-        if failed:
-            w = min(failed, key=lambda w: (status[w].code != CHECK_FAILED, status[w].block))
-            if status[w].code == CHECK_FAILED:
-                raise findings.to_exception(status[w].message.decode(), context)
-            raise _failure(kernel, config, status[w], waited[pids[w]], arrays, stack_size)
+        extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
+        report = execute(spawn, kernel, config, argv, arrays, slots=_slots, extents=extents, time_limit=time_limit,
+                         workers=workers, stack_size=stack_size, order=order, end_line=end_line,
+                         shared_limit=shared_limit, check=check, context=context, schedule=schedule)
         _copy_back(kernel, args, where, starts)
-        return check.report(schedule) if check is not None else None
+        return report
+
+
+def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, workers, stack_size, order=None,
+            end_line=0, shared_limit=0, check=None, context=None, schedule="forward", allocations=(), output_fd=None):
+    """Run a launch whose arguments are in place: `argv` points at each parameter's value,
+    `arrays` names the memory they point into ((name, address, bytes), for crash messages).
+    The kernel's printf goes to `output_fd`, or (None) to this process's sys.stdout.
+    Raises the launch's KernelError; returns checked mode's report (else None)."""
+    status_bytes = ctypes.sizeof(WorkerStatus) * workers
+    if check is not None:
+        status_bytes += -(-check.nbytes() // ALIGN) * ALIGN
+    view = _arena.reserve(status_bytes)
+    base = view.ctypes.data
+    status = (WorkerStatus * workers).from_address(base)
+    ctypes.memset(base, 0, status_bytes)
+    check_desc = None
+    if check is not None:
+        check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, extents, slots, allocations)
+    desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
+                      shared_mem=config.shared_mem, shared_limit=shared_limit, stack_size=stack_size,
+                      workers=workers, args=ctypes.cast(argv, ctypes.POINTER(ctypes.c_void_p)),
+                      status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
+                      order=order.ctypes.data if order is not None else None, end_line=end_line,
+                      parent_pid=os.getpid(), time_limit_s=int(time_limit) + 5,
+                      check=ctypes.pointer(check_desc) if check_desc is not None else None)
+    pids = (ctypes.c_int32 * workers)()
+    with tempfile.TemporaryFile() as out:
+        desc.output_fd = out.fileno() if output_fd is None else output_fd
+        rc = spawn(ctypes.byref(desc), pids)
+        if rc != 0:
+            raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
+        waited = _wait(list(pids), time.monotonic() + time_limit)
+        out.seek(0)
+        printed = out.read().decode(errors="replace")
+    if printed:
+        sys.stdout.write(printed)
+    if waited is None:
+        raise _timeout(kernel, config, status, workers, time_limit)
+    failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
+    if failed:
+        w = min(failed, key=lambda w: (status[w].code != CHECK_FAILED, status[w].block))
+        if status[w].code == CHECK_FAILED:
+            raise findings.to_exception(status[w].message.decode(), context)
+        raise _failure(kernel, config, status[w], waited[pids[w]], arrays, stack_size)
+    return check.report(schedule) if check is not None else None
 
 
 def _copy_back(kernel, args, where, starts):

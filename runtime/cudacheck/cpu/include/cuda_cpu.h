@@ -63,7 +63,16 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 #undef KC_VECS
 
 // ---- qualifiers ----------------------------------------------------------------------
-#ifdef KC_FRONTEND
+#if defined(KC_FRONTEND) && defined(__CUDA__)
+// For the front end's search for kernel launches in a whole program (frontend.find_launches):
+// clang parses it as CUDA, where kernel<<<...>>>(...) is a call it understands.
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __shared__ __attribute__((shared))
+extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0, void* = 0);
+#elif defined(KC_FRONTEND)
 // For the front end: clang keeps annotations in its AST, so it can tell a kernel, a shared
 // array and a device variable apart with their full types.
 #define __global__ __attribute__((annotate("kc_global")))
@@ -84,14 +93,19 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 // __device__ and __constant__ variables: a section the launcher maps shared by every
 // worker and keeps for the module's lifetime (runtime/cudacheck/cpu/build.py's linker script).
 #define KC_DEVICE_VAR __attribute__((section("kc_device")))
+#if defined(KC_FRONTEND) && defined(__CUDA__)
+#define __host__ __attribute__((host))
+#else
 #define __host__
+#endif
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
-#define warpSize 32
+// A built-in variable in CUDA, not a macro: `prop.warpSize` (cudaDeviceProp) must still compile.
+static constexpr int warpSize = 32;
 
 // ---- where a fiber is: the runtime state the built-ins read -------------------------
 namespace kc {
@@ -249,6 +263,10 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 
 #include "kc_intrinsics.h"
 
+#ifdef KC_PROGRAM
+// A whole program: its host code has the C library and the CUDA runtime API.
+#include "kc_host.h"
+#else
 // What the C headers above define and NVRTC does not: a kernel that uses it must fail here as
 // it fails on a GPU (runtime/cudacheck/frontend.py also refuses the C library's headers and typedefs).
 #undef INFINITY
@@ -291,3 +309,4 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #undef RAND_MAX
 #undef EXIT_SUCCESS
 #undef EXIT_FAILURE
+#endif

@@ -50,6 +50,18 @@ struct TraceRecord {
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;
 constexpr int MAX_PARAMS = 64;
+constexpr int MAX_SLOTS = 1024;  // slots of a whole program's device memory (runtime/cudacheck/cpu/host.py)
+
+// A whole program's device allocation, for checked mode: every live one is a region, so an
+// access through a pointer the kernel was not passed directly (in a struct, a __device__
+// variable) is checked too, and `init` shadows each byte's initialization (initcheck).
+struct Allocation {
+    uint64_t base, bytes;
+    uint8_t* init;               // one byte per byte: nonzero once a copy, memset or kernel wrote it
+    int64_t param;               // the parameter it is passed as (its name and counts), or -1
+    uint64_t elem_size;          // bytes of the element it is indexed in
+    const char* name;
+};
 
 struct CheckDesc {
     uint64_t* counts;            // per worker: loads and stores of each parameter, then of each shared array
@@ -72,7 +84,8 @@ struct CheckDesc {
     const uint64_t* device_vars; // (address, bytes) of each __device__ variable
     const char* const* device_names;
     uint32_t ndevice;
-    uint32_t pad;
+    uint32_t nallocs;            // a whole program's launch: its device allocations (else 0)
+    const Allocation* allocs;
 };
 
 }  // namespace kc

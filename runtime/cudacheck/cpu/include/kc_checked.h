@@ -59,6 +59,7 @@ struct Region {
     Region* next;          // the next view sharing a slot (overlapping arguments)
     uint32_t granule;      // shared: bytes per shadow entry (0: elem_size); a struct's is its alignment,
                            // so that threads writing different fields of one struct do not race
+    uint8_t* init;         // a whole program's allocation: which bytes were ever written (else null)
 };
 
 enum Op : uint8_t { READ = 0, WRITE = 1 };
@@ -76,7 +77,7 @@ struct CheckState {
     // where arrays are
     uintptr_t slot_lo = 0, slot_span = 0;
     Region params[MAX_PARAMS];
-    Region* slots[MAX_PARAMS] = {};
+    Region* slots[MAX_SLOTS] = {};
     Region shared[MAX_SHARED_ARRAYS];
     Region* static_shared[MAX_SHARED_ARRAYS] = {};   // registered this launch, by address
     int nstatic = 0;
@@ -292,9 +293,30 @@ static Region* subscripted(uintptr_t a) {
     return best;
 }
 
+// initcheck for a whole program's device memory: a read of bytes that no copy, memset or
+// kernel has written is reported; a write marks them written (in memory the host shares).
+static void global_init(const Region* r, int64_t off, unsigned size, uint32_t pc, bool reads, bool writes) {
+    uint8_t* s = r->init + off;
+    if (reads)
+        for (unsigned k = 0; k < size; ++k)
+            if (!s[k]) {
+                char buf[512];
+                uint64_t elem = r->elem_size ? r->elem_size : 1;
+                snprintf(buf, sizeof buf,
+                         "{\"kind\":\"uninit\",\"space\":\"global\",\"array\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
+                         "\"block\":%u,\"thread\":%u,\"pc\":%u}",
+                         r->name, (unsigned long long)((uint64_t(off) + k) / elem),
+                         (unsigned long long)(r->bytes / elem), my_status->block, cur->linear, pc);
+                report(buf);
+            }
+    if (writes)
+        for (unsigned k = 0; k < size; ++k) s[k] = 1;
+}
+
 // Every load and store of the kernel comes here (through the __tsan_* entry points).
 static inline void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic = false,
                              bool atomic_reads = false) {
+    if (!cur) return;   // not a kernel's thread: a whole program's host code, a library's initializers
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     Region* r = nullptr;
     bool sub = chk.sub.set && cur && chk.sub.thread == cur->linear;
@@ -325,7 +347,8 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     }
     int64_t off = int64_t(a) - int64_t(uintptr_t(r->base));
     if (off < 0 || uint64_t(off) + size > r->bytes) outside(r, off, size, pc, op == READ ? "read" : "write");
-    if (r->id < 0) return;   // device variables: bounds only
+    if (r->init) global_init(r, off, size, pc, op == READ || (atomic && atomic_reads), op == WRITE);
+    if (r->id < 0) return;   // device variables, allocations not passed as arguments: bounds only
     bool is_shared = r->kind == SHARED || r->kind == DYNAMIC;
     int slot = is_shared ? 2 * (int(chk.desc->nparams) + (r->id - SHARED_ID_BASE)) : 2 * r->id;
     if (atomic) {
@@ -397,7 +420,18 @@ void check_worker_start(const LaunchDesc* d, unsigned w) {
     CheckDesc* c = chk.desc;
     chk.slot_lo = c->slot_base;
     chk.slot_span = uint64_t(c->nslots) << c->slot_shift;
-    for (uint32_t i = 0; i < c->nparams && i < uint32_t(MAX_PARAMS); ++i) {
+    if (c->nallocs) {   // a whole program: one region per allocation, each alone in its slot
+        static Region allocs[MAX_SLOTS];
+        for (uint32_t i = 0; i < c->nallocs && i < uint32_t(MAX_SLOTS); ++i) {
+            const Allocation& m = c->allocs[i];
+            uint32_t esize = uint32_t(m.elem_size ? m.elem_size : 1);
+            allocs[i] = Region{m.name, reinterpret_cast<char*>(m.base), m.bytes, int32_t(m.param), PARAM, esize,
+                               nullptr, 0, 1, {uint32_t(m.bytes / esize), 1, 1, 1}, nullptr, 0, m.init};
+            uint64_t s = (m.base - chk.slot_lo) >> c->slot_shift;
+            if (s < c->nslots && s < uint64_t(MAX_SLOTS)) chk.slots[s] = &allocs[i];
+        }
+    }
+    for (uint32_t i = 0; i < c->nparams && i < uint32_t(MAX_PARAMS) && !c->nallocs; ++i) {
         if (!c->extents[i]) continue;
         char* base = *static_cast<char**>(d->args[i]);
         Region* r = &chk.params[i];

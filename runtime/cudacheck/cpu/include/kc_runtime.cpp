@@ -319,6 +319,11 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
 // ever left behind spinning.
 
 [[noreturn]] void assert_fail(const char* expr, int line) {
+    if (!my_status) {   // host code of a whole program (kc_host.cpp): as the C library's assert
+        fprintf(stderr, "kernel.cu:%d: Assertion `%s' failed.\n", line, expr);
+        fflush(stderr);
+        abort();
+    }
     my_status->code = ASSERT_FAILED;
     my_status->line = line;
     snprintf(my_status->message, sizeof my_status->message, "%s", expr);

@@ -1,0 +1,355 @@
+// The host side of a whole program on the CPU runtime: the CUDA runtime API of kc_host.h.
+// Compiled once per variant and linked only into programs (runtime/cudacheck/cpu/host.py).
+//
+// Every call that touches device memory (cudaMalloc, cudaFree, cudaMemcpy, cudaMemset) and
+// every launch goes to the Python side through the callbacks kc_program_run receives: it
+// owns the allocations (in the launcher's slots, PROT_NONE while host code runs, so that
+// a host dereference of device memory faults as on a GPU), checks each call against them
+// and launches kernels in worker processes as RawKernel launches do. What needs no
+// allocation (the error state, events, the device query) is here.
+#define KC_PROGRAM
+#include <dlfcn.h>
+#include <initializer_list>
+#include <execinfo.h>
+#include <signal.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cuda_cpu.h"
+
+namespace kc {
+
+struct HostCallbacks {
+    int (*malloc)(void** ptr, uint64_t bytes, int line);
+    int (*free)(void* ptr, int line);
+    int (*memcpy)(void* dst, const void* src, uint64_t bytes, int kind, int line);
+    int (*memset)(void* ptr, int value, uint64_t bytes, int line);
+    int (*launch)(int id, int line, void* body, const uint32_t* grid, const uint32_t* block, uint64_t shared,
+                  int64_t optin, void** args);
+    void (*errors_checked)(void);     // the program read the error state (cudaGetLastError, Peek)
+    void (*end)(int exit_code);       // main returned or exit() was called: the Python side's last word
+};
+
+// What a fatal signal in host code leaves for the caller (runner-side: host.py reads it).
+struct HostCrash {
+    int32_t signal;
+    int32_t is_write;                 // 1 write, 0 read, -1 unknown
+    uint64_t address;
+    int32_t nframes;
+    int32_t pad;
+    uint64_t frames[32];              // offsets into the program's library, innermost first
+};
+
+static HostCallbacks cb;
+static HostCrash* crash;
+static uintptr_t lib_base;
+static cudaError_t last_error = cudaSuccess;
+const void* launched_fn;
+
+static cudaError_t record(int rc) {
+    if (rc != cudaSuccess) last_error = cudaError_t(rc);
+    return cudaError_t(rc);
+}
+
+// cudaFuncSetAttribute's opt-in to more dynamic shared memory, per kernel.
+static struct { const void* fn; int64_t bytes; } optins[256];
+static int noptins;
+
+cudaError_t host_launch(int id, int line, void (*body)(void**), const void* fn, dim3 grid, dim3 block, size_t shared,
+                        void** args) {
+    int64_t optin = -1;
+    for (int i = 0; i < noptins; ++i)
+        if (optins[i].fn == fn) optin = optins[i].bytes;
+    uint32_t g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+    launched_fn = fn;
+    return record(cb.launch(id, line, reinterpret_cast<void*>(body), g, b, uint64_t(shared), optin, args));
+}
+
+[[noreturn]] static void end_program(int code) {
+    fflush(stdout);
+    fflush(stderr);
+    cb.end(code);
+    _exit(code & 0xff);
+}
+
+static void on_host_signal(int sig, siginfo_t* info, void* context) {
+    crash->signal = sig;
+    crash->address = reinterpret_cast<uint64_t>(info->si_addr);
+    crash->is_write = -1;
+#if defined(__x86_64__)
+    if (sig == SIGSEGV) crash->is_write = (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+    (void)context;
+#endif
+    // The frames inside the program's library, for their source lines (the fault may be
+    // in the C library's memcpy, called from main): the faulting instruction itself, then
+    // the return addresses of its callers, less one (inside the call instruction).
+#if defined(__x86_64__)
+    uintptr_t pc = uintptr_t(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    uintptr_t pc = uintptr_t(static_cast<ucontext_t*>(context)->uc_mcontext.pc);
+#else
+    uintptr_t pc = 0;
+#endif
+    void* pcs[64];
+    int n = backtrace(pcs, 64), k = 0, first = 0;
+    while (first < n && reinterpret_cast<uintptr_t>(pcs[first]) != pc) ++first;   // skip the handler's frames
+    if (first == n) first = 0;
+    auto mine = [](uintptr_t a) {
+        Dl_info d;
+        return dladdr(reinterpret_cast<void*>(a), &d) && reinterpret_cast<uintptr_t>(d.dli_fbase) == lib_base;
+    };
+    for (int i = first; i < n && k < 32; ++i) {
+        uintptr_t a = reinterpret_cast<uintptr_t>(pcs[i]);
+        if (mine(a)) crash->frames[k++] = a - lib_base - (a == pc ? 0 : 1);
+    }
+    crash->nframes = k;
+    fflush(stdout);
+    fflush(stderr);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+}  // namespace kc
+
+using namespace kc;
+
+// exit() from the program ends it here: its output flushed, the Python side told, and
+// nothing else of the (forked) Python process run. Hidden, so that only the program's
+// own calls bind to it.
+extern "C" void exit(int code) noexcept { end_program(code); }
+
+extern "C" __attribute__((visibility("default"))) int kc_program_run(const HostCallbacks* callbacks, HostCrash* out,
+                                                                     int (*main_fn)(int, char**), int argc,
+                                                                     char** argv) {
+    cb = *callbacks;
+    crash = out;
+    Dl_info d;
+    if (dladdr(reinterpret_cast<void*>(&kc_program_run), &d)) lib_base = reinterpret_cast<uintptr_t>(d.dli_fbase);
+    void* warm[1];
+    backtrace(warm, 1);   // loads the unwinder now, not in the signal handler
+    static char alt_stack[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = alt_stack;
+    ss.ss_size = sizeof alt_stack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_sigaction = &on_host_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    end_program(main_fn(argc, argv));
+}
+
+cudaError_t cudaMalloc(void** devPtr, size_t size, int line) { return record(cb.malloc(devPtr, size, line)); }
+cudaError_t cudaFree(void* devPtr, int line) { return devPtr ? record(cb.free(devPtr, line)) : cudaSuccess; }
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+    *ptr = malloc(size ? size : 1);
+    return record(*ptr ? cudaSuccess : cudaErrorMemoryAllocation);
+}
+cudaError_t cudaFreeHost(void* ptr) {
+    free(ptr);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, int line) {
+    return record(cb.memcpy(dst, src, count, int(kind), line));
+}
+// Launches finish before the launch returns here, so a copy on a stream is a copy.
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t, int line) {
+    return record(cb.memcpy(dst, src, count, int(kind), line));
+}
+cudaError_t cudaMemset(void* devPtr, int value, size_t count, int line) {
+    return record(cb.memset(devPtr, value, count, line));
+}
+cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t, int line) {
+    return record(cb.memset(devPtr, value, count, line));
+}
+// A launch has finished (or failed, ending the program with its exception) before it
+// returns, so there is nothing to wait for; launch configuration errors are not reported
+// here, only by cudaGetLastError, as on a GPU.
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+cudaError_t cudaGetLastError(void) {
+    cb.errors_checked();
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+cudaError_t cudaPeekAtLastError(void) {
+    cb.errors_checked();
+    return last_error;
+}
+
+static const struct { cudaError_t code; const char* name; const char* text; } error_table[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {cudaErrorInvalidSymbol, "cudaErrorInvalidSymbol", "invalid device symbol"},
+    {cudaErrorInvalidHostPointer, "cudaErrorInvalidHostPointer", "invalid host pointer"},
+    {cudaErrorInvalidDevicePointer, "cudaErrorInvalidDevicePointer", "invalid device pointer"},
+    {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
+    {cudaErrorMissingConfiguration, "cudaErrorMissingConfiguration", "__global__ function call is not configured"},
+    {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+    {cudaErrorLaunchTimeout, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"},
+    {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
+    {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+    {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+};
+const char* cudaGetErrorString(cudaError_t error) {
+    for (const auto& e : error_table)
+        if (e.code == error) return e.text;
+    return "unrecognized error code";
+}
+const char* cudaGetErrorName(cudaError_t error) {
+    for (const auto& e : error_table)
+        if (e.code == error) return e.name;
+    return "cudaErrorUnknown";
+}
+
+// Events read the host's clock: a launch has run by the time the next event is recorded.
+struct KcEvent { double ms; bool recorded; };
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+    *event = new KcEvent{0.0, false};
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    *event = KcEvent{t.tv_sec * 1e3 + t.tv_nsec / 1e6, true};
+    return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    if (!start || !end) return record(cudaErrorInvalidResourceHandle);
+    if (!start->recorded || !end->recorded) return record(cudaErrorInvalidResourceHandle);
+    *ms = float(end->ms - start->ms);
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    delete event;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+    *stream = reinterpret_cast<cudaStream_t>(new char(0));
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    delete reinterpret_cast<char*>(stream);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    *count = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : record(cudaErrorInvalidDevice); }
+
+// An NVIDIA H100 SXM5 80 GB, as cudaGetDeviceProperties reports it (CUDA 12.x).
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+    if (device != 0) return record(cudaErrorInvalidDevice);
+    *p = cudaDeviceProp{};
+    snprintf(p->name, sizeof p->name, "NVIDIA H100 80GB HBM3 (as described by the cudacheck CPU runtime)");
+    p->totalGlobalMem = 85024112640ull;          // 79.2 GiB
+    p->sharedMemPerBlock = 48 * 1024;
+    p->regsPerBlock = 65536;
+    p->warpSize = 32;
+    p->memPitch = 2147483647;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
+    p->clockRate = 1980000;                      // kHz
+    p->totalConstMem = 65536;
+    p->major = 9;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->deviceOverlap = 1;
+    p->multiProcessorCount = 132;
+    p->concurrentKernels = 1;
+    p->ECCEnabled = 1;
+    p->asyncEngineCount = 3;
+    p->unifiedAddressing = 1;
+    p->memoryClockRate = 2619000;                // kHz
+    p->memoryBusWidth = 5120;                    // bits
+    p->l2CacheSize = 50 * 1024 * 1024;
+    p->persistingL2CacheMaxSize = 32440320;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->regsPerMultiprocessor = 65536;
+    p->managedMemory = 1;
+    p->cooperativeLaunch = 1;
+    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->reservedSharedMemPerBlock = 1024;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return cudaErrorInvalidDevice;
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = int(p.sharedMemPerBlock); break;
+    case cudaDevAttrWarpSize: *value = p.warpSize; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+    case cudaDevAttrClockRate: *value = p.clockRate; break;
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+    case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = int(p.sharedMemPerMultiprocessor); break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(p.sharedMemPerBlockOptin); break;
+    default: return record(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+// The opt-in to more than 48 KiB of dynamic shared memory; the launch checks against it
+// (with the kernel's static shared memory) as the Python launch path does.
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) return cudaSuccess;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > 227 * 1024)
+        return record(cudaErrorInvalidValue);
+    for (int i = 0; i < noptins; ++i)
+        if (optins[i].fn == func) {
+            optins[i].bytes = value;
+            return cudaSuccess;
+        }
+    if (noptins == 256) return record(cudaErrorInvalidValue);
+    optins[noptins++] = {func, value};
+    return cudaSuccess;
+}
+
+// The launcher's entry for a program's launch: the workers run `body` (a launched_body<P...>).
+extern "C" __attribute__((visibility("default"))) int kc_spawn_body(void (*body)(void**), const LaunchDesc* d,
+                                                                    int32_t* pids) {
+    return spawn(body, d, pids);
+}

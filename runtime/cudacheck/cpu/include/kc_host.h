@@ -1,0 +1,190 @@
+// The CUDA runtime API a whole program's host code uses (cudaMalloc, cudaMemcpy, events,
+// the device query, kernel<<<grid, block, shared, stream>>>), for programs run by
+// cudacheck.run_program on the CPU runtime. cuda_cpu.h includes it when KC_PROGRAM is
+// defined (nvcc includes cuda_runtime.h into every .cu file, so a program need not).
+//
+// Device memory, launches and the error state are implemented in kc_host.cpp, which hands
+// every call that touches device memory to the Python side (runtime/cudacheck/cpu/host.py):
+// it places allocations in the launcher's slots, checks copies against them and launches
+// kernels in worker processes exactly as RawKernel launches do. The functions that take
+// `int kc_line = __builtin_LINE()` receive the caller's line, for checked mode's reports;
+// the program calls them as CUDA declares them.
+#pragma once
+#include "kc_stubs.h"
+
+enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidSymbol = 13,
+    cudaErrorInvalidHostPointer = 16,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorMissingConfiguration = 52,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
+    cudaErrorAssert = 710,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorNotSupported = 801,
+    cudaErrorUnknown = 999,
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxBlockDimX = 2,
+    cudaDevAttrMaxBlockDimY = 3,
+    cudaDevAttrMaxBlockDimZ = 4,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrMaxGridDimY = 6,
+    cudaDevAttrMaxGridDimZ = 7,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMaxRegistersPerBlock = 12,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrGlobalMemoryBusWidth = 37,
+    cudaDevAttrL2CacheSize = 38,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+// The device the CPU runtime describes: an NVIDIA H100 SXM5 80 GB (compute capability 9.0),
+// the GPU the book's measurements come from. Its limits are the ones the launcher enforces
+// (runtime/cudacheck/launch.py). clockRate and memoryClockRate are the fields CUDA 12 has
+// (CUDA 13 removed them: cudaDeviceGetAttribute(cudaDevAttrClockRate) works with both).
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    size_t totalConstMem;
+    int major;
+    int minor;
+    size_t textureAlignment;
+    int deviceOverlap;
+    int multiProcessorCount;
+    int integrated;
+    int canMapHostMemory;
+    int concurrentKernels;
+    int ECCEnabled;
+    int pciBusID;
+    int pciDeviceID;
+    int pciDomainID;
+    int asyncEngineCount;
+    int unifiedAddressing;
+    int memoryClockRate;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int persistingL2CacheMaxSize;
+    int maxThreadsPerMultiProcessor;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    int managedMemory;
+    int cooperativeLaunch;
+    size_t sharedMemPerBlockOptin;
+    int maxBlocksPerMultiProcessor;
+    size_t reservedSharedMemPerBlock;
+};
+
+typedef struct KcEvent* cudaEvent_t;
+typedef struct KcStream* cudaStream_t;
+
+cudaError_t cudaMalloc(void** devPtr, size_t size, int kc_line = __builtin_LINE());
+template <class T>
+inline cudaError_t cudaMalloc(T** devPtr, size_t size, int kc_line = __builtin_LINE()) {
+    return cudaMalloc(reinterpret_cast<void**>(devPtr), size, kc_line);
+}
+cudaError_t cudaFree(void* devPtr, int kc_line = __builtin_LINE());
+cudaError_t cudaMallocHost(void** ptr, size_t size);
+template <class T>
+inline cudaError_t cudaMallocHost(T** ptr, size_t size) { return cudaMallocHost(reinterpret_cast<void**>(ptr), size); }
+cudaError_t cudaFreeHost(void* ptr);
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream = 0,
+                            int kc_line = __builtin_LINE());
+cudaError_t cudaMemset(void* devPtr, int value, size_t count, int kc_line = __builtin_LINE());
+cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream = 0,
+                            int kc_line = __builtin_LINE());
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceReset(void);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char* cudaGetErrorString(cudaError_t error);
+const char* cudaGetErrorName(cudaError_t error);
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaStreamCreate(cudaStream_t* stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value);
+template <class... P>
+inline cudaError_t cudaFuncSetAttribute(void (*func)(P...), cudaFuncAttribute attr, int value) {
+    return cudaFuncSetAttribute(reinterpret_cast<const void*>(func), attr, value);
+}
+
+namespace kc {
+// kernel<<<grid, block, shared, stream>>>(args) becomes, by the front end's line-preserving
+// edit (runtime/cudacheck/frontend.py, find_launches):
+//     ::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)
+// The returned object's call takes exactly the kernel's parameter types, so the arguments
+// convert as in a call of the kernel; then the launcher runs it in worker processes.
+cudaError_t host_launch(int id, int line, void (*body)(void**), const void* fn, dim3 grid, dim3 block, size_t shared,
+                        void** args);
+extern const void* launched_fn;   // the kernel the workers of the current launch run
+template <class... P>
+void launched_body(void** a) { invoke(reinterpret_cast<void (*)(P...)>(const_cast<void*>(launched_fn)), a); }
+template <class... P>
+struct KernelLaunch {
+    int id, line;
+    void (*fn)(P...);
+    dim3 grid, block;
+    size_t shared;
+    void operator()(P... args) const {
+        void* argv[sizeof...(P) + 1] = {const_cast<void*>(static_cast<const void*>(&args))...};
+        host_launch(id, line, &launched_body<P...>, reinterpret_cast<const void*>(fn), grid, block, shared, argv);
+    }
+};
+template <class... P>
+inline KernelLaunch<P...> launch_kernel(int id, int line, void (*fn)(P...), dim3 grid, dim3 block, size_t shared = 0,
+                                        cudaStream_t = 0) {
+    return KernelLaunch<P...>{id, line, fn, grid, block, shared};
+}
+}  // namespace kc

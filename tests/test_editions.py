@@ -1,0 +1,114 @@
+"""The two editions (scripts/build_editions.py, make editions): the student edition (the
+chapter notebooks, the package's wheel, the released assignments) holds no solution's text
+anywhere, in cells, outputs, metadata or the package's data; the instructor edition holds
+every one (so the search below can fail).
+
+A solution's text: the lines of its source that are neither in its own starter nor in what
+the book teaches openly (its kernels, the wrong kernels of its demonstrations, the
+chapters' cells before their exercises: many exercises rebuild a book kernel), and its
+explanation. Another exercise's starter is no excuse: a line of this solution found there
+is a leak (so no starter may be another exercise's solution)."""
+import importlib.util
+import json
+import re
+import tomllib
+import zipfile
+
+import pytest
+from conftest import ROOT
+
+from tiling_course import corpus, exercises, matmul
+
+spec = importlib.util.spec_from_file_location("build_editions", ROOT / "scripts" / "build_editions.py")
+editions = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(editions)
+
+
+def _lines(text):
+    return {line.strip() for line in text.splitlines()}
+
+
+def taught_openly():
+    lines = set().union(*(_lines(matmul.source(k)) for k in matmul.KERNELS),
+                        *(_lines(w.source()) for w in corpus.WRONG.values()))
+    for path in editions.NOTEBOOKS:
+        for cell in json.loads(path.read_text())["cells"]:
+            if "".join(cell["source"]).startswith("## Exercises"):
+                break
+            lines |= _lines("".join(cell["source"]))
+    return lines
+
+
+def secrets():
+    """{exercise id: [its solution's distinctive lines and explanation paragraphs]}."""
+    book = taught_openly()
+    out = {}
+    for ex in exercises.EXERCISES.values():
+        lines = _lines(exercises.solution(ex.id)) - _lines(exercises.starter(ex.id)) - book
+        # A code line counts where it is a whole line; an explanation's paragraph anywhere.
+        found = [re.compile(rf"(?m)^\s*{re.escape(line)}\s*$") for line in lines if len(line) >= 12]
+        found += [re.compile(re.escape(p.strip())) for p in ex.explanation.split("\n\n") if len(p.strip()) >= 12]
+        out[ex.id] = found
+    return out
+
+
+def _strings(value):
+    """Every string in a notebook's JSON: sources, outputs, metadata."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        if all(isinstance(v, str) for v in value):
+            yield "".join(value)
+        for v in value:
+            yield from _strings(v)
+
+
+def texts(folder):
+    """{file name: its text} of every file under `folder`, the wheel's members included."""
+    out = {}
+    for path in folder.rglob("*"):
+        if path.suffix == ".whl":
+            with zipfile.ZipFile(path) as z:
+                for name in z.namelist():
+                    text = z.read(name).decode("utf-8", "replace")
+                    # TOML's strings as they read, not as escaped
+                    out[f"{path.name}/{name}"] = ("\n".join(_strings(tomllib.loads(text))) if name.endswith(".toml")
+                                                  else text)
+        elif path.suffix == ".ipynb":
+            out[str(path)] = "\n".join(_strings(json.loads(path.read_text())))
+        elif path.suffix == ".toml":
+            out[str(path)] = "\n".join(_strings(tomllib.loads(path.read_text())))
+        elif path.is_file():
+            out[str(path)] = path.read_text(errors="replace")
+    return out
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    editions.student(out)
+    return texts(out)
+
+
+def test_every_exercise_has_solution_text_to_look_for():
+    found = secrets()
+    assert sum(bool(v) for v in found.values()) >= len(found) - 2, [k for k, v in found.items() if not v]
+
+
+def test_no_solution_text_in_any_student_edition_file(student):
+    assert any(name.endswith(".whl/tiling_course/exercises/student/01_naive.toml") for name in student)
+    assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + 3
+    leaks = [(ex, line.pattern[:60], name) for ex, lines in secrets().items() for line in lines
+             for name, text in student.items() if line.search(text)]
+    assert not leaks, leaks[:20]
+
+
+def test_the_instructor_edition_holds_every_solution(tmp_path):
+    editions.instructor(tmp_path)
+    text = "\n".join(texts(tmp_path).values())
+    missing = [(ex, line.pattern[:60]) for ex, lines in secrets().items() for line in lines if not line.search(text)]
+    assert not missing, missing[:10]
+    assert (tmp_path / "questionbank.gift").exists() and (tmp_path / "assignments" / "source").is_dir()
