@@ -465,3 +465,18 @@ def test_chapter_cells_have_the_notebook_form(stem):
         assert start[2] == head + exercises.starter(ex.id).rstrip()
         assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
     assert "show_solution" not in str(cells)
+
+
+def test_the_student_edition_reads_the_kernels_its_value_exercises_launch(monkeypatch, tmp_path):
+    """The installed package holds only student/ (no instructor cu/): cu_file must read the
+    edition at hand, and the student edition must hold every kernel a value exercise launches."""
+    (tmp_path / "cu").mkdir()
+    (tmp_path / "cu" / "probe.cu").write_text("// the edition at hand\n")
+    monkeypatch.setattr(exercises, "default_root", lambda: tmp_path)
+    assert exercises.cu_file("probe.cu") == "// the edition at hand\n"
+    student_root = ROOT / "course" / "tiling_course" / "exercises" / "student"
+    monkeypatch.setattr(exercises, "default_root", lambda: student_root)
+    names = [n for ex in VALUE_EXERCISES for n in re.findall(r'cu_file\("([^"]+)"\)', exercises.starter(ex.id))]
+    assert names, "no value exercise launches a kernel of cu/ any more: drop this test"
+    for name in names:
+        assert "__global__" in exercises.cu_file(name)

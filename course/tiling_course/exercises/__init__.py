@@ -378,8 +378,9 @@ def wrong_answers(exercise_id):
 
 
 def cu_file(name):
-    """The text of a file of cu/: a kernel that a value exercise's code launches."""
-    return resources.files(__package__).joinpath("cu", name).read_text(encoding="utf-8")
+    """The text of a file of cu/: a kernel that a value exercise's code launches. Read from
+    the edition at hand (default_root()): the student edition's package has no other cu/."""
+    return default_root().joinpath("cu", name).read_text(encoding="utf-8")
 
 
 def answer(exercise_id):
