@@ -3,7 +3,15 @@
 #pragma once
 #include <stdint.h>
 
+#include <signal.h>
+
 namespace kc {
+
+// Sends SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT to `handler` on a stack of its own (the
+// fault may be a stack overflow), and lets SIGINT and SIGTERM kill the process again where
+// the caller ignores or handles them (Jupyter does). A kernel's workers (kc_runtime.cpp)
+// and a whole program's main (kc_host.cpp) install their own handler with it.
+void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*));
 
 enum StatusCode : int32_t { OK = 0, RUNNING = 1, ASSERT_FAILED = 2, CRASHED = 3, OUT_OF_MEMORY = 4, CHECK_FAILED = 5 };
 

@@ -129,17 +129,7 @@ extern "C" __attribute__((visibility("default"))) int kc_program_run(const HostC
     if (dladdr(reinterpret_cast<void*>(&kc_program_run), &d)) lib_base = reinterpret_cast<uintptr_t>(d.dli_fbase);
     void* warm[1];
     backtrace(warm, 1);   // loads the unwinder now, not in the signal handler
-    static char alt_stack[64 * 1024];
-    stack_t ss{};
-    ss.ss_sp = alt_stack;
-    ss.ss_size = sizeof alt_stack;
-    sigaltstack(&ss, nullptr);
-    struct sigaction sa{};
-    sa.sa_sigaction = &on_host_signal;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    install_fatal_signal_handler(&on_host_signal);
     signal(SIGPIPE, SIG_DFL);
     end_program(main_fn(argc, argv));
 }

@@ -342,20 +342,18 @@ static void on_fatal_signal(int sig, siginfo_t* info, void*) {
     _exit(128 + sig);
 }
 
-static void install_crash_handlers() {
-    static char alt_stack[64 * 1024];  // the fault may be a fiber's stack overflow
+void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*)) {
+    static char alt_stack[64 * 1024];
     stack_t ss{};
     ss.ss_sp = alt_stack;
     ss.ss_size = sizeof alt_stack;
     sigaltstack(&ss, nullptr);
     struct sigaction sa{};
-    sa.sa_sigaction = &on_fatal_signal;
+    sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
-    // The caller may ignore or handle these (Jupyter does); a worker must die by them.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    signal(SIGALRM, SIG_DFL);
 }
 
 [[noreturn]] static void worker_main(void (*body)(void**), const LaunchDesc* d, unsigned w) {
@@ -372,7 +370,8 @@ static void install_crash_handlers() {
         dup2(d->output_fd, 1);
         dup2(d->output_fd, 2);
     }
-    install_crash_handlers();
+    install_fatal_signal_handler(&on_fatal_signal);
+    signal(SIGALRM, SIG_DFL);   // a worker's time limit is its own alarm
     block_dim = dim3(d->block[0], d->block[1], d->block[2]);
     grid_dim = dim3(d->grid[0], d->grid[1], d->grid[2]);
     unsigned nthreads = d->block[0] * d->block[1] * d->block[2];
