@@ -9,6 +9,7 @@ browser test renders the same spec's states with switch.all_states() and compare
 import base64
 import html
 import io
+from functools import lru_cache
 
 from . import perfdata, show, switch, traces
 
@@ -349,11 +350,18 @@ EDGE_BLOCKS = ((0, 0), (1, 0), (0, 1), (1, 1))
 EDGE_TILE = 4
 
 
+@lru_cache(maxsize=None)
+def _block_trace(kernel, width, tile, block):
+    """One traced checked run of `block` (a widget's states read it several times: every
+    phase of a block is in the one trace)."""
+    return traces.record(kernel, width, tile, blocks=[block])
+
+
 def edge_facts(width, block, phase, tile=EDGE_TILE):
     """From a checked run of the bounds-checked tiled kernel (tiled_bounds) on Width x Width
     matrices: in `phase`, which threads of `block` load an element of M and of N, and which
     store 0.0f into their slot (they write the slot but read nothing from global memory)."""
-    report, _ = traces.record("tiled_bounds", width, tile, blocks=[block])
+    report, _ = _block_trace("tiled_bounds", width, tile, block)
     loads = _phase_loads(report, width, phase)
     facts = {"width": width, "tile": tile, "block": block, "phase": phase,
              "grid": -(-width // tile), "phases": -(-width // tile)}
@@ -428,13 +436,14 @@ PHASE_WIDTH, PHASE_TILE, PHASE_BLOCK = 6, 2, (1, 1)
 PHASE_STEPS = [("1. load the tiles", "load"), ("2. multiply and add", "compute")]
 
 
+@lru_cache(maxsize=None)
 def phase_facts(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
     """From a checked run of the tiled kernel, traced for one block: per phase, what each
     thread loads into which slot, the products it adds (its Mds and Nds reads, mapped back
     to the elements of M and N that phase loaded), and its running sum after the phase
     (float32, in the kernel's order, on the inputs the run used). Also the P it stored."""
     import numpy as np
-    report, P = traces.record("tiled", width, tile, blocks=[block])
+    report, P = _block_trace("tiled", width, tile, block)
     M, N = traces.inputs(width)
     phases = []
     sums = {}
