@@ -37,7 +37,6 @@ def test_compile_error_shows_the_numbered_source_lines():
 
 @pytest.mark.parametrize("line,construct", [
     ("asm volatile(\"membar.gl;\");", "inline PTX assembly"),
-    ("__half h = __float2half(x[0]);", "half-precision types"),
     ("float t = tex1Dfetch<float>(0, 0);", "textures and surfaces"),
 ])
 def test_an_unsupported_feature_refuses_its_kernel_by_name_and_only_it(line, construct):
@@ -53,6 +52,18 @@ def test_an_unsupported_feature_refuses_its_kernel_by_name_and_only_it(line, con
     x = np.zeros(4, np.float32)
     mod.get_function("plain")(1, 4, (x,))
     assert x.tolist() == [2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("line,header", [("__half h = __float2half(x[0]);", "cuda_fp16.h"),
+                                         ("nvcuda::wmma::fill_fragment(f, 0.0f);", "mma.h"),
+                                         ("__pipeline_commit();", "cuda_pipeline.h")])
+def test_a_cuda_header_the_kernel_does_not_include(line, header):
+    # as NVRTC, which does not include them either; the CPU runtime provides them
+    code = f'extern "C" __global__ void uses_it(float* x) {{\n    {line}\n}}'
+    with pytest.raises(cudacheck.CompileError, match=rf"line 2|\(2\).*#include <{header}>") as e:
+        cudacheck.RawModule(code, backend="cpu")
+    assert f"#include <{header}>" in str(e.value)
+    assert not isinstance(e.value, cudacheck.UnsupportedFeatureError)
 
 
 def test_unknown_compiler_option():

@@ -6,6 +6,7 @@ naming the thread, block, array, element and line. run_program runs a whole CUDA
 from .config import config
 from .errors import (
                      ArgumentError,
+                     AsyncCopyRaceError,
                      BarrierDivergenceError,
                      CheckError,
                      CompileError,
@@ -14,13 +15,16 @@ from .errors import (
                      GPUContextError,
                      HostCrashError,
                      HostDeviceAccessError,
+                     InvalidOperandError,
                      KernelAssertionError,
                      KernelCrashError,
                      KernelError,
                      KernelRuntimeError,
                      KernelTimeoutError,
                      LaunchConfigError,
+                     LeadingDimensionError,
                      MemoryLeakWarning,
+                     MisalignedAddressError,
                      OutOfBoundsError,
                      ProgramWarning,
                      ResultNeverCopiedWarning,
@@ -28,6 +32,7 @@ from .errors import (
                      UninitializedReadError,
                      UnsupportedFeatureError,
                      UseAfterFreeError,
+                     WarpCollectiveError,
                      WarpDivergenceError,
 )
 from .gpu import gpu_available
@@ -40,4 +45,5 @@ __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "resolve_backe
            "OutOfBoundsError", "SharedMemoryRaceError", "BarrierDivergenceError", "WarpDivergenceError",
            "UninitializedReadError", "run_program", "ProgramResult", "HostCrashError", "HostDeviceAccessError",
            "DeviceMemoryError", "UseAfterFreeError", "DoubleFreeError", "ProgramWarning", "MemoryLeakWarning",
-           "ResultNeverCopiedWarning"]
+           "ResultNeverCopiedWarning", "WarpCollectiveError", "AsyncCopyRaceError", "InvalidOperandError",
+           "MisalignedAddressError", "LeadingDimensionError"]

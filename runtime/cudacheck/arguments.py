@@ -42,6 +42,16 @@ def convert_scalar(param, value, where):
     return dtype.type(value)
 
 
+# What else a pointer to a 16-bit floating-point type takes, bit for bit: a __half array's
+# bits as uint16, and a bfloat16 dtype (ml_dtypes') for __nv_bfloat16, whose bits are uint16.
+_ALSO = {"__half": ("uint16",), "__half2": ("uint16",), "__nv_bfloat16": ("bfloat16",),
+         "__nv_bfloat162": ("bfloat16",)}
+
+
+def _same_bits(base, dtype):
+    return dtype.name in _ALSO.get(base, ()) and dtype.itemsize == 2
+
+
 def check_arguments(kernel, args, array_type, array_hint):
     """Check `args` against `kernel.params`; return them with scalars converted.
 
@@ -74,10 +84,15 @@ def check_arguments(kernel, args, array_type, array_hint):
                 f"{where} points to struct {param.base}, {dtype.itemsize} bytes laid out as {dtype}, but got an array "
                 f"of {value.dtype}; make an array of that dtype ({kernel.name}'s signature.params[{i}].dtype), or "
                 f"pass its bytes (.view(numpy.uint8); on the GPU a CuPy uint8 array)")
-        if dtype is not None and value.dtype != dtype:
-            raise ArgumentError(
-                f"{where} points to {param.base} ({dtype}), but got an array of {value.dtype}; "
-                f"convert it with .astype({'numpy' if array_type is np.ndarray else 'cupy'}.{dtype})")
+        if dtype is not None and value.dtype != dtype and not _same_bits(param.base, value.dtype):
+            lib = 'numpy' if array_type is np.ndarray else 'cupy'
+            fix = f"convert it with .astype({lib}.{dtype})"
+            if param.base in ("__nv_bfloat16", "__nv_bfloat162"):
+                fix = ("pass the bfloat16 values' bits as uint16 (a float32's upper 16 bits, rounded to nearest even), "
+                       "or an array of a bfloat16 dtype (ml_dtypes.bfloat16)")
+            elif param.base in ("__half", "__half2"):
+                fix = f"convert it with .astype({lib}.float16) (or pass the halves' bits as uint16)"
+            raise ArgumentError(f"{where} points to {param.base} ({dtype}), but got an array of {value.dtype}; {fix}")
         if param.lanes > 1 and value.size % param.lanes:
             raise ArgumentError(f"{where} reads {param.base} ({param.lanes} {dtype} at a time), but the array has "
                                 f"{value.size} elements, not a multiple of {param.lanes}")

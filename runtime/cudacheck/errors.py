@@ -102,6 +102,36 @@ class WarpDivergenceError(BarrierDivergenceError):
     not take part in it, or a shuffle that reads such a lane (synccheck)."""
 
 
+class WarpCollectiveError(WarpDivergenceError):
+    """A warp-collective operation (wmma::load_matrix_sync, store_matrix_sync, mma_sync) that
+    not all 32 lanes of the warp reach as one call, or reach with different arguments
+    (pointer, leading dimension, layout): undefined on a GPU. `arrived` lists the lanes that
+    reached it."""
+
+
+class AsyncCopyRaceError(SharedMemoryRaceError):
+    """A shared element read or written while an asynchronous copy into it (cp.async,
+    __pipeline_memcpy_async) is still in flight: before its thread waited for it with
+    __pipeline_wait_prior (racecheck)."""
+
+
+class InvalidOperandError(CheckError):
+    """A wmma or asynchronous-copy call given an argument CUDA forbids: a copy size other
+    than 4, 8 or 16 bytes, a zero-fill larger than the copy, a copy from shared or into
+    global memory (a GPU traps or misbehaves)."""
+
+
+class MisalignedAddressError(InvalidOperandError):
+    """A wmma pointer not 32-byte aligned, or an asynchronous copy whose source or
+    destination is not aligned to its size (a GPU: cudaErrorMisalignedAddress). Raised by
+    plain runs too."""
+
+
+class LeadingDimensionError(InvalidOperandError):
+    """A wmma load or store whose leading dimension (ldm) is not a multiple of 16 bytes (8
+    __half or __nv_bfloat16 elements, 4 floats): undefined on a GPU."""
+
+
 class UninitializedReadError(CheckError):
     """A shared element read before any thread of the block wrote it (initcheck)."""
 

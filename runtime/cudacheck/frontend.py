@@ -45,6 +45,21 @@ _VECTOR_LANES = {
     "ulonglong": np.uint64, "double": np.float64,
 }
 _VECTOR = re.compile(r"(char|uchar|short|ushort|int|uint|float|long|ulong|longlong|ulonglong|double)([1-4])")
+# The 16-bit floating-point types of cuda_fp16.h and cuda_bf16.h: (element dtype, lanes). NumPy
+# has float16; a bfloat16 travels as its bits, uint16 (arguments.py also takes these bits for a
+# __half, and a dtype named bfloat16, such as ml_dtypes', for a __nv_bfloat16).
+_LOWP = {"__half": ("<f2", 1), "__half2": ("<f2", 2), "__nv_bfloat16": ("<u2", 1), "__nv_bfloat162": ("<u2", 2)}
+
+# Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
+# one without its header is told which header it needs.
+_HEADER_OF = {**{n: "cuda_fp16.h" for n in ("__half", "__half2", "half", "half2", "__float2half", "__float2half_rn",
+                                              "__half2float", "__hadd", "__hmul", "__hfma", "__floats2half2_rn")},
+              **{n: "cuda_bf16.h" for n in ("__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16", "__float2bfloat16",
+                                              "__float2bfloat16_rn", "__bfloat162float")},
+              "nvcuda": "mma.h", "wmma": "mma.h",
+              **{n: "cuda_pipeline.h" for n in ("__pipeline_memcpy_async", "__pipeline_commit",
+                                                "__pipeline_wait_prior")}}
+_UNDECLARED = re.compile(r"(?:unknown type name|use of undeclared identifier|undeclared identifier) '(\w+)'")
 
 # Typedefs of the C library NVRTC also knows.
 _BUILTIN_TYPEDEFS = {"size_t", "ptrdiff_t", "std::nullptr_t", "clock_t"}
@@ -58,17 +73,17 @@ def _inside(path, folder):
 
 
 # What the CPU runtime does not provide, by the identifier that gives it away.
+# (<cuda_fp16.h>, <cuda_bf16.h>, <mma.h> and <cuda_pipeline.h> are provided: a kernel that uses
+# __half or wmma without including them fails to compile, as it does with NVRTC.)
 UNSUPPORTED = [
-    (re.compile(r"__half2?|half2?|__nv_bfloat16\w*|__float2half\w*|__half2float|__hmul\w*|__hfma\w*"),
-     "half-precision types (__half, __nv_bfloat16)"),
-    (re.compile(r"wmma|nvcuda|mma_sync|load_matrix_sync|store_matrix_sync"),
-     "tensor-core matrix fragments (nvcuda::wmma)"),
+    (re.compile(r"bmma_sync|experimental"), "sub-byte tensor-core fragments (nvcuda::wmma::experimental)"),
     (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
      "textures and surfaces"),
     (re.compile(r"this_grid|grid_group|this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
      "grid-wide cooperative groups (cooperative launch)"),
-    (re.compile(r"__pipeline_\w+|memcpy_async|pipeline|barrier_arrive\w*"),
-     "asynchronous copies (cp.async, pipelines)"),
+    (re.compile(r"memcpy_async|pipeline|barrier_arrive\w*|__pipeline_arrive_on"),
+     "the C++ pipeline and barrier APIs (cuda::pipeline, cuda::memcpy_async; <cuda_pipeline.h>'s primitives are "
+     "provided)"),
 ]
 
 
@@ -401,6 +416,14 @@ class _Reader:
                 f"{numbered(self.source, {d.location.line})}", backend="cpu")
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
                        if d.location.file and d.location.file.name == SOURCE_NAME]
+        for line, _col, text in self.errors:
+            m = _UNDECLARED.search(text)
+            if m and m.group(1) in _HEADER_OF:
+                raise CompileError(
+                    f"{SOURCE_NAME}({line}): error: identifier \"{m.group(1)}\" is undefined: it is declared by "
+                    f"<{_HEADER_OF[m.group(1)]}>, which the kernel does not include (NVRTC does not include it "
+                    f"either). Add #include <{_HEADER_OF[m.group(1)]}> at the top; the CPU runtime provides it."
+                    f"\n{numbered(self.source, {line})}", backend="any")
         if not self.program:
             self._check_includes(tu)
         self.static_shared, self.allocations = {}, {}
@@ -527,6 +550,8 @@ class _Reader:
             return np.dtype(_SCALARS[t.kind.name]).str, 1
         if t.kind == T.RECORD:
             name = re.sub(r"\b(const|volatile|struct|class)\b\s*", "", t.spelling).strip()
+            if name in _LOWP:
+                return _LOWP[name]
             m = _VECTOR.fullmatch(name)
             if m:
                 return np.dtype(_VECTOR_LANES[m.group(1)]).str, int(m.group(2))

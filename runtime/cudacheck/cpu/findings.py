@@ -4,11 +4,16 @@ and what to do about it."""
 import json
 
 from ..errors import (
+    AsyncCopyRaceError,
     BarrierDivergenceError,
+    InvalidOperandError,
     LaunchConfigError,
+    LeadingDimensionError,
+    MisalignedAddressError,
     OutOfBoundsError,
     SharedMemoryRaceError,
     UninitializedReadError,
+    WarpCollectiveError,
     WarpDivergenceError,
 )
 
@@ -71,10 +76,140 @@ def to_exception(raw, ctx):
     kind = f.pop("kind")
     if kind in ("oob", "uninit"):
         f["line"] = ctx.line_of(f)
-    elif kind == "race":
+    elif kind in ("race", "async_race"):
         f["line"], f["other_line"] = ctx.line_of(f), ctx.line_of(f, "other_pc")
     return {"oob": _oob, "race": _race, "uninit": _uninit, "divergence": _divergence, "warp": _warp,
-            "shared_limit": _shared_limit}[kind](f, ctx)
+            "shared_limit": _shared_limit, "operand": _operand, "collective": _collective,
+            "async_race": _async_race}[kind](f, ctx)
+
+
+def lane_ranges(lanes):
+    """[0, 1, 2, 3, 8] -> "0-3, 8"."""
+    out, lanes = [], sorted(lanes)
+    i = 0
+    while i < len(lanes):
+        j = i
+        while j + 1 < len(lanes) and lanes[j + 1] == lanes[j] + 1:
+            j += 1
+        out.append(f"{lanes[i]}-{lanes[j]}" if j > i else str(lanes[i]))
+        i = j + 1
+    return ", ".join(out)
+
+
+_COPY_FIX = ("An asynchronous copy lands only when its own thread waits for its batch: issue the copies, "
+             "__pipeline_commit(), then __pipeline_wait_prior(n) (all but the newest n batches have landed), and a "
+             "__syncthreads() after the wait before any other thread reads what they wrote; a stage of shared memory "
+             "may be refilled only after every thread has finished reading it (a __syncthreads() before the copies).")
+
+
+def _operand(f, ctx):
+    thread, block, line = ctx.thread(f["thread"]), ctx.block(f["block"]), f["line"]
+    what, problem, addr, value, need = f["what"], f["problem"], f["address"], f["value"], f["need"]
+    who = (f"kernel `{ctx.kernel.name}`: thread {thread} (lane {f['thread'] % 32} of warp {f['thread'] // 32}) of "
+           f"block {block} calls {what} at line {line}")
+    if problem == "misaligned_wmma":
+        cls = MisalignedAddressError
+        msg = (f"{who} with a pointer ({addr:#x}) that is not 32-byte aligned (it is {value} bytes past a multiple "
+               f"of 32). A wmma load or store needs a 256-bit aligned pointer (CUDA C++ Programming Guide, Warp "
+               "Matrix Functions); a GPU stops the kernel with a misaligned-address error. Start each tile at a "
+               "row and column whose byte offset is a multiple of 32 (with __half, a column that is a multiple of "
+               "16 and a row pitch that is a multiple of 16 elements), in an array declared __align__(32).")
+    elif problem == "ldm":
+        cls = LeadingDimensionError
+        msg = (f"{who} with ldm = {value}, which is not a multiple of {need} elements (16 bytes). The leading "
+               "dimension of a wmma load or store must be a multiple of 16 bytes (8 __half or __nv_bfloat16 "
+               "elements, 4 floats); otherwise the result is undefined on a GPU. ldm is the distance, in "
+               "elements, from one row of the matrix in memory to the next (one column, for column-major): pad "
+               "the rows to a multiple of 16 bytes.")
+    elif problem in ("misaligned_dst", "misaligned_src"):
+        cls = MisalignedAddressError
+        side = "destination" if problem == "misaligned_dst" else "source"
+        msg = (f"{who}: a copy of {need} bytes whose {side} ({addr:#x}) is not {need}-byte aligned. An "
+               f"asynchronous copy's source and destination must both be aligned to its size; a GPU stops the "
+               "kernel with a misaligned-address error. Copy fewer bytes at a time where the address is not "
+               "aligned (4 bytes, one float, is always aligned for float arrays).")
+    elif problem == "copy_size":
+        cls = InvalidOperandError
+        msg = (f"{who} with a size of {value} bytes: asynchronous copies move 4, 8 or 16 bytes (cp.async), and "
+               "<cuda_pipeline.h> traps on any other size. Split the copy into pieces of those sizes.")
+    elif problem == "zfill":
+        cls = InvalidOperandError
+        msg = (f"{who} asking to zero-fill {value} bytes of a {need}-byte copy: zfill counts the bytes at the end "
+               "of the copy that are written as zeros instead of read, at most the copy's size; a GPU traps.")
+    elif problem == "dst_not_shared":
+        cls = InvalidOperandError
+        msg = (f"{who} with a destination ({addr:#x}) outside shared memory: asynchronous copies go from global "
+               "to shared memory (cp.async.shared.global); anything else is undefined on a GPU.")
+    else:   # src_not_global
+        cls = InvalidOperandError
+        msg = (f"{who} with a source ({addr:#x}) in shared memory: asynchronous copies go from global to shared "
+               "memory (cp.async.shared.global); anything else is undefined on a GPU.")
+    return cls(msg + ctx.quote(line), kernel=ctx.kernel.name, thread=thread, block=block, line=line, call=what,
+               problem=problem, address=addr, value=value)
+
+
+def _collective(f, ctx):
+    block, w, line, what, n = ctx.block(f["block"]), f["warp"], f["line"], f["what"], f["lanes"]
+    arrived = [lane for lane in range(32) if (f["arrived"] >> lane) & 1]
+    head = f"kernel `{ctx.kernel.name}`: warp {w} of block {block}: {what} on line {line}"
+    rule = ("\nEvery wmma load, store and mma is one operation of the whole warp: all 32 lanes must call it "
+            "together, with the same pointer, ldm and layout (CUDA C++ Programming Guide, Warp Matrix Functions); "
+            "otherwise the result is undefined on a GPU. Keep wmma calls out of conditions that differ between the "
+            "lanes of a warp, and give every warp all 32 threads (a block size that is a multiple of 32).")
+    if f["problem"] == "arguments":
+        key = ("pointer", "ldm", "layout")[f["key"]]
+        vals = f["values"]
+        lane = f["lane"]
+        shown = (lambda v: f"{v:#x}") if key == "pointer" else (lambda v: ("column-major" if v else "row-major")
+                                                                 if key == "layout" else str(v))
+        msg = (f"{head} is reached by all 32 lanes, but not with one {key}: lane 0 passes {shown(vals[0])} and "
+               f"lane {lane} passes {shown(vals[lane])}.")
+        others = []
+    else:
+        where = {}
+        for lane in range(n):
+            if lane in arrived:
+                continue
+            state, at = f["states"][lane], f["lines"][lane]
+            if state == "E":
+                text = f"returned at line {at}" if at else "reached the end of the kernel"
+            elif state == "S":
+                text = f"wait at __syncthreads() on line {at}"
+            elif state == "W":
+                text = f"wait at another warp operation on line {at}"
+            else:
+                text = "are elsewhere"
+            where.setdefault(text, []).append(lane)
+        parts = [f"lane{'s' if len(ls) > 1 else ''} {lane_ranges(ls)} {text}" for text, ls in where.items()]
+        if f["problem"] == "short_warp":
+            msg = (f"{head} is called by a warp of {n} threads (the block has {ctx.config.threads_per_block}, not a "
+                   "multiple of 32): a wmma operation needs all 32 lanes of its warp.")
+        else:
+            msg = (f"{head} is reached by lanes {lane_ranges(arrived)} only (threads "
+                   f"{ctx.thread(32 * w + arrived[0])} to {ctx.thread(32 * w + arrived[-1])}); " + "; ".join(parts)
+                   + ".")
+        others = sorted({f["lines"][lane] for lane in range(n) if lane not in arrived and f["lines"][lane]})
+    for q in sorted({line, *others}):
+        msg += ctx.quote(q)
+    return WarpCollectiveError(msg + rule, kernel=ctx.kernel.name, block=block, warp=w, line=line, call=what,
+                               arrived=arrived, problem=f["problem"], lane=f.get("lane", 0), mask=f["arrived"],
+                               groups={})
+
+
+def _async_race(f, ctx):
+    block, me, other = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
+    element = _element(f["array"], f["index"], f["dims"])
+    verb = {"read": "reads", "write": "writes", "copy": "copies into"}[f["op"]]
+    mine = f["thread"] == f["other_thread"]
+    msg = (f"kernel `{ctx.kernel.name}`: shared-memory race on {element} in block {block}: thread {me} {verb} it at "
+           f"line {f['line']} while the asynchronous copy {'it' if mine else f'thread {other}'} issued into it at "
+           f"line {f['other_line']} is still in flight ({'it' if mine else 'that thread'} has not yet waited for "
+           "it with __pipeline_wait_prior), so the element may hold the old or the new value.")
+    for q in sorted({f["line"], f["other_line"]}):
+        msg += ctx.quote(q)
+    return AsyncCopyRaceError(msg + "\n" + _COPY_FIX, kernel=ctx.kernel.name, block=block, thread=me,
+                              other_thread=other, array=f["array"], index=tuple(f["index"]), hazard="async copy",
+                              line=f["line"], other_line=f["other_line"])
 
 
 def _shared_limit(f, ctx):
@@ -126,6 +261,8 @@ def _oob(f, ctx):
         if declared and declared != f["elem_size"]:
             msg += (f", counting in {f['elem_size']}-byte elements as the access does (a vector type through a "
                     f"cast pointer), where {name} holds {declared}-byte elements")
+    if f.get("via"):
+        msg += f" ({f['via']})"
     msg += ctx.quote(f["line"])
     # The runtime knows the array, not the kernel's names for its sizes: the hint says what
     # must hold, in the array's own terms.

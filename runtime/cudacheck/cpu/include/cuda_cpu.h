@@ -113,7 +113,7 @@ enum ThreadState : uint8_t { RUNNABLE, AT_SYNCTHREADS, AT_WARP, EXITED };
 // A warp-collective operation a thread waits at (state AT_WARP).
 enum WarpOp : uint8_t { SYNCWARP, SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, BALLOT, ANY, ALL, MATCH_ANY, MATCH_ALL,
                         REDUCE_ADD, REDUCE_MIN, REDUCE_MAX, REDUCE_AND, REDUCE_OR, REDUCE_XOR, REDUCE_MIN_S,
-                        REDUCE_MAX_S, REDUCE_ADD_S };
+                        REDUCE_MAX_S, REDUCE_ADD_S, COLLECTIVE /* a wmma operation: kc_warp.h */ };
 // __syncthreads_count/_and/_or: what a block barrier computes as it releases.
 enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR };
 struct Thread {

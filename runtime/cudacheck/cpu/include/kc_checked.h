@@ -22,6 +22,17 @@
 // each other but do with plain accesses. The hazard is named by program order (seq), not
 // by the order this run happened to take, so the verdict is the same under every schedule.
 //
+// Asynchronous copies (cp.async). A copy in flight marks the shared elements it will write
+// (Shadow::pend) when it is issued, after it is checked as a write against this interval's
+// accesses; any access of a marked element, by any thread, is reported at once. When its
+// thread waits for it the mark goes and the copy is accounted as that thread's write, in
+// the interval the wait is in: a reader in another thread then needs a barrier after it.
+//
+// Warp-collective operations (wmma). Each lane's element accesses are accounted as its own,
+// at the line of the call; every element of a tile must lie in the array the tile's pointer
+// points into (tile_access). check_collective reports an operation that not all 32 lanes of
+// the warp reach, or reach with different arguments (pointer, ldm, layout).
+//
 // Uninitialized reads. A read of a shared element no thread has written in this block is
 // held until the interval ends: if another thread writes it before then, that is a race;
 // otherwise it is an uninitialized read.
@@ -41,8 +52,11 @@ struct AccessRec {
     uint32_t pc;
     uint32_t seq;
     uint8_t atomic;
+    uint8_t collective;   // made by a wmma load or store, on behalf of the whole warp
 };
-struct Shadow { AccessRec w, r1, r2; };
+// pend: an asynchronous copy (cp.async) into the element is in flight, issued by thread
+// `tid` at `pc`: any access before it completes is a race (check_async_issue).
+struct Shadow { AccessRec w, r1, r2; struct { uint32_t pc; uint16_t tid; uint8_t set; } pend; };
 
 enum RegionKind : uint8_t { PARAM, SHARED, DYNAMIC, DEVICE, LOCAL };
 struct Region {
@@ -89,6 +103,8 @@ struct CheckState {
     // findings held until the interval ends
     struct { bool set; const Region* r; uint64_t elem; uint16_t tid; uint32_t pc; } pending{};
     char pending_race[1024] = {};
+    const char* via = nullptr;        // an out-of-bounds access made by a wmma call: which, for the message
+    bool collective = false;          // the access now accounted is a wmma load's or store's
     // a subscript the bounds instrumentation found outside its dimension, reported at the
     // access it leads to (or dropped at the thread's next barrier: forming &a[n] is legal)
     struct { bool set; uint32_t thread; uint32_t line; int64_t index; uint64_t bound; int rank; } sub{};
@@ -135,9 +151,9 @@ static const char* kind_name(const Region* r) {
     char buf[1024];
     snprintf(buf, sizeof buf,
              "{\"kind\":\"oob\",\"array\":\"%s\",\"space\":\"%s\",\"shared\":%d,\"index\":%s,\"dims\":%s,"
-             "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u}",
+             "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u,\"via\":\"%s\"}",
              r ? r->name : "(null)", r ? kind_name(r) : "null", r && (r->kind == SHARED || r->kind == DYNAMIC), index,
-             dims, elem_size, pc, line, what, my_status->block, cur->linear);
+             dims, elem_size, pc, line, what, my_status->block, cur->linear, chk.via ? chk.via : "");
     report(buf);
 }
 
@@ -162,9 +178,15 @@ inline uintptr_t kc_shared_span() {   // the section ends with its 4096-byte gua
 }
 
 // ---- the accounting of one access --------------------------------------------------
+// A wmma load or store is the whole warp's access: which lane touches which element is
+// unspecified in CUDA, so it is ordered with another access of that warp (its own lane's
+// included) only by a __syncwarp() or a barrier, except with the warp's other wmma accesses.
 static bool ordered(const AccessRec& a, const Thread* t, bool atomic) {
-    return a.epoch != chk.epoch || a.tid == t->linear || (a.atomic && atomic) ||
-           (a.tid / 32 == t->linear / 32 && a.wepoch != chk.warp_epoch[t->linear / 32]);
+    if (a.epoch != chk.epoch || (a.atomic && atomic)) return true;
+    bool same_warp = a.tid / 32 == t->linear / 32;
+    if (same_warp && a.wepoch != chk.warp_epoch[t->linear / 32]) return true;
+    if (a.collective || chk.collective) return same_warp && a.collective && chk.collective;
+    return a.tid == t->linear;
 }
 
 static uint64_t element_of(const Region* r, uint64_t granule_index) {
@@ -192,15 +214,30 @@ static void trace(const Region* r, int64_t elem, uint8_t width, uint32_t pc, Op 
     if (n < d->trace_capacity) chk.trace[n] = TraceRecord{my_status->block, chk.epoch, cur->linear, r->id, elem, pc, op, width, {}};
 }
 
-static void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads) {
+[[noreturn]] static void async_race(const Region* r, uint64_t elem, const Shadow& s, uint32_t pc, const char* op) {
+    char buf[1024], ix[128], dims[64];
+    index_json(ix, sizeof ix, r, element_of(r, elem));
+    dims_json(dims, sizeof dims, r);
+    snprintf(buf, sizeof buf,
+             "{\"kind\":\"async_race\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,"
+             "\"pc\":%u,\"op\":\"%s\",\"other_thread\":%u,\"other_pc\":%u}",
+             r->name, ix, dims, my_status->block, cur->linear, pc, op, s.pend.tid, s.pend.pc);
+    report(buf);
+}
+
+// probe: check the access against the element's history without recording it (an
+// asynchronous copy as it is issued: it writes later, at its wait).
+static void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads,
+                           bool probe = false) {
     Shadow& s = r->shadow[elem];
     Thread* t = cur;
-    AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic};
+    if (s.pend.set) async_race(r, elem, s, pc, probe ? "copy" : op == READ ? "read" : "write");
+    AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective};
     if (op == READ || atomic_reads) {
         if (s.w.epoch && !ordered(s.w, t, atomic))
             race(r, elem, s.w.seq < me.seq ? "RAW" : "WAR", s.w, s.w.atomic ? "atomic" : "write",
                  atomic ? "atomic" : "read", pc);
-        if (!s.w.epoch && !chk.pending.set) chk.pending = {true, r, elem, uint16_t(t->linear), pc};
+        if (!s.w.epoch && !chk.pending.set && !probe) chk.pending = {true, r, elem, uint16_t(t->linear), pc};
     }
     if (op == READ) {
         // Keep up to two readers of this interval; a slot is reused when it is from an
@@ -215,7 +252,7 @@ static void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, b
         if (rd->epoch && !ordered(*rd, t, atomic))
             race(r, elem, rd->seq < me.seq ? "WAR" : "RAW", *rd, rd->atomic ? "atomic" : "read",
                  atomic ? "atomic" : "write", pc);
-    s.w = me;
+    if (!probe) s.w = me;
 }
 
 static Region* find_static_shared(uintptr_t a) {
@@ -409,6 +446,145 @@ void shared_region(int id, const char* name, void* addr, size_t bytes, size_t el
     if (a + bytes > chk.shared_hi) chk.shared_hi = a + bytes;
 }
 
+// ---- warp-collective operations and asynchronous copies (kc_warp.h) ----------------------
+
+// The region an address lies in, as on_access finds it; null for memory checked mode does not
+// check (a thread's stack). Reports a null or unmapped pointer.
+static Region* region_at(const void* p, unsigned size, uint32_t pc, Op op) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const char* what = op == READ ? "read" : "write";
+    if (a - chk.slot_lo < chk.slot_span) {
+        Region* r = chk.slots[(a - chk.slot_lo) >> chk.desc->slot_shift];
+        if (!r) out_of_bounds(nullptr, "[0]", "[0]", size, pc, 0, what);
+        for (Region* v = r; v; v = v->next)
+            if (a >= uintptr_t(v->base) && a + size <= uintptr_t(v->base) + v->bytes) return v;
+        return r;
+    }
+    if (chk.dynamic && a - uintptr_t(chk.dynamic->base) < DYNAMIC_SHARED_CAPACITY + 4096) return chk.dynamic;
+    if (a - chk.shared_lo < chk.shared_hi - chk.shared_lo || a - kc_shared_lo() < kc_shared_span())
+        return find_static_shared(a);
+    if (a - chk.device_lo < chk.device_hi - chk.device_lo) return find_device(a);
+    if (a < 65536) out_of_bounds(nullptr, "[0]", "[0]", size, pc, 0, what);
+    return nullptr;
+}
+
+static bool is_shared(const Region* r) { return r && (r->kind == SHARED || r->kind == DYNAMIC); }
+
+void tile_access(const Collective* c, const void* addr, unsigned size, bool write, int rows, int cols, int row,
+                 int col) {
+    if (!cur) return;
+    uint32_t pc = pc_of(c->pc);
+    Op op = write ? WRITE : READ;
+    Region* r = region_at(reinterpret_cast<const void*>(c->key[0]), 1, pc, op);
+    if (r) {
+        int64_t off = int64_t(reinterpret_cast<uintptr_t>(addr)) - int64_t(uintptr_t(r->base));
+        if (off < 0 || uint64_t(off) + size > r->bytes) {
+            static char via[256];
+            snprintf(via, sizeof via, "element (%d, %d) of the %d x %d tile that %s %s, with ldm %llu, %s", row, col,
+                     rows, cols, c->what, write ? "writes" : "reads", (unsigned long long)c->key[1],
+                     c->key[2] ? "column-major" : "row-major");
+            chk.via = via;
+            outside(r, off, size, pc, write ? "write" : "read");
+        }
+    }
+    chk.collective = true;
+    on_access(addr, size, c->pc, op);
+    chk.collective = false;
+}
+
+// The shadow entries of shared region r that bytes [a, a + size) cover.
+template <class F>
+static void each_shadow(const Region* r, uintptr_t a, unsigned size, F f) {
+    uint64_t off = a - uintptr_t(r->base), granule = r->granule ? r->granule : r->elem_size;
+    for (uint64_t e = off / granule; e <= (off + size - 1) / granule; ++e) f(e, r->shadow[e]);
+}
+
+void check_async_issue(const AsyncCopy& c) {
+    uint32_t pc = pc_of(c.pc);
+    const char* what = "__pipeline_memcpy_async";
+    if (c.size > c.zfill) {   // the bytes it reads
+        Region* s = region_at(c.src, c.size - c.zfill, pc, READ);
+        if (is_shared(s)) operand_error("src_not_global", what, c.src, 0, 0, c.line);
+        on_access(c.src, c.size - c.zfill, c.pc, READ);
+    }
+    Region* d = region_at(c.dst, c.size, pc, WRITE);
+    if (!is_shared(d)) operand_error("dst_not_shared", what, c.dst, 0, 0, c.line);
+    int64_t off = int64_t(reinterpret_cast<uintptr_t>(c.dst)) - int64_t(uintptr_t(d->base));
+    if (off < 0 || uint64_t(off) + c.size > d->bytes) outside(d, off, c.size, pc, "write");
+    each_shadow(d, uintptr_t(c.dst), c.size, [&](uint64_t e, Shadow& sh) {
+        shared_element(d, e, pc, WRITE, false, false, true);
+        sh.pend = {pc, uint16_t(cur->linear), 1};
+    });
+}
+
+void check_async_complete(const AsyncCopy& c) {
+    Region* d = region_at(c.dst, c.size, pc_of(c.pc), WRITE);
+    each_shadow(d, uintptr_t(c.dst), c.size, [&](uint64_t, Shadow& sh) { sh.pend = {}; });
+    on_access(c.dst, c.size, c.pc, WRITE);
+}
+
+// A collective (wmma) operation that not every lane of warp w reaches as one call with one
+// set of arguments: where each lane is, as the finding's JSON.
+[[noreturn]] static void collective_misuse(unsigned w, const Thread& t, unsigned arrived, const char* problem,
+                                           unsigned lane, int key) {
+    static char buf[sizeof(WorkerStatus::message)];
+    const Collective* c = reinterpret_cast<const Collective*>(t.value);
+    unsigned lo = w * 32, n = sched.nthreads - lo < 32 ? sched.nthreads - lo : 32;
+    int k = snprintf(buf, sizeof buf,
+                     "{\"kind\":\"collective\",\"problem\":\"%s\",\"what\":\"%s\",\"block\":%u,\"warp\":%u,"
+                     "\"line\":%d,\"arrived\":%u,\"lanes\":%u,\"lane\":%u,\"key\":%d,\"states\":\"",
+                     problem, c->what, my_status->block, w, t.line, arrived, n, lane, key);
+    for (unsigned l = 0; l < n; ++l) {
+        const Thread& u = sched.threads[lo + l];
+        buf[k++] = (arrived >> l) & 1u ? 'C' : u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W'
+                   : u.state == EXITED ? 'E' : 'R';
+    }
+    k += snprintf(buf + k, sizeof buf - k, "\",\"lines\":[");
+    for (unsigned l = 0; l < n; ++l) {
+        const Thread& u = sched.threads[lo + l];
+        k += snprintf(buf + k, sizeof buf - k, l ? ",%d" : "%d", u.state == EXITED ? u.exit_line : u.line);
+    }
+    k += snprintf(buf + k, sizeof buf - k, "],\"values\":[");
+    for (unsigned l = 0; l < n && key >= 0; ++l) {
+        const Thread& u = sched.threads[lo + l];
+        unsigned long long v = (arrived >> l) & 1u ? reinterpret_cast<const Collective*>(u.value)->key[key] : 0;
+        k += snprintf(buf + k, sizeof buf - k, l ? ",%llu" : "%llu", v);
+    }
+    snprintf(buf + k, sizeof buf - k, "]}");
+    report(buf);
+}
+
+static unsigned collective_arrivals(unsigned w, const Thread& t) {
+    unsigned lo = w * 32, m = 0;
+    CollectiveRun run = reinterpret_cast<const Collective*>(t.value)->run;
+    for (unsigned l = 0; l < 32 && lo + l < sched.nthreads; ++l) {
+        const Thread& u = sched.threads[lo + l];
+        if (u.state == AT_WARP && u.op == COLLECTIVE && u.line == t.line &&
+            reinterpret_cast<const Collective*>(u.value)->run == run)
+            m |= 1u << l;
+    }
+    return m;
+}
+
+// The group of warp w at a collective is about to be released: all 32 lanes must be at the
+// one call, with the same arguments.
+void check_collective(unsigned w, unsigned group) {
+    unsigned lo = w * 32;
+    const Thread& t = sched.threads[lo + __builtin_ctz(group)];
+    const Thread* lead = &t;
+    for (unsigned l = 0; l < 32; ++l)   // the call most lanes are at names the operation
+        if ((group >> l) & 1u && sched.threads[lo + l].op == COLLECTIVE) { lead = &sched.threads[lo + l]; break; }
+    unsigned arrived = collective_arrivals(w, *lead);
+    if (sched.nthreads - lo < 32) collective_misuse(w, *lead, arrived, "short_warp", 0, -1);
+    if (arrived != 0xffffffffu) collective_misuse(w, *lead, arrived, "partial", 0, -1);
+    const Collective* first = reinterpret_cast<const Collective*>(lead->value);
+    for (unsigned l = 0; l < 32; ++l) {
+        const Collective* c = reinterpret_cast<const Collective*>(sched.threads[lo + l].value);
+        for (int k = 0; k < 3; ++k)
+            if (c->key[k] != first->key[k]) collective_misuse(w, *lead, arrived, "arguments", l, k);
+    }
+}
+
 // ---- hooks the scheduler calls ----------------------------------------------------------
 void check_worker_start(const LaunchDesc* d, unsigned w) {
     chk.desc = d->check;
@@ -527,6 +703,13 @@ void check_barrier(int end_line) {
         else if (line < 0) line = t.line;
         else if (t.line != line) divergent = true;
     }
+    if (divergent)   // a warp waiting at a wmma call that some of its lanes never reach
+        for (unsigned i = 0; i < sched.nthreads; ++i) {
+            const Thread& t = sched.threads[i];
+            if (t.state == AT_WARP && t.op == COLLECTIVE)
+                collective_misuse(i / 32, t, collective_arrivals(i / 32, t), sched.nthreads - i / 32 * 32 < 32
+                                  ? "short_warp" : "partial", 0, -1);
+        }
     if (!divergent) {
         check_interval_end();
         for (unsigned i = 0; i < sched.nthreads; ++i) sched.threads[i].seq = 0;
@@ -572,6 +755,14 @@ extern "C" void __tsan_func_exit() {}
 extern "C" void __tsan_vptr_update(void**, void*) {}
 extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }   // __threadfence()
 extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+// The atomic loads and stores of a guarded static's initialization (a `__shared__` array of
+// a class whose default constructor is not constexpr, such as __half's): performed as they
+// are, unchecked (the guard is the compiler's, not the kernel's).
+#define KC_TSAN_ATOMIC(N, T)                                                                                   \
+    extern "C" T __tsan_atomic##N##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
+    extern "C" void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); }
+KC_TSAN_ATOMIC(8, uint8_t) KC_TSAN_ATOMIC(16, uint16_t) KC_TSAN_ATOMIC(32, uint32_t) KC_TSAN_ATOMIC(64, uint64_t)
+#undef KC_TSAN_ATOMIC
 
 // The C library's memory functions, as the kernel's unit calls them (hidden, so the
 // kernel's calls bind here): checked as one access of the whole range.

@@ -15,6 +15,7 @@
 #include "cuda_cpu.h"
 #include "kc_abi.h"
 #include "kc_fiber.h"
+#include "kc_warp.h"
 
 namespace kc {
 
@@ -38,7 +39,11 @@ void check_warp_released(unsigned w, unsigned mask);
 void check_barrier(int end_line);
 [[noreturn]] void report(const char* json);
 void check_warp_group(unsigned warp, unsigned mask, int line);
+void check_collective(unsigned warp, unsigned group);
 void atomic_access(void* addr, unsigned size, void* pc, bool reads);
+struct AsyncCopy;
+void check_async_issue(const AsyncCopy& c);
+void check_async_complete(const AsyncCopy& c);
 #endif
 
 // ---- the block scheduler ------------------------------------------------------------
@@ -50,15 +55,18 @@ void atomic_access(void* addr, unsigned size, void* pc, bool reads);
 // resolves the waits:
 //   1. a group of a warp's threads waiting at a warp operation with one mask is released
 //      when every live lane of the mask waits there (lanes that exited are left out); the
-//      operation's results (shuffled values, ballots) are computed then, for all of them;
+//      operation's results (shuffled values, ballots) are computed then, for all of them.
+//      A warp-collective operation (wmma: kc_warp.h) is performed, lane by lane, only when
+//      all 32 lanes of the warp wait at that one call; otherwise its lanes are released
+//      without it (checked mode reports that instead);
 //   2. otherwise, if every live thread of the block waits at __syncthreads, all are
 //      released: the next barrier interval begins (__syncthreads_count and its kin
 //      compute their result now);
 //   3. otherwise, if every thread has exited, the block is done;
 //   4. otherwise the block's threads wait at different barriers (a divergent barrier).
 //      Hardware counts arrivals at barrier 0 whichever line they come from, so the
-//      runtime releases everyone and carries on, as a GPU usually does. Checked mode
-//      reports it instead.
+//      runtime releases everyone and carries on, as a GPU usually does (a wmma operation
+//      among them is not performed). Checked mode reports it instead.
 // A thread runs without interruption from one barrier to the next, so a run is
 // reproducible, and code that relies on lock-step warps without __syncwarp fails here as
 // it may on a GPU since Volta.
@@ -76,6 +84,30 @@ struct Scheduler {
 };
 Scheduler sched;
 
+// ---- asynchronous copies (cp.async through <cuda_pipeline.h>) --------------------------
+//
+// Each thread has a queue of the copies it issued, each tagged with its batch: the number of
+// __pipeline_commit() calls before it. __pipeline_wait_prior(n) completes every copy of the
+// committed batches but the newest n; a copy not yet committed is in no batch and stays in
+// flight. A copy is performed when it completes, by its own thread, and not before: on a
+// GPU it lands at some moment between its issue and the wait, so a kernel that reads the
+// destination before waiting (or, in another thread, before the barrier after the wait) may
+// see the old contents, as it does here. A thread that exits completes what it has in flight.
+struct AsyncCopy {
+    char* dst;
+    const char* src;
+    uint32_t size, zfill;      // bytes written, and of them zero-filled at the end
+    uint64_t batch;
+    void* pc;                  // the __pipeline_memcpy_async call (checked mode's line)
+    int line;
+};
+struct Pipe {
+    AsyncCopy* queue = nullptr;
+    uint32_t n = 0, cap = 0;
+    uint64_t committed = 0;
+};
+static Pipe* pipes = nullptr;   // one per thread, reset as each block starts
+
 inline size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 // Fibers for n threads, once per worker: stacks with a PROT_NONE guard page under each, so
@@ -89,6 +121,7 @@ bool reserve_threads(unsigned n, size_t stack_size) {
     if (mem == MAP_FAILED) return false;
     for (unsigned i = 0; i < n; ++i) mprotect(static_cast<char*>(mem) + i * slot, page, PROT_NONE);
     sched.threads = new Thread[n];
+    pipes = new Pipe[n];
     sched.stacks = static_cast<char*>(mem);
     sched.slot = slot;
     sched.capacity = n;
@@ -111,8 +144,11 @@ void yield_to_scheduler() {
     kc_switch(&self->sp, sched.sched_sp);
 }
 
+static void async_complete_all(Pipe& p);
+
 [[noreturn]] void fiber_main(void*) {
     sched.body(sched.args);
+    if (pipes[cur->linear].n) async_complete_all(pipes[cur->linear]);
     cur->state = EXITED;
     yield_to_scheduler();
     __builtin_unreachable();
@@ -137,6 +173,47 @@ uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, 
     ++sched.waiting_warp;
     yield_to_scheduler();
     return cur->result;
+}
+
+bool warp_collective(Collective* c) {
+    cur->state = AT_WARP;
+    cur->op = COLLECTIVE;
+    cur->mask = 0xffffffffu;
+    cur->value = reinterpret_cast<uint64_t>(c);
+    cur->arg = 0;
+    cur->width = 32;
+    cur->line = c->line;
+    ++sched.waiting_warp;
+    yield_to_scheduler();
+    return cur->result == 1;
+}
+
+// The lanes of the warp starting at thread lo that wait at the same collective call as t.
+static unsigned collective_lanes(unsigned lo, unsigned hi, const Thread& t) {
+    unsigned m = 0;
+    CollectiveRun run = reinterpret_cast<const Collective*>(t.value)->run;
+    for (unsigned i = lo; i < hi; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state == AT_WARP && u.op == COLLECTIVE && u.line == t.line &&
+            reinterpret_cast<const Collective*>(u.value)->run == run)
+            m |= 1u << (i - lo);
+    }
+    return m;
+}
+
+// Every lane's part of a collective, lane by lane, each as its own thread (for checked
+// mode's accounting of the accesses it makes).
+static void run_collective(unsigned lo) {
+    Thread* running = cur;
+    Collective* lanes[32];
+    for (unsigned l = 0; l < 32; ++l) lanes[l] = reinterpret_cast<Collective*>(sched.threads[lo + l].value);
+    for (unsigned l = 0; l < 32; ++l) {
+        cur = &sched.threads[lo + l];
+        my_status->thread = cur->linear;
+        lanes[l]->run(lanes, l);
+    }
+    cur = running;
+    my_status->thread = running->linear;
 }
 
 unsigned active_mask() {
@@ -214,11 +291,23 @@ bool release_complete_warps() {
                 else if (u.state != EXITED) complete = false;
             }
             if (!complete || !group) continue;
+            bool whole = false;   // a collective that all 32 lanes reached: performed
+            if (t.op == COLLECTIVE) {
 #ifdef KC_CHECKED
-            check_warp_group(w, mask, t.line);
+                check_collective(w, group);
 #endif
-            for (unsigned l = 0; l < 32; ++l)
-                if ((group >> l) & 1u) sched.threads[lo + l].result = warp_result(w, group, sched.threads[lo + l], l);
+                whole = hi - lo == 32 && collective_lanes(lo, hi, t) == 0xffffffffu;
+                if (whole) run_collective(lo);
+            } else {
+#ifdef KC_CHECKED
+                check_warp_group(w, mask, t.line);
+#endif
+            }
+            for (unsigned l = 0; l < 32; ++l) {
+                if (!((group >> l) & 1u)) continue;
+                Thread& u = sched.threads[lo + l];
+                u.result = u.op == COLLECTIVE ? uint64_t(whole) : warp_result(w, group, u, l);
+            }
             for (unsigned l = 0; l < 32; ++l)
                 if ((group >> l) & 1u) {
                     sched.threads[lo + l].state = RUNNABLE;
@@ -246,7 +335,8 @@ void release_block_barrier() {
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         Thread& t = sched.threads[i];
         if (t.state == AT_SYNCTHREADS || t.state == AT_WARP) {
-            t.result = t.op == BARRIER_COUNT ? count : t.op == BARRIER_AND ? all : any;
+            t.result = t.state == AT_WARP && t.op == COLLECTIVE ? 0   // not performed (rule 4)
+                       : t.op == BARRIER_COUNT ? count : t.op == BARRIER_AND ? all : any;
             t.state = RUNNABLE;
         }
     }
@@ -274,6 +364,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
         t.sp = fiber_init(lo, sched.slot - page - colour, &fiber_main, nullptr);
     }
     for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
+    for (unsigned i = 0; i < sched.nthreads; ++i) pipes[i].n = 0, pipes[i].committed = 0;
     sched.waiting_warp = 0;
 #ifdef KC_CHECKED
     check_block_start(block);
@@ -463,6 +554,78 @@ void* dynamic_shared(const char* name, int id, size_t elem, size_t granule) {
     (void)name, (void)id, (void)elem, (void)granule;
 #endif
     return dynamic_smem;
+}
+
+// ---- operands CUDA forbids ---------------------------------------------------------------
+// Reported in both modes where a GPU refuses them too (a misaligned wmma pointer or copy, a
+// copy size cp.async does not have), and by checked mode alone where CUDA leaves the result
+// undefined (a leading dimension); findings.py words each problem.
+[[noreturn]] void operand_error(const char* problem, const char* what, const void* ptr, uint64_t value,
+                                uint64_t need, int line) {
+    my_status->code = CHECK_FAILED;
+    snprintf(my_status->message, sizeof my_status->message,
+             "{\"kind\":\"operand\",\"problem\":\"%s\",\"what\":\"%s\",\"address\":%llu,\"value\":%llu,"
+             "\"need\":%llu,\"line\":%d,\"block\":%u,\"thread\":%u}",
+             problem, what, (unsigned long long)reinterpret_cast<uintptr_t>(ptr), (unsigned long long)value,
+             (unsigned long long)need, line, my_status->block, cur ? cur->linear : 0);
+    fflush(stdout);
+    _exit(5);
+}
+
+// ---- asynchronous copies (see AsyncCopy above) ------------------------------------------
+void async_copy(void* dst, const void* src, size_t size, size_t zfill, void* pc, int line) {
+    const char* what = "__pipeline_memcpy_async";
+    // <cuda_pipeline.h> traps on any other size or zfill; cp.async faults on a misaligned address.
+    if (size != 4 && size != 8 && size != 16) operand_error("copy_size", what, dst, size, 0, line);
+    if (zfill > size) operand_error("zfill", what, dst, zfill, size, line);
+    if (reinterpret_cast<uintptr_t>(dst) % size) operand_error("misaligned_dst", what, dst, size, size, line);
+    if (reinterpret_cast<uintptr_t>(src) % size) operand_error("misaligned_src", what, src, size, size, line);
+    Pipe& p = pipes[cur->linear];
+    if (p.n == p.cap) {
+        uint32_t cap = p.cap ? 2 * p.cap : 16;
+        AsyncCopy* q = static_cast<AsyncCopy*>(realloc(p.queue, sizeof(AsyncCopy) * cap));
+        if (!q) {
+            my_status->code = OUT_OF_MEMORY;
+            _exit(4);
+        }
+        p.queue = q;
+        p.cap = cap;
+    }
+    AsyncCopy c{static_cast<char*>(dst), static_cast<const char*>(src), uint32_t(size), uint32_t(zfill), p.committed,
+                pc, line};
+#ifdef KC_CHECKED
+    check_async_issue(c);
+#endif
+    p.queue[p.n++] = c;
+}
+
+void async_commit() { pipes[cur->linear].committed++; }
+
+static void async_perform(const AsyncCopy& c) {
+#ifdef KC_CHECKED
+    check_async_complete(c);
+#endif
+    // byte by byte: the checked runtime's memcpy would account the copy as the runtime's own access
+    uint32_t from_src = c.size - c.zfill;
+    for (uint32_t i = 0; i < c.size; ++i) c.dst[i] = i < from_src ? c.src[i] : 0;
+}
+
+// Completes the copies of batches older than `before` (all: ~0), in the order they were issued.
+static void async_complete(Pipe& p, uint64_t before) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < p.n; ++i) {
+        if (p.queue[i].batch < before) async_perform(p.queue[i]);
+        else p.queue[kept++] = p.queue[i];
+    }
+    p.n = kept;
+}
+
+static void async_complete_all(Pipe& p) { async_complete(p, ~uint64_t(0)); }
+
+void async_wait_prior(size_t n) {
+    Pipe& p = pipes[cur->linear];
+    if (n > 8) n = 8;   // <cuda_pipeline.h> waits for all but 8 at most (_CUDA_PIPELINE_MAX_STAGES)
+    if (p.committed > n) async_complete(p, p.committed - n);
 }
 
 }  // namespace kc
