@@ -26,7 +26,7 @@ SHAPES = [
 
 def test_rungs_are_registered():
     assert RUNGS == ["ladder1_coarsened", "ladder2_regtile1d", "ladder3_regtile2d", "ladder4_vectorized",
-                     "ladder5_warptiled"]
+                     "ladder5_warptiled", "ladder6_pipelined"]
 
 
 def _defaults(kernel):
@@ -48,7 +48,7 @@ def test_spec_matches_the_sources_defaults(kernel):
         tile_m, tile_n = d["BM"], d["BN"]
         if kernel == "ladder2_regtile1d":
             threads = d["BM"] * d["BN"] // d["TM"]
-        elif kernel == "ladder5_warptiled":
+        elif kernel in ("ladder5_warptiled", "ladder6_pipelined"):
             threads = 32 * (d["BM"] // d["WM"]) * (d["BN"] // d["WN"])
         else:
             threads = d["BM"] * d["BN"] // (d["TM"] * d["TN"])
@@ -56,7 +56,12 @@ def test_spec_matches_the_sources_defaults(kernel):
     assert (spec.tile_m, spec.tile_n) == (tile_m, tile_n)
     assert spec.block[0] * spec.block[1] == threads <= 1024
     grid, block, shared = matmul.geometry(kernel, 300, 5, 70, 16)   # tile (16) does not apply
-    assert grid == (-(-70 // tile_n), -(-300 // tile_m)) and block == spec.block and shared == 0
+    assert grid == (-(-70 // tile_n), -(-300 // tile_m)) and block == spec.block
+    if spec.pipelined:   # its dynamic shared memory: STAGES slices at the source's defaults
+        assert {m: d[m] for m in matmul.PIPELINE_DEFAULTS[kernel]} == matmul.PIPELINE_DEFAULTS[kernel]
+        assert shared == d["STAGES"] * (d["BK"] * (d["BM"] + d["MPAD"]) + d["BK"] * d["BN"]) * 4
+    else:
+        assert shared == 0
 
 
 def test_existing_kernels_keep_their_geometry():

@@ -128,28 +128,19 @@ class GpuBackend:
 
     def __init__(self):
         import cupy
-        from cupy.cuda import cublas, device
+
+        from .cublas import Cublas
         self.xp = cupy
-        self._cublas, self._handle = cublas, device.get_cublas_handle()
-        # cuBLAS's default math mode multiplies float32 in FP32. The reference is called
-        # through sgemm in that mode rather than through cupy.matmul, whose choice of TF32
-        # (10-bit mantissas) depends on CUPY_TF32 at the process's first product.
-        cublas.setMathMode(self._handle, cublas.CUBLAS_DEFAULT_MATH)
-        self.tf32 = cublas.getMathMode(self._handle) != cublas.CUBLAS_DEFAULT_MATH
-        # Set once, not per timed call: the benchmark runs on the current stream, and
-        # nothing else in it calls cuBLAS between the reference's launches.
-        cublas.setStream(self._handle, cupy.cuda.get_current_stream().ptr)
-        cublas.setPointerMode(self._handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        self._one, self._zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+        # The reference is cuBLAS's sgemm in its default math mode (true FP32) rather than
+        # cupy.matmul, whose choice of TF32 (10-bit mantissas) depends on CUPY_TF32 at the
+        # process's first product.
+        self._blas = Cublas()
+        self.tf32 = self._blas.tf32
         self._hold = cupy.RawKernel(HOLD_KERNEL, "hold")
 
     def reference_product(self, M, N, out):
-        """out = M @ N by cuBLAS's sgemm. cuBLAS is column-major, and a row-major matrix
-        read column-major is its transpose: so it computes out^T = N^T M^T."""
-        (m, k), n = M.shape, N.shape[1]
-        cublas, handle = self._cublas, self._handle
-        cublas.sgemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k, self._one.ctypes.data,
-                     N.data.ptr, n, M.data.ptr, k, self._zero.ctypes.data, out.data.ptr, n)
+        """out = M @ N by cuBLAS's sgemm (see cublas.py)."""
+        self._blas.gemm(M, N, out, "fp32")
 
     def launcher(self, fn, grid, block, args, shared_mem):
         """One launch as a no-argument callable, without the checks and the synchronization

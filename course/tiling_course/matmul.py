@@ -21,6 +21,8 @@ import numpy as np
 from cudacheck import RawModule, gpu_available
 from cudacheck.launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
 
+from . import precision as precisions
+
 
 class Shapes(Enum):
     """The products a kernel can compute."""
@@ -51,9 +53,39 @@ class Spec:
     block: tuple | None = None   # threads per block, (x, y)
     tile_m: int | None = None    # rows of P per block
     tile_n: int | None = None    # columns of P per block
+    # The precisions the kernel multiplies in (precision.py), the first its default; a
+    # kernel of several selects one with precision.DEFINES. Inputs travel in that format.
+    precisions: tuple = ("fp32",)
+    # Dynamic shared memory sized by pipeline_shared_bytes (rung 6, the pipelined
+    # tensor-core kernel), which also opt in above 48 KiB as on a GPU.
+    pipelined: bool = False
 
     def options(self, tile):
         return (f"-D{self.tile_macro}={tile}",) if self.tile_macro else ()
+
+
+# The macros of the pipelined kernels that size their dynamic shared memory, at the
+# sources' defaults (tests/test_ladder.py holds them to the #defines).
+PIPELINE_DEFAULTS = {
+    "ladder6_pipelined": dict(BM=128, BN=256, BK=16, STAGES=2, MPAD=4),
+    "wmma_pipelined": dict(BM=128, BN=128, BK_BYTES=64, STAGES=2),   # BK_BYTES: k per slice in bytes
+}
+
+
+def pipeline_shared_bytes(kernel, precision, **macros):
+    """Bytes of dynamic shared memory of a pipelined kernel at its default macros, or at
+    `macros` where given: STAGES slices of M and of N. Rung 6 keeps M's slice transposed
+    (BK rows of BM + MPAD floats) and N's as BK rows of BN; the tensor-core kernel keeps
+    BM rows of BK elements and BK rows of BN, every row padded by 16 bytes."""
+    c = {**PIPELINE_DEFAULTS[kernel], **macros}
+    if kernel == "ladder6_pipelined":
+        return c["STAGES"] * (c["BK"] * (c["BM"] + c["MPAD"]) + c["BK"] * c["BN"]) * 4
+    size = precisions.ITEMSIZE[precision]
+    bk, pad = c["BK_BYTES"] // size, 16 // size
+    return c["STAGES"] * (c["BM"] * (bk + pad) + bk * (c["BN"] + pad)) * size
+
+
+TENSOR_CORE_PRECISIONS = ("fp16", "bf16", "tf32")
 
 
 KERNELS = {
@@ -78,6 +110,15 @@ KERNELS = {
                                block=(256, 1), tile_m=128, tile_n=128),
     "ladder5_warptiled": Spec("ladder5_warptiled.cu", "matmul_ladder5_warptiled", None, Shapes.ANY, Args.MKN,
                               block=(256, 1), tile_m=128, tile_n=128),
+    "ladder6_pipelined": Spec("ladder6_pipelined.cu", "matmul_ladder6_pipelined", None, Shapes.ANY, Args.MKN,
+                              block=(256, 1), tile_m=128, tile_n=256, pipelined=True),
+    # Tensor cores (cuda/tensor_cores.cu): the tiled kernel with wmma fragments, and the
+    # ladder's ideas on it; FP16, BF16 or TF32 inputs, float products.
+    "wmma_tiled": Spec("tensor_cores.cu", "matmul_wmma_tiled", None, Shapes.ANY, Args.MKN,
+                       block=(128, 1), tile_m=64, tile_n=64, precisions=TENSOR_CORE_PRECISIONS),
+    "wmma_pipelined": Spec("tensor_cores.cu", "matmul_wmma_pipelined", None, Shapes.ANY, Args.MKN,
+                           block=(256, 1), tile_m=128, tile_n=128, precisions=TENSOR_CORE_PRECISIONS,
+                           pipelined=True),
 }
 
 
@@ -145,7 +186,7 @@ class Launch:
             raise ValueError(f"{kernel} multiplies an m x {tile} by a {tile} x n matrix with m and n multiples "
                              f"of {tile}; got {m}x{k} times {k}x{n}")
 
-    def geometry(self, m, k, n, tile, check=True):
+    def geometry(self, m, k, n, tile, check=True, precision=None):
         """(grid, block, shared_mem) for P (m x n): blocks of tile x tile threads, or for a
         ladder kernel the block and tile_m x tile_n tile of P its Spec gives (tile unused).
         check=False skips check_shape, to launch a wrong kernel on a shape it mishandles."""
@@ -154,8 +195,21 @@ class Launch:
         s = self.spec
         tile_m, tile_n = self.tile_of_p(tile)
         grid = (-(-n // tile_n), -(-m // tile_m))
-        shared = 2 * tile * tile * 4 if s.dynamic_shared else 0
+        if s.pipelined:
+            shared = pipeline_shared_bytes(self.kernel, self.precision(precision))
+        else:
+            shared = 2 * tile * tile * 4 if s.dynamic_shared else 0
         return grid, s.block or (tile, tile), shared
+
+    def precision(self, precision=None):
+        """The precision a launch multiplies in: `precision`, which the kernel must offer,
+        or the kernel's default."""
+        offered = self.spec.precisions
+        if precision is None:
+            return offered[0]
+        if precision not in offered:
+            raise ValueError(f"{self.kernel} multiplies in {', '.join(offered)}; got precision={precision!r}")
+        return precision
 
     def tile_of_p(self, tile):
         """(rows, columns) of the tile of P one block computes."""
@@ -197,27 +251,36 @@ def build(code, name, options, backend, check):
     return RawModule(code, options=options, backend=backend, check=check).get_function(name)
 
 
-def compile(kernel, tile=16, backend="auto", code=None, check=False, launch=None):
+def compile(kernel, tile=16, backend="auto", code=None, check=False, launch=None, precision=None):
     """The compiled kernel (a cudacheck.Function), built once per source, options, backend
     and mode. `code` replaces the book's source, for a reader's copy; check=True compiles
-    it for checked mode (CPU runtime)."""
+    it for checked mode (CPU runtime); `precision` selects a tensor-core kernel's inputs."""
     launch = launch or Launch(kernel)
     code = code if code is not None else source(launch.kernel)
-    return build(code, launch.name, launch.options(tile, code), backend, check)
+    precision = launch.precision(precision)
+    fn = build(code, launch.name, launch.options(tile, code) + precisions.DEFINES[precision], backend, check)
+    if launch.spec.pipelined:   # above 48 KiB of dynamic shared memory a kernel opts in, as on a GPU
+        shared = pipeline_shared_bytes(launch.kernel, precision)
+        if shared > DEFAULT_SHARED_LIMIT:
+            fn.max_dynamic_shared_size_bytes = shared
+    return fn
 
 
 def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *, launch=None, P=None,
-        check_shape=True, **call_options):
+        check_shape=True, precision=None, **call_options):
     """P = M @ N launched as the book launches `kernel` (or as `launch` says, for a
     reader's variant); returns (P, the cudacheck.Function, for its last_launch report).
 
     The CPU backend takes and returns NumPy arrays; the GPU backend CuPy arrays (NumPy
-    inputs are copied to the GPU). Inputs are used as float32, C-contiguous. The ladder
-    kernels ignore `tile`: their tiles are their sources' compiled-in defaults.
+    inputs are copied to the GPU). Inputs are used as float32, C-contiguous, and given to
+    a tensor-core kernel in its `precision`'s format (precision.to_device_format: FP16
+    and BF16 round to nearest even); P is float32. The ladder and tensor-core kernels
+    ignore `tile`: their tiles are their sources' compiled-in defaults.
     call_options go to the launch (checked mode's trace=, trace_threads=, schedule=).
     """
     launch = launch or Launch(kernel)
-    fn = compile(launch.kernel, tile, backend, code, check, launch)
+    precision = launch.precision(precision)
+    fn = compile(launch.kernel, tile, backend, code, check, launch, precision)
     xp = np
     if fn.backend == "gpu":
         import cupy as xp
@@ -226,16 +289,17 @@ def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *
     if M.ndim != 2 or N.ndim != 2 or M.shape[1] != N.shape[0]:
         raise ValueError(f"cannot multiply shapes {M.shape} and {N.shape}")
     (m, k), n = M.shape, N.shape[1]
-    grid, block, shared = launch.geometry(m, k, n, tile, check=check_shape)
+    grid, block, shared = launch.geometry(m, k, n, tile, check=check_shape, precision=precision)
     if P is None:
         P = xp.zeros((m, n), dtype=xp.float32)
+    M, N = precisions.to_device_format(M, precision), precisions.to_device_format(N, precision)
     fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, **call_options)
     return P, fn
 
 
-def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False):
+def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False, precision=None):
     """P = M @ N with one of the book's kernels; returns P (see run)."""
-    return run(M, N, kernel, tile, backend, code, check, P=P)[0]
+    return run(M, N, kernel, tile, backend, code, check, P=P, precision=precision)[0]
 
 
 def check_shapes(kernel, m, k, n, tile):

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import matmul
+from . import matmul, precision
 
 UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -97,7 +97,8 @@ def tolerance(M, N):
 
 
 def compare(P, M, N):
-    """None if P matches M @ N within the bound; else a dict about the worst element."""
+    """None if P matches M @ N within the bound; else a dict about the worst element.
+    M and N are what the kernel multiplies (for a tensor-core kernel, its rounded inputs)."""
     ref = M.astype(np.float64) @ N.astype(np.float64)
     err = np.abs(np.asarray(P, np.float64) - ref)
     bad = err > tolerance(M, N)
@@ -109,13 +110,14 @@ def compare(P, M, N):
                 expected=float(ref[row, col]), got=float(P[row, col]))
 
 
-def writers(code, launch, M, N, tile, row, col):
+def writers(code, launch, M, N, tile, row, col, precision=None):
     """Who stores P[row][col]: (block, block shape, threads), from a checked run that
     traces the block whose tile holds it. The kernel's own stores say it, whatever its
     geometry (a ladder rung's thread owns elements rows apart)."""
     block = launch.block_of(row, col, tile)
     shape = launch.geometry(M.shape[0], M.shape[1], N.shape[1], tile, check=False)[1]
-    _, fn = matmul.run(M, N, tile=tile, backend="cpu", code=code, check=True, launch=launch, trace=[block[:2]])
+    _, fn = matmul.run(M, N, tile=tile, backend="cpu", code=code, check=True, launch=launch, trace=[block[:2]],
+                       precision=precision)
     return block, shape, stores(fn.last_launch, 2, row * N.shape[1] + col)   # the third array is P
 
 
@@ -186,6 +188,45 @@ class Matmul(Task):
 
     def source(self):
         return matmul.source(self.launch.kernel)
+
+
+@dataclass(frozen=True)
+class TensorCoreMatmul(Matmul):
+    """P = M @ N by a tensor-core kernel at `precision` (fp16, bf16, tf32): the inputs are
+    rounded to it (precision.rounded: what the kernel really multiplies), and P must match
+    the float64 product of those rounded inputs within float accumulation's bound, the
+    same bound as every FP32 kernel: the rounding of the inputs is the precision's cost,
+    not the kernel's error (chapter 8 measures it apart)."""
+    precision: str = "fp16"
+
+    @property
+    def verdict(self):
+        return f"matches NumPy in float64 on its {self.precision.upper()}-rounded inputs"
+
+    def run(self, code, inputs, tile, backend, check, **options):
+        return super().run(code, inputs, tile, backend, check, precision=self.precision, **options)
+
+    def compile(self, code, tile, backend, check):
+        return matmul.compile(self.launch.kernel, tile, backend, code, check, self.launch, self.precision)
+
+    def compare(self, result, inputs, tile):
+        return compare(result, *(precision.rounded(x, self.precision) for x in inputs))
+
+    def writers(self, code, inputs, tile, row, col):
+        return writers(code, self.launch, *inputs, tile, row, col, self.precision)
+
+    def tile_note(self, tiles):
+        return f"({self.precision.upper()} inputs)"
+
+
+def product(launch, precision=None):
+    """The task of a matrix product launched as `launch`: a tensor-core kernel's at its
+    precision (the kernel's default if None), else the FP32 one."""
+    if launch.spec.precisions == ("fp32",):
+        if precision not in (None, "fp32"):
+            raise ValueError(f"{launch.kernel} multiplies in FP32 only; got precision={precision!r}")
+        return Matmul(launch)
+    return TensorCoreMatmul(launch, launch.precision(precision))
 
 
 # ----------------------------------------------------------------- block transpose

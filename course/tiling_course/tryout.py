@@ -50,7 +50,7 @@ def _who(task, code, inputs, tile, wrong):
 
 
 def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, launch=None, hint=None,
-        requirement=None, trace=None):
+        requirement=None, trace=None, precision=None):
     """Try `code` on every shape: checked mode on the CPU, then the GPU if one is there
     (gpu=None) or asked for. Returns an Outcome (truthy on a pass) and shows its message.
 
@@ -58,6 +58,7 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
     matrix product of the same form, launched as `launch`, a matmul.Launch, says, or as the
     book launches that kernel), or a tiling_course.tasks.Task (tasks.BlockTranspose()).
     code: CUDA C source; None tries the book's own kernel.
+    precision: a tensor-core kernel's inputs (fp16, bf16, tf32; its default if None).
     shapes: what the task takes ((m, k, n) for a product, (height, width) for a transpose);
     None: the task's default awkward shapes for this tile.
     hint: Markdown added to a failure's message.
@@ -65,7 +66,7 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
     None if the run's LaunchReport (counts, and the trace of the blocks listed in `trace`)
     meets what the caller asks of the kernel, else the failure's message.
     """
-    task = kernel if isinstance(kernel, tasks.Task) else tasks.Matmul(launch or matmul.Launch(kernel))
+    task = kernel if isinstance(kernel, tasks.Task) else tasks.product(launch or matmul.Launch(kernel), precision)
     rng = rng or np.random.default_rng()
     shapes = shapes or task.default_shapes(tile)
     gpu = gpu_available() if gpu is None else gpu

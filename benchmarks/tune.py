@@ -1,0 +1,276 @@
+"""Search the tunable macros of ladder rungs 5 and 6 and of the tensor-core kernels on the
+GPU at hand, against cuBLAS at the same precision measured in the same run.
+
+Every configuration is compiled by nvcc (-arch of the device, in parallel over the CPU's
+cores; registers and spills read from ptxas), checked against cuBLAS on an awkward shape
+and at the timed size, and timed at SIZE^3 with CUDA events, interleaved with cuBLAS so
+that clocks drifting over the run touch both alike. Round 1 searches the block and warp
+tiles, the slice of k and the pipeline depth; round 2 varies the block order and
+MINBLOCKS around the best of round 1. The table printed last is what the book's defaults
+come from; --json writes every measurement.
+
+    python benchmarks/tune.py ladder6_pipelined --json out.json
+    python benchmarks/tune.py wmma_pipelined --precisions fp16 bf16 tf32
+    python benchmarks/tune.py all --json course/tiling_course/data/tuning-h100.json   # the book's data
+"""
+import argparse
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+CUDA_DIR = ROOT / "course" / "tiling_course" / "cuda"
+sys.path[:0] = [str(ROOT / "course"), str(ROOT / "runtime")]
+from tiling_course import matmul, precision  # noqa: E402
+from tiling_course.cublas import Cublas  # noqa: E402
+
+SIZE = 4096
+CHECK_SHAPE = (1000, 999, 1003)
+
+
+def ladder6_round1():
+    tiles = [  # BM, BN, WM, WN, WNITER, MINBLOCKS
+        (128, 128, 32, 64, 2, 2), (128, 128, 64, 32, 1, 2), (128, 128, 64, 64, 2, 2), (128, 128, 64, 64, 2, 1),
+        (128, 256, 64, 64, 2, 1), (256, 128, 64, 64, 2, 1), (64, 128, 32, 64, 2, 4), (128, 64, 64, 32, 1, 4),
+    ]
+    for (bm, bn, wm, wn, wniter, minb), bk, stages in itertools.product(tiles, (8, 16, 32), (2, 3, 4)):
+        yield dict(BM=bm, BN=bn, WM=wm, WN=wn, WNITER=wniter, MINBLOCKS=minb, BK=bk, STAGES=stages, GROUP=8)
+
+
+def ladder5_round1():
+    """Rung 5's own macros (static shared memory: configurations over 48 KiB fail to build)."""
+    seen = []
+    for cfg in ladder6_round1():
+        cfg = {key: v for key, v in cfg.items() if key not in ("STAGES", "GROUP")}
+        if cfg not in seen and cfg["BK"] <= 16:
+            seen.append(cfg)
+            yield cfg
+
+
+def ladder6_round2(best):
+    for group, minb in itertools.product((1, 4, 16), sorted({best["MINBLOCKS"], 1})):
+        yield {**best, "GROUP": group, "MINBLOCKS": minb}
+
+
+def wmma_round1():
+    tiles = [(128, 128, 64, 32), (128, 128, 32, 64), (128, 128, 64, 64), (128, 256, 64, 64), (256, 128, 64, 64),
+             (64, 128, 32, 32)]
+    for (bm, bn, wm, wn), bk_bytes, stages in itertools.product(tiles, (64, 128), (2, 3, 4)):
+        yield dict(BM=bm, BN=bn, WM=wm, WN=wn, BK_BYTES=bk_bytes, STAGES=stages)
+
+
+def wmma_tiled_round1():
+    """The tiled tensor-core kernel has no macros: one configuration, its fixed 64 x 64
+    tile of 2 x 2 warps (the keys size its launch; the kernel ignores them)."""
+    yield dict(BM=64, BN=64, WM=32, WN=32)
+
+
+# The book's kernel (matmul.KERNELS: source, function, precisions) -> the configurations of
+# round 1, and a function of the best of round 1 giving round 2's (or None).
+KINDS = {
+    "ladder5_warptiled": (ladder5_round1, None),
+    "ladder6_pipelined": (ladder6_round1, ladder6_round2),
+    "wmma_tiled": (wmma_tiled_round1, None),
+    "wmma_pipelined": (wmma_round1, None),
+}
+
+
+def defines(kind, cfg, prec):
+    """The -D options of a configuration at a precision (BK_BYTES: k per slice in bytes)."""
+    elem = precision.ITEMSIZE[prec]
+    if kind == "wmma_tiled":
+        return list(precision.DEFINES[prec])
+    opts = [f"-D{key}={value}" for key, value in cfg.items() if key != "BK_BYTES"]
+    if "BK_BYTES" in cfg:
+        opts.append(f"-DBK={cfg['BK_BYTES'] // elem}")
+    opts += list(precision.DEFINES[prec])
+    return opts
+
+
+def shared_bytes(kind, cfg, prec):
+    """Dynamic shared memory of a configuration (0 where it is all static)."""
+    return matmul.pipeline_shared_bytes(kind, prec, **cfg) if matmul.spec(kind).pipelined else 0
+
+
+def threads(cfg):
+    return 32 * (cfg["BM"] // cfg["WM"]) * (cfg["BN"] // cfg["WN"])
+
+
+def compile_one(src, arch, opts, out):
+    """nvcc -cubin; (path, registers, spill bytes) or (None, error text)."""
+    cmd = ["nvcc", f"-arch={arch}", "-O3", "-cubin", "-Xptxas", "-v", "-o", str(out), *opts, str(src)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        return None, p.stderr[-600:]
+    regs = [int(w) for line in p.stderr.splitlines() if "Used" in line and "registers" in line
+            for w, nxt in zip(line.split(), line.split()[1:]) if nxt.startswith("registers")]
+    spills = sum(int(line.split()[4]) for line in p.stderr.splitlines() if "spill stores" in line)
+    return out, (max(regs) if regs else None, spills)
+
+
+def meta(cupy, name):
+    """Device, date and software versions, as the book labels every number."""
+    import datetime
+    import platform
+    runtime = cupy.cuda.runtime
+    version = lambda v: f"{v // 1000}.{v % 1000 // 10}"   # noqa: E731
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    return {"device": name, "date": datetime.date.today().isoformat(),
+            "cuda_runtime": version(runtime.runtimeGetVersion()), "driver": version(runtime.driverGetVersion()),
+            "nvcc": next((line for line in nvcc if "release" in line), None), "cupy": cupy.__version__, "numpy": np.__version__,
+            "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)"}
+
+
+class Timer:
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def ms(self, launch, count=20, repeats=7):
+        cuda = self.cupy.cuda
+        for _ in range(3):
+            launch()
+        times = []
+        for _ in range(repeats):
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
+            for _ in range(count):
+                launch()
+            end.record()
+            end.synchronize()
+            times.append(cuda.get_elapsed_time(start, end) / count)
+        return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kinds", nargs="+", choices=[*KINDS, "all"])
+    ap.add_argument("--precisions", nargs="*", help="default: every precision the kernel offers")
+    ap.add_argument("--json")
+    ap.add_argument("--top", type=int, default=3, help="configurations carried to the other precisions")
+    ap.add_argument("--once", metavar="CONFIG", help="run this configuration (JSON) once, for a profiler")
+    ap.add_argument("--shape", type=int, nargs=3, default=(SIZE,) * 3, help="m k n of the --once run")
+    args = ap.parse_args(argv)
+    import cupy
+
+    kinds = list(KINDS) if "all" in args.kinds else args.kinds
+    dev = cupy.cuda.Device()
+    arch = f"sm_{dev.compute_capability}"
+    name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
+    optin = dev.attributes["MaxSharedMemoryPerBlockOptin"]
+    timer, blas = Timer(cupy), Cublas()
+    rng = np.random.default_rng(2026)
+    tmp = Path(tempfile.mkdtemp())
+    records, failed = [], []
+
+    def inputs(shape, prec):
+        m, k, n = shape
+        M = rng.random((m, k), dtype=np.float32) * 2 - 1
+        N = rng.random((k, n), dtype=np.float32) * 2 - 1
+        return cupy.asarray(precision.to_device_format(M, prec)), cupy.asarray(precision.to_device_format(N, prec))
+
+    def load(kind, cfg, prec, path):
+        fn = cupy.RawModule(path=str(path)).get_function(matmul.spec(kind).function)
+        fn.max_dynamic_shared_size_bytes = shared_bytes(kind, cfg, prec)
+        return fn
+
+    def launch(fn, kind, cfg, prec, M, N, P):
+        (m, k), n = M.shape, N.shape[1]
+        grid = (-(-n // cfg["BN"]), -(-m // cfg["BM"]))
+        fn(grid, (threads(cfg),), (M, N, P, np.int32(m), np.int32(k), np.int32(n)),
+           shared_mem=shared_bytes(kind, cfg, prec))
+
+    def evaluate(kind, configs, prec, data):
+        configs = [c for c in configs if shared_bytes(kind, c, prec) <= optin]
+        jobs = [(c, tmp / f"{kind}-{prec}-{len(records) + i}.cubin") for i, c in enumerate(configs)]
+        source = CUDA_DIR / matmul.spec(kind).file
+        with ThreadPoolExecutor(os.cpu_count()) as pool:
+            built = list(pool.map(lambda j: compile_one(source, arch, defines(kind, j[0], prec), j[1]), jobs))
+        for (cfg, _), (path, info) in zip(jobs, built):
+            rec = {"kernel": kind, "precision": prec, "config": cfg}
+            records.append(rec)
+            if path is None:
+                rec["error"] = info
+                continue
+            rec["registers"], rec["spill_bytes"] = info
+            if failed:
+                rec["error"] = "not run: an earlier configuration faulted"
+                continue
+            try:
+                measure(load(kind, cfg, prec, path), kind, cfg, rec, data)
+            except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:   # context lost
+                rec["error"] = str(e)
+                failed.append(cfg)
+                print(f"{kind} {prec} {json.dumps(cfg)} FAULTED: {e}", flush=True)
+        return [r for r in records if r["kernel"] == kind and r["precision"] == prec and r.get("ok")]
+
+    def measure(fn, kind, cfg, rec, data):
+        prec = rec["precision"]
+        ok = True
+        for shape, (M, N, R) in data.items():
+            P = cupy.full((shape[0], shape[2]), np.nan, np.float32)
+            launch(fn, kind, cfg, prec, M, N, P)
+            rel = float(cupy.max(cupy.abs(P - R)) / cupy.max(cupy.abs(R)))
+            ok &= bool(rel <= precision.TOLERANCE[prec])
+            rec.setdefault("rel_err", {})["x".join(map(str, shape))] = rel
+        rec["ok"] = ok
+        if not ok:
+            return
+        M, N, R = data[(SIZE,) * 3]
+        P = cupy.empty((SIZE, SIZE), np.float32)
+        kernel_ms = timer.ms(lambda: launch(fn, kind, cfg, prec, M, N, P))
+        cublas_ms = timer.ms(lambda: blas.gemm(M, N, R, prec))
+        rec.update(ms=kernel_ms, cublas_ms=cublas_ms, frac_cublas=cublas_ms / kernel_ms,
+                   tflops=2 * SIZE**3 / kernel_ms / 1e9, cublas_tflops=2 * SIZE**3 / cublas_ms / 1e9)
+        print(f"{kind} {prec} {json.dumps(cfg)} regs {rec['registers']} spill {rec['spill_bytes']} "
+              f"{rec['tflops']:.1f} TFLOP/s  {rec['frac_cublas']:.3f} of cuBLAS", flush=True)
+
+    if args.once:   # one launch, for `ncu python benchmarks/tune.py KIND --once '{...}'`
+        kind, cfg = kinds[0], json.loads(args.once)
+        prec = (args.precisions or matmul.spec(kind).precisions)[0]
+        path, info = compile_one(CUDA_DIR / matmul.spec(kind).file, arch, defines(kind, cfg, prec), tmp / "once.cubin")
+        M, N = inputs(args.shape, prec)
+        P = cupy.empty((args.shape[0], args.shape[2]), np.float32)
+        launch(load(kind, cfg, prec, path), kind, cfg, prec, M, N, P)
+        cupy.cuda.runtime.deviceSynchronize()
+        print("registers, spill bytes:", info)
+        return
+
+    summary = []
+    for kind in kinds:
+        round1, round2 = KINDS[kind]
+        best_configs = None
+        for prec in args.precisions or matmul.spec(kind).precisions:
+            data = {}
+            for shape in (CHECK_SHAPE, (SIZE,) * 3):
+                M, N = inputs(shape, prec)
+                R = cupy.empty((shape[0], shape[2]), np.float32)
+                blas.gemm(M, N, R, prec)
+                data[shape] = (M, N, R)
+            configs = list(round1()) if best_configs is None else best_configs
+            good = sorted(evaluate(kind, configs, prec, data), key=lambda r: -r["frac_cublas"])
+            if round2 and good and not failed:
+                seen = [r["config"] for r in good]
+                extra = [c for c in round2(good[0]["config"]) if c not in seen]
+                good = sorted(good + evaluate(kind, extra, prec, data), key=lambda r: -r["frac_cublas"])
+            if best_configs is None:
+                best_configs = [r["config"] for r in good[:args.top]]
+            summary += good[:args.top]
+
+    print(f"\n{name}, {SIZE}^3, cuBLAS at the same precision timed beside each configuration")
+    for r in summary:
+        print(f"  {r['kernel']:18} {r['precision']:5} {r['tflops']:6.1f} TFLOP/s  {r['frac_cublas']:.3f}"
+              f"  regs {r['registers']}  {json.dumps(r['config'])}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"size": SIZE, "meta": meta(cupy, name), "records": records}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""What benchmarks/tune.py measured on each GPU (data/tuning-*.json): every configuration
+of rungs 5 and 6 and of the tensor-core kernels it compiled and timed at 4096^3, each beside
+cuBLAS at the same precision in the same run. Chapter 6's rung 6 and chapter 8 draw their
+tables and figure from it.
+
+    from tiling_course import tuning
+    tuning.rung6_table()            # rung 5 (book's tiles, best tiles), rung 6, cuBLAS FP32
+    tuning.tensor_core_table()      # per precision: wmma kernels and cuBLAS
+    tuning.tensor_core_plot()
+"""
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from . import show, style
+from .perfplots import NoData
+
+# Rung 5's configuration as the book ships it (cuda/ladder5_warptiled.cu's defaults).
+RUNG5_BOOK = {"BM": 128, "BN": 128, "WM": 32, "WN": 64, "WNITER": 2, "MINBLOCKS": 2, "BK": 16}
+PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16"}
+
+
+@dataclass(frozen=True)
+class Tuning:
+    meta: dict
+    size: int
+    records: list
+
+    @property
+    def device(self):
+        return self.meta["device"]
+
+    @property
+    def label(self):
+        m = self.meta
+        return f"{m['device']}, measured {m['date']} (CUDA {m['cuda_runtime']}, nvcc 13.0, CuPy {m['cupy']})"
+
+    def best(self, kernel, precision="fp32"):
+        """The fastest correct configuration's record (by fraction of cuBLAS), or None."""
+        good = [r for r in self.records if r["kernel"] == kernel and r["precision"] == precision and r.get("ok")]
+        return max(good, key=lambda r: r["frac_cublas"], default=None)
+
+    def config(self, kernel, config, precision="fp32"):
+        """The record of one configuration, or None."""
+        return next((r for r in self.records if r["kernel"] == kernel and r["precision"] == precision
+                     and r.get("ok") and r["config"] == config), None)
+
+    def searched(self, kernel):
+        """How many configurations of `kernel` were compiled, and how many ran correct."""
+        rs = [r for r in self.records if r["kernel"] == kernel]
+        return len(rs), sum(bool(r.get("ok")) for r in rs)
+
+
+def tunings():
+    """Every stored tuning run, H100 first."""
+    folder = resources.files(__package__).joinpath("data")
+    if not folder.is_dir():
+        return []
+    found = [Tuning(d["meta"], d["size"], d["records"])
+             for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.startswith("tuning-")
+             for d in [json.loads(f.read_text())]]
+    return found
+
+
+def _config_text(c):
+    tile = f"{c['BM']} x {c['BN']} block, {c['WM']} x {c['WN']} warp"
+    k = f", BK {c['BK']}" if "BK" in c else (f", k slice {c['BK_BYTES']} bytes" if "BK_BYTES" in c else "")
+    stages = f", {c['STAGES']} stages" if "STAGES" in c else ""
+    return tile + k + stages
+
+
+def rung6_table(data=None):
+    """Rung 5 with the book's tiles and with the best tiles the tuner found, rung 6 with its
+    best, and cuBLAS FP32 (timed beside each): TFLOP/s and fraction of cuBLAS per GPU."""
+    data = tunings() if data is None else data
+    if not data:
+        return NoData("rung 6's table")
+    rows = []
+    for title, pick in [("rung 5, the book's tiles", lambda t: t.config("ladder5_warptiled", RUNG5_BOOK)),
+                        ("rung 5, the best tiles found", lambda t: t.best("ladder5_warptiled")),
+                        ("rung 6, the best tiles found", lambda t: t.best("ladder6_pipelined"))]:
+        row = [title]
+        for t in data:
+            r = pick(t)
+            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.3f}", _config_text(r["config"])] if r else ["–"] * 3
+        rows.append(row)
+    row = ["cuBLAS SGEMM (TF32 off)"]
+    for t in data:
+        r = t.best("ladder5_warptiled")
+        row += [f"{r['cublas_tflops']:.1f}", "1", ""] if r else ["–"] * 3
+    rows.append(row)
+    header = ["kernel"] + [h for t in data for h in (f"TFLOP/s, {t.device}", "of cuBLAS", "tiles")]
+    return show.table(header, rows, f"FP32 at {data[0].size}^3: " + "; ".join(t.label for t in data))
+
+
+def _tensor_rows(t):
+    """(precision, tiled record, pipelined record) for each precision measured on t."""
+    return [(p, t.best("wmma_tiled", p), t.best("wmma_pipelined", p)) for p in ("fp16", "bf16", "tf32")]
+
+
+def tensor_core_table(data=None):
+    """Per GPU and precision: the tiled and the pipelined wmma kernels and cuBLAS at the
+    same precision, in TFLOP/s and as a fraction of cuBLAS."""
+    data = tunings() if data is None else data
+    if not data:
+        return NoData("the tensor-core table")
+    rows = []
+    for t in data:
+        for p, tiled, piped in _tensor_rows(t):
+            ref = piped or tiled
+            rows.append([t.device, PRECISION_NAMES[p],
+                         f"{tiled['tflops']:.0f} ({tiled['frac_cublas']:.2f})" if tiled else "–",
+                         f"{piped['tflops']:.0f} ({piped['frac_cublas']:.2f})" if piped else "–",
+                         f"{ref['cublas_tflops']:.0f}" if ref else "–",
+                         _config_text(piped["config"]) if piped else ""])
+        fp32 = t.best("ladder5_warptiled")
+        if fp32:
+            rows.append([t.device, "FP32 (SIMT)", "", f"{fp32['tflops']:.0f} (rung 5)", f"{fp32['cublas_tflops']:.0f}",
+                         "no tensor cores"])
+    header = ["GPU", "inputs", "wmma tiled, TFLOP/s (of cuBLAS)", "wmma pipelined", "cuBLAS, TFLOP/s",
+              "pipelined kernel's tiles"]
+    return show.table(header, rows, f"{data[0].size}^3, float accumulation; " + "; ".join(t.label for t in data))
+
+
+@style.styled
+def tensor_core_plot(data=None):
+    """TFLOP/s of the two wmma kernels and of cuBLAS at each precision, a panel per GPU,
+    with FP32 (rung 5 and cuBLAS SGEMM) for scale."""
+    import matplotlib.pyplot as plt
+    data = tunings() if data is None else data
+    if not data:
+        return NoData("the tensor-core figure")
+    fig, axes = plt.subplots(1, len(data), figsize=(min(style.MAX_WIDTH_IN, 1.5 + 4.2 * len(data)), 4.4),
+                             sharey=True, squeeze=False, layout="constrained")
+    groups = ["FP32", "TF32", "FP16", "BF16"]
+    x = np.arange(len(groups))
+    w = 0.27
+    for ax, t in zip(axes[0], data):
+        fp32 = t.best("ladder5_warptiled")
+        series = {"our kernel: rung 5 / wmma tiled": [fp32["tflops"] if fp32 else 0],
+                  "wmma pipelined": [0], "cuBLAS": [fp32["cublas_tflops"] if fp32 else 0]}
+        for p in ("tf32", "fp16", "bf16"):
+            tiled, piped = t.best("wmma_tiled", p), t.best("wmma_pipelined", p)
+            series["our kernel: rung 5 / wmma tiled"].append(tiled["tflops"] if tiled else 0)
+            series["wmma pipelined"].append(piped["tflops"] if piped else 0)
+            ref = piped or tiled
+            series["cuBLAS"].append(ref["cublas_tflops"] if ref else 0)
+        for i, (name, rates) in enumerate(series.items()):
+            bars = ax.bar(x + (i - 1) * w, rates, w, label=name, color=style.PALETTE[i],
+                          hatch=style.HATCHES[i % len(style.HATCHES)], edgecolor="white")
+            for b, r in zip(bars, rates):
+                if r:
+                    ax.text(b.get_x() + b.get_width() / 2, r + 8, f"{r:.0f}", ha="center", va="bottom",
+                            fontsize=9, rotation=90)
+        ax.set_xticks(x, groups)
+        ax.set_title(t.device, fontsize=10)
+        ax.set_xlabel("inputs (products accumulate in float)")
+    axes[0][0].set_ylabel(f"TFLOP/s at {data[0].size}^3")
+    top = max(ax.get_ylim()[1] for ax in axes[0])
+    axes[0][0].set_ylim(0, top * 1.18)
+    axes[0][0].legend(loc="upper left", fontsize=9)
+    fig.suptitle("Tensor cores: the tiled kernel with wmma fragments, beside cuBLAS at each precision\n"
+                 + "\n".join(t.label for t in data), fontsize=10)
+    return fig

@@ -1,0 +1,171 @@
+"""Rung 6 and the tensor-core chapter (issue 16), the way the book uses them: every number the
+prose states about them is computed here from the stored tuning data (data/tuning-*.json) or
+from a fresh run; the tensor-core kernels through matmul.run and the checker at each precision
+on awkward shapes; the chapter's wrong kernels refused with the right error; and on a GPU the
+same kernels beside the CPU runtime. (The runtime's wmma, half types and pipeline are tested
+on their own in test_tensor_cores_cpu.py.)"""
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import ROOT, gpu
+
+from tiling_course import accuracy, matmul, precision, tasks, tryout, tuning
+
+DATA = tuning.tunings()
+CH6 = ROOT / "book" / "06_beyond.ipynb"
+CH8 = ROOT / "book" / "08_tensor_cores.ipynb"
+
+
+def prose(path):
+    """A chapter's Markdown, whitespace collapsed (a claim may wrap anywhere)."""
+    cells = json.loads(path.read_text())["cells"]
+    return " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+
+
+def test_the_tuning_data_covers_both_gpus_with_labels():
+    assert [t.device for t in DATA] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+    for t in DATA:
+        assert t.size == 4096 and t.meta["date"] and t.meta["cupy"] and "TF32 off" in t.meta["cublas_math"]
+        # every configuration that ran was checked against cuBLAS at its precision
+        for r in t.records:
+            if r.get("ok"):
+                assert max(r["rel_err"].values()) <= precision.TOLERANCE[r["precision"]]
+                assert r["cublas_tflops"] > 0 and 0 < r["frac_cublas"] < 1.2
+
+
+def test_chapter_6_states_what_rung_6_measured():
+    text = prose(CH6)
+    for t in DATA:
+        six, five, book5 = (t.best("ladder6_pipelined"), t.best("ladder5_warptiled"),
+                            t.config("ladder5_warptiled", tuning.RUNG5_BOOK))
+        assert 0.84 <= round(six["frac_cublas"], 2) <= 0.85                      # "0.84 to 0.85 of cuBLAS"
+        assert 0.89 <= round(five["frac_cublas"], 2) <= 0.90                     # "against 0.89 to 0.90"
+        assert six["frac_cublas"] < five["frac_cublas"] and book5["frac_cublas"] < five["frac_cublas"]
+        assert (five["config"]["BM"], five["config"]["BN"], five["config"]["WM"], five["config"]["WN"],
+                five["config"]["MINBLOCKS"], five["registers"]) == (128, 256, 64, 64, 1, 217)
+        assert max(r["frac_cublas"] for r in t.records if r.get("ok") and r["precision"] == "fp32") < 0.95
+        assert t.searched("ladder6_pipelined")[0] == 75 and t.searched("ladder5_warptiled")[0] == 16
+        groups = [r["frac_cublas"] for r in t.records if r["kernel"] == "ladder6_pipelined" and r.get("ok")
+                  and {k: v for k, v in r["config"].items() if k != "GROUP"}
+                  == {k: v for k, v in six["config"].items() if k != "GROUP"}]
+        assert len(groups) >= 4 and max(groups) - min(groups) < 0.011       # "by about 1%"
+        default_group = int(re.search(r"#define GROUP (\d+)", matmul.source("ladder6_pipelined"))[1])
+        assert six["config"]["GROUP"] == 1 == default_group
+    assert "75 configurations of rung 6 and 16 of rung 5" in text
+    assert "0.84 to 0.85 of cuBLAS against 0.89 to 0.90" in text
+
+
+def test_chapter_8_states_what_the_tensor_core_kernels_measured():
+    text = prose(CH8)
+    for t in DATA:
+        for p in ("fp16", "bf16", "tf32"):
+            tiled, piped = t.best("wmma_tiled", p), t.best("wmma_pipelined", p)
+            assert piped["tflops"] > 2 * tiled["tflops"]
+        tiled, piped = t.best("wmma_tiled", "fp16"), t.best("wmma_pipelined", "fp16")
+        assert round(tiled["tflops"]) == 45                                       # "45 TFLOP/s"
+        assert 0.34 <= round(piped["frac_cublas"], 2) <= 0.37                     # "0.34 to 0.37"
+        fp16 = [r for r in t.records if r.get("ok") and r["kernel"] == "wmma_pipelined" and r["precision"] == "fp16"]
+        assert 216 <= round(max(r["tflops"] for r in fp16)) <= 247                # "about 220 to 245"
+        rung5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK)["tflops"]
+        assert 4.5 < max(r["tflops"] for r in fp16) / rung5 < 6                   # "five times rung 5"
+        cublas = {p: float(np.median([r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == p]))
+                  for p in ("fp16", "fp32")}
+        assert 13 < cublas["fp16"] / cublas["fp32"] < 15                         # cuBLAS "about 14 times"
+        assert t.searched("wmma_pipelined") == (42, 42)                           # 36 at FP16, 3 + 3 more
+    h100 = DATA[0]
+    fp16 = [r["cublas_tflops"] for r in h100.records if r.get("ok") and r["precision"] == "fp16"]
+    assert (round(min(fp16)), round(max(fp16))) == (593, 716) and "between 593 and 716" in text
+    default = {**matmul.PIPELINE_DEFAULTS["wmma_pipelined"], "WM": 64, "WN": 32}
+    assert DATA[1].best("wmma_pipelined", "fp16")["config"] == default            # "fastest ... on the H200"
+    assert round(DATA[0].config("wmma_pipelined", default, "fp16")["frac_cublas"], 3) == 0.349
+    assert round(DATA[0].best("wmma_pipelined", "fp16")["frac_cublas"], 3) == 0.365
+
+
+def test_the_sources_defaults_are_the_ones_the_book_measured():
+    """The wmma kernel's macros (64 x 32 warp tiles, 2 stages, 64 bytes of k) and rung 6's
+    are those the chapters' text and matmul's geometry assume."""
+    src = matmul.source("wmma_pipelined")
+    found = dict(re.findall(r"#ifndef (\w+)\n#define \1 ([^\n]+?)\s*(?://[^\n]*)?\n#endif", src))
+    assert (found["BM"], found["BN"], found["WM"], found["WN"], found["STAGES"]) == ("128", "128", "64", "32", "2")
+    assert found["BK"] == "(64 / (int)sizeof(elem_t))"
+    spec = matmul.spec("wmma_pipelined")
+    assert spec.block == (32 * (128 // 64) * (128 // 32), 1) and (spec.tile_m, spec.tile_n) == (128, 128)
+    tiled = matmul.spec("wmma_tiled")
+    assert tiled.block == (128, 1) and (tiled.tile_m, tiled.tile_n) == (64, 64)
+    # dynamic shared memory per precision: 2 stages of 128 rows of (64 + 16) bytes of M and
+    # 64 bytes' worth of rows of 128 elements + 16 bytes of N
+    assert matmul.geometry("wmma_tiled", 5, 5, 5, 16)[2] == 0
+    for p, size in (("fp16", 2), ("bf16", 2), ("tf32", 4)):
+        shared = matmul.Launch("wmma_pipelined").geometry(5, 5, 5, 16, precision=p)[2]
+        assert shared == 2 * (128 * 80 + 64 // size * (128 * size + 16))
+
+
+@pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined"])
+@pytest.mark.parametrize("prec", ["fp16", "bf16", "tf32"])
+def test_the_checker_passes_the_books_tensor_core_kernels(kernel, prec, rng):
+    out = tryout.run(None, kernel, precision=prec, rng=rng, gpu=False, quiet=True)
+    assert out, out.message
+    assert f"{prec.upper()}-rounded inputs" in out.message
+
+
+def test_precision_is_refused_where_it_does_not_apply():
+    with pytest.raises(ValueError, match="FP32 only"):
+        tasks.product(matmul.Launch("tiled"), "fp16")
+    with pytest.raises(ValueError, match="multiplies in fp16, bf16, tf32"):
+        matmul.run(np.ones((2, 2)), np.ones((2, 2)), "wmma_tiled", backend="cpu", precision="fp64")
+
+
+def test_the_tensor_core_checker_compares_with_the_rounded_inputs(rng):
+    """A kernel that multiplies the unrounded floats (the FP32 rung 5 posing as a TF32 kernel)
+    would be wrong by TF32's rounding; the comparison is with what TF32 multiplies."""
+    M, N = rng.uniform(-1, 1, (40, 300)).astype(np.float32), rng.uniform(-1, 1, (300, 30)).astype(np.float32)
+    task = tasks.TensorCoreMatmul(matmul.Launch("wmma_tiled"), "tf32")
+    exact = (M.astype(np.float64) @ N.astype(np.float64)).astype(np.float32)
+    assert task.compare(exact, (M, N), 16) is not None
+    P, _ = task.run(None, (M, N), 16, "cpu", False)
+    assert task.compare(P, (M, N), 16) is None
+
+
+def test_accuracy_claims_hold_on_fresh_inputs(rng):
+    rows = {r.precision: r for r in accuracy.measure(m=64, k=512, n=48, backend="cpu", rng=rng)}
+    assert rows["fp32"].inputs == 0 and rows["fp32"].total < 1e-5
+    for p in ("tf32", "fp16", "bf16"):
+        assert rows[p].kernel_own * 100 < rows[p].inputs           # three to four orders of magnitude
+        assert rows[p].kernel_own < 10 * rows["fp32"].kernel_own + 1e-6   # FP32-sized accumulation
+        assert rows[p].inputs < rows[p].unit_roundoff             # the inputs' rounding, averaged down
+    assert 0.5 < rows["tf32"].inputs / rows["fp16"].inputs < 2     # "lose about the same"
+    assert 4 < rows["bf16"].inputs / rows["fp16"].inputs < 16      # "about eight times as much"
+
+
+def test_the_chapters_wrong_kernels_get_the_right_lesson(rng):
+    from cudacheck import errors
+    src = matmul.source("wmma_tiled")
+    half = matmul.apply_edits(src, [("wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);",
+                                     "if (threadIdx.x % 32 < 16) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);")],
+                              "half_warp", "tensor_cores.cu")
+    out = tryout.run(half, "wmma_tiled", shapes=[(64, 32, 64)], gpu=False, quiet=True, rng=rng)
+    assert not out and isinstance(out.error, errors.WarpCollectiveError) and "lanes 0-15" in out.message
+    ldm = matmul.apply_edits(src, [("wmma::load_matrix_sync(a[i], &Ms[wrow + 16 * i][kk], TK);",
+                                    "wmma::load_matrix_sync(a[i], &Ms[wrow + 16 * i][kk], TK + 4);")],
+                             "bad_ldm", "tensor_cores.cu")
+    out = tryout.run(ldm, "wmma_tiled", shapes=[(64, 32, 64)], gpu=False, quiet=True, rng=rng)
+    assert not out and isinstance(out.error, errors.LeadingDimensionError) and "ldm = 36" in out.message
+
+
+@gpu
+@pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined", "ladder6_pipelined"])
+def test_the_new_kernels_on_the_gpu_match_the_cpu_runtime(kernel, rng):
+    import cupy
+    for prec in matmul.spec(kernel).precisions:
+        if not precision.runs_on_this_gpu(prec):
+            continue
+        for m, k, n in [(1, 1, 1), (37, 29, 53), (130, 77, 129), (1000, 999, 1003), (1024, 512, 2048)]:
+            M, N = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+            P = matmul.multiply(cupy.asarray(M), cupy.asarray(N), kernel, backend="gpu", precision=prec).get()
+            task = tasks.product(matmul.Launch(kernel), prec)
+            assert task.compare(P, (M, N), 16) is None, (kernel, prec, (m, k, n))
+            if m * n <= 130 * 129:
+                Q = matmul.multiply(M, N, kernel, backend="cpu", precision=prec)
+                assert task.compare(Q, (M, N), 16) is None
