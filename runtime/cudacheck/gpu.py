@@ -1,7 +1,10 @@
 """The GPU backend: CuPy's RawModule, with the same checks as the CPU runtime and
 errors a student can act on."""
 import glob
+import os
+import shutil
 from functools import lru_cache
+from pathlib import Path
 
 from .arguments import check_arguments
 from .errors import CompileError, GPUContextError, KernelRuntimeError
@@ -37,10 +40,16 @@ class GpuModule:
         # Kernels with C++ linkage (templates, namespaces, no extern "C") are found by their
         # name expressions; NVRTC reports each one's mangled name.
         expressions = [k.name for k in kernels.values() if k.linkage == "C++"]
-        self.module = cupy.RawModule(code=source, options=tuple(options),
-                                     name_expressions=expressions or None)
         try:
-            self.module.compile()
+            try:
+                self.module = _compiled(cupy, source, options, expressions)
+            except cupy.cuda.compiler.CompileException as e:
+                # CUDA's pip wheels ship mma.h but not the crt/mma.h it includes (a toolkit
+                # has both): compile again with the toolkit's headers on the path.
+                toolkit = _toolkit_include()
+                if 'cannot open source file "crt/' not in str(e) or toolkit is None:
+                    raise
+                self.module = _compiled(cupy, source, (*options, f"-I{toolkit}"), expressions)
         except cupy.cuda.compiler.CompileException as e:
             log = str(e)
             title = "kernel.cu did not compile with NVRTC (backend='gpu'):"
@@ -72,6 +81,23 @@ class GpuModule:
 
     def get_global(self, name):
         return self.module.get_global(name)
+
+
+def _compiled(cupy, source, options, expressions):
+    module = cupy.RawModule(code=source, options=tuple(options), name_expressions=expressions or None)
+    module.compile()
+    return module
+
+
+@lru_cache(maxsize=1)
+def _toolkit_include():
+    """The include folder of a full CUDA toolkit (CUDA_PATH, CUDA_HOME, nvcc's, or
+    /usr/local/cuda), where crt/ lies beside mma.h; None if there is none."""
+    nvcc = shutil.which("nvcc")
+    roots = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"),
+             str(Path(nvcc).resolve().parent.parent) if nvcc else None, "/usr/local/cuda"]
+    return next((str(Path(r) / "include") for r in roots if r and (Path(r) / "include" / "crt" / "mma.h").exists()),
+                None)
 
 
 def _runtime_error(name, e):

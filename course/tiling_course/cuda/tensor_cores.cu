@@ -20,6 +20,10 @@
 //   matmul_wmma_pipelined  bigger tiles per block and per warp, shared rows padded against
 //                          bank conflicts, and slices of k staged by asynchronous copies
 //                          in a pipeline of STAGES (ladder rung 6's ideas).
+// The launches: matmul_wmma_tiled, blocks of 128 threads in a grid of ceil(n/64) x
+// ceil(m/64); matmul_wmma_pipelined, blocks of 32 * (BM/WM) * (BN/WN) threads (256) in a grid
+// of ceil(n/BN) x ceil(m/BM), with STAGES * (BM*(BK+PAD) + BK*(BN+PAD)) elements of dynamic
+// shared memory (37,888 bytes for FP16 and BF16, 37,376 for TF32, at the defaults).
 #include <mma.h>
 #if defined(TC_BF16)
 #include <cuda_bf16.h>
