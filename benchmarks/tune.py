@@ -125,7 +125,8 @@ def meta(cupy, name):
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     return {"device": name, "date": datetime.date.today().isoformat(),
             "cuda_runtime": version(runtime.runtimeGetVersion()), "driver": version(runtime.driverGetVersion()),
-            "nvcc": next((line for line in nvcc if "release" in line), None), "cupy": cupy.__version__, "numpy": np.__version__,
+            "nvcc": next((line for line in nvcc if "release" in line), None), "cupy": cupy.__version__,
+            "numpy": np.__version__,
             "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)"}
 
 

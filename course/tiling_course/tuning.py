@@ -9,6 +9,7 @@ tables and figure from it.
     tuning.tensor_core_plot()
 """
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -35,7 +36,9 @@ class Tuning:
     @property
     def label(self):
         m = self.meta
-        return f"{m['device']}, measured {m['date']} (CUDA {m['cuda_runtime']}, nvcc 13.0, CuPy {m['cupy']})"
+        nvcc = re.search(r"release ([\d.]+)", m.get("nvcc") or "")
+        tools = f"CUDA runtime {m['cuda_runtime']}" + (f", nvcc {nvcc[1]}" if nvcc else "")
+        return f"{m['device']}, measured {m['date']} ({tools}, CuPy {m['cupy']})"
 
     def best(self, kernel, precision="fp32"):
         """The fastest correct configuration's record (by fraction of cuBLAS), or None."""
@@ -65,15 +68,16 @@ def tunings():
 
 
 def _config_text(c):
-    tile = f"{c['BM']} x {c['BN']} block, {c['WM']} x {c['WN']} warp"
-    k = f", BK {c['BK']}" if "BK" in c else (f", k slice {c['BK_BYTES']} bytes" if "BK_BYTES" in c else "")
+    """A configuration in brief: block tile / warp tile, the slice of k, the stages."""
+    k = f", BK {c['BK']}" if "BK" in c else (f", {c['BK_BYTES']} B of k" if "BK_BYTES" in c else "")
     stages = f", {c['STAGES']} stages" if "STAGES" in c else ""
-    return tile + k + stages
+    return f"{c['BM']}x{c['BN']} / {c['WM']}x{c['WN']}{k}{stages}"
 
 
 def rung6_table(data=None):
     """Rung 5 with the book's tiles and with the best tiles the tuner found, rung 6 with its
-    best, and cuBLAS FP32 (timed beside each): TFLOP/s and fraction of cuBLAS per GPU."""
+    best, and cuBLAS FP32 (timed beside each): TFLOP/s and fraction of cuBLAS per GPU, and
+    the tiles (block / warp) each GPU's best used."""
     data = tunings() if data is None else data
     if not data:
         return NoData("rung 6's table")
@@ -81,17 +85,18 @@ def rung6_table(data=None):
     for title, pick in [("rung 5, the book's tiles", lambda t: t.config("ladder5_warptiled", RUNG5_BOOK)),
                         ("rung 5, the best tiles found", lambda t: t.best("ladder5_warptiled")),
                         ("rung 6, the best tiles found", lambda t: t.best("ladder6_pipelined"))]:
-        row = [title]
-        for t in data:
-            r = pick(t)
-            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.3f}", _config_text(r["config"])] if r else ["–"] * 3
+        found = [pick(t) for t in data]
+        tiles = list(dict.fromkeys(_config_text(r["config"]) for r in found if r))
+        row = [title, " or ".join(tiles)]
+        for r in found:
+            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.3f}"] if r else ["–", "–"]
         rows.append(row)
-    row = ["cuBLAS SGEMM (TF32 off)"]
+    row = ["cuBLAS SGEMM (TF32 off)", ""]
     for t in data:
         r = t.best("ladder5_warptiled")
-        row += [f"{r['cublas_tflops']:.1f}", "1", ""] if r else ["–"] * 3
+        row += [f"{r['cublas_tflops']:.1f}", "1"] if r else ["–", "–"]
     rows.append(row)
-    header = ["kernel"] + [h for t in data for h in (f"TFLOP/s, {t.device}", "of cuBLAS", "tiles")]
+    header = ["kernel", "tiles (block / warp)"] + [h for t in data for h in (f"TFLOP/s, {t.device}", "of cuBLAS")]
     return show.table(header, rows, f"FP32 at {data[0].size}^3: " + "; ".join(t.label for t in data))
 
 
@@ -120,7 +125,7 @@ def tensor_core_table(data=None):
             rows.append([t.device, "FP32 (SIMT)", "", f"{fp32['tflops']:.0f} (rung 5)", f"{fp32['cublas_tflops']:.0f}",
                          "no tensor cores"])
     header = ["GPU", "inputs", "wmma tiled, TFLOP/s (of cuBLAS)", "wmma pipelined", "cuBLAS, TFLOP/s",
-              "pipelined kernel's tiles"]
+              "pipelined tiles (block / warp)"]
     return show.table(header, rows, f"{data[0].size}^3, float accumulation; " + "; ".join(t.label for t in data))
 
 
