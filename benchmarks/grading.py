@@ -14,7 +14,8 @@ must name; the script exits 1 if any is wrong.
 
     python benchmarks/grading.py                       # autograde with the course's wrapper (tiling_course.autograde)
     python benchmarks/grading.py --nbgrader            # plain `nbgrader autograde` (one process)
-    python benchmarks/grading.py --jobs 2 --students 100 --keep
+    python benchmarks/grading.py --fresh-kernels          # each kernel started from scratch, as nbgrader does
+    python benchmarks/grading.py --jobs 2 --keep
 """
 import argparse
 import csv
@@ -132,8 +133,10 @@ def feedback_text(course, student):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) + 1,
-                    help="submissions the wrapper autogrades at once (its default: one more than the cores)")
+    ap.add_argument("--jobs", type=int, default=2 * len(os.sched_getaffinity(0)),
+                    help="submissions the wrapper autogrades at once (its default: two per core)")
+    ap.add_argument("--fresh-kernels", action="store_true",
+                    help="the wrapper starts each kernel from scratch instead of forking it from a warm process")
     ap.add_argument("--nbgrader", action="store_true", help="plain `nbgrader autograde` instead of the wrapper")
     ap.add_argument("--keep", action="store_true", help="keep the temporary course (its path is printed)")
     a = ap.parse_args()
@@ -171,7 +174,8 @@ def main():
         if a.nbgrader:
             cmd = [*nbg, "autograde", ASSIGNMENT]
         else:
-            cmd = [sys.executable, "-m", "tiling_course.grading", "autograde", ASSIGNMENT, "--jobs", str(a.jobs)]
+            cmd = [sys.executable, "-m", "tiling_course.grading", "autograde", ASSIGNMENT, "--jobs", str(a.jobs),
+                   *(["--fresh-kernels"] if a.fresh_kernels else [])]
         times["autograde"] = timed("autograde", cmd, course, env, log)
         times["export"] = timed("export", [*nbg, "export"], course, env, log)
         print(f"autograde: {' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))}")

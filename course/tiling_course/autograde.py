@@ -5,7 +5,7 @@
 is `nbgrader autograde ASSIGNMENT [nbgrader's options]`, with nbgrader's own Autograde
 converter, configuration (nbgrader_config.py), options (--force, --student,
 --CourseDirectory.student_id_exclude, ...) and gradebook, on N submissions at a time
-(default: one more than the cores). What it changes, and what it keeps:
+(default: two per core). What it changes, and what it keeps:
 
 - nbgrader runs one submission after another. Here N worker processes each take the next
   submission as they finish the last, so a submission that hangs holds one worker for
@@ -14,7 +14,10 @@ converter, configuration (nbgrader_config.py), options (--force, --student,
   locked". Each worker holds an exclusive lock on it from opening a Gradebook to closing
   it (nbgrader opens one for a few queries at a time, never across a notebook's run).
 - Each submission runs in a fresh kernel of its own, as with nbgrader: its isolation, its
-  time limits and its feedback are nbgrader's and the rubric's, unchanged.
+  time limits and its feedback are nbgrader's and the rubric's, unchanged. The kernel is
+  forked from a process per worker that has imported ipykernel and the course's modules
+  and run nothing else (tiling_course.forkkernel), which saves each submission about half
+  a second of CPU; --fresh-kernels starts each one from scratch, as nbgrader does.
 
 Measured (benchmarks/grading.py): book/instructor.md, "Graded assignments".
 """
@@ -27,8 +30,9 @@ import tempfile
 import time
 
 
-def autograde(nbgrader_args, jobs):
-    """`nbgrader autograde` with nbgrader_args, over `jobs` processes; returns the exit status."""
+def autograde(nbgrader_args, jobs, fork_kernels=True):
+    """`nbgrader autograde` with nbgrader_args, over `jobs` processes; returns the exit status.
+    fork_kernels: each submission's kernel forked from a warm process (tiling_course.forkkernel)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters import Autograde, NbGraderException
 
@@ -38,12 +42,17 @@ def autograde(nbgrader_args, jobs):
         app.coursedir.assignment_id = app.extra_args[0]
     elif len(app.extra_args) > 1 or not app.coursedir.assignment_id:
         app.fail("Give one assignment id (and, if you like, nbgrader's options)")
+    if fork_kernels:
+        _fork_kernels(app)
     students = _submitted(app.coursedir)
     if jobs <= 1 or len(students) <= 1:
+        from . import forkkernel
         try:
             Autograde(coursedir=app.coursedir, parent=app).start()
         except NbGraderException:
             return 1
+        finally:
+            forkkernel.shutdown()
         return 0
 
     import multiprocessing
@@ -100,8 +109,33 @@ def _submitted(coursedir):
     return sorted(students - exclude)
 
 
+def _fork_kernels(app):
+    """Have nbgrader's Execute start its kernels with forkkernel.ForkingKernelManager:
+    Execute, in the autograde preprocessors, replaced by a subclass that names that
+    manager (nbgrader's Execute passes its own kernel_manager_class, which no
+    configuration overrides). Its configuration (Execute.timeout, ...) still applies."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+
+    from .forkkernel import ForkingKernelManager
+
+    class ForkingExecute(Execute):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("kernel_manager_class", ForkingKernelManager)
+            super().__init__(*args, **kwargs)
+
+    configured = app.config.Autograde.get("autograde_preprocessors")
+    pps = list(configured if configured is not None else Autograde.class_traits()["autograde_preprocessors"]
+               .default())
+    pps = [ForkingExecute if pp is Execute or pp == "nbgrader.preprocessors.Execute" else pp for pp in pps]
+    app.update_config(Config({"Autograde": {"autograde_preprocessors": pps}}))
+
+
 def _worker(app, todo, done, lock):
     from nbgrader.converters import Autograde, NbGraderException
+
+    from . import forkkernel
     _lock_gradebook(lock)
     while (student := todo.get()) is not None:
         app.coursedir.student_id = glob.escape(student)
@@ -114,6 +148,7 @@ def _worker(app, todo, done, lock):
             app.log.exception("autograding %s failed", student)
             ok = False
         done.put((student, ok))
+    forkkernel.shutdown()
 
 
 def _lock_gradebook(path, patience=300):
@@ -173,12 +208,21 @@ def main(argv=None):
                                  description="Autograde an assignment's submissions with nbgrader, several at once.")
     sub = ap.add_subparsers(dest="command", required=True)
     ag = sub.add_parser("autograde", help="nbgrader autograde ASSIGNMENT [nbgrader's options], over --jobs processes")
-    # One more job than cores: each kernel waits a little (its start, its replies), and a
-    # third job on 2 cores took 100 submissions from 102 s to 82 s (benchmarks/grading.py).
-    ag.add_argument("--jobs", "-j", type=int, default=len(os.sched_getaffinity(0)) + 1,
-                    help="submissions autograded at once (default: one more than the cores)")
+    # Two jobs per core: with forked kernels a submission spends about half its time waiting
+    # (its kernel's start-up handshake, its replies, the gradebook lock), so it takes two per
+    # core to keep the cores busy (logs/2026-11-23-grading-speed.md, benchmarks/grading.py).
+    ag.add_argument("--jobs", "-j", type=int, default=2 * len(os.sched_getaffinity(0)),
+                    help="submissions autograded at once (default: two per core)")
+    ag.add_argument("--fresh-kernels", action="store_true",
+                    help="start each submission's kernel from scratch, as nbgrader does, instead of forking it from "
+                         "a warm process (tiling_course.forkkernel)")
     args, rest = ap.parse_known_args(argv)
-    return autograde(rest, args.jobs)
+    # jsonschema, which nbformat imports, compiles 38 lark grammars at import when the optional
+    # rfc3987-syntax is installed (2.4 s of this command's start, before any job runs): they
+    # check JSON Schema's "iri" formats, which only a FormatChecker applies, and neither
+    # nbformat nor nbgrader validates with one. This process goes without them.
+    sys.modules.setdefault("rfc3987_syntax", None)
+    return autograde(rest, args.jobs, fork_kernels=not args.fresh_kernels)
 
 
 if __name__ == "__main__":
