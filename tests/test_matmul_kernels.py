@@ -68,9 +68,10 @@ def test_kernels_on_gpu(kernel, m, k, n, tile, rng):
 
 
 @gpu
-@pytest.mark.parametrize("kernel", list(matmul.KERNELS))
+@pytest.mark.parametrize("kernel", matmul.FP32_KERNELS)
 def test_kernels_match_cublas(kernel, rng):
-    """Each kernel against cuBLAS (cupy.matmul, no TF32) at a size that fits every kernel."""
+    """Each FP32 kernel against cuBLAS (cupy.matmul, no TF32) at a size that fits every
+    kernel. (The tensor-core kernels: test_beyond_ladder.py, at their precisions.)"""
     import cupy
     tile = 16
     m, k, n = (256, 256, 256) if matmul.KERNELS[kernel].shapes is not matmul.Shapes.TILE_INNER else (256, tile, 256)

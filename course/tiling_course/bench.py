@@ -44,6 +44,10 @@ from cudacheck import KernelError, resolve_backend
 
 from . import matmul
 
+# What this benchmark times beside cuBLAS SGEMM: the FP32 kernels. (The tensor-core kernels
+# take 16-bit or TF32 inputs; benchmarks/tune.py times them at each precision.)
+FP32_KERNELS = matmul.FP32_KERNELS
+
 SCHEMA = 1
 REL_TOLERANCE = 1e-3     # largest |kernel - reference| / largest |reference| that counts as correct
 MIN_INTERVAL_MS = 0.2    # shortest timed interval; shorter launches are batched up to it
@@ -427,17 +431,18 @@ def _check_arguments(sizes, shapes, tiles, repeats):
 def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backend="auto", progress=True):
     """Check and time the book's kernels; return the benchmark's JSON structure as a dict.
 
-    kernels: names from tiling_course.matmul.KERNELS (default all). sizes: square widths;
+    kernels: names from FP32_KERNELS (default all). sizes: square widths;
     shapes: (m, k, n) tuples, for the kernels that take them; tiles: tile widths.
     None takes the backend's defaults (DEFAULTS). repeats: timed repeats per result.
     backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
     """
     be = make_backend(backend)
     default = DEFAULTS[be.name]
-    kernels = list(matmul.KERNELS) if kernels is None else list(kernels)
-    unknown = [k for k in kernels if k not in matmul.KERNELS]
+    kernels = list(FP32_KERNELS) if kernels is None else list(kernels)
+    unknown = [k for k in kernels if k not in FP32_KERNELS]
     if unknown:
-        raise KeyError(f"no kernel {', '.join(unknown)}; the book's kernels are {', '.join(matmul.KERNELS)}")
+        raise KeyError(f"no kernel {', '.join(unknown)}; this benchmark's are {', '.join(FP32_KERNELS)} "
+                       "(the tensor-core kernels are timed by benchmarks/tune.py, at each precision)")
     sizes = default["sizes"] if sizes is None else sizes
     tiles = default["tiles"] if tiles is None else tiles
     repeats = default["repeats"] if repeats is None else repeats
@@ -502,8 +507,8 @@ def _shape(text):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="python -m tiling_course.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernels", nargs="+", choices=list(matmul.KERNELS), metavar="NAME",
-                    help=f"kernels to measure (default all: {', '.join(matmul.KERNELS)}); cuBLAS always runs")
+    ap.add_argument("--kernels", nargs="+", choices=FP32_KERNELS, metavar="NAME",
+                    help=f"kernels to measure (default all: {', '.join(FP32_KERNELS)}); cuBLAS always runs")
     ap.add_argument("--sizes", nargs="+", type=int, metavar="N", help="square sizes")
     ap.add_argument("--shapes", nargs="+", type=_shape, metavar="MxKxN", help="rectangular shapes")
     ap.add_argument("--tiles", nargs="+", type=int, metavar="T", help="tile widths (blocks of T x T threads)")

@@ -121,6 +121,9 @@ KERNELS = {
                            pipelined=True),
 }
 
+# The kernels that multiply float32 inputs in FP32 (all but the tensor-core ones).
+FP32_KERNELS = [name for name, s in KERNELS.items() if s.precisions == ("fp32",)]
+
 
 def source(kernel):
     """The CUDA C source file of a kernel of the book."""
