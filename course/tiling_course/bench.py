@@ -45,7 +45,7 @@ from cudacheck import KernelError, resolve_backend
 from . import matmul
 
 # What this benchmark times beside cuBLAS SGEMM: the FP32 kernels. (The tensor-core kernels
-# take 16-bit or TF32 inputs; benchmarks/tune.py times them at each precision.)
+# take 16-bit or TF32 inputs; the tuner (tiling_course.tune) times them at each precision.)
 FP32_KERNELS = matmul.FP32_KERNELS
 
 SCHEMA = 1
@@ -442,7 +442,7 @@ def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backe
     unknown = [k for k in kernels if k not in FP32_KERNELS]
     if unknown:
         raise KeyError(f"no kernel {', '.join(unknown)}; this benchmark's are {', '.join(FP32_KERNELS)} "
-                       "(the tensor-core kernels are timed by benchmarks/tune.py, at each precision)")
+                       "(the tensor-core kernels are timed by the tuner (tiling_course.tune), at each precision)")
     sizes = default["sizes"] if sizes is None else sizes
     tiles = default["tiles"] if tiles is None else tiles
     repeats = default["repeats"] if repeats is None else repeats

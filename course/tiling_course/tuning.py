@@ -1,4 +1,4 @@
-"""What benchmarks/tune.py measured on each GPU (data/tuning-*.json): every configuration
+"""What the tuner (tiling_course.tune) measured on each GPU (data/tuning-*.json): every configuration
 of rungs 5 and 6 and of the tensor-core kernels it compiled and timed at 4096^3, each beside
 cuBLAS at the same precision in the same run. Chapter 6's rung 6 and chapter 8 draw their
 tables and figure from it.
@@ -11,6 +11,7 @@ tables and figure from it.
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 
 import numpy as np
@@ -56,15 +57,15 @@ class Tuning:
         return len(rs), sum(bool(r.get("ok")) for r in rs)
 
 
+@lru_cache(maxsize=1)
 def tunings():
-    """Every stored tuning run, H100 first."""
+    """Every stored tuning run, H100 first (read once: the chapters draw three views of it)."""
     folder = resources.files(__package__).joinpath("data")
     if not folder.is_dir():
-        return []
-    found = [Tuning(d["meta"], d["size"], d["records"])
-             for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.startswith("tuning-")
-             for d in [json.loads(f.read_text())]]
-    return found
+        return ()
+    return tuple(Tuning(d["meta"], d["size"], d["records"])
+                 for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.startswith("tuning-")
+                 for d in [json.loads(f.read_text())])
 
 
 def _config_text(c):

@@ -9,9 +9,12 @@ tiles, the slice of k and the pipeline depth; round 2 varies the block order and
 MINBLOCKS around the best of round 1. The table printed last is what the book's defaults
 come from; --json writes every measurement.
 
-    python benchmarks/tune.py ladder6_pipelined --json out.json
-    python benchmarks/tune.py wmma_pipelined --precisions fp16 bf16 tf32
-    python benchmarks/tune.py all --json course/tiling_course/data/tuning-h100.json   # the book's data
+    python -m tiling_course.tune ladder6_pipelined --json out.json
+    python -m tiling_course.tune wmma_pipelined --precisions fp16 bf16 tf32
+    python -m tiling_course.tune all --json course/tiling_course/data/tuning-h100.json   # the book's data
+
+It ships in the package, so a reader with the installed wheel (Colab) can tune for the GPU
+at hand; it needs nvcc, which Colab's GPU runtimes have.
 """
 import argparse
 import itertools
@@ -19,18 +22,17 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-CUDA_DIR = ROOT / "course" / "tiling_course" / "cuda"
-sys.path[:0] = [str(ROOT / "course"), str(ROOT / "runtime")]
-from tiling_course import matmul, precision  # noqa: E402
-from tiling_course.cublas import Cublas  # noqa: E402
+from . import matmul, precision
+from .cublas import Cublas
+
+CUDA_DIR = Path(str(resources.files(__package__).joinpath("cuda")))   # the installed sources, a real folder
 
 SIZE = 4096
 CHECK_SHAPE = (1000, 999, 1003)
@@ -233,7 +235,7 @@ def main(argv=None):
         print(f"{kind} {prec} {json.dumps(cfg)} regs {rec['registers']} spill {rec['spill_bytes']} "
               f"{rec['tflops']:.1f} TFLOP/s  {rec['frac_cublas']:.3f} of cuBLAS", flush=True)
 
-    if args.once:   # one launch, for `ncu python benchmarks/tune.py KIND --once '{...}'`
+    if args.once:   # one launch, for `ncu python -m tiling_course.tune KIND --once '{...}'`
         kind, cfg = kinds[0], json.loads(args.once)
         prec = (args.precisions or matmul.spec(kind).precisions)[0]
         path, info = compile_one(CUDA_DIR / matmul.spec(kind).file, arch, defines(kind, cfg, prec), tmp / "once.cubin")
