@@ -40,7 +40,7 @@ def test_chapter_6_states_what_rung_6_measured():
     for t in DATA:
         six, five, book5 = (t.best("ladder6_pipelined"), t.best("ladder5_warptiled"),
                             t.config("ladder5_warptiled", tuning.RUNG5_BOOK))
-        assert 0.84 <= round(six["frac_cublas"], 2) <= 0.85                      # "0.84 to 0.85 of cuBLAS"
+        assert round(six["frac_cublas"], 2) == 0.85                               # "0.85 of cuBLAS"
         assert 0.89 <= round(five["frac_cublas"], 2) <= 0.90                     # "against 0.89 to 0.90"
         assert six["frac_cublas"] < five["frac_cublas"] and book5["frac_cublas"] < five["frac_cublas"]
         assert (five["config"]["BM"], five["config"]["BN"], five["config"]["WM"], five["config"]["WN"],
@@ -50,11 +50,12 @@ def test_chapter_6_states_what_rung_6_measured():
         groups = [r["frac_cublas"] for r in t.records if r["kernel"] == "ladder6_pipelined" and r.get("ok")
                   and {k: v for k, v in r["config"].items() if k != "GROUP"}
                   == {k: v for k, v in six["config"].items() if k != "GROUP"}]
-        assert len(groups) >= 4 and max(groups) - min(groups) < 0.011       # "by about 1%"
-        default_group = int(re.search(r"#define GROUP (\d+)", matmul.source("ladder6_pipelined"))[1])
-        assert six["config"]["GROUP"] == 1 == default_group
+        assert {1, 4, 16} <= {r["config"]["GROUP"] for r in t.records if r["kernel"] == "ladder6_pipelined"}
+        assert len(groups) >= 3 and max(groups) - min(groups) < 0.01        # "within 1% of each other"
+    assert len({t.best("ladder6_pipelined")["config"]["GROUP"] for t in DATA}) == 2   # "not the same on the two"
+    assert re.search(r"#define GROUP 1\b", matmul.source("ladder6_pipelined"))
     assert "75 configurations of rung 6 and 16 of rung 5" in text
-    assert "0.84 to 0.85 of cuBLAS against 0.89 to 0.90" in text
+    assert "0.85 of cuBLAS against 0.89 to 0.90" in text and "within 1% of each other" in text
 
 
 def test_chapter_8_states_what_the_tensor_core_kernels_measured():

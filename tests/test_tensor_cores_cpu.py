@@ -344,9 +344,11 @@ MUTANTS = {
     "store_tile_without_syncwarp": ("tensor_cores", "matmul_wmma_tiled",
                                     "mem_row_major);\n    __syncwarp();\n    int lane", "mem_row_major);\n    int lane",
                                     cudacheck.SharedMemoryRaceError),
-    # the wait for a slice's copies before it is read
+    # the wait for the first slice's copies, before the loop, and for the next slice's, in it
+    "pipelined_without_first_wait": ("tensor_cores", "matmul_wmma_pipelined",
+                                     "\n    __pipeline_wait_prior(STAGES - 2);", "", cudacheck.AsyncCopyRaceError),
     "pipelined_without_wait": ("tensor_cores", "matmul_wmma_pipelined",
-                               "        __pipeline_wait_prior(STAGES - 2);", "", cudacheck.AsyncCopyRaceError),
+                               "                __pipeline_wait_prior(STAGES - 2);", "", cudacheck.AsyncCopyRaceError),
     "ladder6_without_wait": ("ladder6_pipelined", "matmul_ladder6_pipelined",
                              "        __pipeline_wait_prior(STAGES - 2);", "", cudacheck.AsyncCopyRaceError),
 }
@@ -359,7 +361,7 @@ def test_checked_mode_finds_a_line_taken_out_of_the_chapters_kernels(mutant, rng
     if line not in src:
         pytest.skip(f"{source}.cu no longer holds the line this mutant takes out")
     mod = cudacheck.RawModule(src.replace(line, replacement, 1), backend="cpu", check=True)
-    m, k, n = 37, 29, 53
+    m, k, n = 37, 70, 53       # several slices of k: the waits inside the loop matter
     A = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     B = rng.uniform(-1, 1, (k, n)).astype(np.float32)
     with pytest.raises(error) as e:

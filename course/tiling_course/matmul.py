@@ -68,7 +68,7 @@ class Spec:
 # sources' defaults (tests/test_ladder.py holds them to the #defines).
 PIPELINE_DEFAULTS = {
     "ladder6_pipelined": dict(BM=128, BN=256, BK=16, STAGES=2, MPAD=4),
-    "wmma_pipelined": dict(BM=128, BN=128, BK_BYTES=64, STAGES=2),   # BK_BYTES: k per slice in bytes
+    "wmma_pipelined": dict(BM=128, BN=128, BK_BYTES=64, STAGES=3),   # BK_BYTES: k per slice in bytes
 }
 
 
@@ -117,7 +117,7 @@ KERNELS = {
     "wmma_tiled": Spec("tensor_cores.cu", "matmul_wmma_tiled", None, Shapes.ANY, Args.MKN,
                        block=(128, 1), tile_m=64, tile_n=64, precisions=TENSOR_CORE_PRECISIONS),
     "wmma_pipelined": Spec("tensor_cores.cu", "matmul_wmma_pipelined", None, Shapes.ANY, Args.MKN,
-                           block=(256, 1), tile_m=128, tile_n=128, precisions=TENSOR_CORE_PRECISIONS,
+                           block=(128, 1), tile_m=128, tile_n=128, precisions=TENSOR_CORE_PRECISIONS,
                            pipelined=True),
 }
 

@@ -3,8 +3,9 @@ GPU at hand, against cuBLAS at the same precision measured in the same run.
 
 Every configuration is compiled by nvcc (-arch of the device, in parallel over the CPU's
 cores; registers and spills read from ptxas), checked against cuBLAS on an awkward shape
-and at the timed size, and timed at SIZE^3 with CUDA events, interleaved with cuBLAS so
-that clocks drifting over the run touch both alike. Round 1 searches the block and warp
+and at the timed size, and timed at SIZE^3 as the book's benchmark times
+(bench.time_launches: CUDA events around launches queued behind a hold kernel), each
+beside cuBLAS so that clocks drifting over the run touch both alike. Round 1 searches the block and warp
 tiles, the slice of k and the pipeline depth; round 2 varies the block order and
 MINBLOCKS around the best of round 1. The table printed last is what the book's defaults
 come from; --json writes every measurement.
@@ -29,12 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import matmul, precision
+from . import bench, matmul, precision
 from .cublas import Cublas
 
 CUDA_DIR = Path(str(resources.files(__package__).joinpath("cuda")))   # the installed sources, a real folder
 
 SIZE = 4096
+REPEATS = 15      # timed launches of each configuration, and of cuBLAS beside it
 CHECK_SHAPE = (1000, 999, 1003)
 
 
@@ -65,7 +67,7 @@ def ladder6_round2(best):
 def wmma_round1():
     tiles = [(128, 128, 64, 32), (128, 128, 32, 64), (128, 128, 64, 64), (128, 256, 64, 64), (256, 128, 64, 64),
              (64, 128, 32, 32)]
-    for (bm, bn, wm, wn), bk_bytes, stages in itertools.product(tiles, (64, 128), (2, 3, 4)):
+    for (bm, bn, wm, wn), bk_bytes, stages in itertools.product(tiles, (64, 128), (2, 3, 4, 5)):
         yield dict(BM=bm, BN=bn, WM=wm, WN=wn, BK_BYTES=bk_bytes, STAGES=stages)
 
 
@@ -118,38 +120,20 @@ def compile_one(src, arch, opts, out):
     return out, (max(regs) if regs else None, spills)
 
 
-def meta(cupy, name):
+def meta(gpu):
     """Device, date and software versions, as the book labels every number."""
     import datetime
     import platform
-    runtime = cupy.cuda.runtime
-    version = lambda v: f"{v // 1000}.{v % 1000 // 10}"   # noqa: E731
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    return {"device": name, "date": datetime.date.today().isoformat(),
-            "cuda_runtime": version(runtime.runtimeGetVersion()), "driver": version(runtime.driverGetVersion()),
-            "nvcc": next((line for line in nvcc if "release" in line), None), "cupy": cupy.__version__,
-            "numpy": np.__version__,
-            "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)"}
+    return {"device": gpu.device()["name"], "date": datetime.date.today().isoformat(), **gpu.versions(),
+            "nvcc": next((line for line in nvcc if "release" in line), None), "numpy": np.__version__,
+            "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)",
+            "timing": f"median of {REPEATS} timed launches after {bench.WARMUP} warm-up ones (bench.time_launches)"}
 
 
-class Timer:
-    def __init__(self, cupy):
-        self.cupy = cupy
-
-    def ms(self, launch, count=20, repeats=7):
-        cuda = self.cupy.cuda
-        for _ in range(3):
-            launch()
-        times = []
-        for _ in range(repeats):
-            start, end = cuda.Event(), cuda.Event()
-            start.record()
-            for _ in range(count):
-                launch()
-            end.record()
-            end.synchronize()
-            times.append(cuda.get_elapsed_time(start, end) / count)
-        return statistics.median(times)
+def ms(gpu, launch):
+    """Milliseconds per launch, measured as the book's benchmark measures (bench.time_launches)."""
+    return statistics.median(bench.time_launches(gpu, launch, REPEATS))
 
 
 def main(argv=None):
@@ -168,7 +152,7 @@ def main(argv=None):
     arch = f"sm_{dev.compute_capability}"
     name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
     optin = dev.attributes["MaxSharedMemoryPerBlockOptin"]
-    timer, blas = Timer(cupy), Cublas()
+    gpu, blas = bench.GpuBackend(), Cublas()
     rng = np.random.default_rng(2026)
     tmp = Path(tempfile.mkdtemp())
     records, failed = [], []
@@ -228,8 +212,8 @@ def main(argv=None):
             return
         M, N, R = data[(SIZE,) * 3]
         P = cupy.empty((SIZE, SIZE), np.float32)
-        kernel_ms = timer.ms(lambda: launch(fn, kind, cfg, prec, M, N, P))
-        cublas_ms = timer.ms(lambda: blas.gemm(M, N, R, prec))
+        kernel_ms = ms(gpu, lambda: launch(fn, kind, cfg, prec, M, N, P))
+        cublas_ms = ms(gpu, lambda: blas.gemm(M, N, R, prec))
         rec.update(ms=kernel_ms, cublas_ms=cublas_ms, frac_cublas=cublas_ms / kernel_ms,
                    tflops=2 * SIZE**3 / kernel_ms / 1e9, cublas_tflops=2 * SIZE**3 / cublas_ms / 1e9)
         print(f"{kind} {prec} {json.dumps(cfg)} regs {rec['registers']} spill {rec['spill_bytes']} "
@@ -272,7 +256,7 @@ def main(argv=None):
         print(f"  {r['kernel']:18} {r['precision']:5} {r['tflops']:6.1f} TFLOP/s  {r['frac_cublas']:.3f}"
               f"  regs {r['registers']}  {json.dumps(r['config'])}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"size": SIZE, "meta": meta(cupy, name), "records": records}, indent=1))
+        Path(args.json).write_text(json.dumps({"size": SIZE, "meta": meta(gpu), "records": records}, indent=1))
 
 
 if __name__ == "__main__":

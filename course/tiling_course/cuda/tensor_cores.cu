@@ -149,54 +149,92 @@ matmul_wmma_tiled(const elem_t* M, const elem_t* N, float* P, int m, int k, int 
 #define WM 64
 #endif
 #ifndef WN
-#define WN 32
+#define WN 64
 #endif
 #ifndef STAGES
-#define STAGES 2
+#define STAGES 3
 #endif
 #define PAD VEC
 #define THREADS (32 * (BM / WM) * (BN / WN))
 #define MS_LD (BK + PAD)                        // leading dimensions in shared memory
 #define NS_LD (BN + PAD)
 #define STAGE_ELEMS (BM * MS_LD + BK * NS_LD)
+#define STEPS (BK / FRAG_K)                     // fragment steps per slice
 static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole fragments");
 static_assert(BK % FRAG_K == 0 && BK % VEC == 0 && BN % VEC == 0, "whole fragments and 16-byte pieces");
 static_assert(STAGES >= 2, "a pipeline has at least two stages");
+static_assert(STEPS % 2 == 0, "an even number of steps per slice, so the two fragment buffers alternate");
 
-// The VEC elements of X (rows x cols) at row r, columns c .. c+VEC-1 into shared memory at
-// dst: one asynchronous 16-byte copy where they are all inside X and aligned (cols a
-// multiple of VEC), a zero-filling one where all are outside; at an edge of an unaligned
-// X, element by element, synchronously (the barrier before they are read orders them).
-__device__ __forceinline__ void copy_piece(elem_t* dst, const elem_t* X, int rows, int cols, int r, int c) {
-    bool aligned = cols % VEC == 0;
-    if (r >= rows || c >= cols) {
-        __pipeline_memcpy_async(dst, X, 16, 16);
-    } else if (aligned) {
-        __pipeline_memcpy_async(dst, &X[r * cols + c], 16, 0);
+// This thread's 16-byte pieces of a ROWS x COLS tile of X (rows x cols, row-major) whose
+// corner is (r0, c0), into shared memory at dst (leading dimension LD). Consecutive threads
+// take consecutive pieces of a row, so a thread's pieces lie in one column of pieces,
+// STEP rows apart: one address is computed, and the others follow from it by a constant.
+// Where cols is a multiple of VEC every piece is aligned and lies wholly inside X or wholly
+// outside it, so each is one asynchronous copy, zero-filling where it is outside. Otherwise
+// X's rows are not 16-byte aligned, and the pieces are copied element by element,
+// synchronously (the barrier before they are read orders them). The test is made once per
+// tile, not per piece, so that the common case compiles to a short straight run.
+template <int ROWS, int COLS, int LD>
+__device__ __forceinline__ void copy_tile(elem_t* dst, const elem_t* X, int rows, int cols, int r0, int c0) {
+    constexpr int PER_ROW = COLS / VEC;         // pieces in a row of the tile
+    constexpr int STEP = THREADS / PER_ROW;     // rows between one thread's pieces
+    static_assert(THREADS % PER_ROW == 0 && ROWS % STEP == 0, "every thread copies the same number of pieces");
+    int r = threadIdx.x / PER_ROW, c = threadIdx.x % PER_ROW * VEC;
+    dst += r * LD + c;
+    if (cols % VEC == 0) {
+        const elem_t* src = X + (r0 + r) * cols + c0 + c;
+        bool column_inside = c0 + c < cols;
+        #pragma unroll
+        for (int i = 0; i < ROWS / STEP; ++i) {
+            bool inside = column_inside && r0 + r + i * STEP < rows;
+            __pipeline_memcpy_async(dst + i * STEP * LD, inside ? src + i * STEP * cols : X, 16, inside ? 0 : 16);
+        }
     } else {
-        for (int e = 0; e < VEC; ++e)
-            dst[e] = c + e < cols ? X[r * cols + c + e] : elem_t(0.0f);
+        for (int i = 0; i < ROWS / STEP; ++i)
+            for (int e = 0; e < VEC; ++e) {
+                int gr = r0 + r + i * STEP, gc = c0 + c + e;
+                dst[i * STEP * LD + e] = gr < rows && gc < cols ? X[gr * cols + gc] : elem_t(0.0f);
+            }
     }
 }
 
+// Slice `slice` of k (columns of M, rows of N) into its stage, as one committed batch
+// (an empty one past the end of k, so that every step commits exactly one).
 __device__ __forceinline__ void copy_slice(elem_t* smem, int slice, const elem_t* M, const elem_t* N,
                                            int m, int k, int n, int brow, int bcol) {
     int k0 = slice * BK;
     if (k0 < k) {
         elem_t* Ms = smem + (slice % STAGES) * STAGE_ELEMS;
-        elem_t* Ns = Ms + BM * MS_LD;
-        for (int f = threadIdx.x; f < BM * BK / VEC; f += THREADS) {
-            int r = f / (BK / VEC), c = (f % (BK / VEC)) * VEC;
-            copy_piece(&Ms[r * MS_LD + c], M, m, k, brow + r, k0 + c);
-        }
-        for (int f = threadIdx.x; f < BK * BN / VEC; f += THREADS) {
-            int r = f / (BN / VEC), c = (f % (BN / VEC)) * VEC;
-            copy_piece(&Ns[r * NS_LD + c], N, k, n, k0 + r, bcol + c);
-        }
+        copy_tile<BM, BK, MS_LD>(Ms, M, m, k, brow, k0);
+        copy_tile<BK, BN, NS_LD>(Ms + BM * MS_LD, N, k, n, k0, bcol);
     }
-    __pipeline_commit();                        // an empty batch past the end of k
+    __pipeline_commit();
 }
 
+// The fragments of one step of k (FRAG_K wide, at kk within a stage) for this warp's tile.
+__device__ __forceinline__ void load_fragments(a_frag (&a)[WM / 16], b_frag (&b)[WN / 16], const elem_t* stage,
+                                               int kk, int wrow, int wcol) {
+    const elem_t* Ms = stage;
+    const elem_t* Ns = stage + BM * MS_LD;
+    #pragma unroll
+    for (int i = 0; i < WM / 16; ++i) {
+        wmma::load_matrix_sync(a[i], &Ms[(wrow + 16 * i) * MS_LD + kk], MS_LD);
+        round_to_precision(a[i]);
+    }
+    #pragma unroll
+    for (int j = 0; j < WN / 16; ++j) {
+        wmma::load_matrix_sync(b[j], &Ns[kk * NS_LD + wcol + 16 * j], NS_LD);
+        round_to_precision(b[j]);
+    }
+}
+
+// The main loop is a software pipeline at two depths. Slices of k are copied STAGES - 1
+// slices ahead of the one being multiplied. Within a slice, the fragments of the next step
+// of k are loaded into registers (the second of two buffers) before the multiplies of this
+// step are issued, so a warp's tensor-core work never waits on its own shared-memory loads;
+// at the last step, the next slice is waited for and made visible by the barrier first, and
+// its first fragments are loaded. The copy of a new slice is issued at the first step, into
+// the stage the previous slice used: every warp has passed the barrier since reading it.
 extern "C" __global__ void __launch_bounds__(THREADS)
 matmul_wmma_pipelined(const elem_t* M, const elem_t* N, float* P, int m, int k, int n) {
     extern __shared__ __align__(32) unsigned char smem_bytes[];
@@ -211,35 +249,35 @@ matmul_wmma_pipelined(const elem_t* M, const elem_t* N, float* P, int m, int k, 
         #pragma unroll
         for (int j = 0; j < WN / 16; ++j)
             wmma::fill_fragment(acc[i][j], 0.0f);
+    a_frag a[2][WM / 16];                       // two buffers: this step's and the next's
+    b_frag b[2][WN / 16];
 
     int slices = (k + BK - 1) / BK;
     for (int s = 0; s < STAGES - 1; ++s)
         copy_slice(smem, s, M, N, m, k, n, brow, bcol);
+    __pipeline_wait_prior(STAGES - 2);          // slice 0 has landed, for every thread
+    __syncthreads();
+    load_fragments(a[0], b[0], smem, 0, wrow, wcol);
     for (int t = 0; t < slices; ++t) {
-        __pipeline_wait_prior(STAGES - 2);      // this thread's copies of slice t have landed
-        __syncthreads();                        // everyone's have, and slice t-1 is done with
-        copy_slice(smem, t + STAGES - 1, M, N, m, k, n, brow, bcol);
-        const elem_t* Ms = smem + (t % STAGES) * STAGE_ELEMS;
-        const elem_t* Ns = Ms + BM * MS_LD;
+        const elem_t* stage = smem + (t % STAGES) * STAGE_ELEMS;
         #pragma unroll
-        for (int kk = 0; kk < BK; kk += FRAG_K) {
-            a_frag a[WM / 16];
-            b_frag b[WN / 16];
-            #pragma unroll
-            for (int i = 0; i < WM / 16; ++i) {
-                wmma::load_matrix_sync(a[i], &Ms[(wrow + 16 * i) * MS_LD + kk], MS_LD);
-                round_to_precision(a[i]);
+        for (int step = 0; step < STEPS; ++step) {
+            int now = step % 2, next = 1 - now;
+            if (step + 1 < STEPS) {
+                load_fragments(a[next], b[next], stage, (step + 1) * FRAG_K, wrow, wcol);
+            } else {
+                __pipeline_wait_prior(STAGES - 2);  // this thread's copies of slice t+1 have landed
+                __syncthreads();                    // everyone's have, and slice t is done with
+                if (t + 1 < slices)
+                    load_fragments(a[next], b[next], smem + ((t + 1) % STAGES) * STAGE_ELEMS, 0, wrow, wcol);
             }
-            #pragma unroll
-            for (int j = 0; j < WN / 16; ++j) {
-                wmma::load_matrix_sync(b[j], &Ns[kk * NS_LD + wcol + 16 * j], NS_LD);
-                round_to_precision(b[j]);
-            }
+            if (step == 0)
+                copy_slice(smem, t + STAGES - 1, M, N, m, k, n, brow, bcol);
             #pragma unroll
             for (int i = 0; i < WM / 16; ++i)
                 #pragma unroll
                 for (int j = 0; j < WN / 16; ++j)
-                    wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+                    wmma::mma_sync(acc[i][j], a[now][i], b[now][j], acc[i][j]);
         }
     }
     __pipeline_wait_prior(0);
