@@ -125,8 +125,10 @@ def default_shapes(kernel, tile):
     """Awkward shapes the kernel can take: small, non-multiples of the tile, m != k != n."""
     spec = matmul.spec(kernel)
     shapes = spec.shapes
-    if spec.tile_m:   # a ladder rung: cross its own block tile, with rows and columns not multiples of 4
-        return [(1, 1, 1), (spec.tile_m + 3, 37, spec.tile_n + 1), (2 * spec.tile_m - 5, 4 * spec.tile_n + 4, 9)]
+    if spec.tile_m:   # a ladder rung: cross its own block tile, with rows and columns not multiples of 4,
+        # then with every row 16 bytes aligned, which takes the wide and asynchronous copies' main path
+        return [(1, 1, 1), (spec.tile_m + 3, 37, spec.tile_n + 1), (2 * spec.tile_m - 5, 4 * spec.tile_n + 4, 9),
+                (spec.tile_m + 16, 72, spec.tile_n + 8)]
     if shapes is matmul.Shapes.SQUARE:
         return [(w, w, w) for w in (1, tile + 3, 2 * tile + 1)]
     if shapes is matmul.Shapes.SQUARE_MULTIPLE:
