@@ -224,11 +224,8 @@ class TensorCoreMatmul(Matmul):
 def product(launch, precision=None):
     """The task of a matrix product launched as `launch`: a tensor-core kernel's at its
     precision (the kernel's default if None), else the FP32 one."""
-    if launch.spec.precisions == ("fp32",):
-        if precision not in (None, "fp32"):
-            raise ValueError(f"{launch.kernel} multiplies in FP32 only; got precision={precision!r}")
-        return Matmul(launch)
-    return TensorCoreMatmul(launch, launch.precision(precision))
+    precision = launch.precision(precision)   # refuses one the kernel does not offer
+    return Matmul(launch) if precision == "fp32" else TensorCoreMatmul(launch, precision)
 
 
 # ----------------------------------------------------------------- block transpose

@@ -41,15 +41,7 @@ class GpuModule:
         # name expressions; NVRTC reports each one's mangled name.
         expressions = [k.name for k in kernels.values() if k.linkage == "C++"]
         try:
-            try:
-                self.module = _compiled(cupy, source, options, expressions)
-            except cupy.cuda.compiler.CompileException as e:
-                # CUDA's pip wheels ship mma.h but not the crt/mma.h it includes (a toolkit
-                # has both): compile again with the toolkit's headers on the path.
-                toolkit = _toolkit_include()
-                if 'cannot open source file "crt/' not in str(e) or toolkit is None:
-                    raise
-                self.module = _compiled(cupy, source, (*options, f"-I{toolkit}"), expressions)
+            self.module = _compiled_with_crt(cupy, source, options, expressions)
         except cupy.cuda.compiler.CompileException as e:
             log = str(e)
             title = "kernel.cu did not compile with NVRTC (backend='gpu'):"
@@ -87,6 +79,27 @@ def _compiled(cupy, source, options, expressions):
     module = cupy.RawModule(code=source, options=tuple(options), name_expressions=expressions or None)
     module.compile()
     return module
+
+
+# The toolkit's include folder, once NVRTC has failed to open a crt/ header with CuPy's own.
+_crt_include = []
+
+
+def _compiled_with_crt(cupy, source, options, expressions):
+    """_compiled, where CUDA's pip wheels (which CuPy may compile against) ship mma.h without
+    the crt/mma.h it includes, and a toolkit has both: the first source that fails for it is
+    compiled again with the toolkit's include folder, and every later source that includes
+    mma.h gets that folder from the start, so it compiles once."""
+    if _crt_include and "mma.h" in source:
+        return _compiled(cupy, source, (*options, f"-I{_crt_include[0]}"), expressions)
+    try:
+        return _compiled(cupy, source, options, expressions)
+    except cupy.cuda.compiler.CompileException as e:
+        toolkit = _toolkit_include()
+        if 'cannot open source file "crt/' not in str(e) or toolkit is None:
+            raise
+        _crt_include.append(toolkit)
+        return _compiled(cupy, source, (*options, f"-I{toolkit}"), expressions)
 
 
 @lru_cache(maxsize=1)

@@ -138,20 +138,25 @@ def _building(target):
 
 
 def _cached(key, suffix, make, shared=False):
-    """The cache's file for `key`, made by make(tmp_path) if missing; written by atomic
-    rename, so a reader never sees half a file. `shared`: a file every process needs
-    first thing (the runtime's objects), built once under a lock rather than by each."""
-    cache = Path(config.cache_dir)
-    target = cache / f"{key[:40]}{suffix}"
+    """The cache's file for `key`, made by make(tmp_path, out) if missing (see _build_once)."""
+    return _build_once(Path(config.cache_dir) / f"{key[:40]}{suffix}", make, shared)
+
+
+def _build_once(target, make, shared=False):
+    """target, made by make(tmp_path, out) if missing, or None where make returns False;
+    written by atomic rename, so a reader never sees half a file. `shared`: a file every
+    process needs first thing (the runtime's objects, the precompiled header), built once
+    under a lock rather than by each."""
     if target.exists():
         return target
-    cache.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with _building(target) if shared else contextlib.nullcontext():
         if target.exists():   # built by another process while this one waited
             return target
-        with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as tmp:
-            out = Path(tmp) / f"out{suffix}"
-            make(Path(tmp), out)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
+            out = Path(tmp) / f"out{''.join(target.suffixes)}"
+            if make(Path(tmp), out) is False:
+                return None
             os.replace(out, target)
     return target
 
@@ -175,21 +180,13 @@ def precompiled_header(cxx, flags, cache_dir):
     key = hashlib.sha256("\0".join([PCH_NAME, header_digest(), str(INCLUDE_DIR), " ".join(flags),
                                     version]).encode()).hexdigest()
     folder = Path(cache_dir) / f"{key[:40]}.pch"
-    target = folder / PCH_NAME
-    if target.exists():
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    with _building(target):
-        if target.exists():
-            return folder
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".build-") as tmp:
-            out = Path(tmp) / PCH_NAME
-            proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(INCLUDE_DIR / "cuda_cpu.h"),
-                         "-o", str(out)], "precompiled header")
-            if proc.returncode != 0:
-                return None
-            os.replace(out, target)
-    return folder
+
+    def make(_, out):
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(INCLUDE_DIR / "cuda_cpu.h"),
+                     "-o", str(out)], "precompiled header")
+        return proc.returncode == 0
+
+    return folder if _build_once(folder / PCH_NAME, make, shared=True) else None
 
 
 def runtime_object(checked, unit="kc_runtime.cpp"):
