@@ -133,6 +133,8 @@ def test_the_sources_defaults_are_the_ones_the_book_measured():
     for p, size in (("fp16", 2), ("bf16", 2), ("tf32", 4)):
         shared = matmul.Launch("wmma_pipelined").geometry(5, 5, 5, 16, precision=p)[2]
         assert shared == 3 * (128 * 80 + 64 // size * (128 * size + 16))
+    fp16, tf32 = (matmul.pipeline_shared_bytes("wmma_pipelined", p) for p in ("fp16", "tf32"))
+    assert f"({fp16:,} bytes for FP16 and BF16, {tf32:,} for TF32, at the defaults" in " ".join(src.split())
 
 
 @pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined"])

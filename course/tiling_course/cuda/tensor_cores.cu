@@ -18,12 +18,15 @@
 //                          outside M and N), as in tiled_bounds.cu; a warp computes a
 //                          32 x 32 tile of P as 2 x 2 fragments.
 //   matmul_wmma_pipelined  bigger tiles per block and per warp, shared rows padded against
-//                          bank conflicts, and slices of k staged by asynchronous copies
-//                          in a pipeline of STAGES (ladder rung 6's ideas).
+//                          bank conflicts, slices of k staged by asynchronous copies in a
+//                          pipeline of STAGES (ladder rung 6's ideas), and fragments
+//                          double-buffered in registers.
 // The launches: matmul_wmma_tiled, blocks of 128 threads in a grid of ceil(n/64) x
-// ceil(m/64); matmul_wmma_pipelined, blocks of 32 * (BM/WM) * (BN/WN) threads (256) in a grid
+// ceil(m/64); matmul_wmma_pipelined, blocks of 32 * (BM/WM) * (BN/WN) threads (128) in a grid
 // of ceil(n/BN) x ceil(m/BM), with STAGES * (BM*(BK+PAD) + BK*(BN+PAD)) elements of dynamic
-// shared memory (37,888 bytes for FP16 and BF16, 37,376 for TF32, at the defaults).
+// shared memory (56,832 bytes for FP16 and BF16, 56,064 for TF32, at the defaults, which fit
+// the 64 KiB a block may have on a T4; the tuner's fastest tiles on an H100 or H200,
+// -DBN=256 -DSTAGES=3 to 5, need more).
 #include <mma.h>
 #if defined(TC_BF16)
 #include <cuda_bf16.h>
