@@ -31,8 +31,12 @@ LETTERS = "ABCDEFGHIJ"
 # light grey box as tall as that line: an underscore, which hangs below the baseline, falls
 # under the box onto the question's dark background, black on dark purple, and
 # `__syncthreads()` reads "  syncthreads()". Padding takes the box down past the
-# descenders. tests/test_browser.py checks the drawn pixels of every underscore.
-QUIZ_CODE_CSS = "<style>.Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; }</style>"
+# descenders; and where code wraps onto a second line, that line's box, painted later,
+# would cover the first line's underscores at 1.1, so the lines are set further apart
+# (div.Quiz: more specific than jupyterquiz's own .Quiz rule, which comes later).
+# tests/test_browser.py checks the drawn pixels of every underscore.
+QUIZ_CODE_CSS = ("<style>div.Quiz { line-height: 1.4; } "
+                 ".Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; }</style>")
 
 
 def _stem(chapter):
