@@ -6,6 +6,7 @@ same kernels beside the CPU runtime. (The runtime's wmma, half types and pipelin
 on their own in test_tensor_cores_cpu.py.)"""
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -52,7 +53,6 @@ def test_chapter_6_states_what_rung_6_measured():
                   == {k: v for k, v in six["config"].items() if k != "GROUP"}]
         assert {1, 4, 16} <= {r["config"]["GROUP"] for r in t.records if r["kernel"] == "ladder6_pipelined"}
         assert len(groups) >= 3 and max(groups) - min(groups) < 0.01        # "within 1% of each other"
-    assert len({t.best("ladder6_pipelined")["config"]["GROUP"] for t in DATA}) == 2   # "not the same on the two"
     assert re.search(r"#define GROUP 1\b", matmul.source("ladder6_pipelined"))
     assert "75 configurations of rung 6 and 16 of rung 5" in text
     assert "0.85 of cuBLAS against 0.89 to 0.90" in text and "within 1% of each other" in text
@@ -76,8 +76,8 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
         tiled, piped = t.best("wmma_tiled", "fp16"), t.best("wmma_pipelined", "fp16")
         assert round(tiled["tflops"]) == 45                                       # "45 TFLOP/s"
         rung5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK)["tflops"]
-        assert round(piped["tflops"] / rung5) == 8                                # "eight times rung 5"
-        assert round(t.best("wmma_pipelined", "bf16")["frac_cublas"], 2) == 0.30  # "BF16 (0.30 of cuBLAS)"
+        assert 8 < piped["tflops"] / rung5 < 9                                    # "more than eight times rung 5"
+        assert round(t.best("wmma_pipelined", "bf16")["frac_cublas"], 2) in (0.31, 0.32)   # "BF16 (0.31 to 0.32"
         assert round(t.best("wmma_pipelined", "tf32")["frac_cublas"], 2) in (0.21, 0.22)   # "TF32 (0.22)"
         cublas = {p: float(np.median([r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == p]))
                   for p in ("fp16", "fp32")}
@@ -85,34 +85,43 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
         assert t.searched("wmma_pipelined") == (52, 52)                           # 46 at FP16, 3 + 3 more
         fastest = sorted((r for r in t.records if r.get("ok") and r["kernel"] == "wmma_pipelined"
                           and r["precision"] == "fp16"), key=lambda r: -r["frac_cublas"])[:3]
-        for r in fastest:       # "blocks of 8 warps, 128 x 256 or 256 x 128, with 64-byte slices and 3 to 5 stages"
+        for r in fastest:       # "blocks of 8 warps, 128 x 256, with 64-byte slices and 3 to 5 stages"
             c = r["config"]
-            assert {c["BM"], c["BN"]} == {128, 256} and (c["WM"], c["WN"], c["BK_BYTES"]) == (64, 64, 64)
+            assert (c["BM"], c["BN"], c["WM"], c["WN"], c["BK_BYTES"]) == (128, 256, 64, 64, 64)
             assert 3 <= c["STAGES"] <= 5
     assert len(list(tune.wmma_round1())) == 48                                    # two of 48 did not fit
     (h100, h200) = DATA
-    assert [round(t.best("wmma_pipelined", "fp16")["tflops"]) for t in DATA] == [367, 372]
-    assert [round(t.best("wmma_pipelined", "fp16")["frac_cublas"], 2) for t in DATA] == [0.50, 0.51]
-    assert "0.50 of cuBLAS FP16 on the H100, 0.51 on the H200" in text
-    fp16 = [r["cublas_tflops"] for r in h100.records if r.get("ok") and r["precision"] == "fp16"]
-    assert (round(min(fp16)), round(max(fp16))) == (728, 739) and "728 to 739 TFLOP/s" in text
+    assert [round(t.best("wmma_pipelined", "fp16")["tflops"], -1) for t in DATA] == [380, 390]
+    assert [round(t.best("wmma_pipelined", "fp16")["frac_cublas"], 2) for t in DATA] == [0.52, 0.52]
+    assert "0.52 of cuBLAS FP16 on both GPUs" in text and "380 on the H100 and 390 on the H200" in text
+    fp16 = {t.device: [r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16"]
+            for t in DATA}
+    assert (round(min(fp16[h100.device])), round(max(fp16[h100.device]))) == (723, 735)
+    assert "723 to 735 TFLOP/s on the H100" in text
+    everywhere = [c for rates in fp16.values() for c in rates]
+    assert (round(min(everywhere)), round(max(everywhere))) == (723, 746) and "at 723 to 746" in text
     default = {**matmul.PIPELINE_DEFAULTS["wmma_pipelined"], "WM": 64, "WN": 64}
-    assert [round(t.config("wmma_pipelined", default, "fp16")["frac_cublas"], 2) for t in DATA] == [0.42, 0.45]
+    assert [round(t.config("wmma_pipelined", default, "fp16")["frac_cublas"], 2) for t in DATA] == [0.42, 0.44]
     assert matmul.pipeline_shared_bytes("wmma_pipelined", "fp16") == 56_832 < 64 * 1024    # fits a T4's block
     assert matmul.pipeline_shared_bytes("wmma_pipelined", "fp16", BN=256) == 81_408 > 64 * 1024
     # the log's side-by-side runs: one fragment buffer and two, the same tiles; the wmma ceiling
     one, two = logged("one fragment buffer")[-2], logged("two fragment buffers")[-2]
+    for run in ("run 1", "run 2"):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
+        gains = [b / a - 1 for a, b in zip(logged(f"step 3, {run}")[:3], logged(f"step 4, {run}")[:3])]
+        assert all(0.02 <= g <= 0.04 for g in gains), gains
+    assert "added 2 to 4% on those tiles" in text
     assert (round(one), round(two)) == (279, 364) and "279 TFLOP/s, with two 364" in text
     ceilings = [logged(f"ceiling FP16, {name}")[-1] for name in ("H100", "H200")]
-    assert [round(c) for c in ceilings] == [653, 647] and "653 TFLOP/s at FP16 on the H100 and 647" in text
+    again = logged("FP16 (benchmarks/wmma_ceiling.py)")[-1]
+    assert all(640 < c < 660 for c in ceilings + [again]) and "about 650 TFLOP/s at FP16 on both GPUs" in text
     pipe = logged("`sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active`")[-1]
     eligible = logged("`smsp__warps_eligible.avg.per_cycle_active`")[-1]
     (active,) = logged("`smsp__warps_active.avg.per_cycle_active`")
     instructions = float(LOG.read_text().split("`smsp__inst_executed.sum` | inst | ")[1].split()[0].replace(",", ""))
-    assert (round(pipe), eligible, active) == (63, 0.60, 2.0) and "busy 63% of the time and 0.60 of its 2 warps" in text
-    assert round(instructions / 4096**3 * (16 * 8 * 16) - 1, 1) == 3.2 and "runs 3.2 other instructions" in text
+    assert (round(pipe), eligible, active) == (66, 0.50, 2.0) and "busy 66% of the time and 0.50 of its 2 warps" in text
+    assert round(instructions / 4096**3 * (16 * 8 * 16) - 1, 1) == 2.6 and "runs 2.6 other instructions" in text
     for t, ceiling in zip(DATA, ceilings):
-        assert round(100 * t.best("wmma_pipelined", "fp16")["tflops"] / ceiling) in (56, 58)   # "56 to 58%"
+        assert round(100 * t.best("wmma_pipelined", "fp16")["tflops"] / ceiling) in (58, 60)   # "58 to 60%"
         assert min(r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16") > ceiling
 
 
@@ -135,6 +144,17 @@ def test_the_sources_defaults_are_the_ones_the_book_measured():
         assert shared == 3 * (128 * 80 + 64 // size * (128 * size + 16))
     fp16, tf32 = (matmul.pipeline_shared_bytes("wmma_pipelined", p) for p in ("fp16", "tf32"))
     assert f"({fp16:,} bytes for FP16 and BF16, {tf32:,} for TF32, at the defaults" in " ".join(src.split())
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (no GPU)")
+def test_the_tuner_records_each_kernels_own_registers(tmp_path):
+    """tensor_cores.cu holds two kernels, and ptxas reports both: each record carries its own
+    kernel's registers (the tiled kernel uses far fewer), as the stored data does."""
+    regs = {f: tune.compile_one(tune.CUDA_DIR / "tensor_cores.cu", "sm_90", [], tmp_path / "t.cubin", f)[1][0]
+            for f in ("matmul_wmma_tiled", "matmul_wmma_pipelined")}
+    assert regs["matmul_wmma_tiled"] < 100 < regs["matmul_wmma_pipelined"]
+    for t in DATA:
+        assert all(r["registers"] < 100 for r in t.records if r["kernel"] == "wmma_tiled")
 
 
 @pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined"])

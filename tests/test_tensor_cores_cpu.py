@@ -35,7 +35,8 @@ def options(**given):
 
 
 SHAPES = [(37, 29, 53), (1, 1, 1), (100, 7, 130), (64, 64, 64), (130, 77, 129),
-          (70, 96, 45), (45, 33, 136)]   # rows of M 16-byte aligned and those of N not, and the reverse
+          (70, 96, 45), (45, 33, 136),   # rows of M 16-byte aligned and those of N not, and the reverse
+          (130, 96, 136)]                # aligned, with whole 128 x 128 tiles inside and tiles at the edges
 PRECISIONS = {"fp16": (), "bf16": ("-DTC_BF16",), "tf32": ("-DTC_TF32",)}
 TOL = 1e-5
 
@@ -143,7 +144,7 @@ def test_the_fastest_tensor_core_tiles(check, rng):
     enough slices of k for the pipeline to wrap around its stages."""
     given = dict(BN=256, STAGES=5)
     mod = cudacheck.RawModule(cu_source("tensor_cores"), options=options(**given), backend="cpu", check=check)
-    for m, k, n in [(37, 29, 53), (130, 250, 260)]:
+    for m, k, n in [(37, 29, 53), (130, 250, 260), (130, 256, 264)]:
         A = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         B = rng.uniform(-1, 1, (k, n)).astype(np.float32)
         (Ad, A64), (Bd, B64) = device_inputs(A, "fp16"), device_inputs(B, "fp16")

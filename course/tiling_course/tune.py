@@ -21,6 +21,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -108,16 +109,17 @@ def threads(cfg):
     return 32 * (cfg["BM"] // cfg["WM"]) * (cfg["BN"] // cfg["WN"])
 
 
-def compile_one(src, arch, opts, out):
-    """nvcc -cubin; (path, registers, spill bytes) or (None, error text)."""
+def compile_one(src, arch, opts, out, function):
+    """nvcc -cubin; (path, (registers, spill bytes) of `function`) or (None, error text).
+    ptxas reports every kernel of the file; only `function`'s lines count."""
     cmd = ["nvcc", f"-arch={arch}", "-O3", "-cubin", "-Xptxas", "-v", "-o", str(out), *opts, str(src)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         return None, p.stderr[-600:]
-    regs = [int(w) for line in p.stderr.splitlines() if "Used" in line and "registers" in line
-            for w, nxt in zip(line.split(), line.split()[1:]) if nxt.startswith("registers")]
-    spills = sum(int(line.split()[4]) for line in p.stderr.splitlines() if "spill stores" in line)
-    return out, (max(regs) if regs else None, spills)
+    report = p.stderr.split(f"Function properties for {function}\n", 1)[-1].split("Compiling entry function", 1)[0]
+    regs = re.search(r"Used (\d+) registers", report)
+    spills = re.search(r"(\d+) bytes spill stores", report)
+    return out, (int(regs[1]) if regs else None, int(spills[1]) if spills else 0)
 
 
 def meta(gpu):
@@ -179,7 +181,9 @@ def main(argv=None):
         jobs = [(c, tmp / f"{kind}-{prec}-{len(records) + i}.cubin") for i, c in enumerate(configs)]
         source = CUDA_DIR / matmul.spec(kind).file
         with ThreadPoolExecutor(os.cpu_count()) as pool:
-            built = list(pool.map(lambda j: compile_one(source, arch, defines(kind, j[0], prec), j[1]), jobs))
+            function = matmul.spec(kind).function
+            built = list(pool.map(lambda j: compile_one(source, arch, defines(kind, j[0], prec), j[1], function),
+                                  jobs))
         for (cfg, _), (path, info) in zip(jobs, built):
             rec = {"kernel": kind, "precision": prec, "config": cfg}
             records.append(rec)
@@ -222,7 +226,8 @@ def main(argv=None):
     if args.once:   # one launch, for `ncu python -m tiling_course.tune KIND --once '{...}'`
         kind, cfg = kinds[0], json.loads(args.once)
         prec = (args.precisions or matmul.spec(kind).precisions)[0]
-        path, info = compile_one(CUDA_DIR / matmul.spec(kind).file, arch, defines(kind, cfg, prec), tmp / "once.cubin")
+        path, info = compile_one(CUDA_DIR / matmul.spec(kind).file, arch, defines(kind, cfg, prec), tmp / "once.cubin",
+                                 matmul.spec(kind).function)
         M, N = inputs(args.shape, prec)
         P = cupy.empty((args.shape[0], args.shape[2]), np.float32)
         launch(load(kind, cfg, prec, path), kind, cfg, prec, M, N, P)

@@ -173,10 +173,11 @@ static_assert(STEPS % 2 == 0, "an even number of steps per slice, so the two fra
 // take consecutive pieces of a row, so a thread's pieces lie in one column of pieces,
 // STEP rows apart: one address is computed, and the others follow from it by a constant.
 // Where cols is a multiple of VEC every piece is aligned and lies wholly inside X or wholly
-// outside it, so each is one asynchronous copy, zero-filling where it is outside. Otherwise
+// outside it: a tile wholly inside X (most of them) is copied with no test at all, and at
+// an edge each piece is one asynchronous copy, zero-filling where it is outside. Otherwise
 // X's rows are not 16-byte aligned, and the pieces are copied element by element,
-// synchronously (the barrier before they are read orders them). The test is made once per
-// tile, not per piece, so that the common case compiles to a short straight run.
+// synchronously (the barrier before they are read orders them). The tests are made once
+// per tile, not per piece, so that the common case compiles to a short straight run.
 template <int ROWS, int COLS, int LD>
 __device__ __forceinline__ void copy_tile(elem_t* dst, const elem_t* X, int rows, int cols, int r0, int c0) {
     constexpr int PER_ROW = COLS / VEC;         // pieces in a row of the tile
@@ -184,7 +185,12 @@ __device__ __forceinline__ void copy_tile(elem_t* dst, const elem_t* X, int rows
     static_assert(THREADS % PER_ROW == 0 && ROWS % STEP == 0, "every thread copies the same number of pieces");
     int r = threadIdx.x / PER_ROW, c = threadIdx.x % PER_ROW * VEC;
     dst += r * LD + c;
-    if (cols % VEC == 0) {
+    if (cols % VEC == 0 && r0 + ROWS <= rows && c0 + COLS <= cols) {
+        const elem_t* src = X + (r0 + r) * cols + c0 + c;
+        #pragma unroll
+        for (int i = 0; i < ROWS / STEP; ++i)
+            __pipeline_memcpy_async(dst + i * STEP * LD, src + i * STEP * cols, 16);
+    } else if (cols % VEC == 0) {
         const elem_t* src = X + (r0 + r) * cols + c0 + c;
         bool column_inside = c0 + c < cols;
         #pragma unroll
