@@ -381,3 +381,24 @@ def test_checked_mode_finds_a_line_taken_out_of_the_chapters_kernels(mutant, rng
             (Ad, _), (Bd, _) = device_inputs(A, "fp16"), device_inputs(B, "fp16")
             launch_tensor_cores(mod, name, "fp16", Ad, Bd, m, k, n)
     assert "line " in str(e.value) and e.value.line > 0
+
+
+@pytest.mark.parametrize("prec", list(PRECISIONS))
+def test_the_wmma_ceiling_kernel_does_every_multiply(prec, rng):
+    """cuda/wmma_ceiling.cu, which the tuner times for the ceiling of wmma
+    (`python -m tiling_course.tune --ceiling`), computes what its header says: accumulator j
+    of each warp is iters times a[j / 4] * b[j % 4], with none of the multiplies folded."""
+    src = rng.uniform(-1, 1, 1536).astype(np.float32)
+    dev, values = device_inputs(src, prec)
+    k = 8 if prec == "tf32" else 16
+    iters, warps = 3, 2
+    out = np.full(warps * 2048, np.nan, np.float32)
+    f = cudacheck.RawKernel(cu_source("wmma_ceiling"), "wmma_ceiling", options=PRECISIONS[prec], backend="cpu",
+                            check=True)
+    f((1,), (32 * warps,), (dev, out, iters))
+    a = [values[256 * i:256 * i + 16 * 16].reshape(16, 16)[:, :k] for i in range(2)]
+    b = [values[512 + 256 * i:512 + 256 * i + 16 * 16].reshape(16, 16)[:k] for i in range(4)]
+    for w in range(warps):
+        for j in range(8):
+            P = out[w * 2048 + 256 * j:w * 2048 + 256 * (j + 1)].reshape(16, 16)
+            assert_close(P, iters * a[j // 4], b[j % 4])

@@ -85,7 +85,7 @@ def pipeline_shared_bytes(kernel, precision, **macros):
     return c["STAGES"] * (c["BM"] * (bk + pad) + bk * (c["BN"] + pad)) * size
 
 
-TENSOR_CORE_PRECISIONS = ("fp16", "bf16", "tf32")
+TENSOR_CORE_PRECISIONS = tuple(precisions.TENSOR_CORE_CAPABILITY)   # fp16, bf16, tf32
 
 
 KERNELS = {

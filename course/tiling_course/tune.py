@@ -13,11 +13,13 @@ come from; --json writes every measurement.
     python -m tiling_course.tune ladder6_pipelined --json out.json
     python -m tiling_course.tune wmma_pipelined --precisions fp16 bf16 tf32
     python -m tiling_course.tune all --json course/tiling_course/data/tuning-h100.json   # the book's data
+    python -m tiling_course.tune --ceiling    # the most anything written with wmma multiplies here
 
 It ships in the package, so a reader with the installed wheel (Colab) can tune for the GPU
 at hand; it needs nvcc, which Colab's GPU runtimes have.
 """
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -122,6 +124,42 @@ def compile_one(src, arch, opts, out, function):
     return out, (int(regs[1]) if regs else None, int(spills[1]) if spills else 0)
 
 
+# The ceiling of wmma (cuda/wmma_ceiling.cu): k of one mma_sync at each precision, and
+# how many each accumulator of each warp runs in one launch (about 10 ms on an H100: long
+# enough that starting and draining the GPU costs well under 1%).
+FRAG_K = {"fp16": 16, "bf16": 16, "tf32": 8}
+CEILING_ITERATIONS = 20000
+CEILING_WARPS_PER_BLOCK = 4
+
+
+def ceiling(gpu, arch, tmp):
+    """TFLOP/s of cuda/wmma_ceiling.cu at each tensor-core precision, with 4, 8 and 16 warps
+    per multiprocessor: the most anything written with wmma can multiply on this GPU.
+    {precision: {warps per multiprocessor: TFLOP/s}}."""
+    import cupy
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    values = np.random.default_rng(0).uniform(-1e-3, 1e-3, 1536).astype(np.float32)
+    rates = {}
+    for prec in matmul.TENSOR_CORE_PRECISIONS:
+        path, info = compile_one(CUDA_DIR / "wmma_ceiling.cu", arch, list(precision.DEFINES[prec]),
+                                 tmp / f"ceiling-{prec}.cubin", "wmma_ceiling")
+        if path is None:
+            raise RuntimeError(f"cuda/wmma_ceiling.cu did not compile for {arch}:\n{info}")
+        fn = cupy.RawModule(path=str(path)).get_function("wmma_ceiling")
+        src = cupy.asarray(precision.to_device_format(values, prec))
+        rates[prec] = {}
+        for warps in (4, 8, 16):
+            blocks = sms * warps // CEILING_WARPS_PER_BLOCK
+            out = cupy.empty(blocks * CEILING_WARPS_PER_BLOCK * 2048, cupy.float32)
+            launch = functools.partial(fn, (blocks,), (32 * CEILING_WARPS_PER_BLOCK,),
+                                       (src, out, np.int32(CEILING_ITERATIONS)))
+            flops = blocks * CEILING_WARPS_PER_BLOCK * CEILING_ITERATIONS * 8 * 2 * 16 * 16 * FRAG_K[prec]
+            rates[prec][warps] = flops / ms(gpu, launch) / 1e9
+            print(f"wmma ceiling {prec}, {warps:2} warps per multiprocessor: {rates[prec][warps]:6.1f} TFLOP/s",
+                  flush=True)
+    return rates
+
+
 def meta(gpu):
     """Device, date and software versions, as the book labels every number."""
     import datetime
@@ -140,24 +178,32 @@ def ms(gpu, launch):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kinds", nargs="+", choices=[*KINDS, "all"])
+    ap.add_argument("kinds", nargs="*", choices=[*KINDS, "all"])
+    ap.add_argument("--ceiling", action="store_true", help="time the ceiling of wmma instead (cuda/wmma_ceiling.cu)")
     ap.add_argument("--precisions", nargs="*", help="default: every precision the kernel offers")
     ap.add_argument("--json")
     ap.add_argument("--top", type=int, default=3, help="configurations carried to the other precisions")
     ap.add_argument("--once", metavar="CONFIG", help="run this configuration (JSON) once, for a profiler")
     ap.add_argument("--shape", type=int, nargs=3, default=(SIZE,) * 3, help="m k n of the --once run")
     args = ap.parse_args(argv)
+    if not args.kinds and not args.ceiling:
+        ap.error("name the kernels to tune (or all), or ask for --ceiling")
     import cupy
 
     kinds = list(KINDS) if "all" in args.kinds else args.kinds
     dev = cupy.cuda.Device()
     arch = f"sm_{dev.compute_capability}"
-    name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
     optin = dev.attributes["MaxSharedMemoryPerBlockOptin"]
     gpu, blas = bench.GpuBackend(), Cublas()
     rng = np.random.default_rng(2026)
     tmp = Path(tempfile.mkdtemp())
     records, failed = [], []
+
+    if args.ceiling:
+        rates = ceiling(gpu, arch, tmp)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"meta": meta(gpu), "wmma_ceiling_tflops": rates}, indent=1))
+        return
 
     def inputs(shape, prec):
         m, k, n = shape
@@ -208,8 +254,8 @@ def main(argv=None):
         for shape, (M, N, R) in data.items():
             P = cupy.full((shape[0], shape[2]), np.nan, np.float32)
             launch(fn, kind, cfg, prec, M, N, P)
-            rel = float(cupy.max(cupy.abs(P - R)) / cupy.max(cupy.abs(R)))
-            ok &= bool(rel <= precision.TOLERANCE[prec])
+            _, rel = bench.compare(gpu, P, R)      # None where P holds a NaN: an element never written
+            ok &= rel is not None and rel <= precision.TOLERANCE[prec]
             rec.setdefault("rel_err", {})["x".join(map(str, shape))] = rel
         rec["ok"] = ok
         if not ok:
@@ -256,7 +302,7 @@ def main(argv=None):
                 best_configs = [r["config"] for r in good[:args.top]]
             summary += good[:args.top]
 
-    print(f"\n{name}, {SIZE}^3, cuBLAS at the same precision timed beside each configuration")
+    print(f"\n{gpu.device()['name']}, {SIZE}^3, cuBLAS at the same precision timed beside each configuration")
     for r in summary:
         print(f"  {r['kernel']:18} {r['precision']:5} {r['tflops']:6.1f} TFLOP/s  {r['frac_cublas']:.3f}"
               f"  regs {r['registers']}  {json.dumps(r['config'])}")
