@@ -1,6 +1,6 @@
 """cudacheck: CUDA C kernels launched from Python with CuPy's RawModule/RawKernel API, on a
 GPU through CuPy or on a CPU runtime that runs the same source and, in checked mode, turns
-an out-of-bounds access, a shared-memory race or a divergent barrier into an exception
+an out-of-bounds access, a race on shared or global memory or a divergent barrier into an exception
 naming the thread, block, array, element and line. run_program runs a whole CUDA C program
 (host code and kernels) the same two ways."""
 from .config import config
@@ -12,6 +12,8 @@ from .errors import (
                      CompileError,
                      DeviceMemoryError,
                      DoubleFreeError,
+                     ForwardProgressError,
+                     GlobalMemoryRaceError,
                      GPUContextError,
                      HostCrashError,
                      HostDeviceAccessError,
@@ -27,6 +29,7 @@ from .errors import (
                      MisalignedAddressError,
                      OutOfBoundsError,
                      ProgramWarning,
+                     RaceError,
                      ResultNeverCopiedWarning,
                      SharedMemoryRaceError,
                      UninitializedReadError,
@@ -46,4 +49,5 @@ __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "resolve_backe
            "UninitializedReadError", "run_program", "ProgramResult", "HostCrashError", "HostDeviceAccessError",
            "DeviceMemoryError", "UseAfterFreeError", "DoubleFreeError", "ProgramWarning", "MemoryLeakWarning",
            "ResultNeverCopiedWarning", "WarpCollectiveError", "AsyncCopyRaceError", "InvalidOperandError",
-           "MisalignedAddressError", "LeadingDimensionError"]
+           "MisalignedAddressError", "LeadingDimensionError", "RaceError",
+           "GlobalMemoryRaceError", "ForwardProgressError"]

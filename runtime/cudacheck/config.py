@@ -25,6 +25,9 @@ class Config:
     # there): a GPU's 512 KiB of local memory per thread, plus room for calls. Only the pages
     # a thread touches cost memory. Past it, a launch fails naming the stack overflow.
     stack_size: int = 576 * 1024
+    # Checked mode looks for races on global memory between any two threads of a launch
+    # (as well as on shared memory). Turning it off only makes checked runs faster.
+    global_races: bool = True
     # Where compiled CPU kernels are kept between runs.
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # C++ compiler for the CPU runtime.

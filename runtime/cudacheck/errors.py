@@ -88,8 +88,29 @@ class OutOfBoundsError(CheckError):
     """A read or write outside a global or shared array (compute-sanitizer: memcheck)."""
 
 
-class SharedMemoryRaceError(CheckError):
+class RaceError(CheckError):
+    """Two threads touched one element, at least one writing, with nothing ordering the two:
+    on shared memory (SharedMemoryRaceError) or on global memory (GlobalMemoryRaceError).
+    Catch this to catch both."""
+
+
+class SharedMemoryRaceError(RaceError):
     """Two threads touched one shared element between barriers, one writing (racecheck)."""
+
+
+class GlobalMemoryRaceError(RaceError):
+    """Two threads of one launch touched one element of global memory (an array argument, a
+    __device__ variable, a cudaMalloc allocation), at least one writing and not both atomic,
+    with nothing ordering them: in one block, no barrier between; in different blocks, no
+    __threadfence() and atomic or volatile flag between (compute-sanitizer checks shared
+    memory only). `other_block`, `other_thread` and `other_line` name the other access."""
+
+
+class ForwardProgressError(CheckError):
+    """Threads that wait for something only another block can do (spinning on a flag or a
+    lock another block sets) while that block cannot run: the kernel relies on blocks making
+    progress side by side, which CUDA promises only for a cooperative launch whose blocks all
+    fit on the GPU at once. `line` is the loop's, `address` the location it polls."""
 
 
 class BarrierDivergenceError(CheckError):

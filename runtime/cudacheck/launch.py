@@ -14,6 +14,22 @@ DEFAULT_SHARED_LIMIT = 48 * 1024
 OPTIN_SHARED_LIMIT = 227 * 1024
 
 
+# The GPU the CPU runtime describes (cudaGetDeviceProperties): an H100 SXM5, compute
+# capability 9.0, and what one of its SMs holds at once.
+DESCRIBED_GPU = "H100 SXM5"
+SM_COUNT = 132
+MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM, SHARED_PER_SM, SHARED_RESERVED_PER_BLOCK = 32, 2048, 228 * 1024, 1024
+
+
+def resident_blocks(threads_per_block, shared_per_block=0):
+    """How many blocks of this size the described GPU holds at once, counting threads (in whole
+    warps) and shared memory; registers may lower it further."""
+    warps = -(-threads_per_block // 32)
+    per_sm = min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (32 * warps),
+                 SHARED_PER_SM // (shared_per_block + SHARED_RESERVED_PER_BLOCK))
+    return SM_COUNT * per_sm
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
     grid: tuple

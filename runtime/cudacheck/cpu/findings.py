@@ -6,6 +6,8 @@ import json
 from ..errors import (
     AsyncCopyRaceError,
     BarrierDivergenceError,
+    ForwardProgressError,
+    GlobalMemoryRaceError,
     InvalidOperandError,
     LaunchConfigError,
     LeadingDimensionError,
@@ -16,6 +18,7 @@ from ..errors import (
     WarpCollectiveError,
     WarpDivergenceError,
 )
+from ..launch import DESCRIBED_GPU, resident_blocks
 
 
 def coords(linear, dims):
@@ -71,16 +74,20 @@ def _shape(dims):
     return " x ".join(map(str, dims))
 
 
-def to_exception(raw, ctx):
+def to_exception(raw, ctx, arrays=()):
+    """The exception a worker's finding (JSON) stands for. `arrays` ((name, address, bytes) of
+    the launch's arrays) names memory a finding gives only as an address."""
     f = json.loads(raw)
     kind = f.pop("kind")
+    if kind == "stall":
+        return _stall(f, ctx, arrays)
     if kind in ("oob", "uninit"):
         f["line"] = ctx.line_of(f)
-    elif kind in ("race", "async_race"):
+    elif kind in ("race", "async_race", "global_race"):
         f["line"], f["other_line"] = ctx.line_of(f), ctx.line_of(f, "other_pc")
     return {"oob": _oob, "race": _race, "uninit": _uninit, "divergence": _divergence, "warp": _warp,
             "shared_limit": _shared_limit, "operand": _operand, "collective": _collective,
-            "async_race": _async_race}[kind](f, ctx)
+            "async_race": _async_race, "global_race": _global_race}[kind](f, ctx)
 
 
 def lane_ranges(lanes):
@@ -307,6 +314,99 @@ def _race(f, ctx):
     return SharedMemoryRaceError(msg + "\n" + fix, kernel=ctx.kernel.name, block=block, thread=me, other_thread=other,
                                  array=name, index=tuple(index), hazard=names[hazard], line=f["line"],
                                  other_line=f["other_line"])
+
+
+_BLOCKS_ORDER = ("Threads of different blocks are ordered only through atomics: an atomic operation on the element "
+                 "itself, or a __threadfence() followed by an atomic or volatile store to a flag that the other "
+                 "block reads (atomically or through a volatile pointer) before its access. A barrier orders one "
+                 "block's threads only, and blocks run in any order, side by side.")
+_LOST_UPDATES = ("The CPU runtime's plain runs may still show the right result: threads of a block take turns there, "
+                 "so a read-modify-write is never cut in half as it is on a GPU, where such updates are lost.")
+
+
+def _global_race(f, ctx):
+    block, other_block = ctx.block(f["block"]), ctx.block(f["other_block"])
+    me, other = ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
+    name, index = f["array"], f["index"]
+    element = _element(name, index, f["dims"]) if f["space"] != "device" or f["dims"][0] > 1 else name
+    line, other_line = f["line"], f["other_line"]
+
+    def verb(op):
+        return {"read": "reads", "write": "writes", "atomic": "updates atomically",
+                "volatile read": "reads (volatile)", "volatile write": "writes (volatile)"}[op]
+
+    kinds = "two writes" if f["hazard"] == "WW" else "a write and a read"
+    msg = (f"kernel `{ctx.kernel.name}`: global-memory race on {element} ({kinds}): thread {other} of block "
+           f"{other_block} {verb(f['other_op'])} it at line {other_line}, and thread {me} of block {block} "
+           f"{verb(f['op'])} it at line {line}, with nothing ordering the two.")
+    for q in sorted({line, other_line} - {0}):
+        msg += ctx.quote(q)
+    same_block = f["block"] == f["other_block"]
+    if same_block:
+        since = (f"since the __syncthreads() on line {f['interval_line']}" if f["interval_line"]
+                 else "since the kernel started")
+        why = f"Both threads are in block {block}, with no __syncthreads() between the two accesses ({since})."
+    else:
+        why = _BLOCKS_ORDER
+    plain = "atomic" not in (f["op"], f["other_op"])
+    if plain and not same_block and me == other and line == other_line and f["hazard"] == "WW":
+        fix = (f"Thread {me} of two different blocks writes the same element: does the index use blockIdx? "
+               "(int row = blockIdx.y * blockDim.y + threadIdx.y; int col = blockIdx.x * blockDim.x + "
+               "threadIdx.x.) Each element should have one writer in the whole grid.")
+    elif not plain:
+        fix = ("One of the two is atomic and the other is not: atomics order only other atomics. Make every access "
+               "of an element that several threads update atomic, or read it only after the kernel has finished.")
+    elif line == other_line:
+        fix = (f"If each thread adds into the element (+=, ++), make the update one atomic operation "
+               f"(atomicAdd(&{name}[i], v)); otherwise give each element one writer. " + _LOST_UPDATES)
+    elif same_block:
+        fix = ("Put a __syncthreads() between the write and the other thread's access, or give each element one "
+               "writer.")
+    else:
+        fix = ("Give each element one writer in the whole grid, make the accesses atomic, or let the kernel finish "
+               "before anything reads what it wrote (a second launch).")
+    if f["hazard"] == "WW" and plain:
+        fix += " (Two stores race even when they store the same value: CUDA's memory model gives that no meaning.)"
+    return GlobalMemoryRaceError(msg + "\n" + why + "\n" + fix, kernel=ctx.kernel.name, block=block, thread=me,
+                                 other_block=other_block, other_thread=other, array=name, index=tuple(index),
+                                 hazard="write-write" if f["hazard"] == "WW" else "read-write", line=line,
+                                 other_line=other_line, op=f["op"], other_op=f["other_op"])
+
+
+def _polled(address, arrays, ctx):
+    """`name[i]` for an address inside one of the launch's arrays, else the address."""
+    for name, start, nbytes in arrays:
+        if start <= address < start + nbytes:
+            return f"{name}[{(address - start) // (ctx.element_size(name) or 1)}]"
+    return f"the location at {address:#x}"
+
+
+def _stall(f, ctx, arrays):
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.line_of(f)
+    at = f"at line {line}" if line else "(run with check=True for its line)"
+    threads, total = ctx.config.threads_per_block, f["blocks"]
+    resident = resident_blocks(threads, ctx.config.shared_mem)
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} polls "
+           f"{_polled(f['address'], arrays, ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
+           f"change it ({f['blocks_done']} of {total} blocks had finished; the CPU runtime runs {f['workers']} "
+           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n"
+           "The kernel relies on its blocks making progress side by side: a block waits for something only another "
+           "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose blocks "
+           "must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start until "
+           f"others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at once "
+           "(fewer with many registers): ")
+    if total > resident:
+        msg += (f"with this grid of {total} blocks it deadlocks as soon as a block waits for one that has not "
+                "started.")
+    else:
+        msg += (f"this grid of {total} blocks fits, so a GPU usually runs it, but nothing promises it (on a smaller "
+                "GPU, or beside another kernel, it hangs).")
+    msg += ("\nLet one block do the dependent step, split the kernel into two launches (a launch ends only when "
+            "all its blocks have), or let the last block to finish do the final step (it finds out with atomicInc "
+            "after a __threadfence(), as NVIDIA's threadFenceReduction sample does): none of these waits for "
+            "another block.")
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                address=f["address"], resident=resident)
 
 
 def _uninit(f, ctx):

@@ -17,7 +17,9 @@ import time
 
 import numpy as np
 
+from ..config import config
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
+from ..frontend import dtype_from
 from ..report import Access, Counts, LaunchReport
 from . import findings
 
@@ -32,7 +34,8 @@ SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misalign
 class WorkerStatus(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int32), ("signal", ctypes.c_int32), ("block", ctypes.c_uint32),
                 ("thread", ctypes.c_uint32), ("blocks_done", ctypes.c_uint64), ("fault_address", ctypes.c_uint64),
-                ("line", ctypes.c_int32), ("stack_overflow", ctypes.c_int32), ("message", ctypes.c_char * 16384)]
+                ("line", ctypes.c_int32), ("stack_overflow", ctypes.c_int32), ("stalled", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32), ("progress", ctypes.c_uint64), ("message", ctypes.c_char * 16384)]
 
 
 class TraceRecord(ctypes.Structure):
@@ -50,7 +53,9 @@ class CheckDesc(ctypes.Structure):
                 ("slot_base", ctypes.c_uint64), ("slot_shift", ctypes.c_uint32), ("nslots", ctypes.c_uint32),
                 ("device_lo", ctypes.c_uint64), ("device_hi", ctypes.c_uint64), ("device_vars", ctypes.c_void_p),
                 ("device_names", ctypes.c_void_p), ("ndevice", ctypes.c_uint32), ("nallocs", ctypes.c_uint32),
-                ("allocs", ctypes.c_void_p)]
+                ("allocs", ctypes.c_void_p), ("device_elem_sizes", ctypes.c_void_p),
+                ("global_races", ctypes.c_uint32), ("pad", ctypes.c_uint32), ("gshadow", ctypes.c_uint64),
+                ("gshadow_bytes", ctypes.c_uint64)]
 
 
 class Allocation(ctypes.Structure):
@@ -65,6 +70,12 @@ class LaunchDesc(ctypes.Structure):
                 ("status", ctypes.POINTER(WorkerStatus)), ("order", ctypes.c_void_p), ("end_line", ctypes.c_int32),
                 ("parent_pid", ctypes.c_int32), ("time_limit_s", ctypes.c_uint32), ("pad", ctypes.c_uint32),
                 ("check", ctypes.POINTER(CheckDesc))]
+
+
+def _itemsize(descr):
+    """Bytes of a __device__ variable's element (1 where its type has no NumPy equivalent)."""
+    dtype = dtype_from(descr)
+    return dtype.itemsize if dtype is not None else 1
 
 
 def _strings(values):
@@ -96,6 +107,8 @@ class CheckSetup:
         self._dnames, self.device_names = _strings([name for name, _ in devices])
         self.device_vars = (ctypes.c_uint64 * max(2, 2 * len(devices)))(
             *[x for _, (addr, size, _) in devices for x in (addr, size)])
+        self.device_elem_sizes = (ctypes.c_uint32 * max(1, len(devices)))(
+            *[_itemsize(var.descr) for _, (_, _, var) in devices])
         self.ndevice = len(devices)
         self.device_section = device_section
 
@@ -139,7 +152,9 @@ class CheckSetup:
                               shared_dims=dims, slot_base=slots.base, slot_shift=slots.shift, nslots=slots.count,
                               device_lo=self.device_section[0], device_hi=self.device_section[1],
                               device_vars=ctypes.addressof(self.device_vars), device_names=self.device_names,
-                              ndevice=self.ndevice, nallocs=len(allocations), allocs=ctypes.addressof(self.allocs))
+                              ndevice=self.ndevice, nallocs=len(allocations), allocs=ctypes.addressof(self.allocs),
+                              device_elem_sizes=ctypes.addressof(self.device_elem_sizes),
+                              global_races=int(config.global_races))
         self.base = base
         return self.desc
 
@@ -401,7 +416,11 @@ def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, 
         rc = spawn(ctypes.byref(desc), pids)
         if rc != 0:
             raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
-        waited = _wait(list(pids), time.monotonic() + time_limit)
+        try:
+            waited = _wait(list(pids), time.monotonic() + time_limit)
+        finally:
+            if check_desc is not None and check_desc.gshadow:   # the race shadow spawn mapped
+                _libc.munmap(ctypes.c_void_p(check_desc.gshadow), ctypes.c_size_t(check_desc.gshadow_bytes))
         out.seek(0)
         printed = out.read().decode(errors="replace")
     if printed:
@@ -412,7 +431,7 @@ def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, 
     if failed:
         w = min(failed, key=lambda w: (status[w].code != CHECK_FAILED, status[w].block))
         if status[w].code == CHECK_FAILED:
-            raise findings.to_exception(status[w].message.decode(), context)
+            raise findings.to_exception(status[w].message.decode(), context, arrays)
         raise _failure(kernel, config, status[w], waited[pids[w]], arrays, stack_size)
     return check.report(schedule) if check is not None else None
 
@@ -471,5 +490,7 @@ def _timeout(kernel, config, status, workers, time_limit):
     return KernelTimeoutError(
         f"kernel `{kernel.name}` did not finish within the time limit of {time_limit:g} s and was stopped: "
         f"{done} of {config.blocks} blocks had finished{where}.\n"
-        "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets. "
+        "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets. A block "
+        "that waits for another block (spinning on a volatile flag) may wait forever here and on a GPU: run it with "
+        "check=True, which names the block, the line and the location it polls. "
         "If the kernel is merely slow, raise the limit: cudacheck.config.time_limit = seconds.")

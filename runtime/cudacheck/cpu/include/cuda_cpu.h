@@ -131,6 +131,10 @@ struct Thread {
     int line;              // source line of the barrier or warp operation it waits at
     int exit_line;         // the `return` it left by (0: the kernel's end)
     uint32_t seq;          // checked mode: its shared accesses so far in this barrier interval
+    uintptr_t poll_addr;   // the location it last read atomically or through a volatile pointer,
+    uint64_t poll_value;   // the value it held then,
+    uint32_t polls;        // and how many reads in a row found it unchanged (kc_runtime.cpp: poll)
+    const void* poll_pc;
 };
 extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;

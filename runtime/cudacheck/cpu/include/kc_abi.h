@@ -24,6 +24,9 @@ struct WorkerStatus {            // one per worker, in shared memory
     uint64_t fault_address;
     int32_t line;
     int32_t stack_overflow;      // the fault hit a fiber's guard page
+    uint32_t stalled;            // its block's threads all poll memory that nothing changes (kc_runtime.cpp)
+    uint32_t pad;
+    uint64_t progress;           // advanced whenever its block gets further
     char message[16384];         // assert text, or checked mode's finding as JSON
 };
 
@@ -94,6 +97,11 @@ struct CheckDesc {
     uint32_t ndevice;
     uint32_t nallocs;            // a whole program's launch: its device allocations (else 0)
     const Allocation* allocs;
+    const uint32_t* device_elem_sizes;  // bytes of each __device__ variable's element
+    uint32_t global_races;       // check global memory for races (kc_global.h)
+    uint32_t pad;
+    uint64_t gshadow;            // out: the launch's race shadow, mapped by spawn (the caller unmaps it)
+    uint64_t gshadow_bytes;
 };
 
 }  // namespace kc

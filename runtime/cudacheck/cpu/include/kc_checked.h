@@ -59,6 +59,7 @@ struct AccessRec {
 struct Shadow { AccessRec w, r1, r2; struct { uint32_t pc; uint16_t tid; uint8_t set; } pend; };
 
 enum RegionKind : uint8_t { PARAM, SHARED, DYNAMIC, DEVICE, LOCAL };
+struct GMem;   // a global memory's shadow (kc_global.h)
 struct Region {
     const char* name;
     char* base;
@@ -74,6 +75,7 @@ struct Region {
     uint32_t granule;      // shared: bytes per shadow entry (0: elem_size); a struct's is its alignment,
                            // so that threads writing different fields of one struct do not race
     uint8_t* init;         // a whole program's allocation: which bytes were ever written (else null)
+    GMem* gm;              // global memory: its race shadow (null: not checked for races)
 };
 
 enum Op : uint8_t { READ = 0, WRITE = 1 };
@@ -110,6 +112,11 @@ struct CheckState {
     struct { bool set; uint32_t thread; uint32_t line; int64_t index; uint64_t bound; int rank; } sub{};
 };
 CheckState chk;
+}  // namespace kc
+
+#include "kc_global.h"
+
+namespace kc {
 
 inline uint32_t pc_of(const void* pc) { return uint32_t(reinterpret_cast<uintptr_t>(pc) - chk.lib_base - 1); }
 
@@ -352,7 +359,7 @@ static void global_init(const Region* r, int64_t off, unsigned size, uint32_t pc
 
 // Every load and store of the kernel comes here (through the __tsan_* entry points).
 static inline void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic = false,
-                             bool atomic_reads = false) {
+                             bool atomic_reads = false, bool is_volatile = false) {
     if (!cur) return;   // not a kernel's thread: a whole program's host code, a library's initializers
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     Region* r = nullptr;
@@ -385,6 +392,8 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     int64_t off = int64_t(a) - int64_t(uintptr_t(r->base));
     if (off < 0 || uint64_t(off) + size > r->bytes) outside(r, off, size, pc, op == READ ? "read" : "write");
     if (r->init) global_init(r, off, size, pc, op == READ || (atomic && atomic_reads), op == WRITE);
+    if (r->gm)   // every atomic reads (atomicExch returns the old value): all acquire
+        global_memory(r, a, size, pc, op == READ || atomic, op == WRITE, atomic || is_volatile, atomic);
     if (r->id < 0) return;   // device variables, allocations not passed as arguments: bounds only
     bool is_shared = r->kind == SHARED || r->kind == DYNAMIC;
     int slot = is_shared ? 2 * (int(chk.desc->nparams) + (r->id - SHARED_ID_BASE)) : 2 * r->id;
@@ -623,10 +632,19 @@ void check_worker_start(const LaunchDesc* d, unsigned w) {
     chk.device_hi = c->device_hi;
     for (uint32_t i = 0; i < c->ndevice && i < 256; ++i)
         chk.device[chk.ndevice++] = Region{c->device_names[i], reinterpret_cast<char*>(c->device_vars[2 * i]),
-                                           c->device_vars[2 * i + 1], -1, DEVICE, 1, nullptr, 0, 1, {0}, nullptr};
+                                           c->device_vars[2 * i + 1], -1, DEVICE,
+                                           c->device_elem_sizes[i] ? c->device_elem_sizes[i] : 1, nullptr, 0, 1,
+                                           {0}, nullptr};
+    Region* globals[MAX_SLOTS + MAX_PARAMS + 256];
+    int n = 0;
+    for (uint32_t s = 0; s < c->nslots && s < uint32_t(MAX_SLOTS); ++s)
+        for (Region* v = chk.slots[s]; v; v = v->next) globals[n++] = v;
+    for (int i = 0; i < chk.ndevice; ++i) globals[n++] = &chk.device[i];
+    global_worker_start(c, globals, n);
 }
 
 void check_block_start(uint32_t block) {
+    global_block_start(block);
     chk.epoch = 1;
     chk.interval_line = 0;
     memset(chk.warp_epoch, 0, sizeof chk.warp_epoch);
@@ -642,6 +660,7 @@ void check_block_start(uint32_t block) {
 // The interval ends (a barrier releases or the block is done): a read still pending is
 // an uninitialized read.
 void check_interval_end() {
+    global_interval_end();
     if (chk.sub.set) {   // a local array's bad subscript, with no instrumented access since
         cur = &sched.threads[chk.sub.thread];
         bad_subscript(nullptr, 0, 0, 0, WRITE);
@@ -743,8 +762,13 @@ void check_barrier(int end_line) {
     extern "C" void __tsan_write##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::WRITE); }   \
     extern "C" void __tsan_unaligned_read##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::READ); } \
     extern "C" void __tsan_unaligned_write##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::WRITE); } \
-    extern "C" void __tsan_volatile_read##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::READ); } \
-    extern "C" void __tsan_volatile_write##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::WRITE); }
+    extern "C" void __tsan_volatile_read##N(void* p) {                                                        \
+        kc::on_access(p, N, __builtin_return_address(0), kc::READ, false, false, true);                          \
+        kc::poll(p, N, __builtin_return_address(0));                                                           \
+    }                                                                                                          \
+    extern "C" void __tsan_volatile_write##N(void* p) {                                                       \
+        kc::on_access(p, N, __builtin_return_address(0), kc::WRITE, false, false, true);                         \
+    }
 KC_TSAN(1) KC_TSAN(2) KC_TSAN(4) KC_TSAN(8) KC_TSAN(16)
 #undef KC_TSAN
 extern "C" void __tsan_read_range(void* p, unsigned long n) { kc::on_access(p, unsigned(n), __builtin_return_address(0), kc::READ); }
@@ -753,7 +777,10 @@ extern "C" void __tsan_init() {}
 extern "C" void __tsan_func_entry(void*) {}
 extern "C" void __tsan_func_exit() {}
 extern "C" void __tsan_vptr_update(void**, void*) {}
-extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }   // __threadfence()
+extern "C" void __tsan_atomic_thread_fence(int) {   // __threadfence()
+    kc::global_fence();
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 // The atomic loads and stores of a guarded static's initialization (a `__shared__` array of
 // a class whose default constructor is not constexpr, such as __half's): performed as they

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <initializer_list>
@@ -44,6 +45,7 @@ void atomic_access(void* addr, unsigned size, void* pc, bool reads);
 struct AsyncCopy;
 void check_async_issue(const AsyncCopy& c);
 void check_async_complete(const AsyncCopy& c);
+int global_launch_start(const LaunchDesc* d);
 #endif
 
 // ---- the block scheduler ------------------------------------------------------------
@@ -81,6 +83,7 @@ struct Scheduler {
     void** args = nullptr;
     const uint32_t* order = nullptr;   // linear thread ids in schedule order
     unsigned waiting_warp = 0;         // threads now at a warp operation
+    uint64_t progress = 0;             // advanced when a thread gets further (see poll)
 };
 Scheduler sched;
 
@@ -149,12 +152,14 @@ static void async_complete_all(Pipe& p);
 [[noreturn]] void fiber_main(void*) {
     sched.body(sched.args);
     if (pipes[cur->linear].n) async_complete_all(pipes[cur->linear]);
+    sched.progress++;
     cur->state = EXITED;
     yield_to_scheduler();
     __builtin_unreachable();
 }
 
 void syncthreads(int line, uint8_t op, int pred) {
+    sched.progress++;
     cur->state = AT_SYNCTHREADS;
     cur->op = op;
     cur->value = uint64_t(pred != 0);
@@ -163,6 +168,7 @@ void syncthreads(int line, uint8_t op, int pred) {
 }
 
 uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line) {
+    sched.progress++;
     cur->state = AT_WARP;
     cur->op = op;
     cur->mask = mask;
@@ -176,6 +182,7 @@ uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, 
 }
 
 bool warp_collective(Collective* c) {
+    sched.progress++;
     cur->state = AT_WARP;
     cur->op = COLLECTIVE;
     cur->mask = 0xffffffffu;
@@ -343,6 +350,99 @@ void release_block_barrier() {
     sched.waiting_warp = 0;
 }
 
+// ---- threads that wait for memory to change ---------------------------------------------
+//
+// A thread polling a location (a flag or a lock another thread sets) never reaches a
+// barrier, so the protocol above would run it forever. Every atomic and every volatile
+// read checked mode sees comes through poll(): after SPIN_POLLS reads in a row that find
+// the location unchanged, the thread yields, staying RUNNABLE, and the pass goes on to the
+// block's other threads (one of them may be the one to set it, as on a GPU since Volta).
+// A pass in which no thread got further (no barrier, exit or changed value) leaves the
+// block stalled: it waits for another worker's block. When every worker is stalled or done
+// for STALL_MS, nothing can change the location any more: the block waits for a block that
+// cannot run beside it, and the worker reports where it polls (ForwardProgressError).
+constexpr uint32_t SPIN_POLLS = 256;
+constexpr uint64_t STALL_MS = 300;
+
+static uint64_t value_at(const volatile void* p, unsigned size) {
+    switch (size) {
+    case 1: return *static_cast<const volatile uint8_t*>(p);
+    case 2: return *static_cast<const volatile uint16_t*>(p);
+    case 4: return *static_cast<const volatile uint32_t*>(p);
+    default: return *static_cast<const volatile uint64_t*>(p);
+    }
+}
+
+void poll(const volatile void* p, unsigned size, const void* pc) {
+    if (!cur || !my_status) return;
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    uint64_t v = value_at(p, size);
+    if (a != cur->poll_addr || v != cur->poll_value) {
+        if (a == cur->poll_addr && cur->polls >= SPIN_POLLS) sched.progress++;   // what it waited for came
+        cur->poll_addr = a;
+        cur->poll_value = v;
+        cur->polls = 0;
+        return;
+    }
+    if (++cur->polls < SPIN_POLLS) return;
+    cur->poll_pc = pc;
+    yield_to_scheduler();   // still RUNNABLE: the next pass runs it again
+}
+
+// An instruction's offset in the kernel's library, which checked mode's line table maps to a line.
+static uint32_t pc_offset(const void* pc) {
+    Dl_info info;
+    if (!pc || !dladdr(pc, &info)) return 0;
+    return uint32_t(reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase) - 1);
+}
+
+static uint64_t now_ms() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return uint64_t(t.tv_sec) * 1000 + uint64_t(t.tv_nsec) / 1000000;
+}
+
+[[noreturn]] static void report_stall(uint32_t block, uint64_t nblocks) {
+    const Thread* t = nullptr;
+    for (unsigned i = 0; i < sched.nthreads && !t; ++i)
+        if (sched.threads[i].state == RUNNABLE) t = &sched.threads[i];
+    uint64_t done = 0;
+    for (unsigned w = 0; w < launch->workers; ++w) done += launch->status[w].blocks_done;
+    my_status->code = CHECK_FAILED;
+    snprintf(my_status->message, sizeof my_status->message,
+             "{\"kind\":\"stall\",\"block\":%u,\"thread\":%u,\"address\":%llu,\"value\":%llu,\"pc\":%u,"
+             "\"blocks_done\":%llu,\"blocks\":%llu,\"workers\":%u}",
+             block, t ? t->linear : 0, (unsigned long long)(t ? t->poll_addr : 0),
+             (unsigned long long)(t ? t->poll_value : 0), t ? pc_offset(t->poll_pc) : 0,
+             (unsigned long long)done, (unsigned long long)nblocks, launch->workers);
+    fflush(stdout);
+    _exit(5);
+}
+
+// A pass with spinning threads in which nothing got further: wait a little for the other
+// workers, and report when none of them can make progress either.
+static void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen) {
+    my_status->stalled = 1;
+    timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+    uint64_t sum = 0;
+    bool live = false;
+    for (unsigned w = 0; w < launch->workers; ++w) {
+        const WorkerStatus& o = launch->status[w];
+        sum += __atomic_load_n(&o.progress, __ATOMIC_RELAXED);
+        live |= &o != my_status && __atomic_load_n(&o.code, __ATOMIC_RELAXED) == RUNNING &&
+                !__atomic_load_n(&o.stalled, __ATOMIC_RELAXED);
+    }
+    if (live || sum != seen) {
+        seen = sum;
+        since = 0;
+        return;
+    }
+    if (!since) since = now_ms();
+    else if (now_ms() - since > STALL_MS)
+        report_stall(block, uint64_t(grid_dim.x) * grid_dim.y * grid_dim.z);
+}
+
 extern "C" void kc_register_namespace_shared();   // generated with the launch stubs
 
 // Runs one block to completion. `order` lists linear thread ids in schedule order.
@@ -373,6 +473,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     (void)end_line;
 #endif
     kc_register_namespace_shared();
+    uint64_t progress = sched.progress, stalled_since = 0, others = 0;
     for (;;) {
         for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
             Thread* t = &sched.threads[order[k]];
@@ -383,6 +484,20 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
             break;
         }
         if (release_complete_warps()) continue;
+        bool spinning = false;   // threads that yielded in poll
+        for (unsigned i = 0; i < sched.nthreads && !spinning; ++i) spinning = sched.threads[i].state == RUNNABLE;
+        if (spinning) {
+            if (sched.progress != progress) {
+                progress = sched.progress;
+                stalled_since = 0;
+                my_status->stalled = 0;
+                __atomic_fetch_add(&my_status->progress, 1, __ATOMIC_RELAXED);
+            } else {
+                stalled_pass(block, stalled_since, others);
+            }
+            continue;
+        }
+        my_status->stalled = 0;
         bool all_exited = true;
         for (unsigned i = 0; i < sched.nthreads && all_exited; ++i) all_exited = sched.threads[i].state == EXITED;
         if (all_exited) {
@@ -485,6 +600,7 @@ void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*)) {
         my_status->block = unsigned(b);
         run_block(order, unsigned(b), d->end_line);
         my_status->blocks_done++;
+        __atomic_fetch_add(&my_status->progress, 1, __ATOMIC_RELAXED);
     }
     fflush(stdout);
     fflush(stderr);
@@ -497,6 +613,12 @@ void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*)) {
 int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
     fflush(stdout);
     fflush(stderr);
+#ifdef KC_CHECKED
+    if (d->check) {   // the shadow all workers share: mapped before they are forked
+        int rc = global_launch_start(d);
+        if (rc) return rc;
+    }
+#endif
     for (unsigned w = 0; w < d->workers; ++w) {
         d->status[w].code = RUNNING;
         pid_t pid = fork();
@@ -633,11 +755,15 @@ void async_wait_prior(size_t n) {
 // ---- atomics -------------------------------------------------------------------------
 // Real atomics: blocks in other workers share global memory. The _block and _system
 // variants are the same operation here (one block runs at a time per worker).
+// Every atomic is checked (checked mode) and then counted as a poll of its location (a lock
+// or a flag another thread sets: see poll).
 #ifdef KC_CHECKED
-#define KC_ATOMIC_HOOK(p, reads) ::kc::atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0), reads)
+#define KC_ATOMIC_CHECK(p, reads) ::kc::atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0), reads)
 #else
-#define KC_ATOMIC_HOOK(p, reads) ((void)0)
+#define KC_ATOMIC_CHECK(p, reads) ((void)0)
 #endif
+#define KC_ATOMIC_HOOK(p, reads) \
+    (KC_ATOMIC_CHECK(p, reads), ::kc::poll((p), sizeof(*(p)), __builtin_return_address(0)))
 #define KC_ATOMIC_VARIANTS(R, NAME, PARAMS, ARGS) \
     R NAME##_block PARAMS { return NAME ARGS; } \
     R NAME##_system PARAMS { return NAME ARGS; }

@@ -1,0 +1,410 @@
+// Checked mode: races on global memory, between any two threads of a launch.
+//
+// The shadow. Every global memory (an array argument's slot, a whole program's allocation,
+// a __device__ variable) has a shadow entry per granule (the element's size, at most 4
+// bytes, so threads writing neighbouring chars or the fields of a struct do not race):
+// the last write and up to two reads, each with its block, thread, barrier interval, warp
+// __syncwarp count and line. The shadow lives in one MAP_SHARED mapping made before the
+// workers are forked, so blocks on different workers see each other's accesses; each entry
+// is updated under one of a set of striped spin locks.
+//
+// The rules (CUDA's memory model, as compute-sanitizer's racecheck applies it to shared
+// memory, here for global memory). Two accesses conflict when they touch a common granule,
+// at least one writes, and not both are strong (atomic, or volatile: the PTX memory model's
+// "morally strong" relaxed accesses never race with each other), and not a plain read
+// against an atomic update (stricter would flag the Programming Guide's compare-and-swap
+// loops, whose first plain read may see any value; such a read may be stale, and is not
+// reported). Two conflicting accesses
+// are ordered, and no race, when
+//   - they are of one thread, or of one block in different barrier intervals, or of one
+//     warp with a __syncwarp() between them (as for shared memory, kc_checked.h);
+//   - or a release/acquire chain orders them: the first thread's __threadfence() followed by
+//     a strong write (an atomic, a volatile store) to some location L releases what its
+//     block did before the fence's barrier interval and what the thread itself did in it;
+//     a strong read of L (an atomic, a volatile load) by another block acquires that, for
+//     the reading thread at once and for its whole block after its next __syncthreads().
+//     This covers flag publication, the samples' last-block-done reduction (the fence and
+//     atomicInc in thread 0, __syncthreads(), then every thread reads) and spin locks built
+//     of atomicCAS, __threadfence() and atomicExch. A strong write without a fence before
+//     it releases nothing: without the fence a GPU may make the data visible after the flag.
+// Separate launches are ordered: each launch has a fresh shadow.
+//
+// Release and acquire are tracked per location (SyncObj): for each block that released
+// there, the latest point released, `point(epoch, thread)`: everything of the block in
+// earlier intervals, and that thread's accesses in the interval itself. A block keeps what
+// it has acquired (Know, per worker) and passes it on when it releases in turn, so chains
+// (a lock handed from block to block) order what they should.
+//
+// Because the shadow keeps what happened, not when, the verdict does not depend on the
+// schedule: two blocks that race are found whether they ran at once on two workers or one
+// after the other on one. Readers are kept so that two of different blocks survive, so a
+// later writer in any block conflicts with at least one of them.
+#pragma once
+
+namespace kc {
+
+constexpr uint32_t MAX_GMEM = MAX_SLOTS + 256;   // allocations or argument slots, then __device__ variables
+constexpr uint32_t MAX_SYNC = 64;                // locations released through (more share the last one)
+constexpr uint32_t NLOCKS = 4096;
+constexpr uint32_t MAX_SYNC_BLOCKS = 1u << 20;   // blocks whose releases are tracked (beyond: stricter)
+
+// One access. tid's low 11 bits are the thread; the flags above them say what kind.
+struct GAcc {
+    uint32_t block;     // linear block id + 1; 0: no access
+    uint32_t epoch;     // the block's barrier interval
+    uint32_t pc;
+    uint16_t tid;
+    uint16_t wepoch;    // the warp's __syncwarp count
+};
+constexpr uint16_t TID_MASK = 0x07ff, COLLECTIVE_BIT = 0x0800, STRONG_BIT = 0x1000, ATOMIC_BIT = 0x2000;
+struct GShadow { GAcc w, r1, r2; };
+
+struct GMem {
+    uint64_t lo, hi;       // the bytes it shadows
+    uint64_t shadow;       // offset of its GShadow entries in the mapping
+    uint32_t granule;
+    uint32_t pad;
+};
+
+struct SyncObj {
+    uint64_t addr;         // 0: free
+    uint32_t version;      // advanced at every release
+    uint32_t count;        // blocks in `list`
+    uint32_t lock;
+    uint32_t pad;
+};
+
+struct GHeader {
+    uint64_t bytes;
+    uint32_t nmem, nblocks, sync_blocks, pad;
+    uint64_t marks, lists;     // offsets: MAX_SYNC arrays of sync_blocks points, then of block ids
+    GMem mem[MAX_GMEM];
+    SyncObj sync[MAX_SYNC];
+    uint32_t sync_insert;      // the lock taken to claim a SyncObj
+    uint32_t locks[NLOCKS];
+};
+
+// What this worker's current block has acquired from each block: the point, and which
+// thread acquired it in which interval (others of the block see it after the next barrier).
+struct Know { uint64_t point; uint32_t acq_epoch; uint32_t acq_tid; };
+
+struct GlobalState {
+    GHeader* h = nullptr;
+    char* base = nullptr;
+    Know* know = nullptr;          // sync_blocks entries
+    uint32_t* known = nullptr;     // the blocks with an entry in `know`, to clear at the next block
+    uint32_t nknown = 0;
+    uint32_t seen[MAX_SYNC] = {};  // the version of each SyncObj last acquired
+    uint32_t fence_epoch[1024] = {};   // each thread's last __threadfence(): its interval + 1
+    uintptr_t acquiring[1024] = {};    // each thread's strong read not yet acquired (see acquire)
+    uint32_t block = 0;            // linear id of the block running
+};
+GlobalState gs;
+
+inline uint64_t point(uint32_t epoch, uint32_t tid) { return (uint64_t(epoch) << 16) | (tid + 1); }
+inline uint32_t point_epoch(uint64_t p) { return uint32_t(p >> 16); }
+inline uint32_t point_tid(uint64_t p) { return uint32_t(p & 0xffff) - 1; }
+
+inline void spin_lock(uint32_t* l) {
+    while (__atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__)
+            __builtin_ia32_pause();
+#endif
+        }
+}
+inline void spin_unlock(uint32_t* l) { __atomic_store_n(l, 0u, __ATOMIC_RELEASE); }
+
+// ---- the launch: in the caller's process, before the workers are forked ----------------
+
+static uint32_t granule_for(uint64_t elem_size) {
+    uint64_t low = elem_size ? (elem_size & (~elem_size + 1)) : 1;
+    return uint32_t(low < 4 ? low : 4);
+}
+
+// Lays out the shadow of every global memory of the launch and maps it, shared and zeroed
+// (the pages a launch never touches cost nothing). Returns 0 or -errno.
+int global_launch_start(const LaunchDesc* d) {
+    CheckDesc* c = d->check;
+    c->gshadow = c->gshadow_bytes = 0;
+    if (!c->global_races) return 0;
+    GMem mem[MAX_GMEM];
+    uint32_t n = 0;
+    auto add = [&](uint64_t lo, uint64_t hi, uint32_t granule) {
+        for (uint32_t i = 0; i < n; ++i)   // views of one array share a slot and its shadow
+            if (lo < mem[i].hi && mem[i].lo < hi) {
+                if (lo < mem[i].lo) mem[i].lo = lo;
+                if (hi > mem[i].hi) mem[i].hi = hi;
+                if (granule < mem[i].granule) mem[i].granule = granule;
+                return;
+            }
+        if (n < MAX_GMEM && hi > lo) mem[n++] = GMem{lo, hi, 0, granule, 0};
+    };
+    if (c->nallocs)
+        for (uint32_t i = 0; i < c->nallocs; ++i) add(c->allocs[i].base, c->allocs[i].base + c->allocs[i].bytes,
+                                                      granule_for(c->allocs[i].elem_size));
+    else
+        for (uint32_t i = 0; i < c->nparams; ++i)
+            if (c->extents[i]) {
+                uint64_t lo = reinterpret_cast<uint64_t>(*static_cast<char**>(d->args[i]));
+                add(lo, lo + c->extents[i], granule_for(c->elem_sizes[i]));
+            }
+    for (uint32_t i = 0; i < c->ndevice; ++i)
+        add(c->device_vars[2 * i], c->device_vars[2 * i] + c->device_vars[2 * i + 1],
+            granule_for(c->device_elem_sizes[i]));
+    uint64_t nblocks = uint64_t(d->grid[0]) * d->grid[1] * d->grid[2];
+    uint32_t sync_blocks = uint32_t(nblocks < MAX_SYNC_BLOCKS ? nblocks : MAX_SYNC_BLOCKS);
+    auto round = [](uint64_t x) { return (x + 63) & ~uint64_t(63); };
+    uint64_t at = round(sizeof(GHeader));
+    for (uint32_t i = 0; i < n; ++i) {
+        mem[i].shadow = at;
+        at = round(at + (mem[i].hi - mem[i].lo + mem[i].granule - 1) / mem[i].granule * sizeof(GShadow));
+    }
+    uint64_t marks = at, lists = round(marks + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint64_t));
+    uint64_t bytes = round(lists + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint32_t));
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return -errno;
+    GHeader* h = static_cast<GHeader*>(m);
+    h->bytes = bytes;
+    h->nmem = n;
+    h->nblocks = uint32_t(nblocks);
+    h->sync_blocks = sync_blocks;
+    h->marks = marks;
+    h->lists = lists;
+    memcpy(h->mem, mem, sizeof(GMem) * n);
+    c->gshadow = reinterpret_cast<uint64_t>(m);
+    c->gshadow_bytes = bytes;
+    return 0;
+}
+
+// ---- in each worker ----------------------------------------------------------------------
+
+static GMem* gmem_at(uintptr_t a) {
+    for (uint32_t i = 0; i < gs.h->nmem; ++i)
+        if (a >= gs.h->mem[i].lo && a < gs.h->mem[i].hi) return &gs.h->mem[i];
+    return nullptr;
+}
+
+void global_worker_start(const CheckDesc* c, Region* const* regions, int nregions) {
+    if (!c->gshadow) return;
+    gs.h = reinterpret_cast<GHeader*>(c->gshadow);
+    gs.base = reinterpret_cast<char*>(c->gshadow);
+    gs.know = static_cast<Know*>(calloc(gs.h->sync_blocks ? gs.h->sync_blocks : 1, sizeof(Know)));
+    gs.known = static_cast<uint32_t*>(calloc(gs.h->sync_blocks ? gs.h->sync_blocks : 1, sizeof(uint32_t)));
+    for (int i = 0; i < nregions; ++i)
+        if (regions[i]) regions[i]->gm = gmem_at(reinterpret_cast<uintptr_t>(regions[i]->base));
+}
+
+void global_block_start(uint32_t block) {
+    gs.block = block;
+    if (!gs.h) return;
+    for (uint32_t i = 0; i < gs.nknown; ++i) gs.know[gs.known[i]] = Know{};
+    gs.nknown = 0;
+    memset(gs.seen, 0, sizeof gs.seen);
+    memset(gs.fence_epoch, 0, sizeof(uint32_t) * (sched.nthreads < 1024 ? sched.nthreads : 1024));
+    memset(gs.acquiring, 0, sizeof(uintptr_t) * (sched.nthreads < 1024 ? sched.nthreads : 1024));
+}
+
+// __threadfence() by the running thread.
+void global_fence() {
+    if (cur && cur->linear < 1024) gs.fence_epoch[cur->linear] = chk.epoch + 1;
+}
+
+// Does what this block has acquired order block bx's access (interval ex, thread tx)
+// before `me`?
+static bool acquired(uint32_t bx, uint32_t ex, uint32_t tx, const GAcc& me) {
+    if (bx >= gs.h->sync_blocks) return false;
+    const Know& k = gs.know[bx];
+    if (!k.point || (k.acq_epoch == me.epoch && k.acq_tid != (me.tid & TID_MASK))) return false;
+    uint32_t e = point_epoch(k.point);
+    return ex < e || (ex == e && tx == point_tid(k.point));
+}
+
+// Is access a ordered before `me`, an access of the running block?
+static bool g_ordered(const GAcc& a, const GAcc& me) {
+    if (!a.block) return true;
+    if ((a.tid & STRONG_BIT) && (me.tid & STRONG_BIT)) return true;
+    uint32_t ab = a.block - 1, at = a.tid & TID_MASK, mt = me.tid & TID_MASK;
+    if (a.block == me.block) {
+        if (a.epoch != me.epoch) return true;
+        bool same_warp = at / 32 == mt / 32;
+        if (same_warp && a.wepoch != me.wepoch) return true;
+        bool a_coll = a.tid & COLLECTIVE_BIT, m_coll = me.tid & COLLECTIVE_BIT;
+        if (a_coll || m_coll) {
+            if (same_warp && a_coll && m_coll) return true;
+        } else if (at == mt) {
+            return true;
+        }
+    }
+    return acquired(ab, a.epoch, at, me);
+}
+
+static const char* g_op(const GAcc& a, bool write) {
+    if (a.tid & ATOMIC_BIT) return "atomic";
+    if (a.tid & STRONG_BIT) return write ? "volatile write" : "volatile read";
+    return write ? "write" : "read";
+}
+
+static void global_race(const Region* r, uint64_t elem, const GAcc& other, bool other_write, const GAcc& me,
+                        bool me_write) {
+    if (chk.pending_race[0]) return;
+    uint64_t esize = r->elem_size ? r->elem_size : 1;
+    snprintf(chk.pending_race, sizeof chk.pending_race,
+             "{\"kind\":\"global_race\",\"array\":\"%s\",\"space\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
+             "\"hazard\":\"%s\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
+             "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d}",
+             r->name, r->kind == DEVICE ? "device" : "global", (unsigned long long)elem,
+             (unsigned long long)(r->bytes / esize), other_write && me_write ? "WW" : "RW", me.block - 1,
+             me.tid & TID_MASK, me.pc, g_op(me, me_write), other.block - 1, other.tid & TID_MASK, other.pc,
+             g_op(other, other_write), chk.interval_line);
+}
+
+// Keep the new reader; of the readers kept, two of different blocks survive where there
+// were two (any later writer conflicts with one of them), and a block's newest read
+// replaces its older ones.
+static void keep_reader(GShadow& s, const GAcc& me) {
+    GAcc* slots[2] = {&s.r1, &s.r2};
+    for (GAcc* r : slots)
+        if (r->block == me.block && (r->tid & TID_MASK) == (me.tid & TID_MASK)) { *r = me; return; }
+    for (GAcc* r : slots)
+        if (!r->block) { *r = me; return; }
+    for (GAcc* r : slots)
+        if (r->block == me.block && r->epoch != me.epoch) { *r = me; return; }
+    if (s.r1.block == s.r2.block) s.r2 = me;
+    else if (s.r1.block == me.block) s.r1 = me;
+    else if (s.r2.block == me.block) s.r2 = me;
+}
+
+// Checks access `me` of `size` bytes at address a of global region r against the shadow, and
+// records it.
+static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc& me, bool reads, bool writes) {
+    GMem* m = r->gm;
+    GShadow* shadow = reinterpret_cast<GShadow*>(gs.base + m->shadow);
+    uint64_t g = m->granule, esize = r->elem_size ? r->elem_size : 1;
+    uint64_t first = (a - m->lo) / g, last = (a + size - 1 - m->lo) / g;
+    uint32_t salt = uint32_t(m - gs.h->mem) * 2654435761u;
+    // A plain read and an atomic update are not reported (the Programming Guide's
+    // compare-and-swap loops begin with `int old = *address;`, which may see any value).
+    bool atomic = me.tid & ATOMIC_BIT, plain_read = reads && !writes && !(me.tid & STRONG_BIT);
+    for (uint64_t e = first; e <= last; ++e) {
+        uint32_t* lock = &gs.h->locks[(uint32_t(e) ^ salt) % NLOCKS];
+        GShadow& s = shadow[e];
+        uint64_t elem = (m->lo + e * g - uintptr_t(r->base)) / esize;
+        spin_lock(lock);
+        if (!g_ordered(s.w, me) && !(plain_read && (s.w.tid & ATOMIC_BIT)))
+            global_race(r, elem, s.w, true, me, writes);
+        if (writes && atomic) {
+            s.w = me;   // the readers stay: a plain write later must still meet them
+        } else if (writes) {
+            if (!g_ordered(s.r1, me)) global_race(r, elem, s.r1, false, me, true);
+            if (!g_ordered(s.r2, me)) global_race(r, elem, s.r2, false, me, true);
+            s.w = me;
+            s.r1 = s.r2 = GAcc{};   // ordered before this write, or reported
+        } else if (reads) {
+            keep_reader(s, me);
+        }
+        spin_unlock(lock);
+    }
+}
+
+// ---- release and acquire through a location ------------------------------------------------
+
+static uint64_t* marks_of(uint32_t i) {
+    return reinterpret_cast<uint64_t*>(gs.base + gs.h->marks) + uint64_t(i) * gs.h->sync_blocks;
+}
+static uint32_t* list_of(uint32_t i) {
+    return reinterpret_cast<uint32_t*>(gs.base + gs.h->lists) + uint64_t(i) * gs.h->sync_blocks;
+}
+
+// The SyncObj of address a (claimed if `claim`), or null. Open addressing; when the table is
+// full the last entry stands for every further location (releases through them all become
+// visible to an acquire through any of them: more permissive, never a false report).
+static SyncObj* sync_of(uintptr_t a, bool claim) {
+    uint32_t h = uint32_t((a >> 2) * 2654435761u) % (MAX_SYNC - 1);
+    for (uint32_t k = 0; k < MAX_SYNC - 1; ++k) {
+        SyncObj* s = &gs.h->sync[(h + k) % (MAX_SYNC - 1)];
+        uint64_t at = __atomic_load_n(&s->addr, __ATOMIC_ACQUIRE);
+        if (at == a) return s;
+        if (at) continue;
+        if (!claim) return nullptr;
+        spin_lock(&gs.h->sync_insert);
+        at = __atomic_load_n(&s->addr, __ATOMIC_ACQUIRE);
+        if (!at) __atomic_store_n(&s->addr, uint64_t(a), __ATOMIC_RELEASE);
+        spin_unlock(&gs.h->sync_insert);
+        if (!at || at == a) return s;
+    }
+    return &gs.h->sync[MAX_SYNC - 1];
+}
+
+static void raise_mark(uint32_t i, SyncObj* s, uint32_t block, uint64_t p) {
+    uint64_t& m = marks_of(i)[block];
+    if (!m) list_of(i)[s->count++] = block;
+    if (point_epoch(p) >= point_epoch(m)) m = p;
+}
+
+static void know(uint32_t block, uint64_t p, uint32_t tid) {
+    Know& k = gs.know[block];
+    if (!k.point) gs.known[gs.nknown++] = block;
+    if (point_epoch(p) > point_epoch(k.point) || !k.point) k = Know{p, chk.epoch, tid};
+}
+
+// Thread tid's strong read of global address a: take what was released there.
+static void acquire(uintptr_t a, uint32_t tid) {
+    SyncObj* s = sync_of(a, false);
+    if (!s) return;
+    uint32_t i = uint32_t(s - gs.h->sync);
+    if (__atomic_load_n(&s->version, __ATOMIC_ACQUIRE) == gs.seen[i]) return;
+    spin_lock(&s->lock);
+    const uint64_t* marks = marks_of(i);
+    const uint32_t* list = list_of(i);
+    for (uint32_t k = 0; k < s->count; ++k) know(list[k], marks[list[k]], tid);
+    gs.seen[i] = s->version;
+    spin_unlock(&s->lock);
+}
+
+// A strong write of global address a: after a __threadfence() by this thread, release there
+// what the fence covers, and what this block has acquired.
+static void release(uintptr_t a) {
+    uint32_t fenced = cur->linear < 1024 ? gs.fence_epoch[cur->linear] : 0;
+    if (!fenced) return;
+    SyncObj* s = sync_of(a, true);
+    uint32_t i = uint32_t(s - gs.h->sync);
+    spin_lock(&s->lock);
+    if (gs.block < gs.h->sync_blocks) raise_mark(i, s, gs.block, point(fenced - 1, cur->linear));
+    for (uint32_t k = 0; k < gs.nknown; ++k) raise_mark(i, s, gs.known[k], gs.know[gs.known[k]].point);
+    __atomic_store_n(&s->version, s->version + 1, __ATOMIC_RELEASE);
+    spin_unlock(&s->lock);
+}
+
+// The instrumentation calls its hooks before the access, so a strong read acquires only at
+// the thread's next global access (or barrier): what its value shows was released by then,
+// and nothing of the thread's after the read escapes it.
+static void acquire_held(unsigned t) {
+    if (t >= 1024 || !gs.acquiring[t]) return;
+    uintptr_t a = gs.acquiring[t];
+    gs.acquiring[t] = 0;
+    acquire(a, t);
+}
+
+// The interval ends: every strong read held is acquired (for the whole block, from the next one).
+void global_interval_end() {
+    if (!gs.h) return;
+    for (unsigned t = 0; t < sched.nthreads && t < 1024; ++t) acquire_held(t);
+}
+
+// Every global access checked mode sees: a strong access synchronises (read: acquire, then
+// write: release), and every access is checked against the shadow.
+void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, bool reads, bool writes, bool strong,
+                   bool atomic) {
+    if (!gs.h || !r->gm) return;
+    unsigned t = cur->linear;
+    acquire_held(t);
+    uint16_t flags = uint16_t((t & TID_MASK) | (strong ? STRONG_BIT : 0) | (atomic ? ATOMIC_BIT : 0) |
+                              (chk.collective ? COLLECTIVE_BIT : 0));
+    GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32]};
+    if (strong && reads && t < 1024) gs.acquiring[t] = a;
+    global_check(r, a, size, me, reads, writes);
+    if (strong && writes) release(a);
+}
+
+}  // namespace kc

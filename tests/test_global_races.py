@@ -1,0 +1,408 @@
+"""Checked mode on global memory: every race between two threads of a launch is reported with
+both accesses, whether the threads share a block or not and whatever the schedule or number
+of workers; the fence- and atomic-based idioms that order blocks, and race-free kernels,
+report nothing and compute what plain runs compute; blocks that wait for blocks that cannot
+run are reported, never left to hang."""
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+import cudacheck
+
+SOURCE = r'''
+extern "C" __global__ void hist_plain(const int* in, int* hist, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) hist[in[i] % 16]++;
+}
+
+extern "C" __global__ void hist_atomic(const int* in, int* hist, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&hist[in[i] % 16], 1);
+}
+
+// A block's sum in part[0] (blockDim.x == 128).
+__device__ void block_sum(float* part, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    part[threadIdx.x] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void sum_plain(const float* in, float* out, int n) {
+    __shared__ float part[128];
+    block_sum(part, in, n);
+    if (threadIdx.x == 0) out[0] += part[0];
+}
+
+extern "C" __global__ void sum_atomic(const float* in, float* out, int n) {
+    __shared__ float part[128];
+    block_sum(part, in, n);
+    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+
+// NVIDIA's threadFenceReduction: the last block to finish adds the blocks' sums.
+extern "C" __global__ void sum_last_block(const float* in, float* partial, float* out, unsigned* count, int n) {
+    __shared__ float part[128];
+    __shared__ bool last;
+    block_sum(part, in, n);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = part[0];
+        FENCE
+        unsigned ticket = atomicInc(count, gridDim.x);
+        last = ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int b = 0; b < gridDim.x; ++b) s += partial[b];
+        out[0] = s;
+        *count = 0;
+    }
+}
+
+__device__ void lock(int* mutex) {
+    while (atomicCAS(mutex, 0, 1) != 0) { }
+    __threadfence();
+}
+__device__ void unlock(int* mutex) {
+    __threadfence();
+    atomicExch(mutex, 0);
+}
+extern "C" __global__ void sum_locked(const float* in, float* out, int* mutex, int n) {
+    __shared__ float part[128];
+    block_sum(part, in, n);
+    if (threadIdx.x == 0) {
+        lock(mutex);
+        out[0] += part[0];
+        unlock(mutex);
+    }
+}
+
+extern "C" __global__ void matmul_no_block_idx(const float* M, const float* N, float* P, int w) {
+    int row = threadIdx.y, col = threadIdx.x;
+    if (row < w && col < w) {
+        float s = 0.0f;
+        for (int k = 0; k < w; ++k) s += M[row * w + k] * N[k * w + col];
+        P[row * w + col] = s;
+    }
+}
+
+extern "C" __global__ void matmul_index_slip(const float* M, const float* N, float* P, int w) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < w && col < w) {
+        float s = 0.0f;
+        for (int k = 0; k < w; ++k) s += M[row * w + k] * N[k * w + col];
+        P[row * w + (col & ~1)] += s;
+    }
+}
+
+extern "C" __global__ void shift_left(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 1 < n) x[i] = x[i + 1];
+}
+
+extern "C" __global__ void add_one(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] + 1.0f;
+}
+
+extern "C" __global__ void publish(volatile int* flag, float* data, int producer) {
+    if (blockIdx.x == producer) {
+        data[threadIdx.x] = threadIdx.x + 0.5f;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            FENCE
+            flag[0] = 1;
+        }
+    } else {
+        if (threadIdx.x == 0) while (flag[0] == 0) { }
+        __syncthreads();
+        data[blockDim.x + threadIdx.x] = 2.0f * data[threadIdx.x];
+    }
+}
+
+__device__ int counter;
+extern "C" __global__ void count_plain(int* seen) {
+    counter++;
+    seen[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+extern "C" __global__ void count_atomic(int* seen) {
+    atomicAdd(&counter, 1);
+    seen[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+
+extern "C" __global__ void plain_and_atomic(int* c) {
+    if (blockIdx.x == 1 && threadIdx.x == 3) c[0] = 5;
+    else atomicAdd(c, 1);
+}
+
+extern "C" __global__ void cas_max(const float* in, float* result, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int* addr = (int*)result;
+    int old = *addr, assumed;
+    do {
+        assumed = old;
+        if (__int_as_float(assumed) >= in[i]) break;
+        old = atomicCAS(addr, assumed, __float_as_int(in[i]));
+    } while (assumed != old);
+}
+
+extern "C" __global__ void same_value(int* flag) {
+    flag[0] = 1;
+}
+
+extern "C" __global__ void handoff_atomic(int* flag, int* out) {
+    if (threadIdx.x == 0) {
+        while (atomicAdd(flag, 0) != 1) { }
+        __threadfence();
+        out[0] = out[1] + 1;
+    }
+    if (threadIdx.x == 40) {
+        out[1] = 41;
+        __threadfence();
+        atomicExch(flag, 1);
+    }
+}
+
+extern "C" __global__ void wait_for_last(int* flag, float* out, int unused) {
+    if (blockIdx.x == gridDim.x - 1) {
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicExch(flag, 1);
+        }
+    } else {
+        if (threadIdx.x == 0) while (atomicAdd(flag, 0) == 0) { }
+        __syncthreads();
+        if (threadIdx.x == 0) out[blockIdx.x] = 1.0f;
+    }
+}
+
+extern "C" __global__ void handoff_volatile(volatile int* flag, int* out) {
+    if (threadIdx.x == 0) {
+        while (flag[0] != 1) { }
+        out[0] = 1;
+    }
+    if (threadIdx.x == 40) flag[0] = 1;
+}
+'''
+
+
+def line_of(text):
+    """The source line holding `text` (once)."""
+    lines = [i for i, line in enumerate(SOURCE.splitlines(), 1) if text in line]
+    assert len(lines) == 1, (text, lines)
+    return lines[0]
+
+
+@lru_cache(maxsize=None)
+def module(check, fence=True):
+    return cudacheck.RawModule(code=SOURCE, backend="cpu", check=check,
+                               options=(f"-DFENCE={'__threadfence();' if fence else ''}",))
+
+
+@pytest.fixture(params=[1, 2], ids=["1 worker", "2 workers"])
+def workers(request):
+    before = cudacheck.config.workers
+    cudacheck.config.workers = request.param
+    yield request.param
+    cudacheck.config.workers = before
+
+
+def launch(name, grid, block, args, check=True, fence=True, **kw):
+    module(check, fence).get_function(name)(grid, block, args, **kw)
+    return args
+
+
+def race(name, grid, block, args, fence=True, **kw):
+    with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+        launch(name, grid, block, args, fence=fence, **kw)
+    err = e.value
+    assert isinstance(err, cudacheck.RaceError) and not isinstance(err, cudacheck.SharedMemoryRaceError)
+    assert err.kernel == name
+    text = str(err)
+    for who in ((err.thread, err.block), (err.other_thread, err.other_block)):
+        assert f"thread {who[0]} of block {who[1]}" in text
+    assert (err.thread, err.block) != (err.other_thread, err.other_block)
+    assert f"line {err.line}" in text and f"line {err.other_line}" in text
+    return err
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_histogram_without_atomics_is_a_race_whatever_the_schedule(rng, workers, schedule):
+    n = int(rng.integers(300, 2000))
+    data = rng.integers(0, 1000, n).astype(np.int32)
+    err = race("hist_plain", (-(-n // 64),), (64,), (data, np.zeros(16, np.int32), n), schedule=schedule)
+    assert err.array == "hist" and 0 <= err.index[0] < 16
+    assert err.line == err.other_line == line_of("hist[in[i] % 16]++")
+    assert "atomicAdd(&hist[i], v)" in str(err) and "plain runs may still show the right result" in str(err)
+
+
+def test_atomic_histogram_with_a_grid_stride_loop_is_clean_and_bit_identical(rng, workers):
+    n = int(rng.integers(1000, 5000))
+    data = rng.integers(0, 1000, n).astype(np.int32)
+    checked = launch("hist_atomic", (7,), (96,), (data, np.zeros(16, np.int32), n))[1]
+    plain = launch("hist_atomic", (7,), (96,), (data, np.zeros(16, np.int32), n), check=False)[1]
+    np.testing.assert_array_equal(checked, np.bincount(data % 16, minlength=16))
+    np.testing.assert_array_equal(checked, plain)
+
+
+def test_blocks_adding_into_one_element_race_between_blocks(rng, workers):
+    n = int(rng.integers(300, 1500))
+    x = rng.standard_normal(n).astype(np.float32)
+    err = race("sum_plain", (-(-n // 128),), (128,), (x, np.zeros(1, np.float32), n))
+    assert err.block != err.other_block and err.thread == err.other_thread == (0, 0, 0)
+    assert err.array == "out" and err.index == (0,)
+    assert "Threads of different blocks are ordered only through atomics" in str(err)
+
+
+def test_atomic_and_locked_block_sums_are_clean(rng, workers):
+    n = int(rng.integers(300, 1500))
+    x = rng.standard_normal(n).astype(np.float32)
+    blocks = -(-n // 128)
+    for name, extra in (("sum_atomic", ()), ("sum_locked", (np.zeros(1, np.int32),))):
+        out = launch(name, (blocks,), (128,), (x, np.zeros(1, np.float32), *extra, n))[1]
+        assert abs(out[0] - x.astype(np.float64).sum()) < 1e-3 * n
+
+
+def test_last_block_done_is_clean_with_its_fence_and_a_race_without(rng, workers):
+    n = int(rng.integers(600, 3000))
+    x = rng.standard_normal(n).astype(np.float32)
+    blocks = -(-n // 128)
+
+    def args():
+        return (x, np.zeros(blocks, np.float32), np.zeros(1, np.float32), np.zeros(1, np.uint32), n)
+
+    checked = launch("sum_last_block", (blocks,), (128,), args())
+    plain = launch("sum_last_block", (blocks,), (128,), args(), check=False)
+    assert abs(checked[2][0] - x.astype(np.float64).sum()) < 1e-3 * n
+    assert checked[3][0] == 0
+    np.testing.assert_array_equal(checked[1], plain[1])
+    err = race("sum_last_block", (blocks,), (128,), args(), fence=False)
+    assert err.array in ("partial", "count") and err.block != err.other_block
+
+
+def test_matmul_that_forgets_block_idx_names_the_same_thread_of_two_blocks(rng, workers):
+    w = 8
+    M, N = rng.standard_normal((w, w)).astype(np.float32), rng.standard_normal((w, w)).astype(np.float32)
+    err = race("matmul_no_block_idx", (2, 2), (8, 8), (M, N, np.zeros((w, w), np.float32), w))
+    assert err.thread == err.other_thread and err.block != err.other_block
+    assert err.hazard == "write-write" and err.array == "P"
+    assert "does the index use blockIdx?" in str(err)
+
+
+def test_index_slip_in_one_block_is_a_race_within_the_block(rng):
+    w = int(rng.integers(5, 12))
+    M, N = rng.standard_normal((w, w)).astype(np.float32), rng.standard_normal((w, w)).astype(np.float32)
+    err = race("matmul_index_slip", (1, 1), (16, 16), (M, N, np.zeros((w, w), np.float32), w))
+    assert err.block == err.other_block == (0, 0, 0)
+    assert abs(err.thread[0] - err.other_thread[0]) == 1 and err.thread[1] == err.other_thread[1]
+    assert "no __syncthreads() between the two accesses" in str(err)
+
+
+def test_in_place_shift_races_inside_a_block_and_across_blocks(rng, workers):
+    n = 200
+    err = race("shift_left", (4,), (64,), (rng.standard_normal(n).astype(np.float32), n))
+    assert err.array == "x" and err.hazard == "read-write"
+    assert abs(err.thread[0] - err.other_thread[0]) in (1, 63)
+
+
+def test_overlapping_views_race_and_disjoint_ones_do_not(rng, workers):
+    x = rng.standard_normal(300).astype(np.float32)
+    err = race("add_one", (3,), (100,), (x[:-1], x[1:], 299))
+    assert {err.array, "in", "out"} == {"in", "out"}
+    y = x.copy()
+    launch("add_one", (3,), (100,), (y[:150], y[150:], 150))
+    np.testing.assert_array_equal(y[150:], x[:150] + np.float32(1))
+
+
+def test_separate_launches_are_ordered(rng, workers):
+    x = rng.standard_normal(500).astype(np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    launch("add_one", (5,), (100,), (x, y, 500))
+    launch("add_one", (5,), (100,), (y, z, 500))
+    np.testing.assert_array_equal(z, (x + np.float32(1)) + np.float32(1))
+
+
+def test_flag_publication_with_a_fence_is_clean_and_without_is_a_race():
+    before = cudacheck.config.workers
+    cudacheck.config.workers = 2   # the waiting block and the publishing one side by side
+    try:
+        flag, data = np.zeros(1, np.int32), np.zeros(128, np.float32)
+        launch("publish", (2,), (64,), (flag, data, 1))
+        np.testing.assert_array_equal(data[64:], 2 * (np.arange(64) + 0.5))
+        err = race("publish", (2,), (64,), (np.zeros(1, np.int32), np.zeros(128, np.float32), 1), fence=False)
+        assert err.array == "data" and {err.block, err.other_block} == {(0, 0, 0), (1, 0, 0)}
+    finally:
+        cudacheck.config.workers = before
+
+
+def test_device_variable_counter(workers):
+    seen = np.zeros(128, np.int32)
+    err = race("count_plain", (2,), (64,), (seen,))
+    assert err.array == "counter"
+    mod = module(True)
+    mod.get_global("counter").array[...] = 0
+    mod.get_function("count_atomic")((2,), (64,), (seen,))
+    assert mod.get_global("counter").array.item() == 128
+
+
+def test_plain_write_against_atomics_is_a_race_but_a_compare_and_swap_loop_is_not(rng, workers):
+    err = race("plain_and_atomic", (2,), (32,), (np.zeros(1, np.int32),))
+    assert "atomic" in (err.op, err.other_op) and "atomics order only other atomics" in str(err)
+    x = rng.standard_normal(700).astype(np.float32)
+    out = launch("cas_max", (6,), (128,), (x, np.full(1, -np.inf, np.float32), 700))[1]
+    assert out[0] == x.max()
+
+
+def test_stores_of_one_value_are_reported_as_a_race():
+    err = race("same_value", (1,), (32,), (np.zeros(1, np.int32),))
+    assert err.hazard == "write-write" and "even when they store the same value" in str(err)
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_thread_waiting_for_another_of_its_block_gets_its_turn(check):
+    out = launch("handoff_atomic", (1,), (64,), (np.zeros(1, np.int32), np.zeros(2, np.int32)), check=check)[1]
+    np.testing.assert_array_equal(out, [42, 41])
+
+
+def test_a_volatile_poll_gets_its_turn_in_checked_mode():
+    out = launch("handoff_volatile", (1,), (64,), (np.zeros(1, np.int32), np.zeros(1, np.int32)))[1]
+    assert out[0] == 1
+
+
+@pytest.mark.parametrize("kernel,check", [("wait_for_last", False), ("wait_for_last", True), ("publish", True)])
+def test_a_block_waiting_for_a_block_that_cannot_run_is_reported(kernel, check):
+    """Block 0 waits for a later block, which one worker would start only after it: through
+    an atomic poll (seen in both modes) or a volatile one (seen in checked mode)."""
+    before = cudacheck.config.workers
+    cudacheck.config.workers = 1
+    try:
+        with pytest.raises(cudacheck.ForwardProgressError) as e:
+            launch(kernel, (2,), (64,), (np.zeros(1, np.int32), np.zeros(128, np.float32), 1), check=check)
+    finally:
+        cudacheck.config.workers = before
+    err = e.value
+    assert err.block == (0, 0, 0) and err.thread == (0, 0, 0)
+    text = str(err)
+    assert "cooperative launch" in text and "polls flag[0]" in text and "0 of 2 blocks had finished" in text
+    if check:
+        assert err.line == line_of({"publish": "while (flag[0] == 0) { }",
+                                    "wait_for_last": "while (atomicAdd(flag, 0) == 0) { }"}[kernel])
+        assert f"line {err.line}" in text
+
+
+def test_blocks_waiting_for_each_other_run_when_they_run_side_by_side(rng):
+    before = cudacheck.config.workers
+    cudacheck.config.workers = 2
+    try:
+        for check in (False, True):
+            out = launch("wait_for_last", (2,), (64,), (np.zeros(1, np.int32), np.zeros(2, np.float32), 0),
+                         check=check)[1]
+            np.testing.assert_array_equal(out, [1, 0])
+    finally:
+        cudacheck.config.workers = before
