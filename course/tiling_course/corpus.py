@@ -60,8 +60,9 @@ BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol]
 BOUNDS_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
 
 WRONG = {w.name: w for w in [
-    WrongKernel("no_guards", "tiled", "The lecture's kernel rounds the number of tiles up for a Width that is "
-                "not a multiple of the tile, but loads without guards: the last phase reads past the matrix.",
+    WrongKernel("no_guards", "tiled", "Chapter 2's kernel with the number of tiles rounded up, as the lecture's "
+                "step 2 does, but without the guards of its step 3a: for a Width that is not a multiple of the "
+                "tile, the last phase reads past the matrix.",
                 (("    int num_tiles = Width / TILE_WIDTH;\n",
                   "    int num_tiles = (Width + TILE_WIDTH - 1) / TILE_WIDTH;\n"),),
                 (20, 20, 20, 16), "OutOfBoundsError",

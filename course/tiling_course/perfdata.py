@@ -49,6 +49,12 @@ class Dataset:
         origin = "measured live" if self.source == "live" else "measured"
         return f"{self.device}, {origin} {self.date} ({sw})"
 
+    @property
+    def command(self):
+        """The command that recorded the data, as it is spelled today: the stored runs
+        predate the package's name, when the benchmark was the module kernels.bench."""
+        return self.meta.get("command", "").replace("python -m kernels.bench", "python -m tiling_course.bench")
+
     def result(self, kernel, tile, m, k=None, n=None):
         """The result of one kernel at one shape (square if k and n are omitted), or None."""
         k, n = k or m, n or m

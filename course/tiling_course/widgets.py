@@ -277,7 +277,8 @@ def _barrier_state(first, second):
         bad, total, label = f["gpu_wrong"]
         gpu = f"Unchecked on the reference GPU ({label}): {bad} of {total} elements of P wrong."
     elif f["kernel"] == "tiled":
-        gpu = "This is the lecture's kernel: its products are right on every GPU and on the CPU runtime."
+        gpu = ("This is the book's tiled kernel, both barriers in place: its products are right on every GPU "
+               "and on the CPU runtime.")
     else:
         gpu = "The book stores no GPU run of this version."
     return f"<p class='tc-state-text'>{html.escape(head)}</p>{body}<p class='tc-state-text'>{html.escape(gpu)}</p>"

@@ -4,7 +4,7 @@
 // The ideas beyond rung 4, all about keeping the multiply-add units busy:
 //  * Warp tiling. The block's tile of P is split into warp tiles (WM x WN), and a warp's
 //    32 threads are laid out over its warp tile so that the float4 reads of the inner
-//    loop hit shared memory without bank conflicts: a warp is a grid of
+//    loop hit shared memory almost without bank conflicts: a warp is a grid of
 //    (WSUBM/TM) x (WSUBN/TN) = 4 x 8 threads, each owning a TM x TN = 4 x 4 patch, and
 //    this 16 x 32 pattern repeats WMITER x WNITER times over the warp tile. Eight threads
 //    that read N together read 8 different, adjacent float4 (128 bytes, every bank once);

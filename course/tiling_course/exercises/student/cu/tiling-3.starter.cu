@@ -1,7 +1,7 @@
-// The tiled kernel, as the lecture writes it in four steps. Each block computes one
-// TILE_WIDTH x TILE_WIDTH tile of P; its threads load the tiles of M and N it needs
-// into shared memory one phase at a time, one element per thread, and then compute
-// from shared memory. Width must be a multiple of TILE_WIDTH (tiled_bounds.cu lifts that).
+// The tiled kernel in the lecture's four steps, in the form of PMPP's Fig. 5.9: each
+// block computes one TILE_WIDTH x TILE_WIDTH tile of P, its threads loading tiles of M and
+// N into shared memory one phase at a time. Unlike the slides it runs Width / TILE_WIDTH
+// phases and guards no load or write: Width must be a multiple of TILE_WIDTH.
 #ifndef TILE_WIDTH
 #define TILE_WIDTH 16
 #endif
