@@ -2,7 +2,11 @@
 reads: what happened, which thread of which block, which element, which source line,
 and what to do about it."""
 import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
+from .. import errors
 from ..errors import (
     AsyncCopyRaceError,
     BarrierDivergenceError,
@@ -20,6 +24,8 @@ from ..errors import (
 )
 from ..launch import DESCRIBED_GPU, resident_blocks
 
+DECLARATIONS = Path(__file__).with_name("include") / "kc_findings.def"
+
 
 def coords(linear, dims):
     x, y, _ = dims
@@ -31,6 +37,7 @@ class Context:
 
     def __init__(self, kernel, config, source, pc_lines=None, program=None):
         self.kernel, self.config = kernel, config
+        self.arrays = ()              # the launch's (name, address, bytes), set as a finding is read
         self.lines = source.splitlines()
         self.pc_lines = pc_lines      # instruction offsets -> source lines (checked mode)
         self.program = program
@@ -74,20 +81,40 @@ def _shape(dims):
     return " x ".join(map(str, dims))
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A kind of finding as include/kc_findings.def declares it."""
+    kind: str
+    exception: type      # what its decoder raises (or a subclass)
+    fields: frozenset    # every field its JSON may carry
+    required: frozenset  # those every one carries
+
+
+def declarations(path=DECLARATIONS):
+    """The kinds of finding, by kind, from the one declaration the C++ side compiles too."""
+    out = {}
+    for kind, exception, fields in re.findall(r'^KC_FINDING\((\w+), (\w+), "([^"]*)"\)', path.read_text(), re.M):
+        names = fields.split()
+        out[kind] = Declared(kind, getattr(errors, exception), frozenset(n.rstrip("?") for n in names),
+                             frozenset(n for n in names if not n.endswith("?")))
+    return out
+
+
+KINDS = declarations()
+
+
 def to_exception(raw, ctx, arrays=()):
     """The exception a worker's finding (JSON) stands for. `arrays` ((name, address, bytes) of
     the launch's arrays) names memory a finding gives only as an address."""
     f = json.loads(raw)
     kind = f.pop("kind")
-    if kind == "stall":
-        return _stall(f, ctx, arrays)
-    if kind in ("oob", "uninit"):
+    declared = KINDS[kind]
+    if "pc" in declared.fields:
         f["line"] = ctx.line_of(f)
-    elif kind in ("race", "async_race", "global_race"):
-        f["line"], f["other_line"] = ctx.line_of(f), ctx.line_of(f, "other_pc")
-    return {"oob": _oob, "race": _race, "uninit": _uninit, "divergence": _divergence, "warp": _warp,
-            "shared_limit": _shared_limit, "operand": _operand, "collective": _collective,
-            "async_race": _async_race, "global_race": _global_race}[kind](f, ctx)
+    if "other_pc" in declared.fields:
+        f["other_line"] = ctx.line_of(f, "other_pc")
+    ctx.arrays = tuple(arrays)
+    return globals()[f"_{kind}"](f, ctx)
 
 
 def lane_ranges(lanes):
@@ -373,21 +400,21 @@ def _global_race(f, ctx):
                                  other_line=other_line, op=f["op"], other_op=f["other_op"])
 
 
-def _polled(address, arrays, ctx):
+def _polled(address, ctx):
     """`name[i]` for an address inside one of the launch's arrays, else the address."""
-    for name, start, nbytes in arrays:
+    for name, start, nbytes in ctx.arrays:
         if start <= address < start + nbytes:
             return f"{name}[{(address - start) // (ctx.element_size(name) or 1)}]"
     return f"the location at {address:#x}"
 
 
-def _stall(f, ctx, arrays):
-    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.line_of(f)
+def _stall(f, ctx):
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
     at = f"at line {line}" if line else "(run with check=True for its line)"
     threads, total = ctx.config.threads_per_block, f["blocks"]
     resident = resident_blocks(threads, ctx.config.shared_mem)
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} polls "
-           f"{_polled(f['address'], arrays, ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
+           f"{_polled(f['address'], ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
            f"change it ({f['blocks_done']} of {total} blocks had finished; the CPU runtime runs {f['workers']} "
            f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n"
            "The kernel relies on its blocks making progress side by side: a block waits for something only another "

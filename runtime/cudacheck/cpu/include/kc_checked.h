@@ -156,8 +156,8 @@ static const char* kind_name(const Region* r) {
 [[noreturn]] static void out_of_bounds(const Region* r, const char* index, const char* dims, unsigned elem_size,
                                        uint32_t pc, uint32_t line, const char* what) {
     char buf[1024];
-    snprintf(buf, sizeof buf,
-             "{\"kind\":\"oob\",\"array\":\"%s\",\"space\":\"%s\",\"shared\":%d,\"index\":%s,\"dims\":%s,"
+    finding(buf, sizeof buf, Finding::oob,
+             "\"array\":\"%s\",\"space\":\"%s\",\"shared\":%d,\"index\":%s,\"dims\":%s,"
              "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u,\"via\":\"%s\"}",
              r ? r->name : "(null)", r ? kind_name(r) : "null", r && (r->kind == SHARED || r->kind == DYNAMIC), index,
              dims, elem_size, pc, line, what, my_status->block, cur->linear, chk.via ? chk.via : "");
@@ -206,8 +206,8 @@ static void race(const Region* r, uint64_t elem, const char* hazard, const Acces
     char ix[128], dims[64];
     index_json(ix, sizeof ix, r, element_of(r, elem));
     dims_json(dims, sizeof dims, r);
-    snprintf(chk.pending_race, sizeof chk.pending_race,
-             "{\"kind\":\"race\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"hazard\":\"%s\",\"block\":%u,"
+    finding(chk.pending_race, sizeof chk.pending_race, Finding::race,
+             "\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"hazard\":\"%s\",\"block\":%u,"
              "\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\","
              "\"interval_line\":%d}",
              r->name, ix, dims, hazard, my_status->block, cur->linear, pc, this_op, other.tid, other.pc, other_op,
@@ -225,8 +225,8 @@ static void trace(const Region* r, int64_t elem, uint8_t width, uint32_t pc, Op 
     char buf[1024], ix[128], dims[64];
     index_json(ix, sizeof ix, r, element_of(r, elem));
     dims_json(dims, sizeof dims, r);
-    snprintf(buf, sizeof buf,
-             "{\"kind\":\"async_race\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,"
+    finding(buf, sizeof buf, Finding::async_race,
+             "\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,"
              "\"pc\":%u,\"op\":\"%s\",\"other_thread\":%u,\"other_pc\":%u}",
              r->name, ix, dims, my_status->block, cur->linear, pc, op, s.pend.tid, s.pend.pc);
     report(buf);
@@ -346,8 +346,8 @@ static void global_init(const Region* r, int64_t off, unsigned size, uint32_t pc
             if (!s[k]) {
                 char buf[512];
                 uint64_t elem = r->elem_size ? r->elem_size : 1;
-                snprintf(buf, sizeof buf,
-                         "{\"kind\":\"uninit\",\"space\":\"global\",\"array\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
+                finding(buf, sizeof buf, Finding::uninit,
+                         "\"space\":\"global\",\"array\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
                          "\"block\":%u,\"thread\":%u,\"pc\":%u}",
                          r->name, (unsigned long long)((uint64_t(off) + k) / elem),
                          (unsigned long long)(r->bytes / elem), my_status->block, cur->linear, pc);
@@ -539,8 +539,8 @@ void check_async_complete(const AsyncCopy& c) {
     static char buf[sizeof(WorkerStatus::message)];
     const Collective* c = reinterpret_cast<const Collective*>(t.value);
     unsigned lo = w * 32, n = sched.nthreads - lo < 32 ? sched.nthreads - lo : 32;
-    int k = snprintf(buf, sizeof buf,
-                     "{\"kind\":\"collective\",\"problem\":\"%s\",\"what\":\"%s\",\"block\":%u,\"warp\":%u,"
+    int k = finding(buf, sizeof buf, Finding::collective,
+                     "\"problem\":\"%s\",\"what\":\"%s\",\"block\":%u,\"warp\":%u,"
                      "\"line\":%d,\"arrived\":%u,\"lanes\":%u,\"lane\":%u,\"key\":%d,\"states\":\"",
                      problem, c->what, my_status->block, w, t.line, arrived, n, lane, key);
     for (unsigned l = 0; l < n; ++l) {
@@ -670,8 +670,8 @@ void check_interval_end() {
     char buf[512], ix[128], dims[64];
     index_json(ix, sizeof ix, chk.pending.r, element_of(chk.pending.r, chk.pending.elem));
     dims_json(dims, sizeof dims, chk.pending.r);
-    snprintf(buf, sizeof buf,
-             "{\"kind\":\"uninit\",\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u}",
+    finding(buf, sizeof buf, Finding::uninit,
+             "\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u}",
              chk.pending.r->name, ix, dims, my_status->block, chk.pending.tid, chk.pending.pc);
     report(buf);
 }
@@ -680,8 +680,8 @@ void check_warp_released(unsigned w, unsigned) { chk.warp_epoch[w]++; }
 
 [[noreturn]] static void warp_misuse(unsigned w, unsigned mask, int line, const char* problem, unsigned lane) {
     char buf[512];
-    snprintf(buf, sizeof buf,
-             "{\"kind\":\"warp\",\"block\":%u,\"warp\":%u,\"mask\":%u,\"line\":%d,\"problem\":\"%s\",\"lane\":%u}",
+    finding(buf, sizeof buf, Finding::warp,
+             "\"block\":%u,\"warp\":%u,\"mask\":%u,\"line\":%d,\"problem\":\"%s\",\"lane\":%u}",
              my_status->block, w, mask, line, problem, lane);
     report(buf);
 }
@@ -737,7 +737,7 @@ void check_barrier(int end_line) {
         return;
     }
     static char buf[sizeof(WorkerStatus::message)];
-    int k = snprintf(buf, sizeof buf, "{\"kind\":\"divergence\",\"block\":%u,\"end_line\":%d,\"states\":\"",
+    int k = finding(buf, sizeof buf, Finding::divergence, "\"block\":%u,\"end_line\":%d,\"states\":\"",
                      my_status->block, end_line);
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         uint8_t s = sched.threads[i].state;

@@ -249,8 +249,8 @@ static void global_race(const Region* r, uint64_t elem, const GAcc& other, bool 
                         bool me_write) {
     if (chk.pending_race[0]) return;
     uint64_t esize = r->elem_size ? r->elem_size : 1;
-    snprintf(chk.pending_race, sizeof chk.pending_race,
-             "{\"kind\":\"global_race\",\"array\":\"%s\",\"space\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
+    finding(chk.pending_race, sizeof chk.pending_race, Finding::global_race,
+             "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
              "\"hazard\":\"%s\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
              "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d}",
              r->name, r->kind == DEVICE ? "device" : "global", (unsigned long long)elem,

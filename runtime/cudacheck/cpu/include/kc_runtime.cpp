@@ -16,6 +16,7 @@
 #include "cuda_cpu.h"
 #include "kc_abi.h"
 #include "kc_fiber.h"
+#include "kc_findings.h"
 #include "kc_warp.h"
 
 namespace kc {
@@ -409,8 +410,8 @@ static uint64_t now_ms() {
     uint64_t done = 0;
     for (unsigned w = 0; w < launch->workers; ++w) done += launch->status[w].blocks_done;
     my_status->code = CHECK_FAILED;
-    snprintf(my_status->message, sizeof my_status->message,
-             "{\"kind\":\"stall\",\"block\":%u,\"thread\":%u,\"address\":%llu,\"value\":%llu,\"pc\":%u,"
+    finding(my_status->message, sizeof my_status->message, Finding::stall,
+             "\"block\":%u,\"thread\":%u,\"address\":%llu,\"value\":%llu,\"pc\":%u,"
              "\"blocks_done\":%llu,\"blocks\":%llu,\"workers\":%u}",
              block, t ? t->linear : 0, (unsigned long long)(t ? t->poll_addr : 0),
              (unsigned long long)(t ? t->poll_value : 0), t ? pc_offset(t->poll_pc) : 0,
@@ -640,8 +641,8 @@ static uint64_t static_shared_bytes;
 
 [[noreturn]] static void shared_limit_exceeded(size_t bytes) {
     my_status->code = CHECK_FAILED;
-    snprintf(my_status->message, sizeof my_status->message,
-             "{\"kind\":\"shared_limit\",\"static\":%zu,\"dynamic\":%llu,\"limit\":%llu}", bytes,
+    finding(my_status->message, sizeof my_status->message, Finding::shared_limit,
+             "\"static\":%zu,\"dynamic\":%llu,\"limit\":%llu}", bytes,
              (unsigned long long)launch->shared_mem, (unsigned long long)launch->shared_limit);
     fflush(stdout);
     _exit(5);
@@ -685,8 +686,8 @@ void* dynamic_shared(const char* name, int id, size_t elem, size_t granule) {
 [[noreturn]] void operand_error(const char* problem, const char* what, const void* ptr, uint64_t value,
                                 uint64_t need, int line) {
     my_status->code = CHECK_FAILED;
-    snprintf(my_status->message, sizeof my_status->message,
-             "{\"kind\":\"operand\",\"problem\":\"%s\",\"what\":\"%s\",\"address\":%llu,\"value\":%llu,"
+    finding(my_status->message, sizeof my_status->message, Finding::operand,
+             "\"problem\":\"%s\",\"what\":\"%s\",\"address\":%llu,\"value\":%llu,"
              "\"need\":%llu,\"line\":%d,\"block\":%u,\"thread\":%u}",
              problem, what, (unsigned long long)reinterpret_cast<uintptr_t>(ptr), (unsigned long long)value,
              (unsigned long long)need, line, my_status->block, cur ? cur->linear : 0);

@@ -1,0 +1,54 @@
+"""Checked mode's findings are declared once (include/kc_findings.def): the C++ side writes
+each kind with exactly its declared fields, the Python side decodes each kind into its
+declared exception, and every such exception is exported by cudacheck."""
+import re
+
+import cudacheck
+from cudacheck import errors
+from cudacheck.cpu import findings
+
+WRITERS = [findings.DECLARATIONS.with_name(n) for n in ("kc_checked.h", "kc_global.h", "kc_runtime.cpp")]
+
+
+def written():
+    """(kind, fields) of every place in the C++ sources that writes a finding: the keys of
+    the JSON from the finding() call to where the finding is reported or its function ends."""
+    out = []
+    for path in WRITERS:
+        text = path.read_text()
+        for m in re.finditer(r"Finding::(\w+)", text):
+            rest = text[m.end():]
+            end = min(i for i in (rest.find("report("), rest.find("_exit("), rest.find("\n}\n")) if i >= 0)
+            out.append((m.group(1), set(re.findall(r'\\"(\w+)\\":', rest[:end]))))
+    return out
+
+
+def test_every_writer_writes_the_declared_fields():
+    found = written()
+    assert len(found) >= len(findings.KINDS)
+    for kind, fields in found:
+        declared = findings.KINDS[kind]
+        assert fields <= declared.fields, (kind, fields - declared.fields)
+        assert declared.required <= fields, (kind, declared.required - fields)
+
+
+def test_every_kind_is_written_decoded_and_exported():
+    assert {kind for kind, _ in written()} == set(findings.KINDS)
+    for kind, declared in findings.KINDS.items():
+        assert callable(getattr(findings, f"_{kind}", None)), f"no decoder findings._{kind}"
+        assert issubclass(declared.exception, errors.KernelError)
+        assert getattr(cudacheck, declared.exception.__name__) is declared.exception
+        assert declared.exception.__name__ in cudacheck.__all__
+
+
+def test_every_exception_and_warning_is_exported():
+    public = {n for n in dir(errors) if n.endswith(("Error", "Warning"))}
+    assert public <= set(cudacheck.__all__)
+    assert all(getattr(cudacheck, n) is getattr(errors, n) for n in public)
+
+
+def test_races_share_a_base_class():
+    assert issubclass(cudacheck.SharedMemoryRaceError, cudacheck.RaceError)
+    assert issubclass(cudacheck.GlobalMemoryRaceError, cudacheck.RaceError)
+    assert issubclass(cudacheck.AsyncCopyRaceError, cudacheck.SharedMemoryRaceError)
+    assert not issubclass(cudacheck.GlobalMemoryRaceError, cudacheck.SharedMemoryRaceError)
