@@ -406,3 +406,43 @@ def test_blocks_waiting_for_each_other_run_when_they_run_side_by_side(rng):
             np.testing.assert_array_equal(out, [1, 0])
     finally:
         cudacheck.config.workers = before
+
+
+PROGRAM = r'''
+#include <cstdio>
+__device__ int launches;
+__global__ void hist(const int* in, int* h, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) UPDATE;
+    if (i == 0) launches++;
+}
+int main() {
+    const int n = 4096;
+    static int hin[n], hh[16];
+    for (int i = 0; i < n; ++i) hin[i] = (i * 7919) % 1000;
+    int *din, *dh;
+    cudaMalloc(&din, n * sizeof(int));
+    cudaMalloc(&dh, 16 * sizeof(int));
+    cudaMemcpy(din, hin, n * sizeof(int), cudaMemcpyHostToDevice);
+    cudaMemset(dh, 0, 16 * sizeof(int));
+    hist<<<16, 256>>>(din, dh, n);
+    hist<<<16, 256>>>(din, dh, n);
+    cudaMemcpy(hh, dh, 16 * sizeof(int), cudaMemcpyDeviceToHost);
+    int total = 0;
+    for (int b = 0; b < 16; ++b) total += hh[b];
+    printf("histogram total %d of %d\n", total, 2 * n);
+    cudaFree(din);
+    cudaFree(dh);
+    return 0;
+}
+'''
+
+
+def test_a_whole_programs_device_memory_is_checked_for_races():
+    racy = PROGRAM.replace("UPDATE", "h[in[i] % 16]++")
+    assert "histogram total 8192 of 8192" in cudacheck.run_program(racy, backend="cpu").stdout
+    with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+        cudacheck.run_program(racy, backend="cpu", check=True)
+    assert e.value.array == "h" and e.value.line == e.value.other_line == 6
+    fixed = PROGRAM.replace("UPDATE", "atomicAdd(&h[in[i] % 16], 1)")
+    assert "histogram total 8192 of 8192" in cudacheck.run_program(fixed, backend="cpu", check=True).stdout
