@@ -147,9 +147,24 @@ extern "C" __global__ void cas_max(const float* in, float* result, int n) {
     int old = *addr, assumed;
     do {
         assumed = old;
+        old = atomicCAS(addr, assumed, __float_as_int(fmaxf(in[i], __int_as_float(assumed))));
+    } while (assumed != old);
+}
+
+extern "C" __global__ void cas_max_early_exit(const float* in, float* result, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int* addr = (int*)result;
+    int old = *addr, assumed;
+    do {
+        assumed = old;
         if (__int_as_float(assumed) >= in[i]) break;
         old = atomicCAS(addr, assumed, __float_as_int(in[i]));
     } while (assumed != old);
+}
+
+extern "C" __global__ void count_to_limit(int* c, int limit) {
+    if (c[0] < limit) atomicAdd(c, 1);
 }
 
 extern "C" __global__ void same_value(int* flag) {
@@ -351,12 +366,17 @@ def test_device_variable_counter(workers):
     assert mod.get_global("counter").array.item() == 128
 
 
-def test_plain_write_against_atomics_is_a_race_but_a_compare_and_swap_loop_is_not(rng, workers):
+def test_plain_accesses_against_atomics_race_but_a_compare_and_swap_loop_does_not(rng, workers):
     err = race("plain_and_atomic", (2,), (32,), (np.zeros(1, np.int32),))
     assert "atomic" in (err.op, err.other_op) and "atomics order only other atomics" in str(err)
+    err = race("count_to_limit", (4,), (64,), (np.zeros(1, np.int32), 100))
+    assert {err.op, err.other_op} == {"read", "atomic"} and err.line == line_of("if (c[0] < limit)")
     x = rng.standard_normal(700).astype(np.float32)
     out = launch("cas_max", (6,), (128,), (x, np.full(1, -np.inf, np.float32), 700))[1]
     assert out[0] == x.max()
+    # a plain read that decides to skip the compare-and-swap is a read the CAS never checks
+    err = race("cas_max_early_exit", (6,), (128,), (x, np.full(1, -np.inf, np.float32), 700))
+    assert {err.op, err.other_op} == {"read", "atomic"}
 
 
 def test_stores_of_one_value_are_reported_as_a_race():

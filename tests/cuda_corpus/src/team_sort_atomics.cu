@@ -77,10 +77,12 @@ extern "C" __global__ void radix_split(const unsigned int* in, unsigned int* out
     if (t < n) out[is_one ? zeros + ones_excl : t - ones_excl] = k;
 }
 
-// atomicCAS loop: a float maximum, as the CUDA programming guide builds other atomics.
+// atomicCAS loop: a float maximum, as the CUDA programming guide builds other atomics. The
+// first read may decide to skip the CAS, so it is a volatile read: a plain one would race with
+// the other threads' CAS.
 __device__ float atomic_max_float(float* address, float val) {
     int* addr = (int*)address;
-    int old = *addr, assumed;
+    int old = *(volatile int*)addr, assumed;
     do {
         assumed = old;
         if (__int_as_float(assumed) >= val) break;

@@ -107,6 +107,7 @@ struct CheckState {
     char pending_race[1024] = {};
     const char* via = nullptr;        // an out-of-bounds access made by a wmma call: which, for the message
     bool collective = false;          // the access now accounted is a wmma load's or store's
+    bool cas = false;                 // the access now accounted is an atomicCAS
     // a subscript the bounds instrumentation found outside its dimension, reported at the
     // access it leads to (or dropped at the thread's next barrier: forming &a[n] is legal)
     struct { bool set; uint32_t thread; uint32_t line; int64_t index; uint64_t bound; int rank; } sub{};
@@ -416,7 +417,11 @@ static inline void on_access(const void* p, unsigned size, const void* ret, Op o
     cur->seq++;
 }
 
-void atomic_access(void* addr, unsigned size, void* pc, bool reads) { on_access(addr, size, pc, WRITE, true, reads); }
+void atomic_access(void* addr, unsigned size, void* pc, bool reads, bool cas) {
+    chk.cas = cas;
+    on_access(addr, size, pc, WRITE, true, reads);
+    chk.cas = false;
+}
 
 static Shadow* shadow_for(Region* r, uint64_t n) {
     if (r->shadow_len < n) {

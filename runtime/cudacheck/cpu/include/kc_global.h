@@ -11,10 +11,10 @@
 // The rules (CUDA's memory model, as compute-sanitizer's racecheck applies it to shared
 // memory, here for global memory). Two accesses conflict when they touch a common granule,
 // at least one writes, and not both are strong (atomic, or volatile: the PTX memory model's
-// "morally strong" relaxed accesses never race with each other), and not a plain read
-// against an atomic update (stricter would flag the Programming Guide's compare-and-swap
-// loops, whose first plain read may see any value; such a read may be stale, and is not
-// reported). Two conflicting accesses
+// "morally strong" relaxed accesses never race with each other). A plain read that only
+// seeds its own thread's next atomicCAS of the same bytes (the Programming Guide's
+// compare-and-swap loops: `int old = *address; do { assumed = old; old = atomicCAS(...); }`)
+// counts as strong: whatever it reads, the CAS checks. Two conflicting accesses
 // are ordered, and no race, when
 //   - they are of one thread, or of one block in different barrier intervals, or of one
 //     warp with a __syncwarp() between them (as for shared memory, kc_checked.h);
@@ -283,16 +283,13 @@ static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc
     uint64_t g = m->granule, esize = r->elem_size ? r->elem_size : 1;
     uint64_t first = (a - m->lo) / g, last = (a + size - 1 - m->lo) / g;
     uint32_t salt = uint32_t(m - gs.h->mem) * 2654435761u;
-    // A plain read and an atomic update are not reported (the Programming Guide's
-    // compare-and-swap loops begin with `int old = *address;`, which may see any value).
-    bool atomic = me.tid & ATOMIC_BIT, plain_read = reads && !writes && !(me.tid & STRONG_BIT);
+    bool atomic = me.tid & ATOMIC_BIT;
     for (uint64_t e = first; e <= last; ++e) {
         uint32_t* lock = &gs.h->locks[(uint32_t(e) ^ salt) % NLOCKS];
         GShadow& s = shadow[e];
         uint64_t elem = (m->lo + e * g - uintptr_t(r->base)) / esize;
         spin_lock(lock);
-        if (!g_ordered(s.w, me) && !(plain_read && (s.w.tid & ATOMIC_BIT)))
-            global_race(r, elem, s.w, true, me, writes);
+        if (!g_ordered(s.w, me)) global_race(r, elem, s.w, true, me, writes);
         if (writes && atomic) {
             s.w = me;   // the readers stay: a plain write later must still meet them
         } else if (writes) {
@@ -305,6 +302,21 @@ static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc
         }
         spin_unlock(lock);
     }
+}
+
+// A thread's plain read of global memory is held until the thread's next write or atomic (or
+// the end of the interval; other reads meanwhile are checked at once): if that is an atomicCAS
+// of the same bytes, the read only seeded it, and counts as strong.
+struct HeldRead { const Region* r; uintptr_t a; unsigned size; GAcc me; };
+HeldRead held[1024];
+
+static void check_held(unsigned t, bool seeds_cas) {
+    HeldRead& h = held[t];
+    if (!h.r) return;
+    if (seeds_cas) h.me.tid |= STRONG_BIT;
+    const Region* r = h.r;
+    h.r = nullptr;
+    global_check(r, h.a, h.size, h.me, true, false);
 }
 
 // ---- release and acquire through a location ------------------------------------------------
@@ -389,7 +401,10 @@ static void acquire_held(unsigned t) {
 // The interval ends: every strong read held is acquired (for the whole block, from the next one).
 void global_interval_end() {
     if (!gs.h) return;
-    for (unsigned t = 0; t < sched.nthreads && t < 1024; ++t) acquire_held(t);
+    for (unsigned t = 0; t < sched.nthreads && t < 1024; ++t) {
+        check_held(t, false);
+        acquire_held(t);
+    }
 }
 
 // Every global access checked mode sees: a strong access synchronises (read: acquire, then
@@ -399,9 +414,16 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
     if (!gs.h || !r->gm) return;
     unsigned t = cur->linear;
     acquire_held(t);
+    bool plain_read = reads && !writes && !strong;
+    if (t < 1024 && held[t].r && !plain_read)
+        check_held(t, chk.cas && held[t].a < a + size && a < held[t].a + held[t].size);
     uint16_t flags = uint16_t((t & TID_MASK) | (strong ? STRONG_BIT : 0) | (atomic ? ATOMIC_BIT : 0) |
                               (chk.collective ? COLLECTIVE_BIT : 0));
     GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32]};
+    if (plain_read && t < 1024 && !held[t].r) {
+        held[t] = HeldRead{r, a, size, me};
+        return;
+    }
     if (strong && reads && t < 1024) gs.acquiring[t] = a;
     global_check(r, a, size, me, reads, writes);
     if (strong && writes) release(a);

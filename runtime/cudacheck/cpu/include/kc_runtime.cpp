@@ -42,7 +42,7 @@ void check_barrier(int end_line);
 [[noreturn]] void report(const char* json);
 void check_warp_group(unsigned warp, unsigned mask, int line);
 void check_collective(unsigned warp, unsigned group);
-void atomic_access(void* addr, unsigned size, void* pc, bool reads);
+void atomic_access(void* addr, unsigned size, void* pc, bool reads, bool cas = false);
 struct AsyncCopy;
 void check_async_issue(const AsyncCopy& c);
 void check_async_complete(const AsyncCopy& c);
@@ -759,12 +759,14 @@ void async_wait_prior(size_t n) {
 // Every atomic is checked (checked mode) and then counted as a poll of its location (a lock
 // or a flag another thread sets: see poll).
 #ifdef KC_CHECKED
-#define KC_ATOMIC_CHECK(p, reads) ::kc::atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0), reads)
+#define KC_ATOMIC_CHECK(p, reads, cas) \
+    ::kc::atomic_access((void*)(p), sizeof(*(p)), __builtin_return_address(0), reads, cas)
 #else
-#define KC_ATOMIC_CHECK(p, reads) ((void)0)
+#define KC_ATOMIC_CHECK(p, reads, cas) ((void)0)
 #endif
-#define KC_ATOMIC_HOOK(p, reads) \
-    (KC_ATOMIC_CHECK(p, reads), ::kc::poll((p), sizeof(*(p)), __builtin_return_address(0)))
+#define KC_ATOMIC_HOOK_OF(p, reads, cas) \
+    (KC_ATOMIC_CHECK(p, reads, cas), ::kc::poll((p), sizeof(*(p)), __builtin_return_address(0)))
+#define KC_ATOMIC_HOOK(p, reads) KC_ATOMIC_HOOK_OF(p, reads, false)
 #define KC_ATOMIC_VARIANTS(R, NAME, PARAMS, ARGS) \
     R NAME##_block PARAMS { return NAME ARGS; } \
     R NAME##_system PARAMS { return NAME ARGS; }
@@ -842,7 +844,7 @@ KC_ATOMIC_VARIANTS(unsigned int, atomicDec, (unsigned int* p, unsigned int v), (
 
 #define KC_CAS(T) \
     T atomicCAS(T* p, T compare, T v) { \
-        KC_ATOMIC_HOOK(p, true); \
+        KC_ATOMIC_HOOK_OF(p, true, true); \
         __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
         return compare; \
     } \
