@@ -304,19 +304,35 @@ static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc
     }
 }
 
-// A thread's plain read of global memory is held until the thread's next write or atomic (or
-// the end of the interval; other reads meanwhile are checked at once): if that is an atomicCAS
-// of the same bytes, the read only seeded it, and counts as strong.
+// A thread's plain reads of global memory are held (the last HELD of them) until the thread's
+// next write or atomic, or the end of the interval: one that an atomicCAS of the same bytes
+// follows only seeded it, and counts as strong.
+constexpr unsigned HELD = 4;
 struct HeldRead { const Region* r; uintptr_t a; unsigned size; GAcc me; };
-HeldRead held[1024];
+struct Held { HeldRead reads[HELD]; unsigned n; };
+Held held[1024];
 
-static void check_held(unsigned t, bool seeds_cas) {
-    HeldRead& h = held[t];
-    if (!h.r) return;
+static void check_read(HeldRead& h, bool seeds_cas) {
     if (seeds_cas) h.me.tid |= STRONG_BIT;
-    const Region* r = h.r;
-    h.r = nullptr;
-    global_check(r, h.a, h.size, h.me, true, false);
+    global_check(h.r, h.a, h.size, h.me, true, false);
+}
+
+// Checks thread t's held reads; those of the bytes [a, a + size) seeded a CAS there if `cas`.
+static void check_held(unsigned t, bool cas, uintptr_t a = 0, unsigned size = 0) {
+    Held& h = held[t];
+    for (unsigned i = 0; i < h.n; ++i)
+        check_read(h.reads[i], cas && h.reads[i].a < a + size && a < h.reads[i].a + h.reads[i].size);
+    h.n = 0;
+}
+
+static void hold(unsigned t, const HeldRead& r) {
+    Held& h = held[t];
+    if (h.n == HELD) {   // the oldest is checked now
+        check_read(h.reads[0], false);
+        for (unsigned i = 1; i < HELD; ++i) h.reads[i - 1] = h.reads[i];
+        --h.n;
+    }
+    h.reads[h.n++] = r;
 }
 
 // ---- release and acquire through a location ------------------------------------------------
@@ -415,13 +431,12 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
     unsigned t = cur->linear;
     acquire_held(t);
     bool plain_read = reads && !writes && !strong;
-    if (t < 1024 && held[t].r && !plain_read)
-        check_held(t, chk.cas && held[t].a < a + size && a < held[t].a + held[t].size);
+    if (t < 1024 && held[t].n && !plain_read) check_held(t, chk.cas, a, size);
     uint16_t flags = uint16_t((t & TID_MASK) | (strong ? STRONG_BIT : 0) | (atomic ? ATOMIC_BIT : 0) |
                               (chk.collective ? COLLECTIVE_BIT : 0));
     GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32]};
-    if (plain_read && t < 1024 && !held[t].r) {
-        held[t] = HeldRead{r, a, size, me};
+    if (plain_read && t < 1024) {
+        hold(t, HeldRead{r, a, size, me});
         return;
     }
     if (strong && reads && t < 1024) gs.acquiring[t] = a;
