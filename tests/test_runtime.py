@@ -357,3 +357,11 @@ def test_same_source_same_result_on_gpu_and_cpu(rng):
     y_gpu = cupy.empty(1000, cupy.float32)
     cudacheck.RawKernel(code, "poly", backend="gpu")(4, 256, (cupy.asarray(x), y_gpu, 1000))
     np.testing.assert_allclose(y_gpu.get(), y_cpu, rtol=1e-6, atol=1e-6)
+
+
+def test_a_device_function_without_a_body_is_a_compile_error_naming_it():
+    src = '''__device__ int bar(short x);
+extern "C" __global__ void k(int* o) { o[threadIdx.x] = bar(threadIdx.x); }'''
+    for check in (False, True):
+        with pytest.raises(cudacheck.CompileError, match=r"calls `bar\(short\)`, which is declared but never defined"):
+            cudacheck.RawKernel(src, "k", backend="cpu", check=check)((1,), (4,), (np.zeros(4, np.int32),))

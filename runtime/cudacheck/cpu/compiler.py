@@ -268,4 +268,25 @@ def _compile_error(source, log, whole_program=False):
 
 
 def load(path):
-    return ctypes.CDLL(str(path))
+    """The kernel's library, loaded. A function the kernel calls but nothing defines (a
+    __device__ function declared without a body) is a CompileError naming it, as ptxas
+    refuses it ("Unresolved extern function")."""
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError as e:
+        missing = re.search(r"undefined symbol: (\S+)", str(e))
+        if not missing:
+            raise
+        name = _demangle(missing.group(1))
+        raise CompileError(f"the kernel calls `{name}`, which is declared but never defined: a GPU refuses this too "
+                           f"(ptxas: Unresolved extern function '{missing.group(1)}'). Give the function a body in "
+                           "the kernel's source.", log=str(e), backend="cpu") from None
+
+
+def _demangle(symbol):
+    """A C++ symbol as the source spells it (c++filt), or as it is."""
+    try:
+        out = subprocess.run(["c++filt", symbol], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return out or symbol
