@@ -186,6 +186,11 @@ def test_the_heatmap_numbers_chapter_3_the_guide_and_q3_4_quote():
     assert "80 of the 400 elements of the product came back wrong" in prose("03_syncthreads")
     assert "wrong in 80 of 400 elements on the H200" in text
 
+    M, N, cpu, gpu = _panels("no_syncwarp")
+    assert figures.error(gpu, M, N).max() == 0 and figures.error(cpu, M, N).max() > 0
+    assert ("the reference H200's run of the Guide's version came out right and the CPU runtime's did not"
+            in prose("03_syncthreads"))
+
 
 def test_the_best_practices_guides_table_grew_as_chapter_5_says():
     ratios = {col: [ds.result(k, 16, 8192, 16, 8192)["gbs"] / old[col] for ds in perfdata.datasets()

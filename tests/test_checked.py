@@ -27,8 +27,31 @@ def test_every_finding_holds_under_every_schedule(name, schedule, seed, rng):
     bug = corpus.WRONG[name]
     with pytest.raises(getattr(cudacheck, bug.expect)) as e:
         bug.run(rng=rng, schedule=schedule, seed=seed)
-    if bug.expect == "SharedMemoryRaceError":   # the hazard is named by program order, not by the schedule
+    if isinstance(e.value, cudacheck.RaceError):   # the hazard is named by program order, not by the schedule
         assert e.value.hazard == bug.details["hazard"]
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+@pytest.mark.parametrize("schedule,seed", [("forward", None), ("reverse", None), ("random", 3)])
+def test_a_forgotten_block_idx_is_one_thread_of_two_blocks_writing_one_element(schedule, seed, workers, monkeypatch):
+    """Which thread and which pair of blocks checked mode names depends on the schedule and
+    on how many workers ran the blocks; that it is one thread of two blocks, storing on the
+    same line, does not."""
+    monkeypatch.setattr(cudacheck.config, "workers", workers)
+    bug = corpus.WRONG["no_block_idx"]
+    with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+        bug.run(schedule=schedule, seed=seed)
+    err = e.value
+    assert err.thread == err.other_thread and err.block != err.other_block
+    assert err.line == err.other_line == bug.line_of("    P[row * Width + col] = sum;")
+    assert "does the index use blockIdx?" in str(err)
+
+
+def test_a_forgotten_block_idx_leaves_all_but_one_tile_of_p_unwritten(rng):
+    M, N, P = corpus.WRONG["no_block_idx"].run(check=False, rng=rng)
+    tile = corpus.WRONG["no_block_idx"].shape[3]
+    assert_product(P[:tile, :tile], M[:tile], N[:, :tile])
+    assert not P[tile:].any() and not P[:, tile:].any()
 
 
 def test_divergent_barrier_messages_say_who_is_where():

@@ -89,7 +89,8 @@ def test_wrong_answer_is_rejected(ex, wrong, source):
     if wrong.expect == "wrong values":
         d = result.details
         assert {"row", "col", "expected", "got", "threads", "block"} <= set(d)
-        assert f"{d['array']}[{d['row']}][{d['col']}]" in result.message and str(d["block"]) in result.message
+        element = d.get("element", f"{d['array']}[{d['row']}][{d['col']}]")
+        assert f"{element} should be" in result.message and str(d["block"]) in result.message
         assert all(str(t) in result.message for t in d["threads"])
         assert result.shape is not None
     elif ex.kind == "program":
@@ -140,6 +141,10 @@ def test_kernel_exercises_try_awkward_shapes():
         assert len(ex.shapes) >= 2, ex.id
         if isinstance(ex.task, tasks.BlockTranspose):   # whole tiles, not all square, several blocks
             assert any(h != w for h, w in ex.shapes) and any(h * w > t * t for h, w in ex.shapes for t in ex.tiles)
+            continue
+        if isinstance(ex.task, tasks.Histogram):   # one value; several blocks, the last one part full
+            assert (1, 16) in ex.shapes or any(n == 1 for n, _ in ex.shapes), ex.id
+            assert any(n > 2 * t and n % t for n, _ in ex.shapes for t in ex.tiles), ex.id
             continue
         if matmul.KERNELS[ex.launch.kernel].shapes is matmul.Shapes.ANY:
             assert (1, 1, 1) in ex.shapes, ex.id
@@ -301,6 +306,55 @@ def test_the_transpose_runs_on_the_gpu_as_on_the_cpu():
     assert out and "the CPU runtime in checked mode and the GPU" in out.message
 
 
+# The histogram (sync-6): threads of a block take turns on the CPU runtime, so a racy
+# histogram's plain run counts right; the checker never trusts that run.
+
+HISTOGRAM = tasks.Histogram()
+
+
+def test_a_racy_histogram_counts_right_in_a_plain_cpu_run_and_fails_the_check(monkeypatch):
+    inputs = HISTOGRAM.inputs((1000, 4), np.random.default_rng())
+    hist, _ = HISTOGRAM.run(exercises.starter("sync-6"), inputs, 128, "cpu", False)
+    assert np.array_equal(hist, np.bincount(inputs[0], minlength=4))   # the lucky right answer
+    monkeypatch.setattr(cudacheck.config, "global_races", False)      # a reader who turned the check off
+    result = exercises.check("sync-6", exercises.starter("sync-6"), quiet=True)
+    assert not result and result.kind == "GlobalMemoryRaceError" and result.error.array == "hist"
+    assert cudacheck.config.global_races is False                      # left as the reader set it
+    assert "atomicAdd" in result.message and "plain runs may still show the right result" in result.message
+
+
+def test_a_volatile_count_is_no_race_but_not_a_pass():
+    """The += through a volatile pointer is no data race in CUDA's memory model, so checked
+    mode is silent, and the CPU runtime counts right; the requirement refuses it."""
+    (source,) = [src for w, src in exercises.wrong_answers("sync-6") if w.name == "volatile_count"]
+    out = tryout.run(source, HISTOGRAM, tile=128, shapes=[(389, 16)], quiet=True, gpu=False)
+    assert out, out.message   # checked mode alone passes it
+    result = exercises.check("sync-6", source, quiet=True)
+    assert result.kind == "requirement" and "in two accesses" in result.message and "`atomicAdd`" in result.message
+
+
+def test_a_histogram_passes_with_its_shapes_and_block_size_named():
+    out = tryout.run(exercises.solution("sync-6"), HISTOGRAM, tile=64, shapes=[(1, 16), (200, 5)], quiet=True,
+                     gpu=False)
+    assert out.message == ("✓ `histogram` (64 threads per block) counts every value exactly on 1 value in 16 bins, "
+                           f"200 values in 5 bins, {PASS_TAIL}")
+    assert HISTOGRAM.run(exercises.solution("sync-6"), HISTOGRAM.inputs((1, 3), np.random.default_rng()), 32,
+                         "cpu", True)[0].sum() == 1
+    out = tryout.run(exercises.solution("sync-6"), HISTOGRAM, tile=64, shapes=[(0, 5)], quiet=True, gpu=False)
+    assert out.kind == "shape refused" and "at least one value" in out.message
+
+
+@pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs a GPU")
+def test_the_histogram_runs_on_the_gpu_and_a_racy_one_loses_counts_there():
+    inputs = HISTOGRAM.inputs((1 << 16, 2), np.random.default_rng())
+    hist, fn = HISTOGRAM.run(exercises.solution("sync-6"), inputs, 256, "gpu", False)
+    assert fn.backend == "gpu" and np.array_equal(hist.get(), np.bincount(inputs[0], minlength=2))
+    hist, _ = HISTOGRAM.run(exercises.starter("sync-6"), inputs, 256, "gpu", False)
+    assert hist.get().sum() < inputs[0].size
+    out = tryout.run(exercises.solution("sync-6"), HISTOGRAM, tile=128, quiet=True, gpu=True)
+    assert out and "the CPU runtime in checked mode and the GPU" in out.message
+
+
 # ----------------------------------------------------------------- the data files
 
 @pytest.fixture
@@ -329,7 +383,7 @@ BROKEN = [  # (file, text, replacement, what the error says)
      r"02_tiling\.toml, exercise tiling-4: requirement staged_loads: .*'most'"),
     ("02_tiling.toml", 'bound = "ceil_div(m, tile) * k * n"', '''bound = "__import__('os').getcwd()"''',
      r"02_tiling\.toml, exercise tiling-4: .*not allowed in the formula"),
-    ("01_naive.toml", 'starter_fails = "wrong values"\n', "",
+    ("01_naive.toml", 'starter_fails = "GlobalMemoryRaceError"\n', "",
      r"01_naive\.toml, exercise naive-1: starter_fails missing"),
     ("01_naive.toml", "tiles = [16]", 'tiles = "16"', r"01_naive\.toml, exercise naive-1: tiles should be list"),
     ("01_naive.toml", 'solution = {book = "naive"}', 'solution = {book = "naif"}',
@@ -338,7 +392,8 @@ BROKEN = [  # (file, text, replacement, what the error says)
      r"01_naive\.toml, exercise naive-1: .*no kernel 'naif'"),
     ("01_naive.toml", "[[exercise]]", "[[exercise]", r"01_naive\.toml: cannot read it as TOML"),
     ("03_syncthreads.toml", 'launch = {task = "block_transpose"', 'launch = {task = "transpose"',
-     r"03_syncthreads\.toml, exercise sync-5: no task 'transpose'; the tasks are matmul, block_transpose"),
+     r"03_syncthreads\.toml, exercise sync-5: no task 'transpose'; the tasks are matmul, block_transpose, "
+     r"histogram"),
     ("03_syncthreads.toml", 'launch = {task = "block_transpose"', 'launch = {task = "block_transpose", kernel = "x"',
      r"03_syncthreads\.toml, exercise sync-5: .*unexpected keyword argument 'kernel'"),
     ("03_syncthreads.toml", "shapes = [[16, 16], [32, 48]", "shapes = [[16, 16, 16], [32, 48]",

@@ -369,6 +369,7 @@ def test_device_variable_counter(workers):
 def test_plain_accesses_against_atomics_race_but_a_compare_and_swap_loop_does_not(rng, workers):
     err = race("plain_and_atomic", (2,), (32,), (np.zeros(1, np.int32),))
     assert "atomic" in (err.op, err.other_op) and "atomics order only other atomics" in str(err)
+    assert {err.line, err.other_line} == {line_of("c[0] = 5"), line_of("else atomicAdd(c, 1)")}
     err = race("count_to_limit", (4,), (64,), (np.zeros(1, np.int32), 100))
     assert {err.op, err.other_op} == {"read", "atomic"} and err.line == line_of("if (c[0] < limit)")
     x = rng.standard_normal(700).astype(np.float32)

@@ -58,8 +58,19 @@ TILED_FIRST_BARRIER = "        __syncthreads();  // read after write: the tiles 
 TILED_SECOND_BARRIER = "        __syncthreads();  // write after read: nobody still needs this phase's tiles\n"
 BOUNDS_LOAD_M = "        Mds[ty][tx] = (row < m && mcol < k) ? M[row * k + mcol] : 0.0f;\n"
 BOUNDS_LOAD_N = "        Nds[ty][tx] = (nrow < k && col < n) ? N[nrow * n + col] : 0.0f;\n"
+NAIVE_ROW = "    int row = blockIdx.y * blockDim.y + threadIdx.y;  // which element this thread computes\n"
+NAIVE_COL = "    int col = blockIdx.x * blockDim.x + threadIdx.x;\n"
 
 WRONG = {w.name: w for w in [
+    WrongKernel("no_block_idx", "naive", "The naive kernel with `row` and `col` taken from `threadIdx` alone: every "
+                "block computes the same tile, so the same thread of every block writes the same element of P, "
+                "and the rest of P is never written.",
+                ((NAIVE_ROW, "    int row = threadIdx.y;  // which element this thread computes\n"),
+                 (NAIVE_COL, "    int col = threadIdx.x;\n")),
+                (32, 32, 32, 16), "GlobalMemoryRaceError",
+                # Which thread and which two blocks depend on how many workers ran the blocks;
+                # tests/test_checked.py holds that the two are one thread of two blocks.
+                dict(array="P", hazard="write-write", op="write", other_op="write")),
     WrongKernel("no_guards", "tiled", "Chapter 2's kernel with the number of tiles rounded up, as the lecture's "
                 "step 2 does, but without the guards of its step 3a: for a Width that is not a multiple of the "
                 "tile, the last phase reads past the matrix.",

@@ -5,17 +5,18 @@ what the kernel must compute, how it is launched and how its result is judged.
     tryout.run(src, "tiled")                                   # a matrix product of the book
     tryout.run(src, tasks.Matmul(matmul.Launch("tiled", function="mine")))   # the same, spelled out
     tryout.run(src, tasks.BlockTranspose(), tile=16)           # each tile of A transposed in place
+    tryout.run(src, tasks.Histogram(), tile=128)               # values counted into bins
 
 tryout.run is one loop over shapes and places (checked mode on the CPU, then the GPU) for
 every task; a task supplies what differs between them:
 
     name                         the __global__ function, for the messages
-    rank                         numbers in a shape: 3 (m, k, n) or 2 (height, width)
+    rank                         numbers in a shape: 3 (m, k, n) or 2 (height, width; values, bins)
     default_shapes(tile)         the shapes to try when the caller gives none
     describe(shape), size(shape) the shape after "on" and "cannot take" ("16x16 times 16x16",
                                  "A of 32 x 48"), and in a pass's list ("16x16·16x16", "32x48")
-    inputs(shape, rng)           the input arrays (NumPy, float32); a kernel that works in
-                                 place (the transpose) runs on a copy
+    inputs(shape, rng)           the input arrays (NumPy: float32, the histogram's values int32);
+                                 a kernel that works in place (the transpose) runs on a copy
     run(code, inputs, tile, backend, check, **options) -> (result, Function)
                                  the kernel launched on copies of the inputs (CuPy arrays on
                                  the GPU backend; the result stays there); ValueError for a
@@ -23,11 +24,13 @@ every task; a task supplies what differs between them:
     compile(code, tile, backend, check)
                                  the cudacheck Function, built once per source and options
     compare(result, inputs, tile) None if the result (NumPy) is right, else a dict on one
-                                 wrong element: array, row, col, expected, got, count, total
+                                 wrong element: array, row, col, expected, got, count, total,
+                                 and `element`, how to write it, where that is not array[row][col]
     reference, result            what compare measures against, and what the kernel computes
                                  (a requirement's failure says it "computes the right product")
     writers(code, inputs, tile, row, col) -> (block, block shape, threads)
                                  who stores that element, from a checked run tracing its block
+    holder                       which block that is, in words ("whose tile holds it")
     tile_note(tiles), verdict    the pass message's words on the tile and on the result
 
 An exercise names its task in its `launch` table (from_table).
@@ -42,12 +45,13 @@ UNIT_ROUNDOFF = 2.0 ** -24
 
 
 class Task:
-    """The interface above; Matmul and BlockTranspose implement it."""
+    """The interface above; Matmul, BlockTranspose and Histogram implement it."""
     name = ""
     rank = 0
     reference = ""
     result = ""
     verdict = ""
+    holder = "whose tile holds it"
 
     def default_shapes(self, tile):
         raise NotImplementedError
@@ -307,16 +311,98 @@ class BlockTranspose(Task):
         return f"({self.macro} {' and '.join(map(str, tiles))}, each)"
 
 
+# ------------------------------------------------------------------------ histogram
+
+@dataclass(frozen=True)
+class Histogram(Task):
+    """hist[b] = how many of the n values in `data` equal b, for bins b = 0 .. bins - 1
+    (every value is a bin index), one thread per value: grid ceil(n / tile), blocks of
+    `tile` threads, arguments (data, hist, n), hist zeroed before the launch. The shape is
+    (n, bins). Counts are compared exactly. Threads of a block take turns on the CPU
+    runtime, so a count that two threads update without an atomic comes out right there
+    and loses updates on a GPU: only the checked run shows the race."""
+    function: str = "histogram"
+    rank = 2
+    reference = "NumPy's bincount"
+    result = "counts"
+    verdict = "counts every value exactly"
+    holder = "which holds a value of that bin"
+
+    @property
+    def name(self):
+        return self.function
+
+    def default_shapes(self, tile):
+        return [(1, 16), (3 * tile + 5, 16), (5 * tile - 3, 3)]
+
+    def describe(self, shape):
+        n, bins = shape
+        return f"{n} value{'s' if n != 1 else ''} in {bins} bins"
+
+    def size(self, shape):
+        return self.describe(shape)
+
+    def inputs(self, shape, rng):
+        """The values, and the histogram as the launch receives it: zeros (copied for each run)."""
+        n, bins = shape
+        return rng.integers(0, bins, n).astype(np.int32), np.zeros(bins, np.uint32)
+
+    def check_shape(self, shape):
+        """Raise ValueError for a histogram of no values or no bins."""
+        if len(shape) != 2 or not all(shape):
+            raise ValueError(f"a histogram needs at least one value and one bin; got {' x '.join(map(str, shape))}")
+
+    def compile(self, code, tile, backend, check):
+        return matmul.build(code, self.function, (), backend, check)
+
+    def run(self, code, inputs, tile, backend, check, **options):
+        data, empty = inputs
+        self.check_shape((data.size, empty.size))
+        fn = self.compile(code, tile, backend, check)
+        xp = np
+        if fn.backend == "gpu":
+            import cupy as xp
+        data, hist = xp.asarray(data, dtype=xp.int32), xp.array(empty, dtype=xp.uint32)   # hist: a copy
+        n = data.shape[0]
+        fn((-(-n // tile),), (tile,), (data, hist, np.int32(n)), **options)
+        return hist, fn
+
+    def compare(self, result, inputs, tile):
+        data, empty = inputs
+        ref = self.expected(data, empty.size)
+        bad = np.asarray(result) != ref
+        if not bad.any():
+            return None
+        b = int(np.argmax(bad))
+        return dict(array="hist", count=int(bad.sum()), total=int(bad.size), row=0, col=b, element=f"hist[{b}]",
+                    expected=float(ref[b]), got=float(result[b]))
+
+    @staticmethod
+    def expected(data, bins):
+        return np.bincount(data, minlength=bins).astype(np.uint32)
+
+    def writers(self, code, inputs, tile, row, col):
+        """The threads that store hist[col] in the block of the first value in that bin."""
+        first = np.flatnonzero(inputs[0] == col)
+        block = (int(first[0]) // tile if first.size else 0, 0, 0)
+        _, fn = self.run(code, inputs, tile, "cpu", True, trace=[block[:2]])
+        return block, (tile, 1), stores(fn.last_launch, 1, col)   # hist is its second array
+
+    def tile_note(self, tiles):
+        tiles = list(tiles)
+        return f"({' and '.join(map(str, tiles))} threads per block{', each' if len(tiles) > 1 else ''})"
+
+
 # ------------------------------------------------------------------- from the data
 
-TASKS = {"matmul": Matmul, "block_transpose": BlockTranspose}
+TASKS = {"matmul": Matmul, "block_transpose": BlockTranspose, "histogram": Histogram}
 
 
 def from_table(table):
     """The task an exercise's `launch` table names: without `task` (or with task =
     "matmul") a matrix product, the other keys a matmul.Launch's ({kernel = "tiled",
-    function = ...}); with task = "block_transpose", BlockTranspose's ({function = ...}).
-    KeyError or TypeError for what is not one of them."""
+    function = ...}); with task = "block_transpose" or "histogram", BlockTranspose's or
+    Histogram's ({function = ...}). KeyError or TypeError for what is not one of them."""
     table = dict(table)
     name = table.pop("task", "matmul")
     if name not in TASKS:

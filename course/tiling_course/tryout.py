@@ -4,10 +4,12 @@ in float64; what a kernel must compute, and how it is launched, is its task:
 tiling_course.tasks). What it prints is the lesson: a pass says what was checked; a failure names the shape,
 the element, the expected and computed values, the thread and block, or checked mode's
 finding, and never stops the notebook."""
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
+import cudacheck
 from cudacheck import KernelError, gpu_available
 
 from . import matmul, tasks
@@ -43,16 +45,30 @@ def _who(task, code, inputs, tile, wrong):
     wrong.update(block=block, threads=threads)
     blocks = f"(blocks of {shape[0]} x {shape[1]} threads)"
     if not threads:
-        return f" No thread of block {block} {blocks}, whose tile holds it, stores it."
+        return f" No thread of block {block} {blocks}, {task.holder}, stores it."
     if len(threads) > 1:
         return f" Threads {' and '.join(map(str, threads))} of block {block} {blocks} all store it."
     return f" Thread {threads[0]} of block {block} {blocks} stores it."
 
 
+@contextmanager
+def every_check():
+    """Checked mode with all its checks, whatever the reader set: a race on global memory
+    is what turns a histogram's lucky right counts on the CPU runtime into a failure."""
+    before = cudacheck.config.global_races
+    cudacheck.config.global_races = True
+    try:
+        yield
+    finally:
+        cudacheck.config.global_races = before
+
+
 def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, launch=None, hint=None,
         requirement=None, trace=None, precision=None):
-    """Try `code` on every shape: checked mode on the CPU, then the GPU if one is there
-    (gpu=None) or asked for. Returns an Outcome (truthy on a pass) and shows its message.
+    """Try `code` on every shape: checked mode on the CPU (every check on, global races
+    included), then the GPU if one is there (gpu=None) or asked for. Never a plain run on
+    the CPU, where threads of a block take turns and a race can give the right result.
+    Returns an Outcome (truthy on a pass) and shows its message.
 
     kernel: what the code computes and how it is launched: the name of a book kernel (a
     matrix product of the same form, launched as `launch`, a matmul.Launch, says, or as the
@@ -86,7 +102,8 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
             checked = place != "the GPU"
             try:
                 options = {"trace": trace} if checked and trace is not None else {}
-                result, fn = task.run(code, inputs, tile, "cpu" if checked else "gpu", checked, **options)
+                with every_check():
+                    result, fn = task.run(code, inputs, tile, "cpu" if checked else "gpu", checked, **options)
             except KernelError as e:
                 return fail(f"✗ `{name}` on {on}, {place}: **{type(e).__name__}**\n\n```text\n{e}\n```",
                             type(e).__name__, e, shape)
@@ -100,9 +117,10 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
             w = task.compare(result, inputs, tile)
             if w:
                 a = w["array"]
+                element = w.get("element", f"{a}[{w['row']}][{w['col']}]")
                 return fail(
                     f"✗ `{name}` on {on}, {place}: {w['count']} of {w['total']} elements of {a} differ from "
-                    f"{task.reference}. {a}[{w['row']}][{w['col']}] should be {w['expected']:.6g} but is "
+                    f"{task.reference}. {element} should be {w['expected']:.6g} but is "
                     f"{w['got']:.6g}.{_who(task, code, inputs, tile, w)}", "wrong values", None, shape, w)
             if checked and requirement is not None:
                 unmet = requirement(fn.last_launch, shape, tile, code)

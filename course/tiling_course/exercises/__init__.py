@@ -19,9 +19,10 @@ notebook), each an array of [[exercise]] tables with
     launch                 the task (tiling_course.tasks): what the kernel computes, how it is
                            launched and judged. A matrix product: {kernel = "tiled", function = ...,
                            columns_per_thread = ...}, a matmul.Launch; another task: {task =
-                           "block_transpose", function = ...}
-    tiles, shapes          the tiles to try (a transpose's BLOCK_WIDTH), and the shapes on each:
-                           (m, k, n) for a product, (height, width) for a transpose
+                           "block_transpose" or "histogram", function = ...}
+    tiles, shapes          the tiles to try (a transpose's BLOCK_WIDTH, a histogram's threads per
+                           block), and the shapes on each: (m, k, n) for a product, (height, width)
+                           for a transpose, (values, bins) for a histogram
     [[exercise.requirement]], requirement_passed, trace
                            what is asked of the kernel besides its product (requirements.py),
                            the line a pass adds, and the blocks checked mode traces for it
@@ -556,7 +557,8 @@ def _check_program(ex, source):
     for args in ex.runs:
         how = f"`program {' '.join(args)}`" if args else "the program with its default shape"
         try:
-            result = programs.run(source, check=True, args=args)
+            with tryout.every_check():
+                result = programs.run(source, check=True, args=args)
         except KernelError as e:
             return Result(False, _head(ex, False) + f"✗ {how}, checked mode: **{type(e).__name__}**\n\n"
                           f"```text\n{e}\n```{hint}", type(e).__name__)

@@ -148,7 +148,46 @@ def barriers_per_phase(most: int):
     return requirement
 
 
-CHECKS = {check.__name__: check for check in (staged_loads, coalesced, conflict_free, barriers_per_phase)}
+def one_access_updates(position: int):
+    """In the traced blocks, no thread updates an element of the kernel's `position`-th
+    pointer parameter that another thread also stores to as a load and a later store of
+    its own. An atomic read-modify-write (atomicAdd) is one access; a `+=` through a
+    `volatile` pointer is two, which checked mode does not call a race (volatile accesses
+    are not data races in CUDA's memory model) and which a GPU can still split, losing the
+    other thread's update. The CPU runtime, whose threads of a block take turns, never
+    splits it, so only this requirement keeps such a kernel's right counts from passing."""
+    def requirement(report, shape, tile, code):
+        names = list(report.global_counts)
+        if position >= len(names):
+            return "the kernel has too few pointer parameters"
+        array = names[position]
+        accesses = [a for a in report.trace or () if a.array == array]
+        storers = defaultdict(set)   # element -> the (block, thread) that store to it
+        for a in accesses:
+            if a.op == "W":
+                storers[a.index].add((a.block, a.thread))
+        loaded = {}   # (block, thread, element) -> the line of its last load
+        for a in accesses:
+            key = (a.block, a.thread, a.index)
+            if a.op == "R":
+                loaded[key] = a.line
+                continue
+            others = sorted(storers[a.index] - {(a.block, a.thread)})
+            if key in loaded and others:
+                block, thread = others[0]
+                return (f"thread {a.thread} of block {a.block} updates `{array}[{a.index}]` in two accesses, a load "
+                        f"on line {loaded[key]} and a store on line {a.line}, and thread {thread} of block {block} "
+                        f"stores to it too. Checked mode calls that no race when the accesses are volatile, and "
+                        f"the CPU runtime, whose threads take turns, loses nothing; but unless a lock orders the "
+                        f"two threads, a GPU can let the other's update land between the load and the store, and "
+                        f"it is lost (`volatile` does not prevent that). The exercise asks for each update as one "
+                        f"atomic read-modify-write: `atomicAdd`.")
+        return None
+    return requirement
+
+
+CHECKS = {check.__name__: check for check in (staged_loads, coalesced, conflict_free, barriers_per_phase,
+                                              one_access_updates)}
 
 
 def build(tables):

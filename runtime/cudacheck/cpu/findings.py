@@ -45,7 +45,7 @@ class Context:
     def line_of(self, f, key="pc"):
         """The source line of a finding's access: from the instrumentation when it knew it,
         otherwise from the instruction's place in the library."""
-        if f.get("line"):
+        if key == "pc" and f.get("line"):
             return f["line"]
         if self.pc_lines is None or key not in f:
             return 0
