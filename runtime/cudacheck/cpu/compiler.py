@@ -41,7 +41,9 @@ CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-gdwarf-4", "-fsanitize=thread", "--par
                  # a float4 load stays one 16-byte access instead of four scalar ones
                  "-fno-tree-sra",
                  # memset and memcpy stay calls, which the checked runtime sees, not inline stores
-                 "-fno-builtin-memset", "-fno-builtin-memcpy", "-fno-builtin-memmove")
+                 "-fno-builtin-memset", "-fno-builtin-memcpy", "-fno-builtin-memmove",
+                 # an atomic as a kernel's last statement stays a call, whose return address names its line
+                 "-fno-optimize-sibling-calls")
 # The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
 # that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
 LINK_FLAGS = (f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
