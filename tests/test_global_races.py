@@ -171,6 +171,11 @@ extern "C" __global__ void same_value(int* flag) {
     flag[0] = 1;
 }
 
+struct pair { short x, y; };
+extern "C" __global__ void copy_pairs(const pair* in, pair* out, int bytes) {
+    __builtin_memcpy(&out[threadIdx.x], &in[threadIdx.x], bytes);
+}
+
 extern "C" __global__ void handoff_atomic(int* flag, int* out) {
     if (threadIdx.x == 0) {
         while (atomicAdd(flag, 0) != 1) { }
@@ -467,3 +472,12 @@ def test_a_whole_programs_device_memory_is_checked_for_races():
     assert e.value.array == "h" and e.value.line == e.value.other_line == 6
     fixed = PROGRAM.replace("UPDATE", "atomicAdd(&h[in[i] % 16], 1)")
     assert "histogram total 8192 of 8192" in cudacheck.run_program(fixed, backend="cpu", check=True).stdout
+
+
+def test_a_copy_past_its_element_races_with_the_next_threads(rng):
+    pair = np.dtype([("x", "<i2"), ("y", "<i2")])
+    src = rng.integers(-100, 100, 64).astype(np.int16).view(pair)
+    out = launch("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 4))[1]
+    np.testing.assert_array_equal(out, src[:32])
+    err = race("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 5))
+    assert err.array == "out" and err.hazard == "write-write" and abs(err.thread[0] - err.other_thread[0]) == 1

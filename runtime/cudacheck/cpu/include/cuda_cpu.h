@@ -314,3 +314,12 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #undef EXIT_SUCCESS
 #undef EXIT_FAILURE
 #endif
+
+#ifdef KC_CHECKED
+// A kernel's own __builtin_memcpy, __builtin_memset or __builtin_memmove of a constant size is
+// expanded into moves the instrumentation never sees: as calls of the checked runtime's
+// memcpy, memset and memmove (kc_checked.h) they are checked like any access.
+#define __builtin_memcpy memcpy
+#define __builtin_memset memset
+#define __builtin_memmove memmove
+#endif
