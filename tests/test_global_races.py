@@ -476,7 +476,7 @@ def test_a_whole_programs_device_memory_is_checked_for_races():
 
 def test_a_copy_past_its_element_races_with_the_next_threads(rng):
     pair = np.dtype([("x", "<i2"), ("y", "<i2")])
-    src = rng.integers(-100, 100, 64).astype(np.int16).view(pair)
+    src = rng.integers(-100, 100, 128).astype(np.int16).view(pair)
     out = launch("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 4))[1]
     np.testing.assert_array_equal(out, src[:32])
     err = race("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 5))
