@@ -479,5 +479,5 @@ def test_a_copy_past_its_element_races_with_the_next_threads(rng):
     src = rng.integers(-100, 100, 128).astype(np.int16).view(pair)
     out = launch("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 4))[1]
     np.testing.assert_array_equal(out, src[:32])
-    err = race("copy_pairs", (1,), (32,), (src, np.zeros(32, pair), 5))
+    err = race("copy_pairs", (1,), (32,), (src, np.zeros(33, pair), 5))
     assert err.array == "out" and err.hazard == "write-write" and abs(err.thread[0] - err.other_thread[0]) == 1
