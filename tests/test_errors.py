@@ -156,8 +156,8 @@ def test_a_local_array_as_large_as_a_gpu_allows_runs():
 
 def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
     spin = cudacheck.RawKernel(r'''
-        extern "C" __global__ void spin(volatile int* flag) {
-            while (flag[0] == 0) { }   // nobody ever sets it
+        extern "C" __global__ void spin(int* flag) {
+            for (;;) { }   // never ends
         }''', "spin", backend="cpu")
     start = time.monotonic()
     with pytest.raises(cudacheck.KernelTimeoutError, match=r"time limit of 1 s.*0 of 3 blocks.*thread \(0, 0, 0\)"):
@@ -170,10 +170,21 @@ def test_endless_kernel_times_out_and_the_process_goes_on(copy_kernel):
 
 def test_the_time_limit_comes_from_config(monkeypatch):
     monkeypatch.setattr(cudacheck.config, "time_limit", 0.5)
-    spin = cudacheck.RawKernel('extern "C" __global__ void s2(volatile int* f) { while (!f[0]) {} }', "s2",
-                               backend="cpu")
+    spin = cudacheck.RawKernel('extern "C" __global__ void s2(int* f) { for (;;) {} }', "s2", backend="cpu")
     with pytest.raises(cudacheck.KernelTimeoutError, match="0.5 s"):
         spin(1, 1, (np.zeros(1, np.int32),))
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_waiting_on_a_flag_nobody_sets_is_reported_long_before_the_time_limit(check):
+    spin = cudacheck.RawKernel(r'''
+        extern "C" __global__ void spin(volatile int* flag) {
+            while (flag[0] == 0) { }   // nobody ever sets it
+        }''', "spin", backend="cpu", check=check)
+    start = time.monotonic()
+    with pytest.raises(cudacheck.ForwardProgressError, match=r"polls flag\[0\].*which holds 0"):
+        spin(3, 8, (np.zeros(1, np.int32),), time_limit=30.0)
+    assert time.monotonic() - start < 10
 
 
 def test_integer_division_by_zero_is_a_crash():

@@ -151,6 +151,7 @@ def test_what_nvrtc_offers_the_cpu_runtime_offers():
     extern "C" __global__ void k(float* x, size_t n) {
         auto t = cg::tiled_partition<32>(cg::this_thread_block());
         float v = cg::reduce(t, x[threadIdx.x], cg::plus<float>());
+        t.sync();   // a reduce orders no memory: every lane's read of x before lane 0 overwrites it
         if (threadIdx.x == 0) { x[0] = v; x[1] = CUDART_INF_F; x[2] = isinf(x[1]) ? CUDART_PI_F : 0.0f; }
     }'''
     x = np.arange(32, dtype=np.float32)

@@ -396,15 +396,17 @@ def test_a_thread_waiting_for_another_of_its_block_gets_its_turn(check):
     np.testing.assert_array_equal(out, [42, 41])
 
 
-def test_a_volatile_poll_gets_its_turn_in_checked_mode():
-    out = launch("handoff_volatile", (1,), (64,), (np.zeros(1, np.int32), np.zeros(1, np.int32)))[1]
+@pytest.mark.parametrize("check", [False, True])
+def test_a_volatile_poll_gets_its_turn(check):
+    out = launch("handoff_volatile", (1,), (64,), (np.zeros(1, np.int32), np.zeros(1, np.int32)), check=check)[1]
     assert out[0] == 1
 
 
-@pytest.mark.parametrize("kernel,check", [("wait_for_last", False), ("wait_for_last", True), ("publish", True)])
+@pytest.mark.parametrize("kernel,check", [("wait_for_last", False), ("wait_for_last", True), ("publish", False),
+                                          ("publish", True)])
 def test_a_block_waiting_for_a_block_that_cannot_run_is_reported(kernel, check):
     """Block 0 waits for a later block, which one worker would start only after it: through
-    an atomic poll (seen in both modes) or a volatile one (seen in checked mode)."""
+    an atomic poll or a volatile one."""
     before = cudacheck.config.workers
     cudacheck.config.workers = 1
     try:

@@ -44,6 +44,17 @@ CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-gdwarf-4", "-fsanitize=thread", "--par
                  "-fno-builtin-memset", "-fno-builtin-memcpy", "-fno-builtin-memmove",
                  # an atomic as a kernel's last statement stays a call, whose return address names its line
                  "-fno-optimize-sibling-calls")
+# A plain build of a kernel whose source says `volatile`: its volatile reads (and only those)
+# call the runtime, so that a thread polling a flag lets others run (include/kc_poll.h).
+POLL_FLAGS = ("-DKC_POLL", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
+              "--param=tsan-distinguish-volatile=1")
+
+
+def polls_volatile(source):
+    """Whether a plain build of `source` needs POLL_FLAGS: it may read through a volatile pointer."""
+    return re.search(r"\bvolatile\b", source) is not None
+
+
 # The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
 # that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
 LINK_FLAGS = (f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
@@ -191,12 +202,12 @@ def precompiled_header(cxx, flags, cache_dir):
     return folder if _build_once(folder / PCH_NAME, make, shared=True) else None
 
 
-def runtime_object(checked, unit="kc_runtime.cpp"):
+def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
     """The runtime's object file for one variant, compiled once per header set and compiler:
-    kc_runtime.cpp (fibers, scheduler, launcher, checked mode), or kc_host.cpp (a whole
-    program's CUDA runtime API)."""
+    kc_runtime.cpp (fibers, scheduler, launcher, checked mode; `poll`: the entry points of a
+    plain build with POLL_FLAGS), or kc_host.cpp (a whole program's CUDA runtime API)."""
     cxx = config.cxx
-    flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else [])
+    flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     key = hashlib.sha256("\0".join([unit, header_digest(), " ".join(flags),
                                     compiler_version(cxx)]).encode()).hexdigest()
 
@@ -229,10 +240,12 @@ PROGRAM_FLAGS = ("-DKC_PROGRAM", "-g1", "-gdwarf-4")
 
 def _build(source, program, kernels, options, checked, renames, main_params, listing):
     cxx = config.cxx
-    variant = (*(CHECKED_FLAGS if checked else ()), *(PROGRAM_FLAGS if main_params is not None else ()))
+    poll = not checked and polls_volatile(source)
+    variant = (*(CHECKED_FLAGS if checked else POLL_FLAGS if poll else ()),
+               *(PROGRAM_FLAGS if main_params is not None else ()))
     flags = [*CXXFLAGS, *compiler_flags(options), *variant]
     unit = translation_unit(source, program, kernels, renames, main_params)
-    runtime = runtime_object(checked)
+    runtime = runtime_object(checked, poll=poll)
     objects = [str(runtime)] + ([str(runtime_object(False, "kc_host.cpp"))] if main_params is not None else [])
     key = hashlib.sha256("\0".join([header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
                                      compiler_version(cxx)]).encode()).hexdigest()

@@ -490,7 +490,7 @@ def _timeout(kernel, config, status, workers, time_limit):
     return KernelTimeoutError(
         f"kernel `{kernel.name}` did not finish within the time limit of {time_limit:g} s and was stopped: "
         f"{done} of {config.blocks} blocks had finished{where}.\n"
-        "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets. A block "
-        "that waits for another block (spinning on a volatile flag) may wait forever here and on a GPU: run it with "
-        "check=True, which names the block, the line and the location it polls. "
+        "Look for a loop whose condition never changes, or one thread waiting on a flag another never sets (a flag "
+        "read through a plain pointer may be read once and never again, here as on a GPU: read it through a "
+        "volatile pointer or with an atomic). "
         "If the kernel is merely slow, raise the limit: cudacheck.config.time_limit = seconds.")

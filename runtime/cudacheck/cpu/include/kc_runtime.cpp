@@ -878,4 +878,6 @@ extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(voi
 
 #ifdef KC_CHECKED
 #include "kc_checked.h"
+#elif defined(KC_POLL)
+#include "kc_poll.h"
 #endif
