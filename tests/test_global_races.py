@@ -189,6 +189,11 @@ extern "C" __global__ void handoff_atomic(int* flag, int* out) {
     }
 }
 
+extern "C" __global__ void grid_max(const int* x, int* m, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        atomicMax(m, x[i]);
+}
+
 extern "C" __global__ void wait_for_last(int* flag, float* out, int unused) {
     if (blockIdx.x == gridDim.x - 1) {
         if (threadIdx.x == 0) {
@@ -483,3 +488,17 @@ def test_a_copy_past_its_element_races_with_the_next_threads(rng):
     np.testing.assert_array_equal(out, src[:32])
     err = race("copy_pairs", (1,), (32,), (src, np.zeros(33, pair), 5))
     assert err.array == "out" and err.hazard == "write-write" and abs(err.thread[0] - err.other_thread[0]) == 1
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_atomics_that_leave_a_value_unchanged_are_not_taken_for_waiting(rng, check):
+    """A grid-stride atomicMax whose maximum is found early polls one location that no
+    longer changes, thousands of times a thread: it is working, not waiting."""
+    before = cudacheck.config.workers
+    cudacheck.config.workers = 2
+    try:
+        for x in (rng.integers(0, 10**6, 1 << 18).astype(np.int32), np.full(1 << 18, 7, np.int32)):
+            out = launch("grid_max", (4,), (128,), (x, np.zeros(1, np.int32), x.size), check=check)[1]
+            assert out[0] == x.max()
+    finally:
+        cudacheck.config.workers = before

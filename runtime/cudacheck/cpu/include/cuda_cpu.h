@@ -133,7 +133,8 @@ struct Thread {
     uint32_t seq;          // checked mode: its shared accesses so far in this barrier interval
     uintptr_t poll_addr;   // the location it last read atomically or through a volatile pointer,
     uint64_t poll_value;   // the value it held then,
-    uint32_t polls;        // and how many reads in a row found it unchanged (kc_runtime.cpp: poll)
+    uint64_t poll_key;     // the operands of the atomic that read it (0: a volatile read),
+    uint32_t polls;        // and how many such reads in a row found it unchanged (kc_runtime.cpp: poll)
     const void* poll_pc;
 };
 extern Thread* cur;        // the fiber running now

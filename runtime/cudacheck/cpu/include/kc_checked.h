@@ -362,6 +362,7 @@ static void global_init(const Region* r, int64_t off, unsigned size, uint32_t pc
 static inline void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic = false,
                              bool atomic_reads = false, bool is_volatile = false) {
     if (!cur) return;   // not a kernel's thread: a whole program's host code, a library's initializers
+    if (!atomic && !is_volatile) cur->polls = 0;   // not only polling (kc_runtime.cpp: poll)
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     Region* r = nullptr;
     bool sub = chk.sub.set && cur && chk.sub.thread == cur->linear;
@@ -769,7 +770,7 @@ void check_barrier(int end_line) {
     extern "C" void __tsan_unaligned_write##N(void* p) { kc::on_access(p, N, __builtin_return_address(0), kc::WRITE); } \
     extern "C" void __tsan_volatile_read##N(void* p) {                                                        \
         kc::on_access(p, N, __builtin_return_address(0), kc::READ, false, false, true);                          \
-        kc::poll(p, N, __builtin_return_address(0));                                                           \
+        kc::poll(p, N, __builtin_return_address(0), 0);                                                        \
     }                                                                                                          \
     extern "C" void __tsan_volatile_write##N(void* p) {                                                       \
         kc::on_access(p, N, __builtin_return_address(0), kc::WRITE, false, false, true);                         \

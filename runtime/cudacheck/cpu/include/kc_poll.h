@@ -12,7 +12,7 @@
     extern "C" void __tsan_unaligned_read##N(void*) {}                                       \
     extern "C" void __tsan_unaligned_write##N(void*) {}                                      \
     extern "C" void __tsan_volatile_write##N(void*) {}                                       \
-    extern "C" void __tsan_volatile_read##N(void* p) { kc::poll(p, N, __builtin_return_address(0)); }
+    extern "C" void __tsan_volatile_read##N(void* p) { kc::poll(p, N, __builtin_return_address(0), 0); }
 KC_TSAN(1) KC_TSAN(2) KC_TSAN(4) KC_TSAN(8) KC_TSAN(16)
 #undef KC_TSAN
 extern "C" void __tsan_read_range(void*, unsigned long) {}

@@ -354,10 +354,12 @@ void release_block_barrier() {
 // ---- threads that wait for memory to change ---------------------------------------------
 //
 // A thread polling a location (a flag or a lock another thread sets) never reaches a
-// barrier, so the protocol above would run it forever. Every atomic and every volatile
-// read checked mode sees comes through poll(): after SPIN_POLLS reads in a row that find
-// the location unchanged, the thread yields, staying RUNNABLE, and the pass goes on to the
-// block's other threads (one of them may be the one to set it, as on a GPU since Volta).
+// barrier, so the protocol above would run it forever. Every atomic and every volatile read
+// comes through poll(): after SPIN_POLLS reads in a row of one location, with the same
+// operands (a loop of atomicMax(&m, x[i]) passes new ones) and nothing else between them that
+// checked mode sees, that find it unchanged, the thread yields, staying RUNNABLE, and the
+// pass goes on to the block's other threads (one of them may be the one to set it, as on a
+// GPU since Volta); it yields again after as many more.
 // A pass in which no thread got further (no barrier, exit or changed value) leaves the
 // block stalled: it waits for another worker's block. When every worker is stalled or done
 // for STALL_MS, nothing can change the location any more: the block waits for a block that
@@ -374,18 +376,21 @@ static uint64_t value_at(const volatile void* p, unsigned size) {
     }
 }
 
-void poll(const volatile void* p, unsigned size, const void* pc) {
+void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key) {
     if (!cur || !my_status) return;
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     uint64_t v = value_at(p, size);
-    if (a != cur->poll_addr || v != cur->poll_value) {
-        if (a == cur->poll_addr && cur->polls >= SPIN_POLLS) sched.progress++;   // what it waited for came
+    if (a != cur->poll_addr || v != cur->poll_value || key != cur->poll_key) {
+        if (a == cur->poll_addr && cur->poll_pc) sched.progress++;   // what it waited for came
         cur->poll_addr = a;
         cur->poll_value = v;
+        cur->poll_key = key;
         cur->polls = 0;
+        cur->poll_pc = nullptr;
         return;
     }
     if (++cur->polls < SPIN_POLLS) return;
+    cur->polls = 0;
     cur->poll_pc = pc;
     yield_to_scheduler();   // still RUNNABLE: the next pass runs it again
 }
@@ -764,9 +769,17 @@ void async_wait_prior(size_t n) {
 #else
 #define KC_ATOMIC_CHECK(p, reads, cas) ((void)0)
 #endif
-#define KC_ATOMIC_HOOK_OF(p, reads, cas) \
-    (KC_ATOMIC_CHECK(p, reads, cas), ::kc::poll((p), sizeof(*(p)), __builtin_return_address(0)))
-#define KC_ATOMIC_HOOK(p, reads) KC_ATOMIC_HOOK_OF(p, reads, false)
+#define KC_ATOMIC_HOOK_OF(p, reads, cas, key) \
+    (KC_ATOMIC_CHECK(p, reads, cas), ::kc::poll((p), sizeof(*(p)), __builtin_return_address(0), (key)))
+#define KC_ATOMIC_HOOK(p, reads) KC_ATOMIC_HOOK_OF(p, reads, false, operand_key(v))
+
+// An atomic's operand as bits, for poll: a loop that passes new operands is not waiting.
+template <class T>
+static uint64_t operand_key(T v) {
+    if constexpr (sizeof(T) == 8) return __builtin_bit_cast(uint64_t, v);
+    else if constexpr (sizeof(T) == 4) return __builtin_bit_cast(uint32_t, v);
+    else return __builtin_bit_cast(uint16_t, v);
+}
 #define KC_ATOMIC_VARIANTS(R, NAME, PARAMS, ARGS) \
     R NAME##_block PARAMS { return NAME ARGS; } \
     R NAME##_system PARAMS { return NAME ARGS; }
@@ -844,7 +857,7 @@ KC_ATOMIC_VARIANTS(unsigned int, atomicDec, (unsigned int* p, unsigned int v), (
 
 #define KC_CAS(T) \
     T atomicCAS(T* p, T compare, T v) { \
-        KC_ATOMIC_HOOK_OF(p, true, true); \
+        KC_ATOMIC_HOOK_OF(p, true, true, operand_key(v) * 31 + operand_key(compare)); \
         __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
         return compare; \
     } \
