@@ -779,23 +779,11 @@ KC_TSAN(1) KC_TSAN(2) KC_TSAN(4) KC_TSAN(8) KC_TSAN(16)
 #undef KC_TSAN
 extern "C" void __tsan_read_range(void* p, unsigned long n) { kc::on_access(p, unsigned(n), __builtin_return_address(0), kc::READ); }
 extern "C" void __tsan_write_range(void* p, unsigned long n) { kc::on_access(p, unsigned(n), __builtin_return_address(0), kc::WRITE); }
-extern "C" void __tsan_init() {}
-extern "C" void __tsan_func_entry(void*) {}
-extern "C" void __tsan_func_exit() {}
-extern "C" void __tsan_vptr_update(void**, void*) {}
 extern "C" void __tsan_atomic_thread_fence(int) {   // __threadfence()
     kc::global_fence();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
-extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-// The atomic loads and stores of a guarded static's initialization (a `__shared__` array of
-// a class whose default constructor is not constexpr, such as __half's): performed as they
-// are, unchecked (the guard is the compiler's, not the kernel's).
-#define KC_TSAN_ATOMIC(N, T)                                                                                   \
-    extern "C" T __tsan_atomic##N##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
-    extern "C" void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); }
-KC_TSAN_ATOMIC(8, uint8_t) KC_TSAN_ATOMIC(16, uint16_t) KC_TSAN_ATOMIC(32, uint32_t) KC_TSAN_ATOMIC(64, uint64_t)
-#undef KC_TSAN_ATOMIC
+#include "kc_tsan_common.h"
 
 // The C library's memory functions, as the kernel's unit calls them (hidden, so the
 // kernel's calls bind here): checked as one access of the whole range.

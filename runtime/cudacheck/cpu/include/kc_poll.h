@@ -17,15 +17,5 @@ KC_TSAN(1) KC_TSAN(2) KC_TSAN(4) KC_TSAN(8) KC_TSAN(16)
 #undef KC_TSAN
 extern "C" void __tsan_read_range(void*, unsigned long) {}
 extern "C" void __tsan_write_range(void*, unsigned long) {}
-extern "C" void __tsan_init() {}
-extern "C" void __tsan_func_entry(void*) {}
-extern "C" void __tsan_func_exit() {}
-extern "C" void __tsan_vptr_update(void**, void*) {}
 extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }   // __threadfence()
-extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-// A guarded static's initialization, as checked mode performs it (kc_checked.h).
-#define KC_TSAN_ATOMIC(N, T)                                                                                   \
-    extern "C" T __tsan_atomic##N##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
-    extern "C" void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); }
-KC_TSAN_ATOMIC(8, uint8_t) KC_TSAN_ATOMIC(16, uint16_t) KC_TSAN_ATOMIC(32, uint32_t) KC_TSAN_ATOMIC(64, uint64_t)
-#undef KC_TSAN_ATOMIC
+#include "kc_tsan_common.h"
