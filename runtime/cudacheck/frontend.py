@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .arith import Rewriter, fmad_enabled
 from .config import config
 from .errors import CompileError, UnsupportedFeatureError
 from .launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
@@ -226,7 +227,8 @@ def header_digest():
 
 @lru_cache(maxsize=1)
 def _own_digest():
-    return hashlib.sha256((header_digest() + Path(__file__).read_text()).encode()).hexdigest()
+    own = Path(__file__).read_text() + Path(__file__).with_name("arith.py").read_text()
+    return hashlib.sha256((header_digest() + own).encode()).hexdigest()
 
 
 @lru_cache(maxsize=32)
@@ -431,9 +433,11 @@ class _Reader:
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
         self._extern_types = {}
         self.functions = {}     # USR -> (cursor, qualified name, what its body holds) of each function defined here
+        self.arith = Rewriter(self.ci, tu, self.code, fmad_enabled(self.options), self._mine)
         for c in tu.cursor.get_children():
             if self._mine(c):
                 self._top(c, [])
+        self.edits.extend(self.arith.result())
         self._check_functions()
         self._check_static_shared()
         unsupported = self._unsupported()
@@ -655,6 +659,8 @@ class _Reader:
         # Device code: what NVRTC (or nvcc's device side) compiles. In a whole program, host
         # functions (no __device__ or __global__) may use the C and C++ libraries.
         device = not self.program or bool(self._annotations(fn) & {"kc_device", "kc_global"})
+        if device:
+            self.arith.function(fn)
         info = {"calls": set(), "asm": [], "extent": (fn.extent.start.offset, fn.extent.end.offset),
                 "lines": (fn.extent.start.line, fn.extent.end.line), "kernel": kernel, "device": device}
         stack = [(ch, None, False) for ch in reversed(list(fn.get_children()))]   # in source order

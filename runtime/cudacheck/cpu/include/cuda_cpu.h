@@ -113,7 +113,8 @@ enum ThreadState : uint8_t { RUNNABLE, AT_SYNCTHREADS, AT_WARP, EXITED };
 // A warp-collective operation a thread waits at (state AT_WARP).
 enum WarpOp : uint8_t { SYNCWARP, SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, BALLOT, ANY, ALL, MATCH_ANY, MATCH_ALL,
                         REDUCE_ADD, REDUCE_MIN, REDUCE_MAX, REDUCE_AND, REDUCE_OR, REDUCE_XOR, REDUCE_MIN_S,
-                        REDUCE_MAX_S, REDUCE_ADD_S, COLLECTIVE /* a wmma operation: kc_warp.h */ };
+                        REDUCE_MAX_S, REDUCE_ADD_S, COLLECTIVE /* a wmma operation: kc_warp.h */,
+                        ACTIVEMASK /* __activemask(): the lanes that arrive at it together */ };
 // __syncthreads_count/_and/_or: what a block barrier computes as it releases.
 enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR };
 struct Thread {
@@ -142,7 +143,7 @@ extern uint3 block_idx;
 extern dim3 block_dim, grid_dim;
 void syncthreads(int line, uint8_t op = BARRIER, int pred = 0);
 uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line);
-unsigned active_mask();
+unsigned active_mask(int line);
 void thread_exit(int line);
 [[noreturn]] void assert_fail(const char* expr, int line);
 void* dynamic_shared(const char* name, int id, size_t elem, size_t granule);
@@ -182,7 +183,7 @@ inline void shared_register(int id, T& var) {
 #define __syncthreads_and(p) int(::kc::syncthreads_value(__LINE__, ::kc::BARRIER_AND, (p)))
 #define __syncthreads_or(p) int(::kc::syncthreads_value(__LINE__, ::kc::BARRIER_OR, (p)))
 #define __syncwarp(...) ((void)::kc::warp_op(::kc::SYNCWARP, ::kc::mask_arg(__VA_ARGS__), 0, 0, 32, __LINE__))
-#define __activemask() ::kc::active_mask()
+#define __activemask() ::kc::active_mask(__LINE__)
 #define __ballot_sync(m, p) unsigned(::kc::warp_op(::kc::BALLOT, (m), (p) != 0, 0, 32, __LINE__))
 #define __any_sync(m, p) int(::kc::warp_op(::kc::ANY, (m), (p) != 0, 0, 32, __LINE__))
 #define __all_sync(m, p) int(::kc::warp_op(::kc::ALL, (m), (p) != 0, 0, 32, __LINE__))
@@ -266,6 +267,7 @@ KC_ATOMIC_INT(atomicAnd) KC_ATOMIC_INT(atomicOr) KC_ATOMIC_INT(atomicXor)
 KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long) KC_ATOMIC_CAS(unsigned short)
 #undef KC_ATOMIC_CAS
 
+#include "kc_gpu_arith.h"
 #include "kc_intrinsics.h"
 
 #ifdef KC_PROGRAM

@@ -224,12 +224,23 @@ static void run_collective(unsigned lo) {
     my_status->thread = running->linear;
 }
 
-unsigned active_mask() {
-    // The lanes of the warp that have not exited: on a GPU, the lanes converged here.
-    unsigned w = cur->linear / 32, mask = 0;
-    for (unsigned i = w * 32; i < sched.nthreads && i < w * 32 + 32; ++i)
-        if (sched.threads[i].state != EXITED) mask |= 1u << (i - w * 32);
-    return mask;
+unsigned active_mask(int line) {
+    // On a GPU, the lanes that execute this call together. Here: the lanes of the warp that
+    // wait at this line once no thread of the block can run. Where lanes of one warp wait
+    // at __activemask() on several lines, the earliest line goes first, so that lanes that
+    // skipped a branch wait for those that took it, as a warp reconverges after an `if`.
+    // Mask 0: it is no lane's member mask, so no other warp operation counts it as arrived.
+    return unsigned(warp_op(ACTIVEMASK, 0, 0, 0, 32, line));
+}
+
+// The lanes of the warp starting at lo that wait at __activemask() on the same line as t.
+static unsigned activemask_group(unsigned lo, unsigned hi, const Thread& t) {
+    unsigned m = 0;
+    for (unsigned i = lo; i < hi; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state == AT_WARP && u.op == ACTIVEMASK && u.line == t.line) m |= 1u << (i - lo);
+    }
+    return m;
 }
 
 void thread_exit(int line) { cur->exit_line = line; }
@@ -286,9 +297,27 @@ bool release_complete_warps() {
     bool released = false;
     for (unsigned w = 0; w * 32 < sched.nthreads; ++w) {
         unsigned lo = w * 32, hi = lo + 32 < sched.nthreads ? lo + 32 : sched.nthreads;
+        bool reconverged = false;   // one __activemask() group per warp and pass: the earliest line's
         for (unsigned i = lo; i < hi; ++i) {
             const Thread& t = sched.threads[i];
             if (t.state != AT_WARP) continue;
+            if (t.op == ACTIVEMASK) {
+                bool earliest = !reconverged;
+                for (unsigned j = lo; j < hi && earliest; ++j)
+                    earliest = !(sched.threads[j].state == AT_WARP && sched.threads[j].op == ACTIVEMASK &&
+                                 sched.threads[j].line < t.line);
+                if (!earliest) continue;
+                unsigned group = activemask_group(lo, hi, t);
+                reconverged = true;
+                for (unsigned l = 0; l < 32; ++l)
+                    if ((group >> l) & 1u) {
+                        sched.threads[lo + l].result = group;
+                        sched.threads[lo + l].state = RUNNABLE;
+                        --sched.waiting_warp;
+                    }
+                released = true;
+                continue;
+            }
             unsigned mask = t.mask, group = 0;
             bool complete = true;
             for (unsigned l = 0; l < 32 && complete; ++l) {

@@ -1,0 +1,232 @@
+"""Device code made to compute what nvcc's code computes: the front end's rewrites of
+arithmetic whose result differs between a GPU and C++ on a CPU.
+
+- `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `s += a*b` and `s -= a*b` of float or double
+  become one fused multiply-add, as nvcc and NVRTC contract them by default (their
+  -fmad=true; `--fmad=false` turns this off). When both operands are products, the left one
+  is fused, as NVVM does.
+- A conversion of a floating value to an integer type (a cast, an assignment, an argument)
+  saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
+- `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
+  more gives 0 (or -1), where x86 shifts by the amount modulo the width.
+
+Each rewrite is a call of a helper in cpu/include/kc_gpu_arith.h, spelled with point
+insertions and single-token replacements so that every line keeps its number and nested
+rewrites compose: `a*b + c` becomes `::kc::mad(a , b, c)`. Template code is rewritten too:
+the helpers act only where the operands turn out to be floating (or integer) values.
+Expressions that a macro spells are left alone: their text is not in the source.
+"""
+from dataclasses import dataclass, field
+
+# libclang's CXBinaryOperatorKind
+_MUL, _ADD, _SUB, _SHL, _SHR = 3, 6, 7, 8, 9
+_ADD_ASSIGN, _SUB_ASSIGN, _SHL_ASSIGN, _SHR_ASSIGN = 26, 27, 28, 29
+
+_FLOAT = {"FLOAT", "DOUBLE"}
+_INTEGER = {"INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT", "CHAR_S", "SCHAR",
+            "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "WCHAR"}
+_UNKNOWN = {"DEPENDENT", "UNEXPOSED"}   # inside a template: decided by the helper when instantiated
+
+
+def fmad_enabled(options):
+    """nvcc's and NVRTC's -fmad: on unless an option turns it off."""
+    return not any(o.replace("--", "-") in ("-fmad=false", "-fmad=0") for o in options)
+
+
+@dataclass
+class _Edits:
+    code: bytes
+    macros: list                                   # (start, end) offsets of macro expansions
+    prefixes: dict = field(default_factory=dict)   # offset -> [text], outermost first
+    other: list = field(default_factory=list)      # (start, end, text)
+
+    def safe(self, *offsets):
+        return all(not (lo < o < hi) for o in offsets for lo, hi in self.macros)
+
+    def result(self):
+        return self.other + [(o, o, "".join(texts)) for o, texts in self.prefixes.items()]
+
+
+class Rewriter:
+    """The rewrites of one translation unit's device functions (frontend._Reader calls
+    function() for each)."""
+
+    def __init__(self, ci, tu, code, fmad=True, in_main_file=None):
+        self.ci, self.K, self.code, self.fmad = ci, ci.CursorKind, code, fmad
+        self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
+        macros = [(c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
+                  if c.kind == self.K.MACRO_INSTANTIATION and in_main_file(c)]
+        self.edits = _Edits(code, macros)
+
+    def result(self):
+        """The edits of every function() so far, as frontend.Program.edits holds them."""
+        return self.edits.result()
+
+    def function(self, fn):
+        stack = [fn]
+        while stack:
+            c = stack.pop()
+            k = c.kind
+            if k == self.K.BINARY_OPERATOR:
+                self._binary(c)
+            elif k == self.K.COMPOUND_ASSIGNMENT_OPERATOR:
+                self._compound(c)
+            elif k == self.K.UNEXPOSED_EXPR:
+                self._implicit_conversion(c)
+            elif k in (self.K.CSTYLE_CAST_EXPR, self.K.CXX_STATIC_CAST_EXPR, self.K.CXX_FUNCTIONAL_CAST_EXPR):
+                self._dependent_cast(c)
+            stack.extend(reversed(list(c.get_children())))
+
+    # -- helpers --
+    @staticmethod
+    def _kind(c):
+        return c.type.get_canonical().kind.name
+
+    def _strip(self, c):
+        """c without its parentheses and the implicit casts that change nothing (an lvalue
+        read): the parenthesised expressions stripped, for their tokens to be dropped."""
+        parens = []
+        while True:
+            if c.kind == self.K.PAREN_EXPR:
+                parens.append(c)
+            elif not (c.kind == self.K.UNEXPOSED_EXPR
+                      and c.type.get_canonical().spelling == _only_child_type(c)):
+                return c, parens
+            kids = list(c.get_children())
+            if len(kids) != 1:
+                return c, parens
+            c = kids[0]
+
+    def _between(self, lhs, rhs):
+        """The source text between two operands: their operator, as written."""
+        return self.code[lhs.extent.end.offset:rhs.extent.start.offset].decode(errors="replace").strip()
+
+    def _operands(self, c):
+        kids = list(c.get_children())
+        return kids if len(kids) == 2 else None
+
+    def _product(self, c):
+        """(product, parens, (a, b)) if c is a product a*b, seen through parentheses."""
+        inner, parens = self._strip(c)
+        if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _MUL:
+            return None
+        ops = self._operands(inner)
+        if ops is None or self._between(*ops) != "*":
+            return None
+        return inner, parens, ops
+
+    def _in_main(self, *cursors):
+        return all(x.extent.start.file is not None and x.extent.end.file is not None
+                   and x.extent.start.offset < x.extent.end.offset for x in cursors)
+
+    def _apply(self, prefix_at, prefix, replacements, suffix_at):
+        """One rewrite: `prefix` inserted at prefix_at, each (start, end, text) replacement,
+        `)` inserted at suffix_at; nothing if any of it falls inside a macro's expansion."""
+        points = [prefix_at, suffix_at] + [p for s, e, _ in replacements for p in (s, e)]
+        if not self.edits.safe(*points):
+            return
+        self.edits.prefixes.setdefault(prefix_at, []).append(prefix)
+        self.edits.other.extend(replacements)
+        self.edits.other.append((suffix_at, suffix_at, ")"))
+
+    def _token(self, lhs, rhs, text):
+        """The replacement of the operator between lhs and rhs by `text`."""
+        start, end = lhs.extent.end.offset, rhs.extent.start.offset
+        raw = self.code[start:end]
+        at = start + (len(raw) - len(raw.lstrip()))
+        op = raw.strip()
+        return at, at + len(op), text
+
+    def _drop_parens(self, parens):
+        return [e for p in parens for e in ((p.extent.start.offset, p.extent.start.offset + 1, ""),
+                                            (p.extent.end.offset - 1, p.extent.end.offset, ""))]
+
+    # -- the rewrites --
+    def _binary(self, c):
+        op = self.op_kind(c)
+        ops = self._operands(c)
+        if ops is None or not self._in_main(c, *ops):
+            return
+        lhs, rhs = ops
+        if op in (_ADD, _SUB) and self.fmad and self._kind(c) in _FLOAT | _UNKNOWN:
+            if self._between(lhs, rhs) not in ("+", "-"):
+                return
+            left = self._product(lhs)
+            if left is not None:
+                _, parens, (a, b) = left
+                self._apply(lhs.extent.start.offset, "::kc::mad(" if op == _ADD else "::kc::msub(",
+                            self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
+                            rhs.extent.end.offset)
+                return
+            right = self._product(rhs)
+            if right is not None:
+                _, parens, (a, b) = right
+                self._apply(lhs.extent.start.offset, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(",
+                            [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                            rhs.extent.end.offset)
+        elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
+            if self._between(lhs, rhs) not in ("<<", ">>"):
+                return
+            self._apply(lhs.extent.start.offset, "::kc::shl(" if op == _SHL else "::kc::shr(",
+                        [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+
+    def _compound(self, c):
+        op = self.op_kind(c)
+        ops = self._operands(c)
+        if ops is None or not self._in_main(c, *ops) or self._bitfield(ops[0]):
+            return
+        lhs, rhs = ops
+        if op in (_ADD_ASSIGN, _SUB_ASSIGN) and self.fmad and self._kind(c) in _FLOAT | _INTEGER | _UNKNOWN:
+            right = self._product(rhs)
+            if right is None or self._between(lhs, rhs) not in ("+=", "-="):
+                return
+            inner, parens, (a, b) = right
+            if self._kind(inner) not in _FLOAT | _UNKNOWN:
+                return
+            self._apply(lhs.extent.start.offset, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(",
+                        [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                        rhs.extent.end.offset)
+        elif op in (_SHL_ASSIGN, _SHR_ASSIGN) and self._shiftable(lhs, rhs):
+            if self._between(lhs, rhs) not in ("<<=", ">>="):
+                return
+            self._apply(lhs.extent.start.offset, "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(",
+                        [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+
+    def _shiftable(self, lhs, rhs):
+        """Both operands integers (or unknown, in a template), and the amount not a literal:
+        a literal amount below the width shifts alike everywhere."""
+        kinds = {self._kind(lhs), self._kind(rhs)}
+        if not kinds <= _INTEGER | {"BOOL"} | _UNKNOWN:
+            return False
+        amount, _ = self._strip(rhs)
+        return amount.kind != self.K.INTEGER_LITERAL
+
+    def _bitfield(self, c):
+        inner, _ = self._strip(c)
+        ref = inner.referenced if inner.kind == self.K.MEMBER_REF_EXPR else None
+        return ref is not None and ref.kind == self.K.FIELD_DECL and ref.is_bitfield()
+
+    def _implicit_conversion(self, c):
+        """An implicit (or a cast's) conversion of a float or double to an integer type."""
+        if self._kind(c) not in _INTEGER:
+            return
+        kids = list(c.get_children())
+        if len(kids) != 1 or self._kind(kids[0]) not in _FLOAT or not self._in_main(kids[0]):
+            return
+        x = kids[0]
+        self._apply(x.extent.start.offset, f"::kc::cvt<{c.type.get_canonical().spelling}>(", [], x.extent.end.offset)
+
+    def _dependent_cast(self, c):
+        """(int)x in a template, x of a type not known until instantiation."""
+        if self._kind(c) not in _INTEGER:
+            return
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        if not kids or self._kind(kids[-1]) not in _UNKNOWN or not self._in_main(kids[-1]):
+            return
+        x = kids[-1]
+        self._apply(x.extent.start.offset, f"::kc::cvt<{c.type.get_canonical().spelling}>(", [], x.extent.end.offset)
+
+
+def _only_child_type(c):
+    kids = list(c.get_children())
+    return kids[0].type.get_canonical().spelling if len(kids) == 1 else None

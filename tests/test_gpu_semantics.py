@@ -1,0 +1,106 @@
+"""The CPU runtime computes what an H100 computed, bit for bit, where C++ on a CPU would
+compute something else: float to integer conversion out of range, shifts by the width or
+more, a*b + c contracted into one fused multiply-add (and not, under --fmad=false),
+__activemask in divergent code, cuRAND's generators. The GPU's results were recorded by
+scripts/record_gpu_semantics.py (tests/data/gpu_semantics.json names the device, date and
+versions); on a GPU, test_gpu_backend_agrees runs them again."""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import gpu
+from gpu_semantics_cases import FMA, FMA_EXPRESSIONS, Case, _fma_inputs, cases
+
+import cudacheck
+
+RECORD = json.loads((Path(__file__).parent / "data" / "gpu_semantics.json").read_text())
+CASES = {c.name: c for c in cases()}
+
+
+def _recorded(name):
+    return [np.frombuffer(base64.b64decode(r["bytes"]), dtype=r["dtype"]) for r in RECORD["cases"][name]]
+
+
+def _run(case, backend="cpu", **kw):
+    args = case.make_args()
+    if backend == "gpu":
+        import cupy
+        dev = tuple(cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    else:
+        dev = args
+    k = cudacheck.RawKernel(case.source, case.kernel, options=case.options, backend=backend, **kw)
+    k((case.grid,), (case.block,), dev)
+    if backend == "gpu":
+        import cupy
+        return [cupy.asnumpy(d) for a, d in zip(args, dev) if isinstance(a, np.ndarray)]
+    return [a for a in args if isinstance(a, np.ndarray)]
+
+
+def _outputs(case):
+    """How many of the arguments are outputs (the rest are the inputs the GPU was given)."""
+    return {"shifts": 4, "activemask": 1}.get(case.name, 3 if case.name.startswith("curand") else
+                                               2 if case.name.startswith("fused") else 1)
+
+
+def _mismatch(got, want):
+    g, w = got.view(np.uint8).reshape(len(got), -1), want.view(np.uint8).reshape(len(want), -1)
+    return np.flatnonzero((g != w).any(axis=1))
+
+
+ARITHMETIC = [n for n in CASES if not n.startswith("curand")]
+
+
+@pytest.mark.parametrize("name", ARITHMETIC)
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_cpu_runtime_computes_what_the_gpu_computed(name, check):
+    case = CASES[name]
+    got = _run(case, check=check)
+    for i, (g, w) in enumerate(zip(got[:_outputs(case)], _recorded(name)), 1):
+        bad = _mismatch(g, w)
+        assert not len(bad), (f"{name}, output {i}: {len(bad)} of {len(w)} elements differ from the GPU's, first at "
+                              f"{bad[:8].tolist()}: {g[bad[:8]].tolist()} here, {w[bad[:8]].tolist()} on the GPU")
+
+
+def _fma_exact(a, b, c):
+    """fma(a, b, c) for float32 operands, rounded once to float32 (exact rational arithmetic)."""
+    from fractions import Fraction
+    out = np.empty(len(a), np.float32)
+    for i, (x, y, z) in enumerate(zip(a, b, c)):
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        r = np.float32(float(exact))
+        lo, hi = (np.nextafter(r, np.float32(-np.inf)), r) if Fraction(float(r)) > exact else \
+                 (r, np.nextafter(r, np.float32(np.inf)))
+        dlo, dhi = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+        out[i] = lo if dlo < dhi or (dlo == dhi and not (lo.view(np.uint32) & 1)) else hi
+    return out
+
+
+def test_contraction_on_fresh_inputs_rounds_once():
+    """On fresh random operands, a*b + c equals the exactly rounded fma, not the twice-rounded
+    product and sum (which the operands make differ in most elements)."""
+    src = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
+           '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+           '    if (i < n) { float s = c[i]; s += a[i] * b[i]; o[i] = s; o[n + i] = a[i] * b[i] - c[i]; }\n}\n')
+    rng = np.random.default_rng()
+    n = 300
+    a, b = (rng.uniform(-4, 4, n).astype(np.float32) for _ in range(2))
+    c = (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
+    o = np.zeros(2 * n, np.float32)
+    cudacheck.RawKernel(src, "f", backend="cpu")((2,), (256,), (o, a, b, c, np.int32(n)))
+    assert np.array_equal(o[:n], _fma_exact(a, b, c))
+    assert np.array_equal(o[n:], _fma_exact(a, b, -c))
+    assert (o[:n] != a * b + c).mean() > 0.5
+    unfused = np.zeros(2 * n, np.float32)
+    cudacheck.RawKernel(src, "f", options=("-fmad=false",), backend="cpu")((2,), (256,), (unfused, a, b, c, np.int32(n)))
+    assert np.array_equal(unfused[:n], c + a * b)
+
+
+@gpu
+@pytest.mark.parametrize("name", list(CASES))
+def test_gpu_backend_agrees(name):
+    case = CASES[name]
+    got = _run(case, backend="gpu")
+    for g, w in zip(got[:_outputs(case)], _recorded(name)):
+        assert not len(_mismatch(g, w))
