@@ -110,3 +110,63 @@ def test_shared_memory_opt_in_is_the_same_on_both_backends():
         k.max_dynamic_shared_size_bytes = 64 * 1024
         k(1, 4, (x,), shared_mem=64 * 1024)
         assert float(x.sum()) == 4
+
+
+# ---- whatever CuPy runs, the GPU backend runs -------------------------------------------
+
+LIBRARIES = {
+    "cub block reduce": ('''
+        #include <cub/block/block_reduce.cuh>
+        extern "C" __global__ void k(const int* in, int* out) {
+            using Reduce = cub::BlockReduce<int, 128>;
+            __shared__ typename Reduce::TempStorage tmp;
+            int total = Reduce(tmp).Sum(in[blockIdx.x * 128 + threadIdx.x]);
+            if (threadIdx.x == 0) out[blockIdx.x] = total;
+        }''', lambda x: x.reshape(-1, 128).sum(1)),
+    "curand philox": ('''
+        #include <curand_kernel.h>
+        extern "C" __global__ void k(const int* in, int* out) {
+            curandStatePhilox4_32_10_t s;
+            curand_init(1234, blockIdx.x * 128 + threadIdx.x, 0, &s);
+            float u = curand_uniform(&s);
+            atomicAdd(out + blockIdx.x, (u > 0.0f && u <= 1.0f) ? in[blockIdx.x * 128 + threadIdx.x] : 1000000);
+        }''', lambda x: x.reshape(-1, 128).sum(1)),
+    "grid group rank": ('''
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        extern "C" __global__ void k(const int* in, int* out) {
+            cg::grid_group g = cg::this_grid();
+            atomicAdd(out + g.thread_rank() / 128, in[g.thread_rank()]);
+        }''', lambda x: x.reshape(-1, 128).sum(1)),
+}
+
+
+@pytest.mark.parametrize("name", list(LIBRARIES))
+def test_gpu_backend_runs_what_cupy_runs(name):
+    """CUB, cuRAND and grid groups: the CPU runtime's front end cannot read these
+    headers, and the GPU backend compiles and runs them anyway, as cupy.RawModule does."""
+    import cupy
+    src, want = LIBRARIES[name]
+    x = np.random.default_rng().integers(-100, 100, 4 * 128).astype(np.int32)
+    out = cupy.zeros(4, cupy.int32)
+    cudacheck.RawKernel(textwrap.dedent(src), "k", backend="gpu")(4, 128, (cupy.asarray(x), out))
+    assert cupy.asnumpy(out).tolist() == want(x).tolist()
+
+
+def test_gpu_backend_templates_and_structs_by_value():
+    import cupy
+    src = textwrap.dedent('''
+        #include <cuda/std/type_traits>
+        struct Params { float scale; int offset; double bias; };
+        template <class T, int N> __global__ void fill(T* out, Params p) {
+            static_assert(cuda::std::is_arithmetic<T>::value, "numbers only");
+            out[threadIdx.x] = T(threadIdx.x * p.scale + p.offset + N);
+        }''')
+    mod = cudacheck.RawModule(src, name_expressions=("fill<float, 3>",), backend="gpu")
+    k = mod.get_function("fill<float, 3>")
+    p = np.zeros((), np.dtype({"names": ["scale", "offset", "bias"], "formats": ["<f4", "<i4", "<f8"],
+                               "offsets": [0, 4, 8], "itemsize": 16}))[()]
+    p["scale"], p["offset"] = 2.0, 5
+    out = cupy.zeros(32, cupy.float32)
+    k(1, 32, (out, p))
+    assert cupy.asnumpy(out).tolist() == [2.0 * i + 8 for i in range(32)]

@@ -22,6 +22,13 @@ def convert_scalar(param, value, where):
     if dtype is None:
         raise ArgumentError(f"{where}: the launcher cannot pass a `{param.base}` by value; "
                             "pass its fields as separate scalar parameters")
+    if dtype.names:   # a struct by value: a NumPy structured scalar of its layout, as CuPy takes it
+        if isinstance(value, (np.void, np.ndarray)) and value.dtype == dtype and getattr(value, "ndim", 0) == 0:
+            return np.array(value, dtype=dtype)[()]
+        got = f"a value of {value.dtype}" if isinstance(value, (np.void, np.ndarray)) else _describe(value)
+        raise ArgumentError(f"{where} is a struct {param.base} passed by value, laid out as {dtype}, but got {got}; "
+                            f"pass a NumPy structured scalar of that dtype: numpy.zeros((), dtype)[()] with its "
+                            f"fields set (the dtype is the kernel's signature.params[i].dtype)")
     if hasattr(value, "shape") and getattr(value, "ndim", 1) == 0:
         value = value.item()
     if isinstance(value, np.generic):

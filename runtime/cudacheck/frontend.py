@@ -31,6 +31,10 @@ from .listing import numbered
 
 INCLUDE_DIR = Path(__file__).parent / "cpu" / "include"
 SOURCE_NAME = "kernel.cu"
+# Device code sees __CUDA_ARCH__ as NVRTC defines it for the compute capability the CPU
+# runtime reports (9.0: cpu/include/kc_host.cpp). A whole program's host code does not, as
+# with nvcc's host pass; its kernels are compiled with it, so it is left undefined there.
+CUDA_ARCH_FLAG = "-D__CUDA_ARCH__=900"
 
 # Canonical clang type kinds -> NumPy element types.
 _SCALARS = {
@@ -388,7 +392,7 @@ class _Reader:
 
     # -- parsing --
     def _parse(self, text):
-        flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", *(["-DKC_PROGRAM"] if self.program else []),
+        flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", *(["-DKC_PROGRAM"] if self.program else [CUDA_ARCH_FLAG]),
                  *_user_flags(self.options)]
         inc = _gcc_include(config.cxx)
         if inc:
@@ -506,13 +510,16 @@ class _Reader:
         elif c.kind == K.VAR_DECL:
             ann = self._annotations(c)
             qual = "::".join(scope + [c.spelling])
+            if not self.program or ann & {"kc_device", "kc_constant", "kc_managed"}:
+                self._check_initializer(c)
             if "kc_shared" in ann:
                 self._shared(c, "", qual)
             elif ann & {"kc_device", "kc_constant", "kc_managed"}:
                 self._device_var(c, qual, ann)
         elif c.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE):
             for ch in c.get_children():
-                if ch.kind in (K.CXX_METHOD, K.FUNCTION_TEMPLATE) and ch.is_definition():
+                if ch.kind in (K.CXX_METHOD, K.FUNCTION_TEMPLATE, K.CONVERSION_FUNCTION, K.CONSTRUCTOR,
+                               K.DESTRUCTOR) and ch.is_definition():
                     self._body(ch, "::".join(scope + [c.spelling, ch.spelling]), kernel=False)
 
     def _kernel(self, c, qual):
@@ -675,11 +682,11 @@ class _Reader:
                     # A thread that returns is recorded with its line, for divergent-barrier reports.
                     self.edits.append((tok.extent.start.offset, tok.extent.end.offset,
                                        "return (void)::kc::thread_exit(__LINE__)"))
-            elif k == K.CALL_EXPR:
+            elif k in (K.CALL_EXPR, K.DECL_REF_EXPR):
+                # A call, or a function named without being called (its address taken).
                 ref = c.referenced
-                if ref is not None:
-                    info["calls"].add((ref.get_usr(), ref.spelling, c.location.line,
-                                       ref.location.file.name if ref.location.file else ""))
+                if ref is not None and (k == K.CALL_EXPR or ref.kind == K.FUNCTION_DECL):
+                    info["calls"].add((ref.get_usr(), ref.spelling, c.location.line, *self._origin(ref)))
                     if self.program and ref.spelling == "cudaMalloc":
                         self._allocation(c)
             elif k == K.TYPE_REF and device and c.spelling not in _BUILTIN_TYPEDEFS:
@@ -709,6 +716,15 @@ class _Reader:
         self.edits.extend(self._registrations)
         self.functions[fn.get_usr()] = (fn, qual, info)
 
+    def _origin(self, fn):
+        """(file, defined): the file a function is first declared in, and whether this
+        translation unit defines it (a member or constructor counts as defined: the
+        compiler may define it implicitly)."""
+        first = fn.canonical
+        file = first.location.file.name if first.location.file else ""
+        free = fn.kind == self.ci.CursorKind.FUNCTION_DECL
+        return file, not free or fn.get_definition() is not None or fn.is_definition()
+
     # Functions a kernel may call from the C library: CUDA's device math and these.
     _DEVICE_LIBC = {"printf", "malloc", "free", "memset", "memcpy", "memmove", "memcmp", "abs", "labs", "llabs"}
 
@@ -728,17 +744,38 @@ class _Reader:
     def _check_functions(self):
         """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this."""
         for fn, _qual, info in self.functions.values():
-            if not info["device"]:
-                continue
-            for _usr, name, line, file in sorted(info["calls"], key=lambda x: x[2]):
-                if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
-                    continue
-                if name in self._DEVICE_LIBC or "math" in Path(file).name:
-                    continue
-                raise CompileError(
-                    f"{SOURCE_NAME}({line}): error: calling a __host__ function(\"{name}\") from a __device__ or "
-                    f"__global__ function(\"{fn.spelling}\") is not allowed (as NVRTC reports it: device code "
-                    f"cannot call the C library's {name}()).\n{numbered(self.source, {line})}", backend="any")
+            if info["device"]:
+                for _usr, name, line, file, defined in sorted(info["calls"], key=lambda x: x[2]):
+                    self._check_callee(name, line, file, defined, fn.spelling)
+
+    def _check_callee(self, name, line, file, defined, caller):
+        """Device code (`caller`) may call, or take the address of, the functions the source
+        defines, CUDA's device functions and the few of the C library that CUDA provides."""
+        if file == SOURCE_NAME and not defined:
+            # Declared by the kernel's source and defined nowhere (a C library function
+            # declared by hand, say): nothing on a GPU provides it.
+            raise CompileError(
+                f"{SOURCE_NAME}({line}): error: `{name}` is declared but never defined, so device code cannot "
+                f"call it (ptxas fatal: Unresolved extern function '{name}', as a GPU's compiler reports it). "
+                f"Device code may call only the functions the source defines and CUDA's device functions; "
+                f"give `{name}` a body in the source.\n{numbered(self.source, {line})}", backend="any")
+        if not file or file == SOURCE_NAME or _inside(file, INCLUDE_DIR):
+            return
+        if name in self._DEVICE_LIBC or "math" in Path(file).name:
+            return
+        raise CompileError(
+            f"{SOURCE_NAME}({line}): error: calling a __host__ function(\"{name}\") from a __device__ or "
+            f"__global__ function(\"{caller}\") is not allowed (as NVRTC reports it: device code "
+            f"cannot call the C library's {name}()).\n{numbered(self.source, {line})}", backend="any")
+
+    def _check_initializer(self, var):
+        """A device variable's initializer naming a function (a function pointer): the same
+        rule as a call."""
+        K = self.ci.CursorKind
+        for c in var.walk_preorder():
+            ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
+            if ref is not None and ref.kind == K.FUNCTION_DECL:
+                self._check_callee(ref.spelling, c.location.line, *self._origin(ref), var.spelling)
 
     def _check_static_shared(self):
         """A kernel's static __shared__ variables, its own and those of the device functions
@@ -796,7 +833,7 @@ class _Reader:
             for usr, (_fn, _qual, info) in self.functions.items():
                 if usr in bad:
                     continue
-                for callee, name, line, _ in info["calls"]:
+                for callee, name, line, *_ in info["calls"]:
                     if callee in bad:
                         bad[usr] = (line, f"{bad[callee][1]}, through {name}()")
                         changed = True

@@ -33,13 +33,18 @@ _STICKY = ("IllegalAddress", "LaunchFailure", "MisalignedAddress", "Assert", "Il
 
 
 class GpuModule:
-    def __init__(self, source, kernels, options):
+    """kernels: those the front end read (their launches are checked against their
+    signatures); any other kernel NVRTC compiled is found by name and launched as CuPy
+    launches it."""
+
+    def __init__(self, source, kernels, options, name_expressions=()):
         import cupy
         self.cupy = cupy
         self.kernels = kernels
         # Kernels with C++ linkage (templates, namespaces, no extern "C") are found by their
         # name expressions; NVRTC reports each one's mangled name.
-        expressions = [k.name for k in kernels.values() if k.linkage == "C++"]
+        expressions = list(dict.fromkeys([k.name for k in kernels.values() if k.linkage == "C++"]
+                                         + list(name_expressions)))
         try:
             self.module = _compiled_with_crt(cupy, source, options, expressions)
         except cupy.cuda.compiler.CompileException as e:
@@ -49,13 +54,23 @@ class GpuModule:
         self.functions = {name: self.module.get_function(name) for name in kernels}
         self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
 
+    def has_function(self, name):
+        """Whether NVRTC compiled a kernel of this name (or name expression)."""
+        if name not in self.functions:
+            try:
+                self.functions[name] = self.module.get_function(name)
+            except Exception:   # CuPy raises the driver's "named symbol not found", or a KeyError
+                return False
+        return True
+
     def launch(self, name, grid, block, args, shared_mem=0, optin=None):
         cupy = self.cupy
         fn = self.functions[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
                            optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
-        values = check_arguments(self.kernels[name], args, cupy.ndarray,
-                                 "pass a CuPy array (cupy.asarray(x) copies one)")
+        kernel = self.kernels.get(name)
+        values = args if kernel is None else check_arguments(kernel, args, cupy.ndarray,
+                                                             "pass a CuPy array (cupy.asarray(x) copies one)")
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:

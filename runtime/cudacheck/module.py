@@ -7,7 +7,7 @@
 The same code moves to plain CuPy by changing the import.
 """
 from . import frontend
-from .errors import KernelError, UnsupportedFeatureError
+from .errors import CompileError, KernelError, UnsupportedFeatureError
 from .gpu import GpuModule, gpu_available
 from .listing import numbered
 
@@ -47,15 +47,23 @@ class RawModule:
         self.options = tuple(options)
         self.check = bool(check)
         self.backend = resolve_backend(backend, self.check)
-        self.program = frontend.analyze(code, self.options, tuple(name_expressions or ()))
-        self.kernels = dict(self.program.kernels)
+        self.name_expressions = tuple(name_expressions or ())
+        try:
+            self.program = frontend.analyze(code, self.options, self.name_expressions)
+        except (CompileError, UnsupportedFeatureError, KeyError):
+            # On a GPU, NVRTC decides what compiles, as in CuPy: a source the front end cannot
+            # read (CUB, cuRAND, libcu++ headers) still runs, its launches unchecked.
+            if self.backend == "cpu":
+                raise
+            self.program = None
+        self.kernels = dict(self.program.kernels) if self.program else {}
         runnable = self.kernels
         if self.backend == "cpu":
             runnable = {n: k for n, k in self.kernels.items() if self._unsupported(k) is None}
             from .cpu import CpuModule
             self.impl = CpuModule(code, self.program, runnable, self.options, check=self.check)
         else:
-            self.impl = GpuModule(code, runnable, self.options)
+            self.impl = GpuModule(code, runnable, self.options, self.name_expressions)
 
     def _unsupported(self, kernel):
         """(line, construct) if the CPU runtime cannot run this kernel, else None."""
@@ -64,6 +72,8 @@ class RawModule:
 
     def get_function(self, name):
         key = " ".join(name.split())
+        if key not in self.kernels and self.backend == "gpu" and self.impl.has_function(key):
+            return Function(self, key)   # a kernel the front end did not see: found by NVRTC
         if key not in self.kernels:
             have = ", ".join(self.kernels) or "none"
             hint = (" A template kernel's instance must be listed in name_expressions." if "<" in key else "")
@@ -90,7 +100,7 @@ class Function:
     def __init__(self, module, name):
         self.module = module
         self.name = name
-        self.signature = module.kernels[name]
+        self.signature = module.kernels.get(name)   # None: a GPU kernel the front end could not read
         self.last_launch = None  # checked mode: the LaunchReport of the latest call
         # CuPy's opt-in to more than 48 KiB of dynamic shared memory per block, which a GPU
         # refuses without it: set it to the bytes the launch needs, on either backend.
@@ -125,7 +135,7 @@ class Function:
         return self.module.impl.launcher(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
 
     def __repr__(self):
-        params = ", ".join(p.text for p in self.signature.params)
+        params = ", ".join(p.text for p in self.signature.params) if self.signature else "..."
         return f"<kernel {self.name}({params}) on {self.backend}>"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
-from ..frontend import SOURCE_NAME, header_digest
+from ..frontend import CUDA_ARCH_FLAG, SOURCE_NAME, header_digest
 from ..listing import compile_error_report
 
 INCLUDE_DIR = Path(__file__).with_name("include")
@@ -243,7 +243,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     poll = not checked and polls_volatile(source)
     variant = (*(CHECKED_FLAGS if checked else POLL_FLAGS if poll else ()),
                *(PROGRAM_FLAGS if main_params is not None else ()))
-    flags = [*CXXFLAGS, *compiler_flags(options), *variant]
+    flags = [*CXXFLAGS, *compiler_flags(options), *variant, *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     runtime = runtime_object(checked, poll=poll)
     objects = [str(runtime)] + ([str(runtime_object(False, "kc_host.cpp"))] if main_params is not None else [])

@@ -33,6 +33,7 @@ import numpy as np
 from ..config import config
 from ..errors import (
     CompileError,
+    KernelRuntimeError,
     DeviceMemoryError,
     DoubleFreeError,
     HostCrashError,
@@ -113,6 +114,7 @@ class HostCallbacks(ctypes.Structure):
                                             ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
                                             ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p))),
                 ("errors_checked", ctypes.CFUNCTYPE(None)),
+                ("synchronize", ctypes.CFUNCTYPE(None)),
                 ("end", ctypes.CFUNCTYPE(None, ctypes.c_int))]
 
 
@@ -157,12 +159,17 @@ class DeviceMemory:
         return [a for a in self.by_slot.values() if not a.free_line]
 
     def allocate(self, size, line):
+        """A new allocation, or None where the device (or this machine) cannot hold it: the
+        program's cudaMalloc then returns cudaErrorMemoryAllocation, as on a GPU."""
         free = [k for k in range(self.slots.count) if k not in self.by_slot]
         reusable = sorted((a.record, k) for k, a in self.by_slot.items() if a.free_line)
-        if not free and not reusable:
+        if (not free and not reusable) or size > self.slots.largest:
             return None
         k = free[0] if free else reusable[0][1]
-        start = self.slots.place(k, size)
+        try:
+            start = self.slots.place(k, size)
+        except KernelRuntimeError:   # the machine could not map it
+            return None
         _protect(start, size, 0)
         init_map = mmap.mmap(-1, max(size, 1))
         n = self.ledger.count % len(self.ledger.records)
@@ -228,6 +235,8 @@ class HostRuntime:
         self.devices, self.device_section = share_device_memory(lib, pb.program)
         self.reports, self.warnings = [], []
         self.unchecked = []          # launches that failed since the program last read the error state
+        # Device printf waits here until the program synchronizes, as a GPU's printf buffer does.
+        self.device_output = os.memfd_create("device-printf")
         self.spawn = lib.kc_spawn_body
         self.spawn.restype = ctypes.c_int
         self.spawn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
@@ -317,7 +326,23 @@ class HostRuntime:
                 line=line, array=a.name, size=size, extent=a.size)
         return a
 
+    def synchronize(self):
+        """A point where CUDA flushes device printf (a launch's start, a blocking copy or
+        memset, cudaDeviceSynchronize and the stream and event synchronizations, the end):
+        the host's own output so far goes first, then what kernels printed since the last."""
+        _libc_fflush(None)
+        size = os.lseek(self.device_output, 0, os.SEEK_END)
+        if not size:
+            return
+        os.lseek(self.device_output, 0, os.SEEK_SET)
+        data = os.read(self.device_output, size)
+        os.ftruncate(self.device_output, 0)
+        os.lseek(self.device_output, 0, os.SEEK_SET)
+        while data:
+            data = data[os.write(1, data):]
+
     def memcpy(self, dst, src, size, kind, line):
+        self.synchronize()
         self.check_launches()
         if kind not in range(5):
             return self.refuse(DeviceMemoryError(f"cudaMemcpy at line {line}: {kind} is not a cudaMemcpyKind.\n"
@@ -357,6 +382,7 @@ class HostRuntime:
             line=line, array=a.name, index=(first,))
 
     def memset(self, ptr, value, size, line):
+        self.synchronize()
         self.check_launches()
         try:
             a = self._operand(ptr, True, size, line, "cudaMemset", "destination")
@@ -382,6 +408,7 @@ class HostRuntime:
                 f"{self.quote(line)}", line)
 
     def launch(self, ident, line, body, grid, block, shared, optin, argv):
+        self.synchronize()
         self.check_launches()
         launch = self.pb.launches[ident]
         kernel = self.pb.program.kernels[launch.kernel]
@@ -429,7 +456,8 @@ class HostRuntime:
                 lambda desc, pids: self.spawn(body, desc, pids), kernel, cfg, argv, arrays, slots=self.memory.slots,
                 extents=extents, time_limit=left, workers=workers, stack_size=config.stack_size,
                 end_line=kernel.end_line, shared_limit=DEFAULT_SHARED_LIMIT if optin < 0 else OPTIN_SHARED_LIMIT,
-                check=check, context=context, allocations=allocations, output_fd=1)
+                check=check, context=context, allocations=allocations,
+                output_fd=self.device_output)
         if report is not None:
             report.line = line
             self.reports.append(report)
@@ -444,6 +472,7 @@ class HostRuntime:
         return 0
 
     def end(self, code):
+        self.synchronize()
         self.check_launches()
         if self.check:
             for a in self.memory.live():

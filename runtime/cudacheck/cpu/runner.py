@@ -253,11 +253,16 @@ class Slots:
                 return
         raise KernelRuntimeError("the CPU runtime could not reserve address space for the kernel's arrays")
 
+    @property
+    def largest(self):
+        """The most bytes one slot holds."""
+        return 1 << (self.shift - 1)
+
     def place(self, slot, nbytes):
         """The address of `nbytes` mapped at slot `slot`'s middle."""
         if slot >= self.count:
             raise KernelRuntimeError(f"the CPU runtime launches kernels with at most {self.count} distinct arrays")
-        if nbytes > (1 << (self.shift - 1)):
+        if nbytes > self.largest:
             raise KernelRuntimeError(f"an array of {nbytes} bytes is larger than the CPU runtime's slots "
                                      f"({1 << (self.shift - 1)} bytes)")
         at = self.base + (slot << self.shift) + (1 << (self.shift - 1))
@@ -275,12 +280,27 @@ _arena = Arena()
 _slots = None
 
 
+def _allocation(a):
+    """The memory interval of the allocation `a` is a view of (its NumPy base, contiguous),
+    or of `a` itself: on a GPU a pointer argument points into its whole allocation, so a
+    kernel given x[3:] may read in[-3], which is x[0]."""
+    lo = a.__array_interface__["data"][0]
+    owner = a
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is not a and (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        start = owner.__array_interface__["data"][0]
+        if start <= lo and lo + a.nbytes <= start + owner.nbytes:
+            return start, start + owner.nbytes
+    return lo, lo + a.nbytes
+
+
 def _layout(kernel, args):
-    """The arrays of a launch as memory intervals: views of one array that overlap (x[:-1]
-    and x[1:]) share one interval, so the kernel sees one memory, as on a GPU. Returns a
-    list of (start, end) and, per pointer argument, (interval index, offset in it)."""
-    spans = sorted({(a.__array_interface__["data"][0], a.__array_interface__["data"][0] + a.nbytes)
-                    for p, a in zip(kernel.params, args) if p.pointer})
+    """The arrays of a launch as memory intervals: each pointer argument's whole allocation
+    (_allocation), views of one array sharing one interval, so the kernel sees one memory,
+    as on a GPU. Returns a list of (start, end) and, per pointer argument, (interval index,
+    offset in it)."""
+    spans = sorted({_allocation(a) for p, a in zip(kernel.params, args) if p.pointer})
     merged = []
     for lo, hi in spans:
         if merged and lo < merged[-1][1]:
@@ -383,7 +403,7 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
         report = execute(spawn, kernel, config, argv, arrays, slots=_slots, extents=extents, time_limit=time_limit,
                          workers=workers, stack_size=stack_size, order=order, end_line=end_line,
                          shared_limit=shared_limit, check=check, context=context, schedule=schedule)
-        _copy_back(kernel, args, where, starts)
+        _copy_back(kernel, args, where, starts, intervals)
         return report
 
 
@@ -436,21 +456,31 @@ def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, 
     return check.report(schedule) if check is not None else None
 
 
-def _copy_back(kernel, args, where, starts):
-    """Every array whose bytes the kernel changed gets them back, through whichever
-    parameter it was passed (a write through a const_cast pointer reaches the caller too)."""
-    for p, a in zip(kernel.params, args):
-        if not p.pointer or not a.nbytes:
+def _copy_back(kernel, args, where, starts, intervals):
+    """Every allocation whose bytes the kernel changed gets them back, through whichever
+    parameter points into it (a write through a const_cast pointer, or through a view past
+    its own elements, reaches the caller too, as on a GPU)."""
+    for k, (lo, hi) in enumerate(intervals):
+        if hi == lo:
             continue
-        k, off = where[id(a)]
-        now = np.ctypeslib.as_array((ctypes.c_uint8 * a.nbytes).from_address(starts[k] + off))
-        mine = a.reshape(-1).view(np.uint8)
+        now = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(starts[k]))
+        mine = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(lo))
         if np.array_equal(now, mine):
             continue
-        if not a.flags.writeable:
-            raise KernelRuntimeError(f"kernel `{kernel.name}` wrote into `{p.name}`, a read-only array (through a "
-                                     "const pointer cast to non-const); pass a writable copy")
+        for p, a in zip(kernel.params, args):
+            if p.pointer and where[id(a)][0] == k and not _writable(a):
+                raise KernelRuntimeError(f"kernel `{kernel.name}` wrote into `{p.name}`, a read-only array (through a "
+                                         "const pointer cast to non-const); pass a writable copy")
         mine[:] = now
+
+
+def _writable(a):
+    """Whether a and every array it is a view of may be written."""
+    while isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            return False
+        a = a.base
+    return True
 
 
 def _where(config, st):

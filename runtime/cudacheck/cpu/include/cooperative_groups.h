@@ -9,12 +9,32 @@ namespace cooperative_groups {
 
 struct dim3_index { unsigned x, y, z; };
 
-class thread_block {
+// Any group: the block (tile 0) or a tile of `tile` threads of a warp (a power of two up to
+// 32), as code written for every kind of group takes it (`void reduce(thread_group g)`).
+class thread_group {
 public:
-    void sync(int line = __builtin_LINE()) const { ::kc::syncthreads(line); }
-    unsigned thread_rank() const {
-        return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    explicit thread_group(unsigned tile = 0) : tile_(tile) {}
+    void sync(int line = __builtin_LINE()) const {
+        if (tile_) ::kc::warp_op(::kc::SYNCWARP, tile_mask(), 0, 0, 32, line);
+        else ::kc::syncthreads(line);
     }
+    unsigned thread_rank() const { return tile_ ? block_rank() % tile_ : block_rank(); }
+    unsigned size() const { return tile_ ? tile_ : blockDim.x * blockDim.y * blockDim.z; }
+    unsigned num_threads() const { return size(); }
+
+protected:
+    static unsigned block_rank() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+    unsigned tile_mask() const {
+        return tile_ >= 32 ? 0xffffffffu : (((1u << tile_) - 1u) << (block_rank() % 32 / tile_ * tile_));
+    }
+    unsigned tile_;
+};
+
+class thread_block : public thread_group {
+public:
+    thread_block() : thread_group(0) {}
+    void sync(int line = __builtin_LINE()) const { ::kc::syncthreads(line); }
+    unsigned thread_rank() const { return block_rank(); }
     unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
     unsigned num_threads() const { return size(); }
     dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
@@ -28,11 +48,12 @@ inline void sync(const thread_block& g, int line = __builtin_LINE()) { g.sync(li
 
 // A tile of Size threads (a power of two, at most 32) within a warp.
 template <unsigned Size>
-class thread_block_tile {
+class thread_block_tile : public thread_group {
     static_assert(Size > 0 && Size <= 32 && (Size & (Size - 1)) == 0,
                   "tiled_partition<N>: N must be a power of two no larger than 32");
 
 public:
+    thread_block_tile() : thread_group(Size) {}
     static constexpr unsigned lanes = Size;
     unsigned lane() const { return thread_block().thread_rank() % 32; }
     unsigned mask() const {
@@ -68,5 +89,8 @@ template <unsigned Size>
 inline thread_block_tile<Size> tiled_partition(const thread_block&) { return thread_block_tile<Size>(); }
 template <unsigned Size>
 inline void sync(const thread_block_tile<Size>& g, int line = __builtin_LINE()) { g.sync(line); }
+// tiled_partition(group, n): a tile of n threads (a power of two up to 32) as a thread_group.
+inline thread_group tiled_partition(const thread_group&, unsigned n) { return thread_group(n); }
+inline void sync(const thread_group& g, int line = __builtin_LINE()) { g.sync(line); }
 
 }  // namespace cooperative_groups

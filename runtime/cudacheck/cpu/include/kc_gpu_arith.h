@@ -17,68 +17,68 @@
 
 namespace kc {
 namespace arith {
-template <class T> struct bare { using type = T; };
-template <class T> struct bare<T&> { using type = T; };
-template <class T> struct bare<T&&> { using type = T; };
-template <class T> struct bare<const T> { using type = T; };
-template <class T> struct bare<volatile T> { using type = T; };
-template <class T> struct bare<const volatile T> { using type = T; };
-template <class T> using bare_t = typename bare<typename bare<T>::type>::type;
+template <class kc_T> struct bare { using type = kc_T; };
+template <class kc_T> struct bare<kc_T&> { using type = kc_T; };
+template <class kc_T> struct bare<kc_T&&> { using type = kc_T; };
+template <class kc_T> struct bare<const kc_T> { using type = kc_T; };
+template <class kc_T> struct bare<volatile kc_T> { using type = kc_T; };
+template <class kc_T> struct bare<const volatile kc_T> { using type = kc_T; };
+template <class kc_T> using bare_t = typename bare<typename bare<kc_T>::type>::type;
 
-template <class T> struct is_float { static constexpr bool value = false; };
+template <class kc_T> struct is_float { static constexpr bool value = false; };
 template <> struct is_float<float> { static constexpr bool value = true; };
 template <> struct is_float<double> { static constexpr bool value = true; };
-template <class T> struct is_int { static constexpr bool value = false; static constexpr bool is_signed = false; };
+template <class kc_T> struct is_int { static constexpr bool value = false; static constexpr bool is_signed = false; };
 #define KC_INT(T, S) template <> struct is_int<T> { static constexpr bool value = true, is_signed = S; };
 KC_INT(bool, false) KC_INT(char, (char)-1 < 0) KC_INT(signed char, true) KC_INT(unsigned char, false)
 KC_INT(short, true) KC_INT(unsigned short, false) KC_INT(int, true) KC_INT(unsigned, false)
 KC_INT(long, true) KC_INT(unsigned long, false) KC_INT(long long, true) KC_INT(unsigned long long, false)
 KC_INT(char16_t, false) KC_INT(char32_t, false) KC_INT(wchar_t, true)
 #undef KC_INT
-template <class A, class B> struct same { static constexpr bool value = false; };
-template <class A> struct same<A, A> { static constexpr bool value = true; };
-template <class T> T&& declval();
-template <bool B, class T, class F> struct pick { using type = T; };
-template <class T, class F> struct pick<false, T, F> { using type = F; };
+template <class kc_A, class kc_B> struct same { static constexpr bool value = false; };
+template <class kc_A> struct same<kc_A, kc_A> { static constexpr bool value = true; };
+template <class kc_T> kc_T&& declval();
+template <bool kc_B, class kc_T, class kc_F> struct pick { using type = kc_T; };
+template <class kc_T, class kc_F> struct pick<false, kc_T, kc_F> { using type = kc_F; };
 // An integer operand's type after promotion (char to int); any other type as it is.
-template <class T, bool = is_int<bare_t<T>>::value> struct promote { using type = bare_t<T>; };
-template <class T> struct promote<T, true> { using type = decltype(+declval<bare_t<T>>()); };
+template <class kc_T, bool = is_int<bare_t<kc_T>>::value> struct promote { using type = bare_t<kc_T>; };
+template <class kc_T> struct promote<kc_T, true> { using type = decltype(+declval<bare_t<kc_T>>()); };
 // A shift amount as PTX reads it: unsigned, so that a negative one is large.
-template <class N> constexpr unsigned long long amount(N n) {
-    using P = typename promote<N>::type;
-    return sizeof(P) >= 8 ? static_cast<unsigned long long>(P(n)) : static_cast<unsigned long long>(P(n)) & 0xffffffffull;
+template <class kc_N> constexpr unsigned long long amount(kc_N kc_n) {
+    using kc_P = typename promote<kc_N>::type;
+    return sizeof(kc_P) >= 8 ? static_cast<unsigned long long>(kc_P(kc_n)) : static_cast<unsigned long long>(kc_P(kc_n)) & 0xffffffffull;
 }
 
-constexpr float fused(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-constexpr double fused(double a, double b, double c) { return __builtin_fma(a, b, c); }
+constexpr float fused(float kc_a, float kc_b, float kc_c) { return __builtin_fmaf(kc_a, kc_b, kc_c); }
+constexpr double fused(double kc_a, double kc_b, double kc_c) { return __builtin_fma(kc_a, kc_b, kc_c); }
 
 // Whether a*b + c contracts: the product and the sum are of one floating type.
-template <class A, class B, class C> constexpr bool contracts() {
-    using M = bare_t<decltype(declval<A>() * declval<B>())>;
-    if constexpr (is_float<M>::value) return same<M, bare_t<decltype(declval<M>() + declval<C>())>>::value;
+template <class kc_A, class kc_B, class kc_C> constexpr bool contracts() {
+    using kc_M = bare_t<decltype(declval<kc_A>() * declval<kc_B>())>;
+    if constexpr (is_float<kc_M>::value) return same<kc_M, bare_t<decltype(declval<kc_M>() + declval<kc_C>())>>::value;
     else return false;
 }
 
 // Float to integer as cvt.rzi.sat: in range, truncation; out of range, the nearest bound;
 // NaN, what sm_90 gives (0 from float to 32 bits; otherwise the sign bit alone, or
 // INT_MIN for double to int).
-template <class I, class F> constexpr I saturate(F f) {
-    constexpr bool sgn = is_int<I>::is_signed;
-    constexpr int bits = sizeof(I) * 8;
+template <class kc_I, class kc_F> constexpr kc_I saturate(kc_F kc_f) {
+    constexpr bool sgn = is_int<kc_I>::is_signed;
+    constexpr int bits = sizeof(kc_I) * 8;
     if constexpr (bits < 32) {
-        using W = typename pick<sgn, int, unsigned>::type;
-        return static_cast<I>(saturate<W>(f));
+        using kc_W = typename pick<sgn, int, unsigned>::type;
+        return static_cast<kc_I>(saturate<kc_W>(kc_f));
     } else {
-        using U = unsigned long long;
-        const I lo = sgn ? static_cast<I>(U(1) << (bits - 1)) : I(0);
-        const I hi = sgn ? static_cast<I>(~U(0) >> (65 - bits)) : static_cast<I>(~U(0) >> (64 - bits));
-        if (f != f) {
-            if constexpr (bits == 32 && same<F, float>::value) return I(0);
-            else return static_cast<I>(U(1) << (bits - 1));
+        using kc_U = unsigned long long;
+        const kc_I lo = sgn ? static_cast<kc_I>(kc_U(1) << (bits - 1)) : kc_I(0);
+        const kc_I hi = sgn ? static_cast<kc_I>(~kc_U(0) >> (65 - bits)) : static_cast<kc_I>(~kc_U(0) >> (64 - bits));
+        if (kc_f != kc_f) {
+            if constexpr (bits == 32 && same<kc_F, float>::value) return kc_I(0);
+            else return static_cast<kc_I>(kc_U(1) << (bits - 1));
         }
-        if (f <= static_cast<F>(lo)) return lo;
-        if (f >= static_cast<F>(hi)) return hi;
-        return static_cast<I>(f);
+        if (kc_f <= static_cast<kc_F>(lo)) return lo;
+        if (kc_f >= static_cast<kc_F>(hi)) return hi;
+        return static_cast<kc_I>(kc_f);
     }
 }
 }  // namespace arith
@@ -86,77 +86,77 @@ template <class I, class F> constexpr I saturate(F f) {
 // ---- the helpers the rewritten source calls ---------------------------------------------
 
 // (T)f, `T x = f` and every other conversion of a floating value to an integer type T.
-template <class T, class F> constexpr T cvt(F&& f) {
-    using V = arith::bare_t<F>;
-    if constexpr (arith::is_float<V>::value && arith::is_int<T>::value && !arith::same<T, bool>::value)
-        return arith::saturate<T>(static_cast<V>(f));
+template <class kc_T, class kc_F> constexpr kc_T cvt(kc_F&& kc_f) {
+    using kc_V = arith::bare_t<kc_F>;
+    if constexpr (arith::is_float<kc_V>::value && arith::is_int<kc_T>::value && !arith::same<kc_T, bool>::value)
+        return arith::saturate<kc_T>(static_cast<kc_V>(kc_f));
     else
-        return (T)(static_cast<F&&>(f));
+        return (kc_T)(static_cast<kc_F&&>(kc_f));
 }
 
 // a*b + c, a*b - c, x + a*b, x - a*b: one rounding where they contract.
-template <class A, class B, class C> constexpr decltype(auto) mad(A&& a, B&& b, C&& c) {
-    if constexpr (arith::contracts<A, B, C>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        return arith::fused(M(a), M(b), M(c));
-    } else return static_cast<A&&>(a) * static_cast<B&&>(b) + static_cast<C&&>(c);
+template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_c));
+    } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) + static_cast<kc_C&&>(kc_c);
 }
-template <class A, class B, class C> constexpr decltype(auto) msub(A&& a, B&& b, C&& c) {
-    if constexpr (arith::contracts<A, B, C>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        return arith::fused(M(a), M(b), -M(c));
-    } else return static_cast<A&&>(a) * static_cast<B&&>(b) - static_cast<C&&>(c);
+template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(kc_M(kc_a), kc_M(kc_b), -kc_M(kc_c));
+    } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) - static_cast<kc_C&&>(kc_c);
 }
-template <class X, class A, class B> constexpr decltype(auto) add_mul(X&& x, A&& a, B&& b) {
-    if constexpr (arith::contracts<A, B, X>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        return arith::fused(M(a), M(b), M(x));
-    } else return static_cast<X&&>(x) + static_cast<A&&>(a) * static_cast<B&&>(b);
+template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) add_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_x));
+    } else return static_cast<kc_X&&>(kc_x) + static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
-template <class X, class A, class B> constexpr decltype(auto) sub_mul(X&& x, A&& a, B&& b) {
-    if constexpr (arith::contracts<A, B, X>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        return arith::fused(-M(a), M(b), M(x));
-    } else return static_cast<X&&>(x) - static_cast<A&&>(a) * static_cast<B&&>(b);
+template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) sub_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_x));
+    } else return static_cast<kc_X&&>(kc_x) - static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
 // s += a*b and s -= a*b: s = s ± a*b with one rounding, then converted back to s's type.
-template <class S, class A, class B> constexpr S& add_mul_to(S& s, A&& a, B&& b) {
-    if constexpr (arith::contracts<A, B, S>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        s = cvt<arith::bare_t<S>>(arith::fused(M(a), M(b), M(s)));
-        return s;
-    } else return s += static_cast<A&&>(a) * static_cast<B&&>(b);
+template <class kc_S, class kc_A, class kc_B> constexpr kc_S& add_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_s)));
+        return kc_s;
+    } else return kc_s += static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
-template <class S, class A, class B> constexpr S& sub_mul_to(S& s, A&& a, B&& b) {
-    if constexpr (arith::contracts<A, B, S>()) {
-        using M = arith::bare_t<decltype(a * b)>;
-        s = cvt<arith::bare_t<S>>(arith::fused(-M(a), M(b), M(s)));
-        return s;
-    } else return s -= static_cast<A&&>(a) * static_cast<B&&>(b);
+template <class kc_S, class kc_A, class kc_B> constexpr kc_S& sub_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_s)));
+        return kc_s;
+    } else return kc_s -= static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
 
 // a << n and a >> n with PTX's clamped amount (read as unsigned: a negative one is large).
-template <class A, class N> constexpr decltype(auto) shl(A&& a, N&& n) {
-    using P = typename arith::promote<A>::type;
-    if constexpr (arith::is_int<P>::value && arith::is_int<arith::bare_t<N>>::value) {
-        const unsigned long long k = arith::amount(n);
-        return k >= sizeof(P) * 8 ? P(0) : P(static_cast<unsigned long long>(P(a)) << k);
-    } else return static_cast<A&&>(a) << static_cast<N&&>(n);
+template <class kc_A, class kc_N> constexpr decltype(auto) shl(kc_A&& kc_a, kc_N&& kc_n) {
+    using kc_P = typename arith::promote<kc_A>::type;
+    if constexpr (arith::is_int<kc_P>::value && arith::is_int<arith::bare_t<kc_N>>::value) {
+        const unsigned long long kc_k = arith::amount(kc_n);
+        return kc_k >= sizeof(kc_P) * 8 ? kc_P(0) : kc_P(static_cast<unsigned long long>(kc_P(kc_a)) << kc_k);
+    } else return static_cast<kc_A&&>(kc_a) << static_cast<kc_N&&>(kc_n);
 }
-template <class A, class N> constexpr decltype(auto) shr(A&& a, N&& n) {
-    using P = typename arith::promote<A>::type;
-    if constexpr (arith::is_int<P>::value && arith::is_int<arith::bare_t<N>>::value) {
-        const unsigned long long k = arith::amount(n);
-        if (k >= sizeof(P) * 8) return arith::is_int<P>::is_signed && P(a) < P(0) ? P(~P(0)) : P(0);
-        return P(P(a) >> k);
-    } else return static_cast<A&&>(a) >> static_cast<N&&>(n);
+template <class kc_A, class kc_N> constexpr decltype(auto) shr(kc_A&& kc_a, kc_N&& kc_n) {
+    using kc_P = typename arith::promote<kc_A>::type;
+    if constexpr (arith::is_int<kc_P>::value && arith::is_int<arith::bare_t<kc_N>>::value) {
+        const unsigned long long kc_k = arith::amount(kc_n);
+        if (kc_k >= sizeof(kc_P) * 8) return arith::is_int<kc_P>::is_signed && kc_P(kc_a) < kc_P(0) ? kc_P(~kc_P(0)) : kc_P(0);
+        return kc_P(kc_P(kc_a) >> kc_k);
+    } else return static_cast<kc_A&&>(kc_a) >> static_cast<kc_N&&>(kc_n);
 }
-template <class A, class N> constexpr A& shl_to(A& a, N&& n) {
-    if constexpr (arith::is_int<arith::bare_t<A>>::value) { a = static_cast<arith::bare_t<A>>(shl(a, n)); return a; }
-    else return a <<= static_cast<N&&>(n);
+template <class kc_A, class kc_N> constexpr kc_A& shl_to(kc_A& kc_a, kc_N&& kc_n) {
+    if constexpr (arith::is_int<arith::bare_t<kc_A>>::value) { kc_a = static_cast<arith::bare_t<kc_A>>(shl(kc_a, kc_n)); return kc_a; }
+    else return kc_a <<= static_cast<kc_N&&>(kc_n);
 }
-template <class A, class N> constexpr A& shr_to(A& a, N&& n) {
-    if constexpr (arith::is_int<arith::bare_t<A>>::value) { a = static_cast<arith::bare_t<A>>(shr(a, n)); return a; }
-    else return a >>= static_cast<N&&>(n);
+template <class kc_A, class kc_N> constexpr kc_A& shr_to(kc_A& kc_a, kc_N&& kc_n) {
+    if constexpr (arith::is_int<arith::bare_t<kc_A>>::value) { kc_a = static_cast<arith::bare_t<kc_A>>(shr(kc_a, kc_n)); return kc_a; }
+    else return kc_a >>= static_cast<kc_N&&>(kc_n);
 }
 }  // namespace kc

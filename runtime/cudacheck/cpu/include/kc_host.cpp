@@ -28,6 +28,7 @@ struct HostCallbacks {
     int (*launch)(int id, int line, void* body, const uint32_t* grid, const uint32_t* block, uint64_t shared,
                   int64_t optin, void** args);
     void (*errors_checked)(void);     // the program read the error state (cudaGetLastError, Peek)
+    void (*synchronize)(void);        // a synchronization: device printf output appears (host.py)
     void (*end)(int exit_code);       // main returned or exit() was called: the Python side's last word
 };
 
@@ -51,6 +52,7 @@ static cudaError_t record(int rc) {
     if (rc != cudaSuccess) last_error = cudaError_t(rc);
     return cudaError_t(rc);
 }
+cudaError_t host_error(cudaError_t e) { return record(e); }
 
 // cudaFuncSetAttribute's opt-in to more dynamic shared memory, per kernel.
 static struct { const void* fn; int64_t bytes; } optins[256];
@@ -160,8 +162,21 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t,
 // A launch has finished (or failed, ending the program with its exception) before it
 // returns, so there is nothing to wait for; launch configuration errors are not reported
 // here, only by cudaGetLastError, as on a GPU.
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
-cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) { cb.synchronize(); return cudaSuccess; }
+
+static size_t limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};   // CUDA's defaults on an H100
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
+    if (unsigned(limit) >= sizeof limits / sizeof limits[0]) return record(cudaErrorUnsupportedLimit);
+    limits[limit] = value;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+    if (!value) return record(cudaErrorInvalidValue);
+    if (unsigned(limit) >= sizeof limits / sizeof limits[0]) return record(cudaErrorUnsupportedLimit);
+    *value = limits[limit];
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceReset(void) { cb.synchronize(); return cudaSuccess; }
 cudaError_t cudaGetLastError(void) {
     cb.errors_checked();
     cudaError_t e = last_error;
@@ -180,6 +195,7 @@ static const struct { cudaError_t code; const char* name; const char* text; } er
     {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
     {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
     {cudaErrorInvalidSymbol, "cudaErrorInvalidSymbol", "invalid device symbol"},
+    {cudaErrorUnsupportedLimit, "cudaErrorUnsupportedLimit", "limit is not supported on this architecture"},
     {cudaErrorInvalidHostPointer, "cudaErrorInvalidHostPointer", "invalid host pointer"},
     {cudaErrorInvalidDevicePointer, "cudaErrorInvalidDevicePointer", "invalid device pointer"},
     {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
@@ -222,7 +238,9 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    cb.synchronize();
+    return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
     if (!start || !end) return record(cudaErrorInvalidResourceHandle);
@@ -238,7 +256,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
     *stream = reinterpret_cast<cudaStream_t>(new char(0));
     return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { cb.synchronize(); return cudaSuccess; }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     delete reinterpret_cast<char*>(stream);
     return cudaSuccess;

@@ -24,6 +24,7 @@ enum cudaError {
     cudaErrorInvalidMemcpyDirection = 21,
     cudaErrorMissingConfiguration = 52,
     cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorUnsupportedLimit = 215,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
@@ -141,6 +142,46 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 const char* cudaGetErrorString(cudaError_t error);
 const char* cudaGetErrorName(cudaError_t error);
+namespace kc {
+cudaError_t host_error(cudaError_t e);   // e, recorded as the last error (cudaGetLastError)
+}
+// __device__ and __constant__ variables live in a section the host process shares with the
+// workers (cuda_cpu.h: KC_DEVICE_VAR), so the symbol copies are copies to and from it,
+// checked against the variable's size as CUDA checks them (cudaErrorInvalidValue).
+template <class T>
+inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    if (offset > sizeof(T) || count > sizeof(T) - offset || kind == cudaMemcpyDeviceToHost ||
+        kind == cudaMemcpyHostToHost)
+        return ::kc::host_error(cudaErrorInvalidValue);
+    memcpy(const_cast<char*>(reinterpret_cast<const volatile char*>(&symbol)) + offset, src, count);
+    return cudaSuccess;
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                        cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    if (offset > sizeof(T) || count > sizeof(T) - offset || kind == cudaMemcpyHostToDevice ||
+        kind == cudaMemcpyHostToHost)
+        return ::kc::host_error(cudaErrorInvalidValue);
+    memcpy(dst, const_cast<const char*>(reinterpret_cast<const volatile char*>(&symbol)) + offset, count);
+    return cudaSuccess;
+}
+template <class T>
+inline cudaError_t cudaGetSymbolSize(size_t* size, const T&) { *size = sizeof(T); return cudaSuccess; }
+
+// Device limits: recorded and read back; the CPU runtime's own stack and printf buffer do
+// not depend on them.
+enum cudaLimit {
+    cudaLimitStackSize = 0,
+    cudaLimitPrintfFifoSize = 1,
+    cudaLimitMallocHeapSize = 2,
+    cudaLimitDevRuntimeSyncDepth = 3,
+    cudaLimitDevRuntimePendingLaunchCount = 4,
+    cudaLimitMaxL2FetchGranularity = 5,
+    cudaLimitPersistingL2CacheSize = 6,
+};
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);

@@ -177,12 +177,15 @@ inline double min(float a, double b) { return kc::intr::fmin_((double)kc::intr::
 inline double max(float a, double b) { return kc::intr::fmax_((double)kc::intr::fz(a), b); }
 inline double min(double a, float b) { return kc::intr::fmin_(a, (double)kc::intr::fz(b)); }
 inline double max(double a, float b) { return kc::intr::fmax_(a, (double)kc::intr::fz(b)); }
-inline constexpr unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
-inline constexpr unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
-inline constexpr long long llmin(long long a, long long b) { return a < b ? a : b; }
-inline constexpr long long llmax(long long a, long long b) { return a > b ? a : b; }
-inline constexpr unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline constexpr unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+// CUDA declares these without defining them (built-ins), so a kernel may define its own with
+// the same signature, as NVRTC accepts: here they are templates, which a kernel's own
+// function of that signature outranks.
+template <class = void> constexpr unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
+template <class = void> constexpr unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
+template <class = void> constexpr long long llmin(long long a, long long b) { return a < b ? a : b; }
+template <class = void> constexpr long long llmax(long long a, long long b) { return a > b ? a : b; }
+template <class = void> constexpr unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+template <class = void> constexpr unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
 // ---- integer intrinsics ----------------------------------------------------------------------
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
