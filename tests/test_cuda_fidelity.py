@@ -1,6 +1,5 @@
 """Code people copy from NVIDIA's samples, textbooks and course labs runs on the CPU runtime
 as on a GPU, and what a GPU's compiler refuses is refused here too, with its reason."""
-import os
 import textwrap
 
 import numpy as np
@@ -75,7 +74,8 @@ def test_cuda_arch_is_the_reported_compute_capability():
     ('extern "C" __device__ int system(const char*);', 'system("touch {marker}")'),
     ('extern "C" int system(const char*);', 'system("touch {marker}")'),
     ('__device__ int helper(const char*);', 'helper("{marker}")'),
-    ('extern "C" __device__ int system(const char*); __device__ int (*p)(const char*) = &system;', 'p("touch {marker}")'),
+    ('extern "C" __device__ int system(const char*); __device__ int (*p)(const char*) = &system;',
+     'p("touch {marker}")'),
 ])
 def test_device_code_may_call_only_device_functions(tmp_path, decl, call):
     """A function the source declares but never defines, or one of the C library, is a

@@ -392,7 +392,8 @@ class _Reader:
 
     # -- parsing --
     def _parse(self, text):
-        flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}", *(["-DKC_PROGRAM"] if self.program else [CUDA_ARCH_FLAG]),
+        flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}",
+                 *(["-DKC_PROGRAM"] if self.program else [CUDA_ARCH_FLAG]),
                  *_user_flags(self.options)]
         inc = _gcc_include(config.cxx)
         if inc:

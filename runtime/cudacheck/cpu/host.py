@@ -33,12 +33,12 @@ import numpy as np
 from ..config import config
 from ..errors import (
     CompileError,
-    KernelRuntimeError,
     DeviceMemoryError,
     DoubleFreeError,
     HostCrashError,
     HostDeviceAccessError,
     KernelError,
+    KernelRuntimeError,
     KernelTimeoutError,
     LaunchConfigError,
     MemoryLeakWarning,
