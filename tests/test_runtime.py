@@ -363,5 +363,6 @@ def test_a_device_function_without_a_body_is_a_compile_error_naming_it():
     src = '''__device__ int bar(short x);
 extern "C" __global__ void k(int* o) { o[threadIdx.x] = bar(threadIdx.x); }'''
     for check in (False, True):
-        with pytest.raises(cudacheck.CompileError, match=r"`bar` is declared but never defined.*Unresolved extern function"):
+        with pytest.raises(cudacheck.CompileError,
+                           match=r"`bar` is declared but never defined.*Unresolved extern function"):
             cudacheck.RawKernel(src, "k", backend="cpu", check=check)((1,), (4,), (np.zeros(4, np.int32),))
