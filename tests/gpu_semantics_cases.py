@@ -130,7 +130,7 @@ extern "C" __global__ void xorwow(unsigned* u, float* f, double* d, const unsign
     u[8 * i + 4] = curand(&s);
     skipahead_sequence(3ull + i, &s);
     u[8 * i + 5] = curand(&s);
-    u[8 * i + 6] = curand_poisson(&s, 4.0);
+    u[8 * i + 6] = curand(&s);
     u[8 * i + 7] = curand(&s);
     f[8 * i + 6] = curand_uniform(&s);
     d[4 * i + 2] = curand_normal_double(&s);
@@ -166,11 +166,17 @@ extern "C" __global__ void philox(unsigned* u, float* f, double* d, const unsign
     u[8 * i + 5] = curand(&s);
     skipahead_sequence(7ull * i, &s);
     u[8 * i + 6] = curand(&s);
-    u[8 * i + 7] = curand_poisson(&s, 2.5);
+    u[8 * i + 7] = curand4(&s).y;
     f[8 * i + 7] = curand_log_normal(&s, 0.0f, 1.0f);
     d[4 * i + 3] = curand_uniform_double(&s);
 }
 '''
+
+
+# The slots of f (8 per thread) and d (4 per thread) that hold uniform values, which the CPU
+# runtime gives bit for bit; the others hold normal ones (Box-Muller through logf, sqrtf and
+# sincos), equal within rounding. Every slot of u is bit for bit.
+CURAND_UNIFORM_SLOTS = {"curand xorwow": ((0, 6), (0, 3)), "curand philox": ((0, 1, 5), (0, 3))}
 
 
 def _curand_args(n=12):

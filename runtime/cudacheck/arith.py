@@ -1,7 +1,7 @@
 """Device code made to compute what nvcc's code computes: the front end's rewrites of
 arithmetic whose result differs between a GPU and C++ on a CPU.
 
-- `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `s += a*b` and `s -= a*b` of float or double
+- `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `-(a*b) ± c`, `s += a*b` and `s -= a*b` of float or double
   become one fused multiply-add, as nvcc and NVRTC contract them by default (their
   -fmad=true; `--fmad=false` turns this off). When both operands are products, the left one
   is fused, as NVVM does.
@@ -115,6 +115,19 @@ class Rewriter:
             return None
         return inner, parens, ops
 
+    def _negated_product(self, c):
+        """(minus offset, product, parens, (a, b)) if c is -(a*b) or -a*b's negation of a
+        product, seen through parentheses: nvcc contracts -(a*b) + c too."""
+        inner, _ = self._strip(c)
+        if inner.kind != self.K.UNARY_OPERATOR:
+            return None
+        at = inner.extent.start.offset
+        if self.code[at:at + 1] != b"-" or self.code[at + 1:at + 2] in (b"-", b"="):
+            return None
+        kids = list(inner.get_children())
+        product = self._product(kids[0]) if len(kids) == 1 else None
+        return None if product is None else (at, *product)
+
     def _in_main(self, *cursors):
         return all(x.extent.start.file is not None and x.extent.end.file is not None
                    and x.extent.start.offset < x.extent.end.offset for x in cursors)
@@ -157,6 +170,13 @@ class Rewriter:
                 self._apply(lhs.extent.start.offset, "::kc::mad(" if op == _ADD else "::kc::msub(",
                             self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
                             rhs.extent.end.offset)
+                return
+            negated = self._negated_product(lhs)
+            if negated is not None and self._strip(lhs)[0].extent.start.offset == lhs.extent.start.offset:
+                minus, _, parens, (a, b) = negated
+                self._apply(lhs.extent.start.offset, "::kc::neg_mad(" if op == _ADD else "::kc::neg_msub(",
+                            [(minus, minus + 1, "")] + self._drop_parens(parens)
+                            + [self._token(a, b, ","), self._token(lhs, rhs, ",")], rhs.extent.end.offset)
                 return
             right = self._product(rhs)
             if right is not None:

@@ -119,6 +119,19 @@ template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) sub_mul(k
         return arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_x));
     } else return static_cast<kc_X&&>(kc_x) - static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
+// -(a*b) + c and -(a*b) - c.
+template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_c));
+    } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) + static_cast<kc_C&&>(kc_c);
+}
+template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
+    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
+        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
+        return arith::fused(-kc_M(kc_a), kc_M(kc_b), -kc_M(kc_c));
+    } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) - static_cast<kc_C&&>(kc_c);
+}
 // s += a*b and s -= a*b: s = s ± a*b with one rounding, then converted back to s's type.
 template <class kc_S, class kc_A, class kc_B> constexpr kc_S& add_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
