@@ -131,6 +131,23 @@ LIBRARIES = {
             float u = curand_uniform(&s);
             atomicAdd(out + blockIdx.x, (u > 0.0f && u <= 1.0f) ? in[blockIdx.x * 128 + threadIdx.x] : 1000000);
         }''', lambda x: x.reshape(-1, 128).sum(1)),
+    "libcu++ atomic_ref": ('''
+        #include <cuda/atomic>
+        extern "C" __global__ void k(const int* in, int* out) {
+            cuda::atomic_ref<int, cuda::thread_scope_device> a(out[blockIdx.x]);
+            a.fetch_add(in[blockIdx.x * 128 + threadIdx.x], cuda::std::memory_order_relaxed);
+        }''', lambda x: x.reshape(-1, 128).sum(1)),
+    "libcu++ barrier": ('''
+        #include <cuda/barrier>
+        extern "C" __global__ void k(const int* in, int* out) {
+            __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+            __shared__ int s[128];
+            if (threadIdx.x == 0) init(&bar, blockDim.x);
+            __syncthreads();
+            s[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+            bar.arrive_and_wait();
+            if (threadIdx.x == 0) { int t = 0; for (int i = 0; i < 128; ++i) t += s[i]; out[blockIdx.x] = t; }
+        }''', lambda x: x.reshape(-1, 128).sum(1)),
     "grid group rank": ('''
         #include <cooperative_groups.h>
         namespace cg = cooperative_groups;
@@ -143,7 +160,7 @@ LIBRARIES = {
 
 @pytest.mark.parametrize("name", list(LIBRARIES))
 def test_gpu_backend_runs_what_cupy_runs(name):
-    """CUB, cuRAND and grid groups: the CPU runtime's front end cannot read these
+    """CUB, cuRAND, libcu++ and grid groups: the CPU runtime's front end cannot read these
     headers, and the GPU backend compiles and runs them anyway, as cupy.RawModule does."""
     import cupy
     src, want = LIBRARIES[name]
@@ -170,3 +187,26 @@ def test_gpu_backend_templates_and_structs_by_value():
     out = cupy.zeros(32, cupy.float32)
     k(1, 32, (out, p))
     assert cupy.asnumpy(out).tolist() == [2.0 * i + 8 for i in range(32)]
+
+
+def test_gpu_backend_grid_sync_with_a_cooperative_launch():
+    """CuPy's enable_cooperative_groups: a grid-wide barrier between two phases."""
+    import cupy
+    src = textwrap.dedent('''
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+        extern "C" __global__ void k(const int* in, int* partial, int* out) {
+            cg::grid_group g = cg::this_grid();
+            if (threadIdx.x == 0) {
+                int t = 0;
+                for (int i = 0; i < 128; ++i) t += in[blockIdx.x * 128 + i];
+                partial[blockIdx.x] = t;
+            }
+            g.sync();
+            if (g.thread_rank() == 0) { int t = 0; for (int b = 0; b < gridDim.x; ++b) t += partial[b]; out[0] = t; }
+        }''')
+    x = np.random.default_rng().integers(-100, 100, 8 * 128).astype(np.int32)
+    partial, out = cupy.zeros(8, cupy.int32), cupy.zeros(1, cupy.int32)
+    mod = cudacheck.RawModule(src, backend="gpu", enable_cooperative_groups=True)
+    mod.get_function("k")(8, 128, (cupy.asarray(x), partial, out))
+    assert int(out[0]) == int(x.sum())

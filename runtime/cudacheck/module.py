@@ -38,9 +38,12 @@ class RawModule:
     backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
     check: checked mode (CPU runtime): every access bounds-checked and counted, shared
     memory checked for races and uninitialized reads, barriers for divergence.
+    enable_cooperative_groups, translate_cucomplex, jitify: CuPy's, passed to it on a GPU
+    (a cooperative launch, for grid.sync(); the CPU runtime refuses grid-wide groups).
     """
 
-    def __init__(self, code, *, options=(), name_expressions=(), backend="auto", check=False):
+    def __init__(self, code, *, options=(), name_expressions=(), backend="auto", check=False,
+                 enable_cooperative_groups=False, translate_cucomplex=False, jitify=False):
         if not isinstance(code, str) or not code.strip():
             raise TypeError("code must be the CUDA C source, as a non-empty string")
         self.code = code
@@ -63,7 +66,9 @@ class RawModule:
             from .cpu import CpuModule
             self.impl = CpuModule(code, self.program, runnable, self.options, check=self.check)
         else:
-            self.impl = GpuModule(code, runnable, self.options, self.name_expressions)
+            cupy_options = {k: v for k, v in (("enable_cooperative_groups", enable_cooperative_groups),
+                                              ("translate_cucomplex", translate_cucomplex), ("jitify", jitify)) if v}
+            self.impl = GpuModule(code, runnable, self.options, self.name_expressions, cupy_options)
 
     def _unsupported(self, kernel):
         """(line, construct) if the CPU runtime cannot run this kernel, else None."""
