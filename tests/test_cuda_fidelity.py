@@ -209,3 +209,35 @@ def test_struct_by_value():
     np.testing.assert_allclose(out, x * np.float32(1.5) + np.float32(3.25), rtol=1e-6, atol=1e-6)
     with pytest.raises(cudacheck.ArgumentError, match="structured scalar"):
         k(4, 64, (out, x, 1.5, np.int32(200)))
+
+
+MACRO_LAUNCHES = r'''
+#include <cstdio>
+#define LAUNCH(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)
+#define CHECKED_LAUNCH(k, g, b, ...) \
+    do { k<<<g, b>>>(__VA_ARGS__); if (cudaGetLastError() != cudaSuccess) printf("launch failed\n"); } while (0)
+__global__ void add(int* o, int v) { o[threadIdx.x] += v; }
+__global__ void twice(int* o) { o[threadIdx.x] *= 2; }
+int main() {
+    int* d;
+    cudaMalloc(&d, 4 * sizeof(int));
+    cudaMemset(d, 0, 4 * sizeof(int));
+    LAUNCH(add, 1, 4, d, V);
+    if (d) LAUNCH(twice, 1, 4, d);
+    CHECKED_LAUNCH(add, 1, 4, d, 1);
+    CHECKED_LAUNCH(add, 1, 2000, d, 1);
+    int h[4];
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d\n", h[0], h[1], h[2], h[3]);
+    cudaFree(d);
+}
+'''
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_launches_written_through_macros(check):
+    """A launch a variadic macro writes out, used as a statement (under an `if` too), each
+    use its own launch: a launch of too many threads fails for the program's own check."""
+    v = int(np.random.default_rng().integers(1, 100))
+    out = cudacheck.run_program(MACRO_LAUNCHES.replace("d, V)", f"d, {v})"), check=check).stdout
+    assert out.splitlines() == ["launch failed", " ".join([str(2 * v + 1)] * 4)]

@@ -320,7 +320,13 @@ class _LaunchFinder:
         inc = _gcc_include(config.cxx)
         if inc:
             flags += ["-isystem", inc]
-        self.tu = self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, source)])
+        self.tu = self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, source)],
+                                   options=self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        K = self.ci.CursorKind
+        self.expansions = [c for c in self.tu.cursor.get_children()
+                           if c.kind == K.MACRO_INSTANTIATION and c.location.file is not None
+                           and c.location.file.name == SOURCE_NAME]
+        self.macros_done = set()   # definitions already rewritten
 
     def _check_host_errors(self):
         """An error in host code is the program's own (a typo on a launch line): report it
@@ -358,13 +364,16 @@ class _LaunchFinder:
         line = call.location.line
         start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
         fn = call.referenced
-        if (call.location.file is None or call.location.file.name != SOURCE_NAME or self.code[lo:lo + 3] != b"<<<"
-                or self.code[hi - 3:hi] != b">>>" or fn is None or fn.kind != self.ci.CursorKind.FUNCTION_DECL):
+        written_out = (call.location.file is not None and call.location.file.name == SOURCE_NAME
+                       and self.code[lo:lo + 3] == b"<<<" and self.code[hi - 3:hi] == b">>>")
+        if fn is None or fn.kind != self.ci.CursorKind.FUNCTION_DECL or not (
+                written_out or self._macro_launch(call, ident, edits)):
             raise UnsupportedFeatureError(
                 f"{SOURCE_NAME}, line {line}: the CPU runtime runs kernel launches written out as "
-                f"`kernel<<<grid, block>>>(args)` on one kernel named directly; this launch is built by a macro or "
-                f"through a function pointer. Write it out, or run the program on a GPU (backend='gpu').\n"
-                f"{numbered(self.source, {line})}", backend="cpu")
+                f"`kernel<<<grid, block>>>(args)` on one kernel named directly, or through a macro whose "
+                f"definition writes one out; this launch is built another way (a function pointer, a macro that "
+                f"launches twice or builds the kernel's name). Write it out, or run the program on a GPU "
+                f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
         scope, p = [], fn.semantic_parent
         while p is not None and p.kind == self.ci.CursorKind.NAMESPACE:
             scope.insert(0, p.spelling)
@@ -377,8 +386,37 @@ class _LaunchFinder:
                 value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
                 args.append(value)
             name = f"{name}<{', '.join(args)}>"
-        edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        if written_out:
+            edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
         return Launch(line=line, kernel=name)
+
+    def _macro_launch(self, call, ident, edits):
+        """A launch that a macro of the source writes out (`#define LAUNCH(k, g, b, ...)
+        k<<<g, b>>>(__VA_ARGS__)`): the definition's launch becomes launch_kernel's call, with
+        the launch's number taken from ::kc::macro_launch, which each use of the macro sets
+        (`do { ::kc::macro_launch = ID; LAUNCH(...); } while (0)`, the use's own `;` ending
+        it). Returns False where the macro is not of that shape (a launch built another way)."""
+        at = call.extent.start.offset
+        use = next((m for m in self.expansions if m.extent.start.offset <= at < m.extent.end.offset), None)
+        definition = use.referenced if use is not None else None
+        if definition is None or definition.location.file is None or definition.location.file.name != SOURCE_NAME:
+            return False
+        d_lo, d_hi = definition.extent.start.offset, definition.extent.end.offset
+        text = self.code[d_lo:d_hi]
+        if text.count(b"<<<") != 1 or text.count(b">>>") != 1:
+            return False
+        open_at, close_at = d_lo + text.index(b"<<<"), d_lo + text.index(b">>>")
+        kernel = re.search(rb"([A-Za-z_][\w:]*)\s*$", self.code[d_lo:open_at])
+        if kernel is None or close_at < open_at:
+            return False
+        if definition.hash not in self.macros_done:
+            self.macros_done.add(definition.hash)
+            k_at = d_lo + kernel.start(1)
+            edits += [(k_at, k_at, "::kc::launch_kernel(::kc::macro_launch, __LINE__, "),
+                      (open_at, open_at + 3, ", "), (close_at, close_at + 3, ")")]
+        u_lo, u_hi = use.extent.start.offset, use.extent.end.offset
+        edits += [(u_lo, u_lo, f"do {{ ::kc::macro_launch = {ident}; "), (u_hi, u_hi, "; } while (0)")]
+        return True
 
 
 class _Reader:

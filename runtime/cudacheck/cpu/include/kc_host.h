@@ -210,6 +210,7 @@ namespace kc {
 cudaError_t host_launch(int id, int line, void (*body)(void**), const void* fn, dim3 grid, dim3 block, size_t shared,
                         void** args);
 extern const void* launched_fn;   // the kernel the workers of the current launch run
+inline int macro_launch = -1;     // the launch a use of a launching macro is (frontend.py: _macro_launch)
 template <class... P>
 void launched_body(void** a) { invoke(reinterpret_cast<void (*)(P...)>(const_cast<void*>(launched_fn)), a); }
 template <class... P>
