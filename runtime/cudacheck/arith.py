@@ -12,7 +12,7 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 
 Each rewrite is a call of a helper in cpu/include/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
-rewrites compose: `a*b + c` becomes `::kc::mad(a , b, c)`. Template code is rewritten too:
+rewrites compose: `a*b + c` becomes `::kc::mad_{a , b, c}()`. Template code is rewritten too:
 the helpers act only where the operands turn out to be floating (or integer) values.
 Expressions that a macro spells are left alone: their text is not in the source.
 """
@@ -134,13 +134,17 @@ class Rewriter:
 
     def _apply(self, prefix_at, prefix, replacements, suffix_at):
         """One rewrite: `prefix` inserted at prefix_at, each (start, end, text) replacement,
-        `)` inserted at suffix_at; nothing if any of it falls inside a macro's expansion."""
+        and the closing text at suffix_at; nothing if any of it falls inside a macro's
+        expansion. A helper of several operands is called as `::kc::mad_{a, b, c}()` (a
+        braced list, evaluated left to right as the source reads); one of one operand as
+        `::kc::cvt<int>(x)`."""
         points = [prefix_at, suffix_at] + [p for s, e, _ in replacements for p in (s, e)]
         if not self.edits.safe(*points):
             return
-        self.edits.prefixes.setdefault(prefix_at, []).append(prefix)
+        ordered = prefix.endswith("(") and not prefix.startswith("::kc::cvt")
+        self.edits.prefixes.setdefault(prefix_at, []).append(prefix[:-1] + "_{" if ordered else prefix)
         self.edits.other.extend(replacements)
-        self.edits.other.append((suffix_at, suffix_at, ")"))
+        self.edits.other.append((suffix_at, suffix_at, "}()" if ordered else ")"))
 
     def _token(self, lhs, rhs, text):
         """The replacement of the operator between lhs and rhs by `text`."""

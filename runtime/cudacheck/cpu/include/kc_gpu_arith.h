@@ -98,52 +98,60 @@ template <class kc_T, class kc_F> constexpr kc_T cvt(kc_F&& kc_f) {
 template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_c));
+        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);   // in the source's order
+        return arith::fused(kc_x, kc_y, kc_z);
     } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) + static_cast<kc_C&&>(kc_c);
 }
 template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(kc_M(kc_a), kc_M(kc_b), -kc_M(kc_c));
+        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
+        return arith::fused(kc_x, kc_y, -kc_z);
     } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) - static_cast<kc_C&&>(kc_c);
 }
 template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) add_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_x));
+        const kc_M kc_z = kc_M(kc_x), kc_p = kc_M(kc_a), kc_q = kc_M(kc_b);
+        return arith::fused(kc_p, kc_q, kc_z);
     } else return static_cast<kc_X&&>(kc_x) + static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
 template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) sub_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_x));
+        const kc_M kc_z = kc_M(kc_x), kc_p = kc_M(kc_a), kc_q = kc_M(kc_b);
+        return arith::fused(-kc_p, kc_q, kc_z);
     } else return static_cast<kc_X&&>(kc_x) - static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
 // -(a*b) + c and -(a*b) - c.
 template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_c));
+        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
+        return arith::fused(-kc_x, kc_y, kc_z);
     } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) + static_cast<kc_C&&>(kc_c);
 }
 template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        return arith::fused(-kc_M(kc_a), kc_M(kc_b), -kc_M(kc_c));
+        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
+        return arith::fused(-kc_x, kc_y, -kc_z);
     } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) - static_cast<kc_C&&>(kc_c);
 }
 // s += a*b and s -= a*b: s = s ± a*b with one rounding, then converted back to s's type.
 template <class kc_S, class kc_A, class kc_B> constexpr kc_S& add_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(kc_M(kc_a), kc_M(kc_b), kc_M(kc_s)));
+        const kc_M kc_p = kc_M(kc_a), kc_q = kc_M(kc_b), kc_z = kc_M(kc_s);   // C++17: the right side first
+        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(kc_p, kc_q, kc_z));
         return kc_s;
     } else return kc_s += static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
 template <class kc_S, class kc_A, class kc_B> constexpr kc_S& sub_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
     if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
         using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(-kc_M(kc_a), kc_M(kc_b), kc_M(kc_s)));
+        const kc_M kc_p = kc_M(kc_a), kc_q = kc_M(kc_b), kc_z = kc_M(kc_s);   // C++17: the right side first
+        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(-kc_p, kc_q, kc_z));
         return kc_s;
     } else return kc_s -= static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
 }
@@ -172,4 +180,32 @@ template <class kc_A, class kc_N> constexpr kc_A& shr_to(kc_A& kc_a, kc_N&& kc_n
     if constexpr (arith::is_int<arith::bare_t<kc_A>>::value) { kc_a = static_cast<arith::bare_t<kc_A>>(shr(kc_a, kc_n)); return kc_a; }
     else return kc_a >>= static_cast<kc_N&&>(kc_n);
 }
+
+// The rewritten source calls each helper through one of these, `::kc::mad_{a, b, c}()`: a
+// braced list evaluates its operands left to right, as the source reads, where a call's
+// arguments may be evaluated in any order (g++ goes right to left), so that the loads of
+// `s += Mds[ty][k] * Nds[k][tx]` happen, and are traced, in the order they are written.
+#define KC_IN_ORDER3(kc_name, kc_fn)                                                                  \
+    template <class kc_A, class kc_B, class kc_C> struct kc_name {                                  \
+        kc_A&& kc_a;                                                                                \
+        kc_B&& kc_b;                                                                                \
+        kc_C&& kc_c;                                                                                \
+        constexpr decltype(auto) operator()() const {                                               \
+            return kc_fn(static_cast<kc_A&&>(kc_a), static_cast<kc_B&&>(kc_b), static_cast<kc_C&&>(kc_c)); \
+        }                                                                                           \
+    };                                                                                              \
+    template <class kc_A, class kc_B, class kc_C> kc_name(kc_A&&, kc_B&&, kc_C&&) -> kc_name<kc_A, kc_B, kc_C>;
+#define KC_IN_ORDER2(kc_name, kc_fn)                                                                  \
+    template <class kc_A, class kc_B> struct kc_name {                                              \
+        kc_A&& kc_a;                                                                                \
+        kc_B&& kc_b;                                                                                \
+        constexpr decltype(auto) operator()() const { return kc_fn(static_cast<kc_A&&>(kc_a), static_cast<kc_B&&>(kc_b)); } \
+    };                                                                                              \
+    template <class kc_A, class kc_B> kc_name(kc_A&&, kc_B&&) -> kc_name<kc_A, kc_B>;
+KC_IN_ORDER3(mad_, mad) KC_IN_ORDER3(msub_, msub) KC_IN_ORDER3(add_mul_, add_mul) KC_IN_ORDER3(sub_mul_, sub_mul)
+KC_IN_ORDER3(neg_mad_, neg_mad) KC_IN_ORDER3(neg_msub_, neg_msub)
+KC_IN_ORDER3(add_mul_to_, add_mul_to) KC_IN_ORDER3(sub_mul_to_, sub_mul_to)
+KC_IN_ORDER2(shl_, shl) KC_IN_ORDER2(shr_, shr) KC_IN_ORDER2(shl_to_, shl_to) KC_IN_ORDER2(shr_to_, shr_to)
+#undef KC_IN_ORDER3
+#undef KC_IN_ORDER2
 }  // namespace kc
