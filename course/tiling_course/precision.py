@@ -86,3 +86,21 @@ def runs_on_this_gpu(prec):
         return False
     import cupy
     return int(cupy.cuda.Device().compute_capability) >= TENSOR_CORE_CAPABILITY.get(prec, 0)
+
+
+def fma32(a, b, c):
+    """a*b + c of float32 scalars rounded once to float32, as a GPU's fused multiply-add
+    (what nvcc makes of `sum += a * b`): the product is exact in float64, the sum is
+    split exactly into a float64 and its error, and the one case where rounding twice
+    could differ (the float64 sum halfway between two float32s) is decided by the error."""
+    p = np.float64(a) * np.float64(b)
+    s = p + np.float64(c)
+    bb = s - p
+    err = (p - (s - bb)) + (np.float64(c) - bb)   # TwoSum: s + err is the exact sum
+    r = np.float32(s)
+    if err != 0 and np.float64(r) != s:
+        other = np.nextafter(r, np.float32(np.inf) if np.float64(r) < s else np.float32(-np.inf))
+        if np.float64(r) + np.float64(other) == 2 * s:   # s halfway: the error decides
+            exact_above = err > 0
+            r = max(r, other) if exact_above else min(r, other)
+    return np.float32(r)

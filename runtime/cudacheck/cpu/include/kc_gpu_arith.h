@@ -86,7 +86,8 @@ template <class kc_I, class kc_F> constexpr kc_I saturate(kc_F kc_f) {
 // ---- the helpers the rewritten source calls ---------------------------------------------
 
 // (T)f, `T x = f` and every other conversion of a floating value to an integer type T.
-template <class kc_T, class kc_F> constexpr kc_T cvt(kc_F&& kc_f) {
+// By value: the operand is loaded where the source converts it (see mad_ below).
+template <class kc_T, class kc_F> constexpr kc_T cvt(kc_F kc_f) {
     using kc_V = arith::bare_t<kc_F>;
     if constexpr (arith::is_float<kc_V>::value && arith::is_int<kc_T>::value && !arith::same<kc_T, bool>::value)
         return arith::saturate<kc_T>(static_cast<kc_V>(kc_f));
@@ -182,30 +183,35 @@ template <class kc_A, class kc_N> constexpr kc_A& shr_to(kc_A& kc_a, kc_N&& kc_n
 }
 
 // The rewritten source calls each helper through one of these, `::kc::mad_{a, b, c}()`: a
-// braced list evaluates its operands left to right, as the source reads, where a call's
-// arguments may be evaluated in any order (g++ goes right to left), so that the loads of
-// `s += Mds[ty][k] * Nds[k][tx]` happen, and are traced, in the order they are written.
-#define KC_IN_ORDER3(kc_name, kc_fn)                                                                  \
+// braced list evaluates its operands left to right, as the source reads (a call's arguments
+// may be evaluated in any order: g++ goes right to left), and takes them by value, so each
+// operand is loaded where the source writes it: the loads of `s += Mds[ty][k] * Nds[k][tx]`
+// are traced in that order, at that line, and checked mode's bounds check sees a load of
+// N_s[0][16] (a reference to it would be one past the row's end, which C++ allows). The
+// compound forms take their target by reference.
+#define KC_IN_ORDER3(kc_name, kc_fn, kc_Ref)                                                          \
     template <class kc_A, class kc_B, class kc_C> struct kc_name {                                  \
-        kc_A&& kc_a;                                                                                \
-        kc_B&& kc_b;                                                                                \
-        kc_C&& kc_c;                                                                                \
-        constexpr decltype(auto) operator()() const {                                               \
-            return kc_fn(static_cast<kc_A&&>(kc_a), static_cast<kc_B&&>(kc_b), static_cast<kc_C&&>(kc_c)); \
-        }                                                                                           \
+        kc_A kc_Ref kc_a;                                                                           \
+        kc_B kc_b;                                                                                  \
+        kc_C kc_c;                                                                                  \
+        constexpr decltype(auto) operator()() { return kc_fn(kc_a, kc_b, kc_c); }                   \
     };                                                                                              \
-    template <class kc_A, class kc_B, class kc_C> kc_name(kc_A&&, kc_B&&, kc_C&&) -> kc_name<kc_A, kc_B, kc_C>;
-#define KC_IN_ORDER2(kc_name, kc_fn)                                                                  \
+    template <class kc_A, class kc_B, class kc_C> kc_name(kc_A kc_Ref, kc_B, kc_C) -> kc_name<kc_A, kc_B, kc_C>;
+#define KC_IN_ORDER2(kc_name, kc_fn, kc_Ref)                                                          \
     template <class kc_A, class kc_B> struct kc_name {                                              \
-        kc_A&& kc_a;                                                                                \
-        kc_B&& kc_b;                                                                                \
-        constexpr decltype(auto) operator()() const { return kc_fn(static_cast<kc_A&&>(kc_a), static_cast<kc_B&&>(kc_b)); } \
+        kc_A kc_Ref kc_a;                                                                           \
+        kc_B kc_b;                                                                                  \
+        constexpr decltype(auto) operator()() { return kc_fn(kc_a, kc_b); }                          \
     };                                                                                              \
-    template <class kc_A, class kc_B> kc_name(kc_A&&, kc_B&&) -> kc_name<kc_A, kc_B>;
-KC_IN_ORDER3(mad_, mad) KC_IN_ORDER3(msub_, msub) KC_IN_ORDER3(add_mul_, add_mul) KC_IN_ORDER3(sub_mul_, sub_mul)
-KC_IN_ORDER3(neg_mad_, neg_mad) KC_IN_ORDER3(neg_msub_, neg_msub)
-KC_IN_ORDER3(add_mul_to_, add_mul_to) KC_IN_ORDER3(sub_mul_to_, sub_mul_to)
-KC_IN_ORDER2(shl_, shl) KC_IN_ORDER2(shr_, shr) KC_IN_ORDER2(shl_to_, shl_to) KC_IN_ORDER2(shr_to_, shr_to)
+    template <class kc_A, class kc_B> kc_name(kc_A kc_Ref, kc_B) -> kc_name<kc_A, kc_B>;
+#define KC_VALUE
+KC_IN_ORDER3(mad_, mad, KC_VALUE) KC_IN_ORDER3(msub_, msub, KC_VALUE) KC_IN_ORDER3(add_mul_, add_mul, KC_VALUE)
+KC_IN_ORDER3(sub_mul_, sub_mul, KC_VALUE) KC_IN_ORDER3(neg_mad_, neg_mad, KC_VALUE)
+KC_IN_ORDER3(neg_msub_, neg_msub, KC_VALUE)
+KC_IN_ORDER3(add_mul_to_, add_mul_to, &) KC_IN_ORDER3(sub_mul_to_, sub_mul_to, &)
+KC_IN_ORDER2(shl_, shl, KC_VALUE) KC_IN_ORDER2(shr_, shr, KC_VALUE)
+KC_IN_ORDER2(shl_to_, shl_to, &) KC_IN_ORDER2(shr_to_, shr_to, &)
+#undef KC_VALUE
 #undef KC_IN_ORDER3
 #undef KC_IN_ORDER2
 }  // namespace kc
