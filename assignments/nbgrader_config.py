@@ -13,10 +13,19 @@ c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
 c.ClearSolutions.code_stub = {"python": "    // YOUR CODE HERE"}
 
-# Each submission runs in its own kernel; a graded cell calls tiling_course.grading.award,
-# which stops a hanging CUDA kernel after the rubric's time limit (a few seconds). This is
-# the backstop for anything else that hangs a cell.
-c.Execute.timeout = 120
+# Autograding never executes a notebook: in Execute's place, the CUDA of each part is read out
+# of the notebook as text and graded in a bubblewrap sandbox (tiling_course.autograde), and the
+# scores go into the gradebook by grade id. Deleted grade cells are put back for the feedback.
+# Graded assignments' hidden tests: hidden/ beside source/ (the instructor's copy only).
+# (tiling_course.autograde.PREPROCESSORS; named here, so that nbgrader's other commands need not import it)
+c.Autograde.autograde_preprocessors = [
+    "tiling_course.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.autograde.RecordScores",
+    "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.OverwriteCells.add_missing_cells = True
+c.GradeInSandbox.hidden = "hidden"
 
 # Submissions downloaded from an LMS (zip_collect): Moodle's "Download all submissions"
 # names each file "<name>_<id>_assignsubmission_file_<notebook>".

@@ -1,21 +1,23 @@
-"""How fast does a class get graded? 100 different submissions of a graded assignment
-(target: under a minute on 2 cores), through the instructor's real workflow in a
-temporary nbgrader course: generate_assignment, the submissions written as an LMS
-download names them, zip_collect, autograde, export. The compile cache starts empty
-(every submission is a new source, as in a real class).
+"""How fast does a class get graded, and what does the sandbox cost? 100 different
+submissions of a2_barriers_boundaries graded by tiling_course.judge twice in one run: each
+submission in its bubblewrap sandbox (how the grader always grades), and, beside it, the
+same runner with the same limits on CPU, memory and file size but no sandbox (what the
+grader never does; here only to measure the sandbox), in rounds that alternate the two so
+that both meet the same load. Each prints the throughput in submissions per minute per
+core, and the CPU seconds its runs used (each runner reports its own and its processes').
+--nbgrader also times the instructor's whole nbgrader workflow (generate_assignment,
+zip_collect, the sandboxed autograde, export) on the same submissions.
 
-The submissions are the released notebook with its %%cuda cell filled in, each source
-different (its own names and comments): correct kernels in several styles, kernels that
-are correct but racy (checked mode finds it; 6 of 10 points), racy kernels that compute
-the wrong product, kernels out of bounds, a few that hang (each stopped by the rubric's
-time limit) and some that do not compile. The exported grades are checked against what
-each kind must score, and each autograded notebook's feedback against the finding it
-must name; the script exits 1 if any is wrong.
+The submissions are sources that all differ (their own names and comments): correct
+kernels in several styles, kernels that are correct but racy (checked mode finds it; 6 of
+10 points), racy kernels that compute the wrong product, kernels out of bounds, a few that
+hang (each stopped by the rubric's time limit) and some that do not compile. Every grade
+and feedback is checked against what its kind must get; the script exits 1 if any is
+wrong. Each configuration starts from its warm compile cache (built first, not timed: the
+runtime's objects and precompiled headers), and compiles every submission afresh.
 
-    python benchmarks/grading.py                       # autograde with the course's wrapper (tiling_course.autograde)
-    python benchmarks/grading.py --nbgrader            # plain `nbgrader autograde` (one process)
-    python benchmarks/grading.py --fresh-kernels          # each kernel started from scratch, as nbgrader does
-    python benchmarks/grading.py --jobs 2 --keep
+    python benchmarks/grading.py                   # sandbox beside no sandbox, --jobs one per core
+    python benchmarks/grading.py --jobs 2 --nbgrader
 """
 import argparse
 import csv
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +102,32 @@ def submissions():
     return subs
 
 
+def grade_all(grader, subs, jobs):
+    """{student: Result} of every submission, `jobs` at a time; (results, wall s, CPU s: the
+    runs' own, as each runner reports it, and this process's)."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        results = dict(pool.map(lambda s: (s[0], grader.grade(ASSIGNMENT, {VARIABLE: s[2]}, s[0])), subs))
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    own = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return results, wall, own + sum(r.cpu for r in results.values())
+
+
+def wrong_grades(subs, points_of, feedback_of):
+    """What is wrong: a grade that is not its kind's, or feedback that does not name its finding."""
+    wrong = []
+    for student, kind, _ in subs:
+        points, needle = KINDS[kind][1], KINDS[kind][2]
+        got = points_of(student)
+        if got != points:
+            wrong.append(f"{student} ({kind}): {got}, should be {points}")
+        elif needle not in feedback_of(student):
+            wrong.append(f"{student} ({kind}): its feedback does not name {needle}")
+    return wrong
+
+
 def nbgrader(course, *args, env):
     out = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True,
                          text=True)
@@ -108,104 +136,111 @@ def nbgrader(course, *args, env):
     return out
 
 
-def timed(label, cmd, course, env, log):
+def timed(cmd, course, env):
     """Run cmd; (wall s, CPU s of it and every process it waited for)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    log[label] = out.stdout + out.stderr
     if out.returncode:
-        sys.exit(f"{label} failed:\n{(out.stdout + out.stderr)[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{(out.stdout + out.stderr)[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def feedback_text(course, student):
-    nb = json.loads((course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-    texts = []
-    for cell in nb["cells"]:
-        for o in cell.get("outputs", []):
-            texts.append("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", "")))
-    return "\n".join(texts)
+def nbgrader_cycle(subs, jobs, warm, work):
+    """The instructor's workflow on the submissions, the autograde sandboxed; (wall, CPU,
+    what is wrong)."""
+    course = work / "course"
+    course.mkdir()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    (course / "source").symlink_to(ROOT / "assignments" / "source")
+    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
+    nbgrader(course, "generate_assignment", ASSIGNMENT, env=env)
+    release = json.loads((course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    for student, _, src in subs:
+        nb = json.loads(json.dumps(release))
+        cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith(f"%%cuda {VARIABLE}"))
+        cell["source"] = f"%%cuda {VARIABLE}\n{src}".splitlines(keepends=True)
+        (archive / f"Student {student}_{student}_assignsubmission_file_{ASSIGNMENT}.ipynb").write_text(json.dumps(nb))
+    steps = [[sys.executable, "-m", "nbgrader", "zip_collect", ASSIGNMENT],
+             [sys.executable, "-m", "tiling_course.grading", "autograde", ASSIGNMENT, "--jobs", str(jobs), "--warm",
+              str(warm)],
+             [sys.executable, "-m", "nbgrader", "export"]]
+    wall = cpu = 0.0
+    for cmd in steps:
+        w, c = timed(cmd, course, env)
+        wall, cpu = wall + w, cpu + c
+    rows = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
+
+    def feedback_of(student):
+        nb = json.loads((course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+        return "\n".join("".join(o.get("data", {}).get("text/markdown", "")) for c in nb["cells"]
+                         for o in c.get("outputs", []))
+    wrong = wrong_grades(subs, lambda s: float(rows[s]["score"]) if s in rows else None, feedback_of)
+    return wall, cpu, wrong
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--jobs", type=int, default=2 * len(os.sched_getaffinity(0)),
-                    help="submissions the wrapper autogrades at once (its default: two per core)")
-    ap.add_argument("--fresh-kernels", action="store_true",
-                    help="the wrapper starts each kernel from scratch instead of forking it from a warm process")
-    ap.add_argument("--nbgrader", action="store_true", help="plain `nbgrader autograde` instead of the wrapper")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary course (its path is printed)")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="submissions graded at once (default: one per core)")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="rounds in which the two configurations alternate (default 4)")
+    ap.add_argument("--nbgrader", action="store_true",
+                    help="also time the whole nbgrader workflow, its autograde sandboxed")
     a = ap.parse_args()
 
-    bindir = str(Path(sys.executable).parent)
-    work = Path(tempfile.mkdtemp(prefix="grading-bench-"))
-    course = work / "course"
-    course.mkdir()
-    # nbgrader runs alembic and starts kernels: this environment's bin/ goes first on PATH.
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "CUDACHECK_CACHE_DIR": str(work / "cache")}
     from cudacheck.cpu.compiler import compiler_version
-    print(f"grading benchmark: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{compiler_version(os.environ.get('CXX', 'g++'))}, {time.strftime('%Y-%m-%d')}")
+    from tiling_course import judge, sandbox
+    cores = len(os.sched_getaffinity(0))
+    load = os.getloadavg()[0]
+    bwrap = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"grading benchmark: {platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+          f"{compiler_version(os.environ.get('CXX', 'g++'))}, {bwrap}, {time.strftime('%Y-%m-%d %H:%M')}, "
+          f"load average {load:.2f} at the start")
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
+    subs = submissions()
+    print(f"{len(subs)} submissions of {ASSIGNMENT}: "
+          + ", ".join(f"{count} {kind}" for kind, (count, _, _) in KINDS.items()) + f"; {a.jobs} at a time")
+    work = Path(tempfile.mkdtemp(prefix="grading-bench-"))
+    failed = False
     try:
-        (course / "source").symlink_to(ROOT / "assignments" / "source")
-        shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
-        nbgrader(course, "generate_assignment", ASSIGNMENT, env=env)
-        release = json.loads((course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-        archive = course / "downloaded" / ASSIGNMENT / "archive"
-        archive.mkdir(parents=True)
-        subs = submissions()
-        for student, _, src in subs:
-            nb = json.loads(json.dumps(release))
-            cell = next(c for c in nb["cells"] if "".join(c["source"]).startswith(f"%%cuda {VARIABLE}"))
-            cell["source"] = f"%%cuda {VARIABLE}\n{src}".splitlines(keepends=True)
-            (archive / f"Student {student}_{student}_assignsubmission_file_{ASSIGNMENT}.ipynb").write_text(
-                json.dumps(nb))
-        print(f"{len(subs)} submissions of {ASSIGNMENT}: "
-              + ", ".join(f"{count} {kind}" for kind, (count, _, _) in KINDS.items()))
-
-        log, times = {}, {}
-        nbg = [sys.executable, "-m", "nbgrader"]
-        times["zip_collect"] = timed("zip_collect", [*nbg, "zip_collect", ASSIGNMENT], course, env, log)
+        boxes = {"sandbox": sandbox.Bubblewrap(), "no sandbox": sandbox.Unsandboxed()}
+        graders = {name: judge.Judge(box=box, warm=work / f"warm-{i}") for i, (name, box) in enumerate(boxes.items())}
+        # In rounds, the two alternating, so that both meet the same load on a shared machine.
+        wall, cpu, results = dict.fromkeys(graders, 0.0), dict.fromkeys(graders, 0.0), {name: {} for name in graders}
+        for r in range(a.rounds):
+            chunk = subs[r::a.rounds]
+            for name in (list(graders) if r % 2 == 0 else list(graders)[::-1]):
+                got, w, c = grade_all(graders[name], chunk, a.jobs)
+                results[name].update(got)
+                wall[name] += w
+                cpu[name] += c
+        used = min(a.jobs, cores)
+        for name in graders:
+            wrong = wrong_grades(subs, lambda s, r=results[name]: r[s].points, lambda s, r=results[name]: r[s].feedback)
+            rate = len(subs) / wall[name] * 60 / used
+            print(f"  {name:10}  {wall[name]:6.1f} s wall, {cpu[name]:6.1f} s CPU in the runs "
+                  f"({cpu[name] / len(subs):.2f} s a submission): {rate:5.1f} submissions per minute per core"
+                  + (f"; WRONG: {len(wrong)}" if wrong else "; every grade and feedback right"))
+            if wrong:
+                failed = True
+                print("    " + "\n    ".join(wrong[:20]))
+        extra = (wall["sandbox"] - wall["no sandbox"]) / len(subs) * used
+        print(f"the sandbox: {wall['sandbox'] / wall['no sandbox'] - 1:+.0%} wall time ({extra:+.2f} s of a core per "
+              f"submission); load average {os.getloadavg()[0]:.2f} at the end")
         if a.nbgrader:
-            cmd = [*nbg, "autograde", ASSIGNMENT]
-        else:
-            cmd = [sys.executable, "-m", "tiling_course.grading", "autograde", ASSIGNMENT, "--jobs", str(a.jobs),
-                   *(["--fresh-kernels"] if a.fresh_kernels else [])]
-        times["autograde"] = timed("autograde", cmd, course, env, log)
-        times["export"] = timed("export", [*nbg, "export"], course, env, log)
-        print(f"autograde: {' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))}")
-        for step, (wall, cpu) in times.items():
-            print(f"  {step:12} {wall:7.1f} s wall, {cpu:7.1f} s CPU")
-        wall = sum(t[0] for t in times.values())
-        cpu = sum(t[1] for t in times.values())
-        print(f"  {'total':12} {wall:7.1f} s wall, {cpu:7.1f} s CPU ({len(subs) / wall:.2f} submissions/s)")
-
-        rows = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
-        wrong = []
-        for student, kind, _ in subs:
-            row = rows.get(student)
-            points, needle = KINDS[kind][1], KINDS[kind][2]
-            if row is None or float(row["score"]) != points or float(row["max_score"]) != 10:
-                wrong.append(f"{student} ({kind}): exported {row and row['score']}, should be {points}")
-            elif needle not in feedback_text(course, student):
-                wrong.append(f"{student} ({kind}): its feedback does not name {needle}")
-        dist = Counter((kind, float(rows[s]["score"])) for s, kind, _ in subs if s in rows)
-        print("grades exported: " + ", ".join(f"{n} x {score:g}/10 ({kind})" for (kind, score), n in dist.items()))
-        if wrong:
-            print(f"WRONG: {len(wrong)} of {len(subs)}:\n  " + "\n  ".join(wrong[:20]))
-            return 1
-        print(f"all {len(subs)} exported grades and feedbacks are right")
-        return 0
+            w, c, wrong = nbgrader_cycle(subs, a.jobs, work / "warm-0", work)
+            print(f"  nbgrader workflow (zip_collect, sandboxed autograde, export): {w:.1f} s wall, {c:.1f} s "
+                  f"CPU: {len(subs) / w * 60 / used:.1f} submissions per minute per core"
+                  + (f"; WRONG: {len(wrong)}" if wrong else "; every exported grade and feedback right"))
+            failed |= bool(wrong)
+        return 1 if failed else 0
     finally:
-        if a.keep:
-            print(f"course kept in {course}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
                nbgrader releases them
   instructor/  the same notebooks with each exercise's solution and explanation in a cell
                under its check, every solution in one page (solutions.md), the instructor
-               guide, the assignments' source notebooks (nbgrader's course directory), and
+               guide, the assignments' source notebooks (nbgrader's course directory) with
+               the graded assignments' hidden tests and solutions (assignments/hidden/), and
                the question bank as Markdown (slides) and GIFT (Moodle)
 
     python scripts/build_editions.py [--out _build/editions]    (make editions)
@@ -81,6 +82,7 @@ def instructor(out):
         exercises.solution_markdown(ex) for ex in exercises.EXERCISES) + "\n")
     shutil.copy(ROOT / "book" / "instructor.md", out)
     shutil.copytree(ROOT / "assignments" / "source", out / "assignments" / "source", dirs_exist_ok=True)
+    shutil.copytree(ROOT / "assignments" / "hidden", out / "assignments" / "hidden", dirs_exist_ok=True)
     shutil.copy(ROOT / "assignments" / "nbgrader_config.py", out / "assignments")
     (out / "questionbank.md").write_text(questionbank.markdown())
     (out / "questionbank.gift").write_text(questionbank.gift())

@@ -61,17 +61,23 @@ def sync_exercises(nb, stem):
     have = cells[start:]
     if len(have) == len(want) and all(_same(a, b) for a, b in zip(have, want)):
         return False
-    # A cell that did not change keeps its outputs; a changed one takes the new text.
+    # A cell that did not change keeps its outputs (and its id); a changed one takes the new
+    # text and an id no other cell of the notebook has.
     kept = {("".join(c["source"]), c["cell_type"]): c for c in have}
     section = []
-    for i, cell in enumerate(want):
-        same = kept.get(("".join(cell["source"]), cell["cell_type"]))
+    for cell in want:
+        same = kept.pop(("".join(cell["source"]), cell["cell_type"]), None)
         if same is not None and _same(same, cell):
             section.append(same)
             continue
         cell["source"] = "".join(cell["source"]).splitlines(keepends=True)
-        cell["id"] = f"exercise-{i:03d}"
         section.append(cell)
+    taken = {c.get("id") for c in cells[:start] + section if "id" in c}
+    for i, cell in enumerate(section):
+        if "id" not in cell:
+            cell["id"] = next(cid for cid in (f"exercise-{i:03d}", *(f"exercise-{i:03d}-{n}" for n in range(1, 100)))
+                              if cid not in taken)
+            taken.add(cell["id"])
     nb["cells"] = cells[:start] + section
     return True
 

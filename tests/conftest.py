@@ -67,3 +67,24 @@ def built_site(tmp_path_factory):
                           capture_output=True, text=True, timeout=1200)
     yield BuiltSite(proc.returncode, proc.stdout, proc.stderr, out)
     shutil.rmtree(out / "_build", ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def grader_warm_cache(tmp_path_factory):
+    """The grader's sandbox installed (scripts/install_sandbox.sh, as root with apt-get) and
+    a warm compile cache for tiling_course.judge.Judge(warm=...), made once per session.
+    Skips where bubblewrap cannot be installed, with the script's reason."""
+    import shutil
+    import subprocess
+
+    if not all(shutil.which(tool) for tool in ("bwrap", "prlimit", "setpriv")):
+        proc = subprocess.run(["sh", str(ROOT / "scripts" / "install_sandbox.sh")], capture_output=True, text=True,
+                              timeout=900)
+        if proc.returncode == 3:
+            pytest.skip(f"no sandbox for the grader: {proc.stderr.strip()}")
+        if proc.returncode != 0:
+            pytest.fail("scripts/install_sandbox.sh failed:\n" + (proc.stdout + proc.stderr)[-3000:])
+    from tiling_course import judge
+    warm = tmp_path_factory.mktemp("grader-warm")
+    judge.Judge(warm=warm)    # builds it (and fails here, with the reason, if the sandbox cannot start)
+    return warm

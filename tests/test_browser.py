@@ -61,7 +61,9 @@ test draws the element twice, with its underscores in their colour and made tran
 and compares screenshots of the region around it: the pixels that differ are the
 underscores' ink, and each underscore must leave at least MIN_UNDERSCORE_INK of them at a
 contrast of at least MIN_INK_CONTRAST (WCAG's minimum for graphics) with what is drawn
-there without it.
+there without it, and as many at DARK_INK_CONTRAST (WCAG's enhanced contrast for text):
+an underscore drawn as a grey line across two rows of pixels, as a thin one is at a
+device pixel ratio of 1 (a projector; the browser runs at 1), is "drawn pale".
 
 Colab: a link to https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>
 must name the repository and branch of _config.yml's ``repository`` and a notebook
@@ -97,6 +99,18 @@ min_font_pt * dpi / 72 * shown_px / natural_px. The site's content column is nar
 passes check. A PNG without the stamp is a problem: its text cannot be checked. Widget
 images are left out (a control's state, described by the widget's own labels, not a
 figure cell); the test notes each one.
+
+Phone, window and projector (issue 28): a third pass renders every page at 390, 900 and
+1280 px (WIDTHS; a phone's mobile viewport below MOBILE_BELOW, device pixel ratio 1) and
+fails a page that is wider than the screen (it scrolls sideways: document scrollWidth past
+the window), an end-of-line comment of code whose `//` or `/*` is broken between its two
+characters (a line that starts `/ rows and columns` reads as a division), and, where the
+page has the theme's sidebars, a chapter list or contents that a reader cannot open and
+close. It clicks the buttons a reader sees: below the theme's breakpoint the menu button
+must open the chapter list (MIN_NAV_LINKS of its links inside the window) and Escape close
+it, and the same for the contents; at 1280 px the chapter list shows, and its button must
+hide it (a projector needs the room) and show it again. At 390 px a screenshot of each page
+with its menu open goes to _build/screenshots/390px/ (`*__menu.png`).
 
 When Chromium or chromedriver is missing, the session fixture runs
 scripts/install_browser.sh (apt-get, as root); where that cannot install (not root,
@@ -147,6 +161,7 @@ MAX_SCREENSHOT_PX = 16000  # full-page screenshots are cut at this height (Chrom
 SETTLE_S = 0.5             # after the load event, time for late errors (timers, promises)
 MIN_INK_CONTRAST = 3.0     # WCAG 2.1's minimum contrast ratio for graphics and large text
 MIN_UNDERSCORE_INK = 4     # pixels at that contrast per underscore (one is about 8 x 1 px at 14 px)
+DARK_INK_CONTRAST = 7.0    # WCAG 2.1's enhanced contrast for text: an underscore "dark" as its letters
 MATH_TIMEOUT_S = 15        # for MathJax's first typesetting of a page
 NARROW_PX = 1024           # issue 13's projector width, for the second pass
 # Console messages (any level) that are problems: jupyterquiz logs this when it finds no
@@ -810,7 +825,9 @@ def _undrawn_underscores(driver):
     marked = driver.execute_script(MARK_UNDERSCORES_JS)
     for i, code in enumerate(marked):
         element = driver.execute_script("return window.__quizCodes[arguments[0]]", i)
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        # 'instant': the theme scrolls smoothly, and a screenshot taken mid-scroll compares
+        # two different regions (every pixel "differs", and the check passes by accident).
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", element)
         time.sleep(0.05)
         drawn = _region(driver, element)
         driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
@@ -819,12 +836,18 @@ def _undrawn_underscores(driver):
         hidden = _region(driver, element)
         driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
                               ".forEach(s => s.style.color = '')", element)
-        ink = sum(1 for a, b in zip(drawn.get_flattened_data(), hidden.get_flattened_data())
-                  if a != b and _contrast(a, b) >= MIN_INK_CONTRAST)
-        if ink < MIN_UNDERSCORE_INK * code["underscores"]:
+        contrasts = [_contrast(a, b) for a, b in zip(drawn.get_flattened_data(), hidden.get_flattened_data())
+                     if a != b]
+        ink = sum(c >= MIN_INK_CONTRAST for c in contrasts)
+        dark = sum(c >= DARK_INK_CONTRAST for c in contrasts)
+        needed = MIN_UNDERSCORE_INK * code["underscores"]
+        if ink < needed:
             problems.append(f"quiz code {code['text']!r}: its {code['underscores']} underscore(s) are not visibly "
-                            f"drawn ({ink} pixel(s) at contrast >= {MIN_INK_CONTRAST}, "
-                            f"{MIN_UNDERSCORE_INK * code['underscores']} needed)")
+                            f"drawn ({ink} pixel(s) at contrast >= {MIN_INK_CONTRAST}, {needed} needed)")
+        elif dark < needed:
+            problems.append(f"quiz code {code['text']!r}: its {code['underscores']} underscore(s) are drawn pale "
+                            f"({dark} pixel(s) at contrast >= {DARK_INK_CONTRAST}, {needed} needed; darkest "
+                            f"{max(contrasts):.1f})")
     return problems
 
 
@@ -887,6 +910,200 @@ def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
     if screenshot_dir is not None:
         report.screenshot = _screenshot(driver, Path(screenshot_dir) / (re.sub(r"\.html$", "", page)
                                                                         .replace("/", "__") + ".png"), NARROW_METRICS)
+    return report
+
+
+# --------------------------------------------------------------------------- phone, window, projector
+
+# Issue 28: the site at a phone's width, a narrow window's and a projector's. At each, every
+# page: no page wider than the screen, no end-of-line comment broken between its two
+# slashes, and, on every page with the theme's sidebars, the chapter list and the page's
+# contents open and close from the buttons a reader sees (WIDTH_NAV_JS, _check_nav).
+WIDTHS = (390, 900, 1280)
+MOBILE_BELOW = 600           # emulate a phone (mobile viewport, overlay scrollbars) below this width
+MIN_NAV_LINKS = 5            # links of an open chapter list, or contents, in view (the book has 10 pages)
+
+
+def width_metrics(width):
+    return {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW}
+
+
+# The layout checks at one width: how wide the page is, the widest thing past the screen's
+# right edge that nothing clips, and the end-of-line comments of code whose opening `//` or
+# `/*` is broken across two lines.
+WIDTH_LAYOUT_JS = r"""
+const W = document.documentElement.clientWidth;
+const visible = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const out = {width: W, scroll: document.documentElement.scrollWidth, wide: [], comments: 0, split: []};
+const main = document.querySelector('main') || document.body;
+for (const el of main.querySelectorAll('*')) {
+  const r = el.getBoundingClientRect();
+  if (!r.width || r.right <= W + 1 || !visible(el)) continue;
+  let clipped = false;
+  for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+    if (getComputedStyle(a).overflowX !== 'visible') { clipped = a.getBoundingClientRect().right <= W + 1; break; }
+  const what = el.tagName.toLowerCase() + [...el.classList].slice(0, 2).map(c => '.' + c).join('');
+  if (!clipped) out.wide.push({what, right: Math.round(r.right), text: (el.textContent || '').trim().slice(0, 60)});
+}
+out.wide.sort((a, b) => b.right - a.right);
+const line = (node, i) => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+  const rs = r.getClientRects(); return rs.length ? Math.round(rs[0].top) : null; };
+for (const el of main.querySelectorAll('pre .c1, pre .c, pre .cm, pre .cs')) {
+  const t = el.firstChild;
+  if (!t || t.nodeType !== 3 || !visible(el)) continue;
+  const m = /\/\/|\/\*/.exec(t.data);
+  if (!m) continue;
+  out.comments++;
+  const a = line(t, m.index), b = line(t, m.index + 1);
+  if (a !== null && b !== null && a !== b) out.split.push(t.data.trim().slice(0, 60));
+}
+return out;
+"""
+
+# What of the chapter list (the theme's primary sidebar) and the page's contents (its
+# secondary sidebar) a reader sees now: their links inside the window, and the buttons that
+# toggle them.
+WIDTH_NAV_JS = r"""
+const shown = el => { if (!el || !el.getClientRects().length) return false;
+  const cs = getComputedStyle(el); if (cs.visibility === 'hidden' || +cs.opacity === 0) return false;
+  for (let a = el; a; a = a.parentElement) { const s = getComputedStyle(a);
+    if (s.visibility === 'hidden' || +s.opacity === 0 || s.display === 'none') return false; }
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && r.right > 0 && r.left < innerWidth && r.bottom > 0 && r.top < innerHeight; };
+const count = sel => [...document.querySelectorAll(sel)].filter(shown).length;
+return {has_primary: !!document.querySelector('.bd-docs-nav a'),
+        has_contents: !!document.querySelector('.bd-toc-nav a, .page-toc a'),
+        primary: count('.bd-docs-nav a'), contents: count('.bd-toc-nav a, .page-toc a'),
+        primary_toggle: count('.primary-toggle'), secondary_toggle: count('.secondary-toggle')};
+"""
+
+
+def _nav(driver):
+    return driver.execute_script(WIDTH_NAV_JS)
+
+
+def _click_visible(driver, selector):
+    """Click the first button of `selector` that a reader sees, as a reader would (a real
+    click, at its place); False if none is shown."""
+    for element in driver.find_elements("css selector", selector):
+        if element.is_displayed() and element.size["width"] > 0:
+            element.click()
+            time.sleep(0.5)   # the theme's transitions
+            return True
+    return False
+
+
+def _close_with_escape(driver):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+    time.sleep(0.5)
+
+
+def _check_nav(driver, report, width):
+    """The chapter list and the contents open and close from their visible buttons (see
+    WIDTHS). Below the theme's breakpoint each is closed until its button is clicked, opens
+    (MIN_NAV_LINKS of its links in view), and closes with Escape; on a wide screen the
+    chapter list shows, its button hides it (a projector needs the room) and shows it again,
+    and the contents show without a button."""
+    tag = f"{width} px"
+    nav = _nav(driver)
+    if not nav["has_primary"]:
+        return
+    checked = []
+    if nav["primary"] >= MIN_NAV_LINKS:   # shown beside the page: its button must hide it, then show it
+        if not _click_visible(driver, ".primary-toggle"):
+            report.problems.append(f"{tag}: the chapter list shows and no button to hide it is visible")
+        else:
+            hidden = _nav(driver)["primary"]
+            if hidden:
+                report.problems.append(f"{tag}: the menu button does not hide the chapter list "
+                                       f"({hidden} of its links still in view)")
+            _click_visible(driver, ".primary-toggle")
+            if _nav(driver)["primary"] < MIN_NAV_LINKS:
+                report.problems.append(f"{tag}: the menu button hid the chapter list and does not show it again")
+            checked.append("chapter list hidden and shown")
+    else:
+        if nav["primary"]:
+            report.problems.append(f"{tag}: the chapter list is half shown ({nav['primary']} links in view)")
+        if not _click_visible(driver, ".primary-toggle"):
+            report.problems.append(f"{tag}: the chapter list is hidden and no menu button is visible")
+        else:
+            opened = _nav(driver)["primary"]
+            if opened < MIN_NAV_LINKS:
+                report.problems.append(f"{tag}: the menu button does not open the chapter list "
+                                       f"({opened} of its links in view)")
+            else:
+                report.menu_open = True
+                _close_with_escape(driver)
+                if _nav(driver)["primary"]:
+                    report.problems.append(f"{tag}: the chapter list does not close (Escape)")
+                checked.append("chapter list opened and closed")
+    if nav["has_contents"]:
+        nav = _nav(driver)
+        if nav["secondary_toggle"]:
+            if nav["contents"]:
+                report.problems.append(f"{tag}: the contents are half shown ({nav['contents']} links in view)")
+            _click_visible(driver, ".secondary-toggle")
+            opened = _nav(driver)["contents"]
+            if opened < min(MIN_NAV_LINKS, driver.execute_script(
+                    "return document.querySelectorAll('.bd-toc-nav a, .page-toc a').length")):
+                report.problems.append(f"{tag}: the contents button does not open the contents "
+                                       f"({opened} of their links in view)")
+            else:
+                _close_with_escape(driver)
+                if _nav(driver)["contents"]:
+                    report.problems.append(f"{tag}: the contents do not close (Escape)")
+                checked.append("contents opened and closed")
+        elif not nav["contents"]:
+            report.problems.append(f"{tag}: the page's contents are neither shown nor behind a visible button")
+        else:
+            checked.append("contents shown")
+    report.checked["navigation"] = len(checked)
+    report.notes += [f"{tag}: {c}" for c in checked]
+
+
+def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=None):
+    """One page at one of WIDTHS (a phone below MOBILE_BELOW): its layout (WIDTH_LAYOUT_JS)
+    and its navigation (_check_nav). Returns a PageReport."""
+    report = PageReport(page)
+    report.menu_open = False
+    source = (Path(html_root) / page).read_text(errors="replace") if (Path(html_root) / page).is_file() else ""
+    if re.search(r'http-equiv="refresh"', source, re.I):
+        return report
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", width_metrics(width))
+    try:
+        driver.get(urljoin(base_url, page))
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
+    except TimeoutException:
+        report.problems.append(f"did not finish loading within the time limit: {driver.current_url}")
+    except WebDriverException as exc:
+        report.problems.append(f"did not load: {exc.msg}")
+        return report
+    time.sleep(SETTLE_S)
+    driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
+    layout = driver.execute_script(WIDTH_LAYOUT_JS)
+    tag = f"{width} px"
+    if abs(layout["width"] - width) > 20:   # (a classic scrollbar takes its width off)
+        report.problems.append(f"{tag}: laid out {layout['width']} px wide")
+    if layout["scroll"] > layout["width"] + 1:   # (what is past the edge but cannot be scrolled to is not)
+        first = layout["wide"][0] if layout["wide"] else None
+        where = f", first {first['what']} to {first['right']} px: {first['text']!r}" if first else ""
+        report.problems.append(f"{tag}: the page is wider than the screen ({layout['scroll']} px){where}")
+    for text in layout["split"][:3]:
+        report.problems.append(f"{tag}: a comment breaks between its two slashes: {text!r}")
+    if len(layout["split"]) > 3:
+        report.problems.append(f"{tag}: ... and {len(layout['split']) - 3} more comments broken so")
+    report.checked = {"comments": layout["comments"]}
+    _check_nav(driver, report, width)
+    if screenshot_dir is not None and width < MOBILE_BELOW:   # (the other widths: the pages as they are)
+        path = Path(screenshot_dir) / (re.sub(r"\.html$", "", page).replace("/", "__") + ".png")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if report.menu_open and _click_visible(driver, ".primary-toggle"):
+            path.with_name(path.stem + "__menu.png").write_bytes(driver.get_screenshot_as_png())  # the menu, open
+            _close_with_escape(driver)
+        report.screenshot = _screenshot(driver, path, width_metrics(width))
     return report
 
 
@@ -960,6 +1177,75 @@ def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
     assert not failures, f"{len(failures)} box(es) cut off at {NARROW_PX} px:\n" + "\n".join(failures)
     assert sum(r.checked.get("boxes", 0) for r in reports) > 0, "no code, output or table found on any page"
     assert sum(r.checked.get("figures", 0) for r in reports) >= 20, "fewer figures than the book draws"
+
+
+def test_every_page_at_phone_window_and_projector_widths(built_site, narrow_browser, capsys):
+    """Issue 28: at 390, 900 and 1280 px (WIDTHS) no page is wider than the screen, no
+    comment breaks between its slashes, and the chapter list and contents open and close
+    from the buttons a reader sees (the menu clicked at phone width)."""
+    html = _site_html(built_site)
+    pages = find_pages(html)
+    reports = []
+    started = time.monotonic()
+    with SiteServer(html) as server:
+        for width in WIDTHS:
+            shots = SCREENSHOTS / f"{width}px"
+            if shots.exists():
+                for old in shots.glob("*.png"):
+                    old.unlink()
+            for page in pages:
+                report = check_width_page(narrow_browser, server.url, page, html, width, shots)
+                report.page = f"{page} at {width} px"
+                reports.append(report)
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    elapsed = time.monotonic() - started
+    failures = [f"{r.page}: {p}" for r in reports for p in r.problems]
+    with capsys.disabled():
+        print(f"\n[test_browser] {len(pages)} pages at {', '.join(map(str, WIDTHS))} px in {elapsed:.1f} s, "
+              f"{len(failures)} problem(s); screenshots in {SCREENSHOTS}/<width>px/")
+    _print_reports(reports)
+    assert not failures, f"{len(failures)} problem(s) at phone, window and projector widths:\n" + "\n".join(failures)
+    # Not vacuous: the chapters' comments were looked at, and the menus clicked at every width.
+    for width in WIDTHS:
+        at = [r for r in reports if r.page.endswith(f" at {width} px")]
+        assert sum(r.checked.get("comments", 0) for r in at) >= 100, f"few code comments found at {width} px"
+        assert sum(r.checked.get("navigation", 0) for r in at) >= 2 * 8, f"few menus checked at {width} px"
+    assert sum(r.menu_open for r in reports if r.page.endswith(" at 390 px")) >= 8, "the menu was not opened at 390 px"
+
+
+def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_site, narrow_browser, tmp_path):
+    """A copy of the real build, damaged three ways in one chapter: its menu buttons do
+    nothing (as pydata-sphinx-theme 0.17's did beside sphinx-book-theme 1.3), its comments
+    break anywhere (as they did before site.css said otherwise), and a line of text is wider
+    than a phone. Each is reported; the undamaged page passes."""
+    html = _site_html(built_site)
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    page = "book/04_boundaries.html"
+    with SiteServer(copy) as server:
+        for width in WIDTHS:
+            report = check_width_page(narrow_browser, server.url, page, copy, width)
+            assert report.problems == [], report.problems
+            assert report.checked.get("navigation", 0) >= 2, (width, report.notes)
+    text = (copy / page).read_text()
+    dead = ("<script>document.addEventListener('click', e => { if (e.target.closest('.primary-toggle, "
+            ".secondary-toggle')) e.stopImmediatePropagation(); }, true);</script>")
+    split = "<style>article.bd-article .highlight pre .c1 { overflow-wrap: anywhere; }</style>"
+    wide = "<p><code>" + "x" * 120 + "</code></p>"
+    damaged = text.replace("</head>", dead + split + "</head>", 1)
+    damaged = damaged.replace('<article class="bd-article">', '<article class="bd-article">'
+                              + wide.replace("<code>", '<code style="white-space: nowrap">'), 1)
+    (copy / page).write_text(damaged)
+    with SiteServer(copy) as server:
+        phone = "\n".join(check_width_page(narrow_browser, server.url, page, copy, 390).problems)
+        wide_screen = "\n".join(check_width_page(narrow_browser, server.url, page, copy, 1280).problems)
+    for expected in ("390 px: the menu button does not open the chapter list (0 of its links in view)",
+                     "390 px: the contents button does not open the contents",
+                     "390 px: a comment breaks between its two slashes",
+                     "390 px: the page is wider than the screen"):
+        assert expected in phone, f"not reported: {expected!r}\nreported:\n{phone}"
+    assert "1280 px: the menu button does not hide the chapter list" in wide_screen, wide_screen
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 # Self-tests: the checks run against small hand-made pages and against a damaged copy of
@@ -1135,10 +1421,22 @@ def test_checks_catch_damage_to_a_copy_of_the_site(built_site, browser, tmp_path
     page = "book/03_syncthreads.html"
     text = (copy / page).read_text()
     assert QUIZ_CODE_CSS in text, f"{page} has lost the quiz code style; pick a page that has it"
-    (copy / page).write_text(text.replace(QUIZ_CODE_CSS, ""))
+
+    # Code whose box cuts its underscores off (as jupyterquiz's own style once drew them,
+    # below the box, black on the question's dark background): not visibly drawn.
+    clipped = "<style>div.Quiz code { display: inline-block; height: 0.75em; overflow: hidden; }</style>"
+    (copy / page).write_text(text.replace(QUIZ_CODE_CSS, QUIZ_CODE_CSS + clipped))
     with SiteServer(copy) as server:
         problems = "\n".join(check_page(browser, server.url, page, copy, launch_config()).problems)
     assert "quiz code '__syncthreads()': its 2 underscore(s) are not visibly drawn" in problems, problems
+
+    # Without the book's style for quiz code (its stroke), the answers' underscores are
+    # drawn, but pale: a grey line across two rows of pixels at a device pixel ratio of 1.
+    (copy / page).write_text(text.replace(QUIZ_CODE_CSS, ""))
+    with SiteServer(copy) as server:
+        problems = "\n".join(check_page(browser, server.url, page, copy, launch_config()).problems)
+    assert re.search(r"quiz code '__sync\w+\(\)': its 2 underscore\(s\) are drawn pale", problems), problems
+    assert "not visibly drawn" not in problems, problems
 
 
 def test_checks_catch_math_that_mathjax_did_not_typeset(built_site, browser, tmp_path):

@@ -1,6 +1,7 @@
 """The two editions (scripts/build_editions.py, make editions): the student edition (the
 chapter notebooks, the package's wheel, the released assignments) holds no solution's text
-anywhere, in cells, outputs, metadata or the package's data; the instructor edition holds
+anywhere, in cells, outputs, metadata or the package's data, and nothing of the graded
+assignments' hidden tests and solutions (assignments/hidden/); the instructor edition holds
 every one (so the search below can fail).
 
 A solution's text: the lines of its source that are neither in its own starter nor in what
@@ -17,7 +18,7 @@ import zipfile
 import pytest
 from conftest import ROOT
 
-from tiling_course import corpus, exercises, matmul
+from tiling_course import corpus, exercises, grading, matmul
 
 spec = importlib.util.spec_from_file_location("build_editions", ROOT / "scripts" / "build_editions.py")
 editions = importlib.util.module_from_spec(spec)
@@ -74,16 +75,43 @@ def texts(folder):
             with zipfile.ZipFile(path) as z:
                 for name in z.namelist():
                     text = z.read(name).decode("utf-8", "replace")
-                    # TOML's strings as they read, not as escaped
-                    out[f"{path.name}/{name}"] = ("\n".join(_strings(tomllib.loads(text))) if name.endswith(".toml")
-                                                  else text)
+                    # TOML's strings as they read, not as escaped (and its numbers as written)
+                    out[f"{path.name}/{name}"] = (text + "\n" + "\n".join(_strings(tomllib.loads(text)))
+                                                  if name.endswith(".toml") else text)
         elif path.suffix == ".ipynb":
             out[str(path)] = "\n".join(_strings(json.loads(path.read_text())))
         elif path.suffix == ".toml":
-            out[str(path)] = "\n".join(_strings(tomllib.loads(path.read_text())))
+            out[str(path)] = path.read_text() + "\n" + "\n".join(_strings(tomllib.loads(path.read_text())))
         elif path.is_file():
             out[str(path)] = path.read_text(errors="replace")
     return out
+
+
+HIDDEN = ROOT / "assignments" / "hidden"
+
+
+def hidden_secrets():
+    """The graded assignments' hidden tests and solutions, as lines to look for: each
+    solution's lines that the book does not teach and its starter (the release's %%cuda
+    cell) does not hold, and each hidden test's seed and shapes."""
+    book = taught_openly()
+    found = []
+    for path in sorted((HIDDEN / "solutions").glob("*.cu")):
+        lines = path.read_text().split("\n")
+        head = next(i for i, line in enumerate(lines) if "__global__" in line)
+        brace = next(i for i in range(head, len(lines)) if lines[i].rstrip().endswith("{"))
+        release = _lines("\n".join(lines[:brace + 1]))   # what the release's %%cuda cell keeps: all but the body
+        found += [re.compile(rf"(?m)^\s*{re.escape(line)}\s*$") for line in _lines(path.read_text()) - book - release
+                  if len(line) >= 12 and not line.startswith("//")]
+    for parts in tomllib.loads((HIDDEN / "tests.toml").read_text()).values():
+        for spec in parts.values():
+            found.append(re.compile(rf"\bseed\s*=\s*{spec['seed']}\b"))
+            found.append(re.compile(re.escape(str(spec["shapes"]))))
+    return found
+
+
+def test_the_hidden_solutions_have_text_to_look_for():
+    assert len(hidden_secrets()) > 3 * 10
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +128,12 @@ def test_every_exercise_has_solution_text_to_look_for():
 
 def test_no_solution_text_in_any_student_edition_file(student):
     assert any(name.endswith(".whl/tiling_course/exercises/student/01_naive.toml") for name in student)
-    assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + 3
+    assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + len(grading.ASSIGNMENTS)
     leaks = [(ex, line.pattern[:60], name) for ex, lines in secrets().items() for line in lines
              for name, text in student.items() if line.search(text)]
+    assert not leaks, leaks[:20]
+    leaks = [(line.pattern[:60], name) for line in hidden_secrets() for name, text in student.items()
+             if line.search(text)]
     assert not leaks, leaks[:20]
 
 
@@ -112,3 +143,5 @@ def test_the_instructor_edition_holds_every_solution(tmp_path):
     missing = [(ex, line.pattern[:60]) for ex, lines in secrets().items() for line in lines if not line.search(text)]
     assert not missing, missing[:10]
     assert (tmp_path / "questionbank.gift").exists() and (tmp_path / "assignments" / "source").is_dir()
+    missing = [line.pattern[:60] for line in hidden_secrets() if not line.search(text)]
+    assert not missing, missing[:10]

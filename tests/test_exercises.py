@@ -34,7 +34,11 @@ ALL = list(exercises.EXERCISES.values())
 KERNEL_EXERCISES = [e for e in ALL if e.kind in ("write", "fix")]
 VALUE_EXERCISES = [e for e in ALL if e.kind == "value"]
 PROGRAM_EXERCISES = [e for e in ALL if e.kind == "program"]
-CHAPTER_STEMS = ["01_naive", "02_tiling", "03_syncthreads", "04_boundaries", "05_performance", "07_program"]
+CHAPTER_STEMS = ["01_naive", "02_tiling", "03_syncthreads", "04_boundaries", "05_performance", "06_beyond",
+                 "07_program", "08_tensor_cores"]
+# A checker's message fits a phone: at most this many characters (about ten lines of a narrow
+# screen, the code block of a finding included).
+MESSAGE_CHARS = 1400
 
 
 def _sources(ex):
@@ -86,12 +90,16 @@ def test_wrong_answer_is_rejected(ex, wrong, source):
     assert not result, f"{wrong.name} ({wrong.what}) passed"
     assert result.kind == wrong.expect, result.message
     assert ex.hint in result.message
+    assert len(result.message.replace(ex.hint, "")) <= MESSAGE_CHARS, (len(result.message), result.message)
     if wrong.expect == "wrong values":
         d = result.details
         assert {"row", "col", "expected", "got", "threads", "block"} <= set(d)
         element = d.get("element", f"{d['array']}[{d['row']}][{d['col']}]")
         assert f"{element} should be" in result.message and str(d["block"]) in result.message
-        assert all(str(t) in result.message for t in d["threads"])
+        if len(d["threads"]) <= tryout.LISTED:
+            assert all(str(t) in result.message for t in d["threads"])
+        else:
+            assert f"{len(d['threads'])} threads" in result.message
         assert result.shape is not None
     elif ex.kind == "program":
         assert wrong.expect == "exit code" or re.search(r"line \d+", result.message), result.message
@@ -106,6 +114,53 @@ def test_starter_fails(ex):
     result = exercises.check(ex.id, answer, quiet=True)
     assert not result, f"the starter of {ex.id} already passes"
     assert result.kind == ex.starter_fails, result.message
+
+
+def test_a_starters_message_fits_a_phone():
+    for ex in ALL:
+        answer = _answer(ex, exercises.starter(ex.id)) if ex.kind == "value" else exercises.starter(ex.id)
+        message = exercises.check(ex.id, answer, quiet=True).message
+        assert len(message.replace(ex.hint, "")) <= MESSAGE_CHARS, (ex.id, len(message), message)
+
+
+# Every thread of block (0, 0) stores P[0], in turns ordered by barriers (so checked mode finds
+# no race): the wrong element has 256 writers, and the message must not list them one by one.
+ALL_STORE_P0 = """
+extern "C" __global__ void matmul_naive(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    for (int k = 0; k < Width; ++k)
+        sum += M[row * Width + k] * N[k * Width + col];
+    P[row * Width + col] = sum;
+    __syncthreads();
+    for (int t = 0; t < blockDim.x * blockDim.y; ++t) {
+        if (threadIdx.y * blockDim.x + threadIdx.x == t)
+            P[0] += 1.0f;
+        __syncthreads();
+    }
+}
+"""
+
+
+def test_a_wrong_element_with_many_writers_is_summarised():
+    out = tryout.run(ALL_STORE_P0, "naive", tile=16, shapes=[(16, 16, 16)], quiet=True, gpu=False)
+    assert out.kind == "wrong values" and (out.details["row"], out.details["col"]) == (0, 0)
+    assert len(out.details["threads"]) == 256      # the details keep every writer
+    assert ("All 256 threads of block (0, 0, 0) (blocks of 16 x 16 threads) store it." in out.message
+            and "(15, 15, 0)" not in out.message and len(out.message) < 400), out.message
+
+
+def test_who_stores_names_few_threads_and_summarises_many():
+    where = "block (0, 0, 0) (blocks of 16 x 16 threads)"
+    two = tryout.who_stores([(1, 0, 0), (0, 0, 0)], (16, 16), where)
+    assert two == f"Threads (0, 0, 0) and (1, 0, 0) of {where} all"
+    row = [(x, 3, 0) for x in range(16)]
+    assert tryout.who_stores(row, (16, 16), where) == f"The 16 threads with threadIdx.y == 3 of {where}"
+    some = [(x, y, 0) for y in range(2) for x in range(5)]
+    assert tryout.who_stores(some, (16, 16), where) == f"10 threads of {where}, (0, 0, 0) to (4, 1, 0),"
+    full = [(x, y, 0) for y in range(16) for x in range(16)]
+    assert tryout.who_stores(full, (16, 16), where) == f"All 256 threads of {where}"
 
 
 def test_fix_starters_are_edits_of_the_solution():

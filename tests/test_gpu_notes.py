@@ -1,13 +1,19 @@
-"""The GPU the student has (issue 12). The book's numbers come from an H100 and an H200;
-most students run it on Colab's T4. Two rules keep the prose honest about that:
+"""The GPU the student has. The book's numbers come from an H100 and an H200; most students
+run it on Colab's T4. Three rules keep the prose honest about that, and light to read:
 
-* every paragraph that states an H100/H200-specific number or fact (a sentence that names
-  the H100, H200 or Hopper and gives a number, or a fact only those GPUs have: 132
+* a chapter that states an H100/H200-specific number or fact (a sentence that names the
+  H100, H200 or Hopper and gives a number, or a fact only those GPUs have: 132
   multiprocessors, 50-60 MB of L2, 228 KB of shared memory, 64 warps, 32 blocks, TB/s and
-  TFLOP/s, the tensor memory accelerator, ...) has a note on the T4 in the same paragraph or
-  the next one: every markdown cell of every chapter, book/*.md, each quiz question (its
-  question, answers and feedback together) and the comments of course/tiling_course/cuda/*.cu;
-* what that prose says of the T4 agrees with perfplots.T4_LIMITS (the occupancy table's
+  TFLOP/s, the tensor memory accelerator, ...) gathers what differs on a T4 in one box, a
+  markdown cell that is a ```{admonition} On Colab's T4``` block, before its exercises;
+  outside the box at most T4_ASIDES paragraphs of a chapter name the T4 (where the T4 is
+  part of the lesson: the occupancy limits, the device query), so the notes are not an
+  aside in every paragraph;
+* elsewhere, where there are no chapters' boxes, every paragraph that states such a number
+  has a note on the T4 in the same paragraph or the next one: book/*.md, each quiz question
+  (its question, answers and feedback together) and the comments of
+  course/tiling_course/cuda/*.cu;
+* what the prose says of the T4 agrees with perfplots.T4_LIMITS (the occupancy table's
   limits) and with the T4's datasheet below, so the text and the table cannot disagree.
 """
 import html
@@ -119,14 +125,58 @@ def test_the_checks_see_what_they_should():
     assert missing_notes(["On the H200: 1.56.", "Nothing here.", "On a T4 it differs."]) == [0]
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_notes_the_t4_beside_reference_numbers(path):
+T4_BOX = "```{admonition} On Colab's T4"
+T4_ASIDES = 2   # paragraphs outside the box that may name the T4
+
+
+def is_t4_box(source):
+    return source.lstrip().startswith(T4_BOX)
+
+
+def chapter_t4_problems(cells):
+    """What is wrong with a chapter's T4 notes; `cells` are its markdown cells as (index, id,
+    source). A chapter that states a reference GPU's number needs exactly one T4 box, before
+    its exercises; outside the box, at most T4_ASIDES paragraphs name the T4."""
+    exercises = next((i for i, _, s in cells if s.startswith("## Exercises")), None)
+    boxes = [(i, cid) for i, cid, s in cells if is_t4_box(s)]
+    stating = [(i, cid, p) for i, cid, s in cells if not is_t4_box(s)
+               for p in _paragraphs(s) if states_reference_number(p)]
+    asides = [(i, cid, p) for i, cid, s in cells if not is_t4_box(s) for p in _paragraphs(s) if "T4" in p]
     problems = []
-    for index, cell_id, source in _markdown_cells(path):
-        paras = _paragraphs(source)
-        problems += [f"cell {index} ({cell_id}), paragraph {i + 1}: {_excerpt(paras[i])}" for i in missing_notes(paras)]
-    assert not problems, (f"{path.name}: H100/H200 numbers with no note on Colab's T4 in the same paragraph "
-                          "or the next:\n  " + "\n  ".join(problems))
+    if stating and not boxes:
+        i, cid, p = stating[0]
+        problems.append(f"H100/H200 numbers (first: cell {i} ({cid}): {_excerpt(p)}) and no box that starts "
+                        f"with {T4_BOX!r}")
+    if len(boxes) > 1:
+        problems.append(f"{len(boxes)} T4 boxes (cells {', '.join(str(i) for i, _ in boxes)}); one gathers them")
+    if boxes and exercises is not None and boxes[0][0] > exercises:
+        problems.append(f"the T4 box (cell {boxes[0][0]}) comes after the exercises")
+    if len(asides) > T4_ASIDES:
+        problems.append(f"{len(asides)} paragraphs outside the box name the T4 (at most {T4_ASIDES}): "
+                        + "; ".join(f"cell {i} ({cid}): {_excerpt(p)}" for i, cid, p in asides))
+    return problems
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_gathers_its_t4_notes_in_one_box(path):
+    problems = chapter_t4_problems(_markdown_cells(path))
+    assert not problems, f"{path.name}: " + "\n  ".join(problems)
+
+
+def test_the_chapter_rule_fails_without_the_box():
+    numbers = (3, "c1", "On the H200 at Width 4096 the tiled kernel takes 16.904 ms.")
+    box = (5, "c2", T4_BOX + "\n:class: tip\nOn a T4 it takes longer.\n```")
+    exercises = (7, "ex", "## Exercises\n\nEach exercise...")
+    assert chapter_t4_problems([numbers, box, exercises]) == []
+    assert chapter_t4_problems([(1, "c0", "No GPU numbers here."), exercises]) == []
+    missing = chapter_t4_problems([numbers, exercises])
+    assert len(missing) == 1 and "no box" in missing[0] and "cell 3 (c1)" in missing[0]
+    assert "after the exercises" in chapter_t4_problems([numbers, exercises, (9, "c3", box[2])])[0]
+    assert "2 T4 boxes" in chapter_t4_problems([numbers, box, (6, "c3", box[2]), exercises])[0]
+    asides = [(10 + i, f"a{i}", f"On a T4 this takes {i} seconds longer.") for i in range(T4_ASIDES + 1)]
+    assert "paragraphs outside the box name the T4" in chapter_t4_problems([numbers, box, *asides, exercises])[0]
+    # the box must be a box: a paragraph that merely starts "On Colab's T4" is not one
+    assert "no box" in chapter_t4_problems([numbers, (5, "c2", "On Colab's T4 it takes longer."), exercises])[0]
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)

@@ -52,3 +52,21 @@ def test_notebooks_hold_no_error_outputs():
         for cell in json.loads(nb.read_text())["cells"]:
             for out in cell.get("outputs", []):
                 assert out.get("output_type") != "error", f"{nb.name} holds an error output"
+
+
+def test_cell_ids_are_unique():
+    """nbformat requires it; sync_notebooks.py gives a new exercise cell an id no other cell has."""
+    for nb in NOTEBOOKS:
+        ids = [c.get("id") for c in json.loads(nb.read_text())["cells"]]
+        assert len(ids) == len(set(ids)), f"{nb.name}: {sorted(i for i in set(ids) if ids.count(i) > 1)}"
+
+
+def test_a_new_exercise_cell_gets_an_id_no_cell_has(monkeypatch):
+    sync = load_sync()
+    nb = json.loads((ROOT / "book" / "02_tiling.ipynb").read_text())
+    start = next(i for i, c in enumerate(nb["cells"]) if "".join(c["source"]).startswith("## Exercises"))
+    nb["cells"][start + 3]["source"] = ["changed by the test"]       # the first exercise's starter
+    nb["cells"].insert(start, {"cell_type": "markdown", "id": "exercise-003", "metadata": {}, "source": ["x"]})
+    assert sync.sync_exercises(nb, "02_tiling")
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(ids) == len(set(ids))

@@ -1,23 +1,99 @@
-"""`make slides` builds a reveal.js deck per chapter from the notebooks themselves."""
+"""`make slides` builds a reveal.js deck per chapter from the notebooks themselves, which
+loads nothing from another host and leaves out what belongs to a reader at a desk
+(tests/test_slides_browser.py pages through the decks in a browser)."""
 import importlib.util
 import json
 import re
 from pathlib import Path
 
+import nbformat
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_chapter_gets_a_deck_with_one_slide_per_section(tmp_path):
+def _module():
     spec = importlib.util.spec_from_file_location("build_slides", ROOT / "scripts" / "build_slides.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    built = mod.build(tmp_path)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    mod = _module()
+    out = tmp_path_factory.mktemp("slides")
+    built = mod.build(out, executed=out / "none")   # the committed notebooks
+    return mod, out, built
+
+
+def test_every_chapter_gets_a_deck_with_one_slide_per_section(decks):
+    mod, out, built = decks
     assert built == mod.chapters() and len(built) >= 5
     for stem in built:
-        deck = (tmp_path / f"{stem}.slides.html").read_text()
+        deck = (out / f"{stem}.slides.html").read_text()
         cells = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]
-        sections = sum(1 for c in cells if c["cell_type"] == "markdown" and re.match(r"#{1,2} ", "".join(c["source"])))
+        sections = sum(1 for c in cells if c["cell_type"] == "markdown" and re.match(r"#{1,2} ", "".join(c["source"]))
+                       and not re.match(r"#{1,2} Exercises", "".join(c["source"])))
         assert "reveal.js" in deck and deck.count("<section") >= max(3, sections)
         assert "google.colab" not in deck          # the set-up cell is skipped
         assert "__syncthreads" in deck or stem in ("01_naive", "05_performance")
-    assert "01_naive.slides.html" in (tmp_path / "index.html").read_text()
+    assert "01_naive.slides.html" in (out / "index.html").read_text()
+
+
+def test_decks_load_nothing_from_another_host(decks):
+    """Every script and style sheet comes from the site (../_static/...), and the files
+    they name are in book/_static, which the site serves."""
+    _, out, built = decks
+    for stem in built:
+        deck = (out / f"{stem}.slides.html").read_text()
+        refs = re.findall(r'<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"', deck)
+        assert refs, stem
+        remote = [r for r in refs if re.match(r"(https?:)?//", r)]
+        assert not remote, f"{stem} loads {remote}"
+        for ref in refs:
+            assert ref.startswith("../_static/"), ref
+            assert (ROOT / "book" / "_static" / ref.removeprefix("../_static/")).is_file(), ref
+        assert "MathJax.Hub" not in deck and "jquery" not in deck.lower() and "mermaid" not in deck
+        assert 'class="reveal tc-paginating"' in deck and "Reveal.initialize" in deck
+    assert (out / "@jupyter-widgets").is_dir()   # the widget manager's icon fonts, beside the decks
+
+
+def test_decks_leave_out_prompts_set_up_imports_and_exercises(decks):
+    mod, out, built = decks
+    for stem in built:
+        deck = (out / f"{stem}.slides.html").read_text()
+        assert not re.search(r"In&nbsp;\[\d*\]|Out\[\d+\]", deck), stem
+        assert "exercises.check(" not in deck and not re.search(r"<h[12][^>]*>Exercises", deck), stem
+        assert not re.search(r"<pre>\s*<span class=\"kn\">from</span> <span class=\"nn\">tiling_course</span>"
+                             r" <span class=\"kn\">import</span>[^\n]*</pre>", deck), stem
+        assert not re.search(r"(?<!<code>)%%cuda|%%</span>", deck), stem   # (the text may name it)
+
+
+def test_prepare_keeps_the_lecture_and_makes_each_question_a_slide():
+    mod = _module()
+    from tiling_course import quiz
+    nb = nbformat.read(ROOT / "book" / "02_tiling.ipynb", as_version=4)
+    prepared = mod.prepare(nb, "02_tiling")
+    sources = [c.source for c in prepared.cells]
+    # Left out: set-up, import-only cells, and the exercises (up to the end of the chapter).
+    assert not any(mod.is_setup(c) for c in prepared.cells)
+    assert not any("exercises.check(" in s or s.startswith("### Exercise") for s in sources)
+    assert any(s.startswith("## Questions for the room") for s in sources)
+    # The kernel: shown as CUDA, without its cell magic.
+    kernel = next(c for c in prepared.cells if "matmul_tiled" in c.source and c.cell_type == "code")
+    assert kernel.metadata["magics_language"] == "cuda" and not kernel.source.startswith("%%")
+    # A cell that only draws shows its output, not its Python.
+    plot = next(c for c in prepared.cells if c.source.startswith("perfplots.speedup_plot("))
+    assert "remove-input" in plot.metadata["tags"]
+    # One slide per question, answers lettered, the right one in the speaker notes.
+    questions = [c for c in prepared.cells if c.cell_type == "raw"]
+    assert len(questions) == len(quiz.questions("02_tiling"))
+    for cell, q in zip(questions, quiz.questions("02_tiling")):
+        assert cell.metadata["slideshow"]["slide_type"] == "subslide"
+        assert q["question"] in cell.source and cell.source.count("<details") == len(q["answers"])
+        right = next(a for a in q["answers"] if a["correct"])
+        notes = cell.source.split('<aside class="notes">', 1)[1]
+        assert right["answer"] in notes
+    # Links to another chapter lead to its page on the site.
+    assert not any(re.search(r"\]\(\d\d_\w+\.ipynb", s) for s in sources)

@@ -71,3 +71,17 @@ def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(wheel,
     drawn = {(c["notebook"], call) for c in cells for call in check.DATA_FIGURES if call in c["source"]
              and any("image/png" in o["mime"] for o in c["outputs"])}
     assert {call for _, call in drawn} == set(check.DATA_FIGURES)
+
+
+def test_the_graders_sandbox_sees_what_the_wheel_ships_and_no_more(wheel, tmp_path):
+    """The packages the sandbox shows a submission (tiling_course.sandbox.public_tree) are
+    exactly the wheel's files: no exercise solution, and nothing of the graded assignments'
+    hidden tests (assignments/hidden/, outside the packages)."""
+    import zipfile
+
+    from tiling_course import sandbox
+    site = sandbox.public_tree(tmp_path / "site")
+    shown = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()}
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if not n.split("/")[0].endswith(".dist-info")}
+    assert shown == shipped, (sorted(shown - shipped)[:10], sorted(shipped - shown)[:10])
+    assert not any("hidden" in name or "solution" in name for name in shipped)

@@ -50,6 +50,11 @@ print(json.dumps(out))
 """
 NAMES = ["thread_explorer", "tile_explorer", "barrier_explorer", "occupancy_explorer", "edge_explorer",
          "phase_stepper", "rung_explorer"]
+# The widgets that ask for a prediction first, one for each part of the book (chapters 1-4, 5-6, 7-8).
+PREDICT = {"race-replay": "race_replay", "coalesce": "coalesce_quiz", "host-bugs": "host_bug_quiz"}
+for _key, _fn in PREDICT.items():
+    SPECS[_key], BUILDERS[_key] = getattr(widgets, _fn + "_spec"), getattr(widgets, _fn)
+    NAMES.append(_fn)
 
 
 def _describe(python, env=None):
@@ -169,3 +174,143 @@ def test_rung_facts_divide_the_tile_among_the_threads():
         f = widgets.rung_facts(kernel)
         assert f["bm"] * f["bn"] == f["threads"] * f["per_thread"], kernel
     assert widgets.rung_facts("tiled")["per_thread"] == 1
+
+
+def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
+    """Chapter 6 has six rungs, and so has its widget: rung 6 is a state, drawn from a checked
+    run of ladder6_pipelined, whose one dynamic shared array is shown as its two tiles, and
+    every rung's state quotes the stored measurements of both GPUs at Width 4096."""
+    from tiling_course import matmul, perfdata, tuning
+    from tiling_course.perfplots import LADDER
+
+    kernels = [k for _, k in widgets.RUNGS]
+    assert kernels == LADDER + ["ladder6_pipelined"]
+    assert [label for label, _ in widgets.RUNGS][-1] == "rung 6"
+    _, _, controls, render, _ = widgets.rung_explorer_spec()
+    states = {label: switch.all_states([(name, [(label, kernel)])], render)
+              for name, options in controls for label, kernel in options}
+    states = {kernel: html.unescape(next(iter(states[label].values()))) for label, kernel in widgets.RUNGS}
+    assert len(switch.all_states(controls, render)) == len(widgets.RUNGS) == 7
+
+    f = widgets.rung_facts("ladder6_pipelined")
+    c = matmul.PIPELINE_DEFAULTS["ladder6_pipelined"]
+    assert (f["bm"], f["bn"]) == (c["BM"], c["BN"])
+    assert f["views"] == {"Ms": (c["STAGES"], c["BK"], c["BM"] + c["MPAD"]), "Ns": (c["STAGES"], c["BK"], c["BN"])}
+    assert f["shared"]["smem"][0] * 4 == matmul.pipeline_shared_bytes("ladder6_pipelined", "fp32")
+
+    # Rung 6: the tuner's fastest correct configuration on each GPU, which is the source's
+    # defaults, so the picture shows the tiles that were measured.
+    defaults = widgets.source_defaults("ladder6_pipelined")
+    rung6 = widgets.rung_measured("ladder6_pipelined")
+    assert [d for d, *_ in rung6] == [t.device for t in tuning.tunings()] and len(rung6) == 2
+    for (_, tflops, frac, where), t in zip(rung6, tuning.tunings()):
+        best = t.best("ladder6_pipelined")
+        assert (tflops, frac) == (best["tflops"], best["frac_cublas"])
+        assert all(defaults[k] == v for k, v in best["config"].items()), best["config"]
+        assert where.endswith("the source's defaults, which the picture shows")
+    text = states["ladder6_pipelined"]
+    for device, tflops, frac, _ in rung6:
+        assert f"{tflops:.1f} TFLOP/s on the {device}, {frac:.2f} of cuBLAS" in text
+    assert "Ms[2][16][132], Ns[2][16][256]" in text
+
+    # Rungs up to 5: the ladder's benchmark, the numbers of the chapter's ladder table.
+    for kernel in LADDER:
+        expected = [(ds.device, ds.result(kernel, 32, 4096)) for ds in perfdata.datasets()]
+        got = widgets.rung_measured(kernel)
+        assert [(d, t, fr) for d, t, fr, _ in got] == [(d, r["tflops"], r["frac_cublas"]) for d, r in expected]
+        text = states[kernel]
+        assert all(f"{t:.1f} TFLOP/s on the {d}" in text for d, t, _, _ in got), kernel
+
+
+# ---- the predict-first widgets --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(PREDICT))
+def test_a_predict_widget_shows_nothing_before_the_guess(name):
+    """Every state whose guess is "?" holds the question only; every other state says whether
+    the guess was right, and exactly one guess per first control is."""
+    _, _, controls, render, initial = SPECS[name]()
+    assert initial[1] == widgets.NO_GUESS and controls[1][1][0][0] == widgets.NO_GUESS
+    states = switch.all_states(controls, render)
+    for (label, _), in [[c] for c in controls[0][1]]:
+        shown = {g: states[switch.state_key([label, g])] for g, _ in controls[1][1]}
+        assert "Right." not in shown[widgets.NO_GUESS] and "Not this time" not in shown[widgets.NO_GUESS]
+        verdicts = [("Right." in text) for g, text in shown.items() if g != widgets.NO_GUESS]
+        assert sum(verdicts) <= 1 and all("Right." in t or "Not this time" in t
+                                          for g, t in shown.items() if g != widgets.NO_GUESS), label
+
+
+def test_race_replay_is_the_barrier_free_transpose_run_in_each_order():
+    """(1, 0) first reads tile[1][0] before (0, 1) stored it (the CPU runtime's shared memory
+    starts at zero); (0, 1) first, the other way round; in lock step nothing is wrong. Checked
+    mode reports the race in every case."""
+    forward, reverse, step = (widgets.race_replay_facts(o) for _, o in widgets.RACE_ORDERS)
+    assert forward["A"] == [[1, 0], [2, 4]] and reverse["A"] == [[1, 3], [0, 4]]
+    assert step["A"] == [[1, 3], [2, 4]]
+    assert {f["finding"] for f in (forward, reverse, step)} == {"SharedMemoryRaceError"}
+    right = {o: html.unescape(widgets._race_state(o, "3")) for _, o in widgets.RACE_ORDERS}
+    assert "Right." in right["reverse"] and "Right." in right["lock step"] and "answer is 0" in right["forward"]
+
+
+def test_coalesce_quiz_counts_sectors_as_by_hand():
+    """Warp 0 of a 16 x 16 block is rows 0 and 1: the naive kernel's M is one element per row
+    (2 sectors), its N one row segment of 16 floats (64 bytes, 2 sectors); with row and col
+    swapped its lanes walk down a column (16 sectors); the tiled kernel's load of M's tile is
+    two row segments of 16 floats (4 sectors)."""
+    expected = {"naive: M": (2, 2, True), "naive: N": (2, 16, True), "swapped: M": (16, 16, False),
+                "swapped: P": (16, 32, False), "tiled: M": (4, 32, True)}
+    for label, case in widgets.COALESCE_CASES:
+        f = widgets.coalesce_facts(*case)
+        sectors, elements, coalesced = expected[label]
+        assert (f["sectors"], f["elements"], f["apart"] <= 1) == (sectors, elements, coalesced), label
+        assert str(f["sectors"]) in widgets.COALESCE_GUESSES
+
+
+def test_host_bug_quiz_reads_the_records_and_checked_mode():
+    from tiling_course import programs
+    records = programs.records()["bugs"]
+    for name, bug in programs.BUGS.items():
+        f = widgets.host_bug_facts(name)
+        code = records[name]["exit_code"]
+        assert f["outcome"] == ("crashed" if code is None else "ran to the end" if code == 0 else
+                                "stopped with an error"), name
+        assert f["finding"] == bug.reports, name
+        assert f["outcome"] in widgets.HOST_GUESSES
+
+
+def test_the_questions_on_the_predict_widgets_agree_with_them():
+    """Q3.7, Q5.6 and Q7.6 ask about what these widgets show; their right answers are what
+    the widgets compute."""
+    from tiling_course import programs, quiz
+
+    def right(chapter, n):
+        q = quiz.load(chapter)[n - 1]
+        (answer,) = [a["answer"] for a in q["answers"] if a["correct"]]
+        return q["question"], answer
+    question, answer = right("03_syncthreads", 7)
+    assert "race replay" in question and "(0, 1) first" in question and answer.startswith("<code>A[1][0]</code>")
+    A = widgets.race_replay_facts("reverse")["A"]
+    assert A[1][0] != widgets.RACE_A[0][1] and A[0][1] == widgets.RACE_A[1][0]   # A[1][0] wrong, A[0][1] right
+    question, answer = right("05_performance", 6)
+    assert "sector predictor" in question and answer.startswith("16:")
+    assert widgets.coalesce_facts("naive", "swapped", "M", "R")["sectors"] == 16
+    assert (widgets.coalesce_facts("naive", None, "M", "R")["sectors"], widgets.coalesce_facts(
+        "naive", None, "M", "R")["bytes_used"]) == (2, 8)
+    question, answer = right("07_program", 6)
+    assert "host-bug predictor" in question and "never copied back" in answer
+    records = programs.records()["bugs"]
+    both = [name for name, r in records.items() if r["exit_code"] == 0 and r["stdout"].count("PASSED") == 2]
+    assert "missing copy back" in both
+    for wrong in ("size in elements", "double free", "host reads device memory"):
+        assert wrong not in both
+
+
+def test_each_part_of_the_book_has_a_predict_widget_in_its_chapter():
+    """Chapters 1-4 (the lecture), 5-6 (performance) and 7-8 (past the lecture): one widget
+    each that asks first, called in its chapter."""
+    chapters = {"race-replay": "03_syncthreads", "coalesce": "05_performance", "host-bugs": "07_program"}
+    assert set(chapters) == set(PREDICT)
+    for name, stem in chapters.items():
+        nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
+        call = f"widgets.{PREDICT[name]}()"
+        calls = [c for c in nb["cells"] if c["cell_type"] == "code" and call in "".join(c["source"])]
+        assert len(calls) == 1, (name, stem)

@@ -38,6 +38,9 @@ WIDGETS = {
     "edge": ("book/04_boundaries.html", lambda: widgets.edge_explorer_spec()),
     "phases": ("book/02_tiling.html", lambda: widgets.phase_stepper_spec()),
     "rungs": ("book/06_beyond.html", lambda: widgets.rung_explorer_spec()),
+    "race-replay": ("book/03_syncthreads.html", lambda: widgets.race_replay_spec()),
+    "coalesce": ("book/05_performance.html", lambda: widgets.coalesce_quiz_spec()),
+    "host-bugs": ("book/07_program.html", lambda: widgets.host_bug_quiz_spec()),
 }
 SCREENSHOTS = Path(os.environ.get("TC_WIDGET_SCREENSHOTS", ROOT / "_build" / "screenshots" / "widgets"))
 NOT_NAMES = {"stack", "state", "control", "hint"}  # tc-switch-* classes that are not a widget's name
@@ -114,7 +117,7 @@ def _wait_for(driver, name, predicate, timeout):
 def _screenshot(driver, name, key):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     root = driver.find_element("css selector", f".tc-switch-{name}")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", root)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start', behavior: 'instant'})", root)
     time.sleep(0.2)
     path = SCREENSHOTS / (re.sub(r"[^A-Za-z0-9.-]+", "_", f"{name}-{key}") + ".png")
     path.write_bytes(root.screenshot_as_png)
@@ -170,7 +173,7 @@ def click_through(driver, base_url, page, name, spec):
                 continue
             button = driver.find_elements("css selector", f".tc-switch-{name} .tc-switch-control")[c] \
                 .find_elements("css selector", "button")[i]
-            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
             button.click()
             selected[c] = i
             seen.append(check(f"clicking {labels[c][i]!r} of control {c} ({controls[c][0]})"))

@@ -12,4 +12,6 @@ uses; importing the package itself loads nothing else:
     switch     widgets whose states are all computed ahead and chosen in the browser
     style      the plot style: colour-blind-safe palette, projector fonts, stamped PNGs
     figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
+    grading    the assignments' rubrics and self-check; the grader: answers, variants,
+               gradetasks, judge, runner, sandbox, autograde (nbgrader), gradescope
 """

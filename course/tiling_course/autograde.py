@@ -1,25 +1,29 @@
-"""Autograding a class, several submissions at once:
+"""Autograding a class with nbgrader, without running a line of the students' notebooks:
 
-    cd assignments && python -m tiling_course.grading autograde ASSIGNMENT [--jobs N] [nbgrader's options]
+    cd assignments && python -m tiling_course.grading autograde ASSIGNMENT [--jobs N] [--hidden DIR]
+                                                                [--warm DIR] [nbgrader's options]
 
-is `nbgrader autograde ASSIGNMENT [nbgrader's options]`, with nbgrader's own Autograde
-converter, configuration (nbgrader_config.py), options (--force, --student,
---CourseDirectory.student_id_exclude, ...) and gradebook, on N submissions at a time
-(default: two per core). What it changes, and what it keeps:
+is `nbgrader autograde ASSIGNMENT`, with nbgrader's configuration (nbgrader_config.py),
+options (--force, --student, --CourseDirectory.student_id_exclude, ...), gradebook,
+autograded notebooks and feedback, but one step replaced. nbgrader executes each notebook
+in a Jupyter kernel with the grader's rights: a cell that patches the grading function, reads
+the solutions or calls os._exit decides the grade. Here no kernel starts. nbgrader still
+sanitizes the notebook (its outputs cleared, grade and locked cells restored from the
+gradebook, deleted grade cells put back); then GradeInSandbox, in Execute's place, has
+tiling_course.answers read the CUDA of each part out of it as text and tiling_course.judge
+grade that CUDA in a bubblewrap sandbox (tiling_course.sandbox); each graded cell gets the
+part's feedback and score as its output, and RecordScores writes the scores into the
+gradebook by grade id, whatever the notebook's cells say. The course's nbgrader_config.py
+sets these steps (PREPROCESSORS), so a plain `nbgrader autograde` grades the same way, one
+submission at a time; this command refuses a configuration that would execute notebooks.
+A graded assignment's hidden tests are read from --hidden (default: hidden/ beside source/).
 
-- nbgrader runs one submission after another. Here N worker processes each take the next
-  submission as they finish the last, so a submission that hangs holds one worker for
-  its time limit (the rubric's, or nbgrader's Execute.timeout) and the others go on.
-- nbgrader's gradebook is one SQLite file, and nbgrader gives up on a "database is
-  locked". Each worker holds an exclusive lock on it from opening a Gradebook to closing
-  it (nbgrader opens one for a few queries at a time, never across a notebook's run).
-- Each submission runs in a fresh kernel of its own, as with nbgrader: its isolation, its
-  time limits and its feedback are nbgrader's and the rubric's, unchanged. The kernel is
-  forked from a process per worker that has imported ipykernel and the course's modules
-  and run nothing else (tiling_course.forkkernel), which saves each submission about half
-  a second of CPU; --fresh-kernels starts each one from scratch, as nbgrader does.
+If the sandbox cannot start, nothing is graded: the command says why and exits with
+status 2.
 
-Measured (benchmarks/grading.py): book/instructor.md, "Graded assignments".
+N submissions are graded at once (default: one per core): N worker processes each take
+the next submission, and hold an exclusive lock on nbgrader's gradebook (one SQLite file,
+which gives up on "database is locked") from opening a Gradebook to closing it.
 """
 import argparse
 import glob
@@ -28,11 +32,103 @@ import re
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from nbformat.v4 import new_markdown_cell, new_output
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from . import answers, grading
+from .sandbox import SandboxUnavailable
+
+_judge = None    # the Judge of this process (made on first use; the workers inherit it)
 
 
-def autograde(nbgrader_args, jobs, fork_kernels=True):
-    """`nbgrader autograde` with nbgrader_args, over `jobs` processes; returns the exit status.
-    fork_kernels: each submission's kernel forked from a warm process (tiling_course.forkkernel)."""
+def judge(hidden=None, warm=None):
+    """This process's Judge (SandboxUnavailable if the sandbox cannot start)."""
+    global _judge
+    if _judge is None:
+        from .judge import Judge
+        _judge = Judge(hidden=hidden if hidden and Path(hidden).is_dir() else None, warm=warm)
+    return _judge
+
+
+class GradeInSandbox(NbGraderPreprocessor):
+    """In place of nbgrader's Execute: the notebook's CUDA graded in the sandbox
+    (tiling_course.judge), each graded cell given its part's feedback and score as output.
+    Nothing in the notebook is executed."""
+
+    hidden = Unicode("hidden", help="The graded assignments' hidden tests (relative to the course directory)"
+                     ).tag(config=True)
+    warm = Unicode("", help="The grader's warm compile cache (default: one under ~/.cache/tiling-course)"
+                   ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        assignment = grading.ASSIGNMENTS.get(info["assignment"])
+        if assignment is None:
+            raise ValueError(f"{info['assignment']} is not one of the course's assignments "
+                             f"({', '.join(grading.ASSIGNMENTS)})")
+        found = answers.from_notebook(nb, assignment.parts, name=f"{info['notebook']}.ipynb")
+        result = judge(self.hidden, self.warm or None).grade(assignment.id, found, info["student"])
+        self.log.info("%s: %g / %g (%s)", info["student"], result.points, result.out_of,
+                      "; ".join(f"{v}: {s.verdict}" for v, s in result.scores.items()))
+        if result.log:
+            self.log.debug("%s's sandbox: %s", info["student"], result.log)
+        resources["sandbox_scores"] = {f"grade_{v}": s.points for v, s in result.scores.items()}
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+            variable = grade_id.removeprefix("grade_")
+            if cell.cell_type == "code" and grade_id.startswith("grade_") and variable in result.scores:
+                score, section = result.scores[variable], result.sections[variable]
+                cell.outputs = [new_output("display_data", {"text/markdown": section, "text/plain": section}),
+                                new_output("execute_result", {"text/plain": f"{score.points:g}"}, execution_count=1)]
+        summary = result.feedback.split("\n## ")[0]
+        nb.cells.insert(0, new_markdown_cell(summary, metadata={"tags": ["grader-summary"]}))
+        return nb, resources
+
+
+class RecordScores(NbGraderPreprocessor):
+    """After SaveAutoGrades: the sandbox's scores written into the gradebook by grade id,
+    whatever the notebook's cells say."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            for grade_id, points in resources.get("sandbox_scores", {}).items():
+                grade = gb.find_grade(grade_id, info["notebook"], info["assignment"], info["student"])
+                grade.auto_score = points
+                grade.needs_manual_grade = grade.manual_score is not None
+            gb.db.commit()
+        return nb, resources
+
+
+# nbgrader's autograde steps with GradeInSandbox in place of Execute and RecordScores after
+# SaveAutoGrades: assignments/nbgrader_config.py sets them, so that a plain `nbgrader
+# autograde` never executes a notebook either.
+PREPROCESSORS = ["tiling_course.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
+                 "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
+                 "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.autograde.RecordScores",
+                 "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
+
+
+def _configure(app):
+    """Refuse a configuration that would execute notebooks: the autograde steps must be
+    PREPROCESSORS (nbgrader_config.py), whose GradeInSandbox replaces Execute."""
+    from nbgrader.converters import Autograde
+    configured = app.config.Autograde.get("autograde_preprocessors")
+    steps = list(configured if configured is not None else Autograde.class_traits()["autograde_preprocessors"]
+                 .default())
+    names = [s if isinstance(s, str) else f"{s.__module__}.{s.__name__}" for s in steps]
+    if "tiling_course.autograde.GradeInSandbox" not in names or any(n.endswith(".Execute") for n in names):
+        app.fail("nbgrader is configured to execute the notebooks; the course's nbgrader_config.py sets "
+                 "c.Autograde.autograde_preprocessors = tiling_course.autograde.PREPROCESSORS. Use it.")
+
+
+def autograde(nbgrader_args, jobs, hidden=None, warm=None):
+    """`nbgrader autograde` with nbgrader_args, the notebooks graded in the sandbox, over
+    `jobs` processes; returns the exit status (2: the sandbox cannot start)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters import Autograde, NbGraderException
 
@@ -42,22 +138,23 @@ def autograde(nbgrader_args, jobs, fork_kernels=True):
         app.coursedir.assignment_id = app.extra_args[0]
     elif len(app.extra_args) > 1 or not app.coursedir.assignment_id:
         app.fail("Give one assignment id (and, if you like, nbgrader's options)")
-    if fork_kernels:
-        _fork_kernels(app)
+    _configure(app)
+    try:
+        judge(hidden or Path(app.coursedir.root) / app.config.GradeInSandbox.get("hidden", "hidden"), warm)
+    except SandboxUnavailable as e:
+        app.log.error("Not grading: %s", e)
+        return 2
     students = _submitted(app.coursedir)
     if jobs <= 1 or len(students) <= 1:
-        from . import forkkernel
         try:
             Autograde(coursedir=app.coursedir, parent=app).start()
         except NbGraderException:
             return 1
-        finally:
-            forkkernel.shutdown()
         return 0
 
     import multiprocessing
     import queue
-    ctx = multiprocessing.get_context("fork")   # the workers start with nbgrader imported and configured
+    ctx = multiprocessing.get_context("fork")   # the workers start with nbgrader configured and the judge warm
     todo, done = ctx.Queue(), ctx.Queue()
     for student in students:
         todo.put(student)
@@ -109,33 +206,8 @@ def _submitted(coursedir):
     return sorted(students - exclude)
 
 
-def _fork_kernels(app):
-    """Have nbgrader's Execute start its kernels with forkkernel.ForkingKernelManager:
-    Execute, in the autograde preprocessors, replaced by a subclass that names that
-    manager (nbgrader's Execute passes its own kernel_manager_class, which no
-    configuration overrides). Its configuration (Execute.timeout, ...) still applies."""
-    from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
-    from traitlets.config import Config
-
-    from .forkkernel import ForkingKernelManager
-
-    class ForkingExecute(Execute):
-        def __init__(self, *args, **kwargs):
-            kwargs.setdefault("kernel_manager_class", ForkingKernelManager)
-            super().__init__(*args, **kwargs)
-
-    configured = app.config.Autograde.get("autograde_preprocessors")
-    pps = list(configured if configured is not None else Autograde.class_traits()["autograde_preprocessors"]
-               .default())
-    pps = [ForkingExecute if pp is Execute or pp == "nbgrader.preprocessors.Execute" else pp for pp in pps]
-    app.update_config(Config({"Autograde": {"autograde_preprocessors": pps}}))
-
-
 def _worker(app, todo, done, lock):
     from nbgrader.converters import Autograde, NbGraderException
-
-    from . import forkkernel
     _lock_gradebook(lock)
     while (student := todo.get()) is not None:
         app.coursedir.student_id = glob.escape(student)
@@ -148,7 +220,6 @@ def _worker(app, todo, done, lock):
             app.log.exception("autograding %s failed", student)
             ok = False
         done.put((student, ok))
-    forkkernel.shutdown()
 
 
 def _lock_gradebook(path, patience=300):
@@ -205,24 +276,23 @@ def _lock_gradebook(path, patience=300):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m tiling_course.grading",
-                                 description="Autograde an assignment's submissions with nbgrader, several at once.")
+                                 description="Autograde an assignment's submissions with nbgrader, their CUDA run in a "
+                                             "sandbox, several at once.")
     sub = ap.add_subparsers(dest="command", required=True)
     ag = sub.add_parser("autograde", help="nbgrader autograde ASSIGNMENT [nbgrader's options], over --jobs processes")
-    # Two jobs per core: with forked kernels a submission spends about half its time waiting
-    # (its kernel's start-up handshake, its replies, the gradebook lock), so it takes two per
-    # core to keep the cores busy (logs/2026-11-23-grading-speed.md, benchmarks/grading.py).
-    ag.add_argument("--jobs", "-j", type=int, default=2 * len(os.sched_getaffinity(0)),
-                    help="submissions autograded at once (default: two per core)")
-    ag.add_argument("--fresh-kernels", action="store_true",
-                    help="start each submission's kernel from scratch, as nbgrader does, instead of forking it from "
-                         "a warm process (tiling_course.forkkernel)")
+    ag.add_argument("--jobs", "-j", type=int, default=len(os.sched_getaffinity(0)),
+                    help="submissions graded at once (default: one per core)")
+    ag.add_argument("--hidden", default=None,
+                    help="the folder of the graded assignments' hidden tests (default: hidden/ beside source/)")
+    ag.add_argument("--warm", default=None,
+                    help="the folder of the grader's warm compile cache (default: one under ~/.cache/tiling-course)")
     args, rest = ap.parse_known_args(argv)
     # jsonschema, which nbformat imports, compiles 38 lark grammars at import when the optional
     # rfc3987-syntax is installed (2.4 s of this command's start, before any job runs): they
     # check JSON Schema's "iri" formats, which only a FormatChecker applies, and neither
     # nbformat nor nbgrader validates with one. This process goes without them.
     sys.modules.setdefault("rfc3987_syntax", None)
-    return autograde(rest, args.jobs, fork_kernels=not args.fresh_kernels)
+    return autograde(rest, args.jobs, hidden=args.hidden, warm=args.warm)
 
 
 if __name__ == "__main__":

@@ -198,6 +198,32 @@ def error(P, M, N):
     return np.where(err > tolerance(M, N), err, 0.0)
 
 
+def _shared_views(kernel, report):
+    """The shared arrays of a recorded run as thread_work draws them: their shapes and the
+    trace. A pipelined kernel (rung 6) keeps all its tiles in one dynamic array, `smem`:
+    each of its STAGES stages holds the transposed slice of M (BK rows of BM + MPAD floats)
+    and then the slice of N (BK rows of BN), matmul.pipeline_shared_bytes's layout at the
+    source's defaults. Its accesses are given as accesses of those two views,
+    Ms[STAGES][BK][BM + MPAD] and Ns[STAGES][BK][BN]."""
+    from . import matmul
+    if kernel not in matmul.PIPELINE_DEFAULTS or "smem" not in report.shared_shapes:
+        return report.shared_shapes, report.trace
+    c = matmul.PIPELINE_DEFAULTS[kernel]
+    ms_cols, stage = c["BM"] + c["MPAD"], c["BK"] * (c["BM"] + c["MPAD"]) + c["BK"] * c["BN"]
+    assert report.shared_shapes["smem"][0] * 4 == matmul.pipeline_shared_bytes(kernel, "fp32"), "smem's layout"
+    shapes = {"Ms": (c["STAGES"], c["BK"], ms_cols), "Ns": (c["STAGES"], c["BK"], c["BN"])}
+
+    def view(a):
+        if a.array != "smem":
+            return a
+        s, i = divmod(a.index, stage)
+        if i < c["BK"] * ms_cols:
+            return a._replace(array="Ms", index=(s, i // ms_cols, i % ms_cols))
+        i -= c["BK"] * ms_cols
+        return a._replace(array="Ns", index=(s, i // c["BN"], i % c["BN"]))
+    return shapes, [view(a) for a in report.trace]
+
+
 @style.styled
 def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     """What two threads of block (0, 0) compute and read, from a checked run of one
@@ -224,10 +250,11 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     ax.set_aspect("equal")
     ax.set_title(f"{kernel}:\nthe block's {bm} x {bn} tile of P", fontsize=10)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    shared = [n for n, shape in report.shared_shapes.items() if len(shape) >= 2][:2]
+    shapes, trace = _shared_views(kernel, report)
+    shared = [n for n, shape in shapes.items() if len(shape) >= 2][:2]
     for ax, name in zip(axes[1:], shared):
-        accesses = [a for a in report.trace if a.array == name]
-        shape = report.shared_shapes[name]
+        accesses = [a for a in trace if a.array == name]
+        shape = shapes[name]
         cols, inner = shape[-1], shape[-2]
 
         def rc(index, inner=inner):  # a 3-D array (two buffers) is drawn as its 2-D slices stacked
@@ -247,7 +274,8 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
         ax.set_xlim(0, cols)
         ax.set_ylim(rows, 0)
         ax.set_aspect("equal" if max(rows, cols) <= 4 * min(rows, cols) else "auto")
-        ax.set_title(f"__shared__ {name}{''.join(f'[{d}]' for d in shape)}\n(coloured: what the two\nthreads read "
+        declared = "__shared__ " if name in report.shared_shapes else "smem as "
+        ax.set_title(f"{declared}{name}{''.join(f'[{d}]' for d in shape)}\n(coloured: what the two\nthreads read "
                      f"in the first\nslice of k)", fontsize=9)
     for ax in axes[1 + len(shared):]:
         ax.axis("off")

@@ -1,61 +1,69 @@
-"""Grading the assignments: a student's kernel, scored by its rubric
-(assignments/rubrics.toml) with the course's own checker, so that the feedback names the
-thread, block, element and source line of what went wrong.
+"""The graded assignments: their rubrics (assignments/rubrics.toml), how a part is scored,
+and the self-check a student runs in the notebook.
 
     from tiling_course import grading
-    grading.award("a2_barriers_boundaries", "bounds_src", bounds_src)   # shows feedback, returns points
+    grading.award("a2_barriers_boundaries", "bounds_src", bounds_src)          # practice: shows feedback
+    grading.award("g1_rect_tiles", "rect_src", rect_src, student_id="s123")   # graded: the public self-check
+    grading.variant("g1_rect_tiles", "rect_src", "s123")                       # that student's question
 
-award() is what each graded cell of an assignment notebook calls (the notebooks are in
-the repository's assignments/, in nbgrader's format). nbgrader takes a graded cell's
-numeric result as its partial credit, and the displayed feedback lands in the feedback
-file it writes for the student; a student may run the same cell to see the score.
+Two kinds of assignment:
+
+- practice (a1-a3): the book's own kernels, rewritten; the rubric's shapes and seed are
+  public, and the self-check is the grade.
+- graded (g1-g3): kernels the book does not contain, with per-student variants
+  (tiling_course.variants). The grade comes from hidden tests (the instructor's
+  assignments/hidden/, never in the wheel), run by tiling_course.judge in a sandbox on the
+  CUDA the student submitted; the self-check runs the same scoring on public shapes.
+
+Either way a grade never comes from the student's notebook: the grader reads the
+submission's %%cuda cells as text (tiling_course.answers) and runs them in a fresh,
+sandboxed process (tiling_course.judge, tiling_course.sandbox). award() is only for the
+student to see where they stand.
 
 How a part is scored, from its points = {correct, clean, speed}:
 
-    correct  the product matches NumPy on every shape and tile of the rubric (awkward ones:
-             1 x 1, primes, M != K != N), in a plain run on the CPU runtime
+    correct  the result matches NumPy on every test (awkward shapes: 1 x 1, primes, m != k
+             != n; the variant's tiles), in a run on the CPU runtime
     clean    and checked mode finds nothing: no race, no out-of-bounds access, no divergent
              barrier, no uninitialized shared read (a GPU run can hide a race; this cannot)
-    speed    and the checked run's global-load counts meet the rubric's bound (the tiles
-             are really staged): the load counts are what a CPU grader can measure exactly,
-             and what the chapters' speed-ups come from
+    speed    and the checked run meets the part's speed requirement: global loads within the
+             bound of staged tiles, or coalesced accesses and no bank conflicts
 
-So partial credit is: correct but racy (or with any other checked-mode finding) earns
-`correct` alone; correct and clean but slow earns `correct + clean`. A kernel that reads
-or writes out of bounds is not correct on the awkward shapes; one that does not compile,
-or does not finish within the rubric's time limit, earns nothing.
+So a kernel that computes the right result but that checked mode finds racy (or with
+another such finding) earns `correct` alone; correct and clean but slow earns `correct +
+clean`. A kernel that reads or writes out of bounds, crashes, does not compile, or does
+not finish within the rubric's time limit earns nothing, and its feedback says which.
 
-Autograding a class: `python -m tiling_course.grading autograde ASSIGNMENT --jobs N` runs
-nbgrader's autograde on N submissions at once (tiling_course.autograde).
+Grading a class: `python -m tiling_course.grading autograde ASSIGNMENT` (nbgrader, on a
+JupyterHub) or `python -m tiling_course.gradescope export ASSIGNMENT` (Gradescope).
 """
 import sys
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
-import numpy as np
-
-import cudacheck
-from cudacheck import KernelError
-
-from . import tasks, tryout
+from . import gradetasks, tasks, tryout, variants
 from .exercises import requirements
-
-# Checked mode's findings in a kernel whose plain run may still compute the right product.
-_FINDINGS = {"SharedMemoryRaceError", "BarrierDivergenceError", "WarpDivergenceError", "UninitializedReadError"}
 
 
 @dataclass(frozen=True)
 class Part:
+    assignment: str
     variable: str
     title: str
-    statement: str
-    task: tasks.Task
-    tiles: tuple
-    shapes: tuple
-    seed: int
+    statement: str            # Markdown; a graded part's holds {MACRO} fields its variant fills
+    task: gradetasks.Task     # what the kernel computes and how it is launched
     points: dict
-    speed: object = None        # requirement(report, shape, tile, code), with speed points
+    tiles: tuple = (None,)    # practice parts: the tiles each shape is tried with
+    shapes: tuple = ()        # practice parts: the public shapes (graded parts' are hidden)
+    seed: int | None = None   # practice parts: the inputs' generator
+    speed: tuple = ()         # requirement tables (tiling_course.exercises.requirements) the checked run must meet
+    variants: dict | None = None   # graded parts: axis -> [choice tables] (tiling_course.variants)
+    check_shapes: tuple = ()  # graded parts: the public shapes of the self-check
+
+    @property
+    def graded(self):
+        return self.variants is not None
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,10 @@ class Assignment:
     title: str
     time_limit: float
     parts: dict                 # variable -> Part
+
+    @property
+    def graded(self):
+        return any(p.graded for p in self.parts.values())
 
 
 @dataclass(frozen=True)
@@ -78,20 +90,29 @@ class Score:
         return self.feedback
 
 
+def _part(assignment, p):
+    common = dict(assignment=assignment, variable=p["variable"], title=p["title"], statement=p["statement"],
+                  points=dict(p["points"]), speed=tuple(p.get("speed", ())))
+    requirements.build(common["speed"])   # a slip in the tables shows at load
+    if "launch" in p:   # practice: a product of the book's form
+        part = Part(task=gradetasks.Product(tasks.from_table(p["launch"]).launch), tiles=tuple(p["tiles"]),
+                    shapes=tuple(map(tuple, p["shapes"])), seed=p["seed"], **common)
+    else:
+        part = Part(task=gradetasks.from_table(p["task"]), variants=dict(p["variants"]),
+                    check_shapes=tuple(map(tuple, p["check_shapes"])), **common)
+    timed = bool(part.speed) or type(part.task).speed is not gradetasks.Task.speed
+    if timed != ("speed" in part.points):
+        raise ValueError(f"{assignment}/{part.variable}: speed points and a speed requirement go together")
+    return part
+
+
 def load(path=None):
     """{id: Assignment} from the rubrics' TOML."""
     path = path or resources.files(__package__).joinpath("assignments", "rubrics.toml")
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out = {}
     for a in data["assignment"]:
-        parts = {}
-        for p in a["part"]:
-            speed = requirements.build(p["speed"]) if "speed" in p else None
-            if (speed is None) != ("speed" not in p["points"]):
-                raise ValueError(f"{a['id']}/{p['variable']}: speed points and a speed requirement go together")
-            parts[p["variable"]] = Part(p["variable"], p["title"], p["statement"], tasks.from_table(p["launch"]),
-                                        tuple(p["tiles"]), tuple(map(tuple, p["shapes"])), p["seed"],
-                                        dict(p["points"]), speed)
+        parts = {p["variable"]: _part(a["id"], p) for p in a["part"]}
         out[a["id"]] = Assignment(a["id"], a["title"], float(a["time_limit"]), parts)
     return out
 
@@ -99,78 +120,51 @@ def load(path=None):
 ASSIGNMENTS = load()
 
 
-def grade(assignment_id, variable, source):
-    """Score `source`, the kernel a student wrote for part `variable` of an assignment."""
-    assignment = ASSIGNMENTS[assignment_id]
-    part = assignment.parts[variable]
-    if not isinstance(source, str) or not source.strip():
-        return _score(part, 0, 0, 0, "no kernel", f"✗ No kernel: `{variable}` is empty or was never set. Run its "
-                      "`%%cuda` cell.")
-    limit, workers = cudacheck.config.time_limit, cudacheck.config.workers
-    cudacheck.config.time_limit = assignment.time_limit   # a hanging kernel costs its points, not the batch
-    # One worker process per launch: the graded shapes are a few blocks, and a grader runs
-    # one submission per core (autograde --jobs), so a hanging kernel holds one core for
-    # its time limit, not all of them.
-    cudacheck.config.workers = 1
-    try:
-        return _grade(part, source)
-    finally:
-        cudacheck.config.time_limit, cudacheck.config.workers = limit, workers
+def part(assignment_id, variable):
+    """A part of an assignment; KeyError naming what there is."""
+    if assignment_id not in ASSIGNMENTS:
+        raise KeyError(f"no assignment {assignment_id!r}; the assignments are {', '.join(ASSIGNMENTS)}")
+    parts = ASSIGNMENTS[assignment_id].parts
+    if variable not in parts:
+        raise KeyError(f"{assignment_id} has no part {variable!r}; its parts are {', '.join(parts)}")
+    return parts[variable]
 
 
-def _grade(part, source):
-    # One generator per part, seeded: every submission is judged on the same matrices.
-    rng = np.random.default_rng(part.seed)
-    out = None
-    for tile in part.tiles:
-        out = tryout.run(source, part.task, tile=tile, shapes=list(part.shapes), rng=rng, gpu=False, quiet=True,
-                         requirement=part.speed)
-        if not out:
-            break
-    message = out.message
-    if out:
-        return _score(part, 1, 1, 1, "full marks", message)
-    if out.kind == "requirement":
-        return _score(part, 1, 1, 0, "correct but slow", message)
-    if out.kind in _FINDINGS:
-        plain = _plain_run(part, source)
-        if plain is None:
-            return _score(part, 1, 0, 0, f"correct but {_finding(out.kind)}", message +
-                          "\n\nA plain run computes the right product on every shape: the kernel is correct here "
-                          "by luck of the schedule, and a GPU may do the same, but checked mode found the bug.")
-        return _score(part, 0, 0, 0, _finding(out.kind), message + f"\n\nA plain run is wrong too: {plain}")
-    return _score(part, 0, 0, 0, _verdict(out.kind), message)
+def variant(assignment_id, variable, student_id):
+    """The statement of a graded part for this student: their tiles, layout, border..."""
+    p = part(assignment_id, variable)
+    return variants.statement(p, variants.of(p, student_id))
 
 
-def _plain_run(part, source):
-    """None if a plain (unchecked) CPU run gives the right result on every shape and tile,
-    else what went wrong."""
-    rng = np.random.default_rng(part.seed)
-    for tile in part.tiles:
-        for shape in part.shapes:
-            inputs = part.task.inputs(shape, rng)
-            try:
-                result, _ = part.task.run(source, inputs, tile, "cpu", False)
-            except KernelError as e:
-                return f"{type(e).__name__} on {part.task.describe(shape)}."
-            wrong = part.task.compare(result, inputs, tile)
-            if wrong:
-                return f"{wrong['count']} of {wrong['total']} elements differ on {part.task.describe(shape)}."
-    return None
+def show_variant(assignment_id, variable, student_id):
+    """Show the student's question (a graded part's statement in their variant)."""
+    if not variants.normalize(student_id or ""):
+        tryout.show_markdown("Set `STUDENT_ID` to your student id, as the course lists it, and run this cell again: "
+                             "your question depends on it.")
+        return
+    tryout.show_markdown(f"**Your question** (student id `{student_id}`):\n\n"
+                         f"{variant(assignment_id, variable, student_id)}")
 
 
-def _finding(kind):
-    return {"SharedMemoryRaceError": "racy", "BarrierDivergenceError": "with a divergent barrier",
-            "WarpDivergenceError": "with a divergent warp operation",
-            "UninitializedReadError": "reading uninitialized shared memory"}[kind]
+def grade(assignment_id, variable, source, student_id=None):
+    """The self-check: score `source` for this part in this process, on the public tests
+    (a practice part's rubric shapes; a graded part's check_shapes, in the student's
+    variant). Grades come from tiling_course.judge, which runs the hidden tests in a sandbox."""
+    from . import judge
+    a = ASSIGNMENTS[assignment_id]
+    p = part(assignment_id, variable)
+    return judge.self_check(a, p, source, student_id)
 
 
-def _verdict(kind):
-    return {"CompileError": "does not compile", "KernelTimeoutError": "does not finish",
-            "OutOfBoundsError": "out of bounds", "wrong values": "wrong values"}.get(kind, kind)
+def award(assignment_id, variable, source, student_id=None):
+    """grade(), shown as Markdown; returns the points."""
+    score = grade(assignment_id, variable, source, student_id)
+    tryout.show_markdown(score.feedback)
+    return score.points
 
 
-def _score(part, correct, clean, speed, verdict, message):
+def score(part, correct, clean, speed, verdict, message):
+    """The Score of a part: its rubric items earned as the flags say, and the feedback."""
     got = {"correct": correct, "clean": clean and correct, "speed": speed and clean and correct}
     items = tuple((item, part.points[item] * got[item], part.points[item]) for item in ("correct", "clean", "speed")
                   if item in part.points)
@@ -181,18 +175,9 @@ def _score(part, correct, clean, speed, verdict, message):
     return Score(float(points), float(out_of), items, verdict, feedback)
 
 
-_ITEMS = {"correct": "correct on every shape (a plain run against NumPy)",
+_ITEMS = {"correct": "correct on every test (a run against NumPy)",
           "clean": "checked mode finds no race, out-of-bounds access or divergent barrier",
-          "speed": "global loads within the bound of staged tiles (checked mode's counts)"}
-
-
-def award(assignment_id, variable, source):
-    """grade(), shown as Markdown; returns the points, which nbgrader reads as the cell's
-    partial credit."""
-    score = grade(assignment_id, variable, source)
-    tryout.show_markdown(score.feedback)
-    return score.points
-
+          "speed": "meets the speed requirement (checked mode's counts and trace)"}
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import html
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 
 import numpy as np
@@ -148,9 +149,11 @@ BUGS = {
 }
 
 
+@lru_cache(maxsize=None)
 def finding(name):
     """What checked mode says of bug `name`: the exception it raised, or the program's
-    first warning, or None."""
+    first warning, or None. Run once per process: the table and the widget of chapter 7
+    both ask."""
     try:
         result = run(BUGS[name].source(), check=True)
     except KernelError as e:

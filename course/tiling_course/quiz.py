@@ -34,9 +34,14 @@ LETTERS = "ABCDEFGHIJ"
 # descenders; and where code wraps onto a second line, that line's box, painted later,
 # would cover the first line's underscores at 1.1, so the lines are set further apart
 # (div.Quiz: more specific than jupyterquiz's own .Quiz rule, which comes later).
+# At a device pixel ratio of 1, what a projector shows, an underscore of the 14 px code of
+# the answers is a line thinner than a pixel, drawn grey across two rows of pixels: it reads
+# paler than the letters beside it. A stroke of half a pixel in the text's own colour
+# (currentColor, so that a chosen answer's colours still apply) makes it a full dark pixel.
 # tests/test_browser.py checks the drawn pixels of every underscore.
 QUIZ_CODE_CSS = ("<style>div.Quiz { line-height: 1.4; } "
-                 ".Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; }</style>")
+                 ".Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; } "
+                 "div.Quiz code { -webkit-text-stroke: 0.5px currentColor; }</style>")
 
 
 def _stem(chapter):

@@ -47,8 +47,33 @@ def _who(task, code, inputs, tile, wrong):
     if not threads:
         return f" No thread of block {block} {blocks}, {task.holder}, stores it."
     if len(threads) > 1:
-        return f" Threads {' and '.join(map(str, threads))} of block {block} {blocks} all store it."
+        return f" {who_stores(threads, shape, f'block {block} {blocks}')} store it."
     return f" Thread {threads[0]} of block {block} {blocks} stores it."
+
+
+LISTED = 4   # threads named one by one; more are summarised
+
+
+def who_stores(threads, shape, where):
+    """Several threads of one block, in a phrase short enough for a phone: each named when
+    there are at most LISTED, else summarised ("All 256 threads of block (0, 0, 0)", "The
+    16 threads with threadIdx.y == 3 of ...", "40 threads of ..., (0, 0, 0) to (7, 4, 0)")."""
+    threads = sorted(threads, key=lambda t: (t[2], t[1], t[0]) if len(t) == 3 else t)
+    if len(threads) <= LISTED:
+        return f"Threads {', '.join(map(str, threads[:-1]))} and {threads[-1]} of {where} all"
+    size = 1
+    for d in shape:
+        size *= d
+    if len(threads) == size:
+        return f"All {size} threads of {where}"
+    for axis, name in enumerate("xyz"):
+        values = {t[axis] for t in threads}
+        if len(values) == 1:
+            value = values.pop()
+            others = size // (shape[axis] if axis < len(shape) else 1)
+            if len(threads) == others:
+                return f"The {len(threads)} threads with threadIdx.{name} == {value} of {where}"
+    return f"{len(threads)} threads of {where}, {threads[0]} to {threads[-1]},"
 
 
 @contextmanager

@@ -9,9 +9,10 @@ browser test renders the same spec's states with switch.all_states() and compare
 import base64
 import html
 import io
+import re
 from functools import lru_cache
 
-from . import perfdata, show, switch, traces
+from . import perfdata, precision, show, switch, traces
 
 TILES = (2, 4, 8, 16, 32)
 
@@ -442,7 +443,8 @@ def phase_facts(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
     """From a checked run of the tiled kernel, traced for one block: per phase, what each
     thread loads into which slot, the products it adds (its Mds and Nds reads, mapped back
     to the elements of M and N that phase loaded), and its running sum after the phase
-    (float32, in the kernel's order, on the inputs the run used). Also the P it stored."""
+    (float32 fused multiply-adds in the kernel's order, as nvcc compiles `sum += a * b`, on the
+    inputs the run used). Also the P it stored."""
     import numpy as np
     report, P = _block_trace("tiled", width, tile, block)
     M, N = traces.inputs(width)
@@ -463,7 +465,7 @@ def phase_facts(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
         for t, pairs in terms.items():
             s = sums.get(t, np.float32(0))
             for (mr, mc), (nr, nc) in pairs:
-                s = np.float32(s + np.float32(M[mr, mc] * N[nr, nc]))
+                s = precision.fma32(M[mr, mc], N[nr, nc], s)   # the kernel's sum += ... is one fma
             sums[t] = s
         phases.append({"loads": loads, "terms": terms, "sums": dict(sums)})
     return {"width": width, "tile": tile, "block": block, "phases": phases, "P": P, "M": M, "N": N}
@@ -535,29 +537,69 @@ def phase_stepper(width=PHASE_WIDTH, tile=PHASE_TILE, block=PHASE_BLOCK):
 # --------------------------------------------------------------------------- chapter 6
 
 RUNGS = [("tiled", "tiled"), ("rung 1", "ladder1_coarsened"), ("rung 2", "ladder2_regtile1d"),
-         ("rung 3", "ladder3_regtile2d"), ("rung 4", "ladder4_vectorized"), ("rung 5", "ladder5_warptiled")]
+         ("rung 3", "ladder3_regtile2d"), ("rung 4", "ladder4_vectorized"), ("rung 5", "ladder5_warptiled"),
+         ("rung 6", "ladder6_pipelined")]
+MEASURED_WIDTH = 4096   # the size the stored measurements of the ladder and the tuner are at
 
 
 def rung_facts(kernel, tile=32):
     """From a checked run of one block (matmul and traces, as figures.thread_work draws it):
     the block's tile of P, its threads, the elements of P one thread stores, and its shared arrays."""
-    from . import matmul
+    from . import figures, matmul
     bm, bn = matmul.Launch(kernel).tile_of_p(tile)
     block = matmul.geometry(kernel, bm, 32, bn, tile)[1]
     report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=[(0, 0)])
     stores = sum(a.width for a in report.trace if a.array == "P" and a.op == "W")
     threads = block[0] * block[1]
+    views = figures._shared_views(kernel, report)[0]
     return {"kernel": kernel, "bm": bm, "bn": bn, "threads": threads, "per_thread": stores,
-            "shared": {n: tuple(s) for n, s in report.shared_shapes.items()}}
+            "shared": {n: tuple(s) for n, s in report.shared_shapes.items()},
+            "views": {n: tuple(s) for n, s in views.items()}}
+
+
+def source_defaults(kernel):
+    """The macros a kernel's source defaults (`#ifndef BM` / `#define BM 128`), as ints."""
+    from . import matmul
+    return {k: int(v) for k, v in re.findall(r"#ifndef (\w+)\s*\n\s*#define \1 (\d+)\b",
+                                             matmul.source(kernel))}
+
+
+def rung_measured(kernel, tile=32, width=MEASURED_WIDTH):
+    """What the stored measurements say of one rung at Width 4096, one entry per GPU:
+    (device, TFLOP/s, fraction of cuBLAS, where). Rungs up to 5 come from the ladder's
+    benchmark (perfdata, the numbers of the chapter's ladder table); rung 6, which that
+    benchmark does not run, from the tuner's runs (tuning, the chapter's rung-6 table): the
+    fastest correct configuration it found, timed beside cuBLAS in the same run."""
+    from . import tuning
+    if kernel == "ladder6_pipelined":
+        defaults = source_defaults(kernel)
+
+        def where(config):
+            same = all(defaults.get(k) == v for k, v in config.items())
+            return (f"the tuner's best tiles, {tuning._config_text(config)}"
+                    + (", the source's defaults, which the picture shows" if same else ""))
+        return [(t.device, r["tflops"], r["frac_cublas"], where(r["config"]))
+                for t in tuning.tunings() if t.size == width for r in [t.best(kernel)] if r]
+    return [(ds.device, r["tflops"], r["frac_cublas"], "the ladder's benchmark")
+            for ds in perfdata.datasets() for r in [ds.result(kernel, tile, width)] if r]
 
 
 def _rung_state(kernel):
     from . import figures
     f = rung_facts(kernel)
-    shared = ", ".join(f"{n}{''.join(f'[{d}]' for d in s)}" for n, s in f["shared"].items())
+    dims = lambda shapes: ", ".join(f"{n}{''.join(f'[{d}]' for d in s)}" for n, s in shapes.items())  # noqa: E731
+    shared = dims(f["shared"])
+    if f["views"] != f["shared"]:
+        shared += f" (one dynamic array holding {dims(f['views'])})"
     text = (f"{kernel}: a block of {f['threads']} threads computes a {f['bm']} x {f['bn']} tile of P, so each "
             f"thread stores {f['per_thread']} element{'s' * (f['per_thread'] != 1)} of P "
             f"({f['bm'] * f['bn']} / {f['threads']}); shared memory: {shared}.")
+    measured = rung_measured(kernel)
+    if measured:
+        one = len({w for *_, w in measured}) == 1   # the same source of numbers for every GPU
+        text += (f" Measured at Width {MEASURED_WIDTH}" + (f" ({measured[0][3]})" if one else "") + ": "
+                 + "; ".join(f"{t:.1f} TFLOP/s on the {d}, {frac:.2f} of cuBLAS" + ("" if one else f" ({w})")
+                             for d, t, frac, w in measured) + ".")
     alt = f"the work of two threads of {kernel}"
     return (f"<p class='tc-state-text'>{html.escape(text)}</p>"
             f"<img src='{png_data_uri(figures.thread_work(kernel))}' alt='{html.escape(alt, quote=True)}' "
@@ -571,5 +613,246 @@ def rung_explorer_spec(initial="rung 1"):
 
 
 def rung_explorer(initial="rung 1"):
-    """The tiled kernel and rungs 1 to 5 -> the work of one thread (figures.thread_work)."""
+    """The tiled kernel and rungs 1 to 6 -> the work of one thread (figures.thread_work) and what
+    the stored measurements say of it (rung_measured)."""
     return _build(rung_explorer_spec(initial))
+
+
+# ----------------------------------------------------------------- predict, then see
+# Widgets that ask for a prediction before they show anything: a second control holds the
+# reader's guess, its first option "?" shows only the question; every other option shows
+# what really happened (a run recorded now, or the stored GPU record) and whether the
+# guess was right.
+
+NO_GUESS = "?"
+
+
+def _predict(question, guess, right, reveal):
+    """One state of a predict-first widget: the question, and unless `guess` is NO_GUESS,
+    whether it is `right` and what happened (`reveal`, HTML)."""
+    head = f"<p class='tc-state-text'>{html.escape(question)}</p>"
+    if guess == NO_GUESS:
+        return head + "<p class='tc-state-text'><em>Choose your prediction to see what happened.</em></p>"
+    verdict = "Right." if guess == right else f"Not this time: the answer is {right}."
+    return head + f"<p class='tc-state-text'><strong>{html.escape(verdict)}</strong></p>" + reveal
+
+
+# --------------------------------------------------------------------------- chapter 3
+
+RACE_A = ((1.0, 2.0), (3.0, 4.0))
+RACE_ORDERS = [("(1, 0) first", "forward"), ("(0, 1) first", "reverse"), ("lock step", "lock step")]
+RACE_GUESSES = [NO_GUESS, "3", "2", "0"]
+RACE_WHAT = {"3": "3, the element that belongs there", "2": "2, its own element, unchanged",
+             "0": "0, what the tile held before anyone stored"}
+
+
+@lru_cache(maxsize=None)
+def race_replay_facts(order):
+    """The tile transpose without its barrier (exercise sync-5's starter), BLOCK_WIDTH 2, on
+    A = RACE_A, run on the CPU runtime: `order` "forward" (threads in index order, each to
+    its end), "reverse", or "lock step" (the same kernel with a __syncwarp() between the
+    store and the read: every thread stores, then every thread reads). Returns A after the
+    run, and what checked mode reports for the barrier-free kernel."""
+    import numpy as np
+
+    from cudacheck import KernelError, RawModule
+
+    from . import exercises
+    src = exercises.starter("sync-5")
+    if order == "lock step":
+        src = src.replace("    A[index] = tile[tx][ty];", "    __syncwarp();\n    A[index] = tile[tx][ty];", 1)
+    options = ("-DBLOCK_WIDTH=2",)
+    A = np.array(RACE_A, np.float32)
+    fn = RawModule(src, backend="cpu", options=options).get_function("block_transpose")
+    fn((1, 1), (2, 2), (A, np.int32(2), np.int32(2)), **({} if order == "lock step" else {"schedule": order}))
+    checked = RawModule(exercises.starter("sync-5"), backend="cpu", check=True,
+                        options=options).get_function("block_transpose")
+    try:
+        checked((1, 1), (2, 2), (np.array(RACE_A, np.float32), np.int32(2), np.int32(2)))
+        finding = None
+    except KernelError as e:
+        finding = type(e).__name__
+    return {"A": A.tolist(), "finding": finding}
+
+
+def _race_steps(order):
+    threads = [(0, 0), (1, 0), (0, 1), (1, 1)]
+    if order == "lock step":
+        return ("all four threads store their element into the tile, then all four read (here a __syncwarp() "
+                "between the store and the read makes them)")
+    seq = threads if order == "forward" else threads[::-1]
+    return "each thread runs to its end before the next starts: " + ", ".join(f"({x}, {y})" for x, y in seq)
+
+
+def _race_state(order, guess):
+    f = race_replay_facts(order)
+    A = f["A"]
+    question = ("Thread (1, 0) stores A[0][1] = 2 into tile[0][1], then writes A[0][1] = tile[1][0], which thread "
+                "(0, 1) stores. With no barrier between store and read, what does A[0][1] hold after the kernel?")
+    right = str(int(A[0][1]))
+    expected = [[RACE_A[c][r] for c in range(2)] for r in range(2)]
+
+    def cell(r, c):
+        ok = A[r][c] == expected[r][c]
+        return f"{A[r][c]:g}", "tc-sum" if ok else "tc-zero"
+    wrong = sum(A[r][c] != expected[r][c] for r in range(2) for c in range(2))
+    order_text = ("lock step, as a warp of a GPU before Volta ran it" if order == "lock step" else
+                  f"the CPU runtime's {order} order")
+    text = (f"Replay ({order_text}): {_race_steps(order)}. A[0][1] ends as {RACE_WHAT.get(right, right)}; "
+            f"{wrong} of 4 elements wrong (orange).")
+    if f["finding"]:
+        text2 = (f"Checked mode reports a {f['finding']} for the barrier-free kernel whatever the order: "
+                 "nothing in the kernel makes a GPU pick the lucky one, and since Volta not even a warp runs its "
+                 "threads in lock step.")
+    else:
+        text2 = "Checked mode finds nothing."
+    reveal = (f"{GRID_STYLE}<p class='tc-state-text'>{html.escape(text)}</p>"
+              f"{_grids(_grid('A before', 2, 2, lambda r, c: (f'{RACE_A[r][c]:g}', '')), _grid('A after', 2, 2, cell))}"
+              f"<p class='tc-state-text'>{html.escape(text2)}</p>")
+    return _predict(question, guess, right, reveal)
+
+
+def race_replay_spec(initial=("(1, 0) first", NO_GUESS)):
+    controls = [("order", RACE_ORDERS), ("A[0][1] after", [(g, g) for g in RACE_GUESSES])]
+    return ("race-replay", "The 2 x 2 tile transpose with no barrier. Pick who runs first, predict A[0][1], "
+            "then see the replay, run on the CPU runtime.", controls, _race_state, initial)
+
+
+def race_replay(initial=("(1, 0) first", NO_GUESS)):
+    """Order of two threads x the reader's guess -> the barrier-free transpose's real result
+    in that order (race_replay_facts) and checked mode's verdict."""
+    return _build(race_replay_spec(initial))
+
+
+# --------------------------------------------------------------------------- chapter 5
+
+COALESCE_CASES = [
+    ("naive: M", ("naive", None, "M", "R")),
+    ("naive: N", ("naive", None, "N", "R")),
+    ("swapped: M", ("naive", "swapped", "M", "R")),
+    ("swapped: P", ("naive", "swapped", "P", "W")),
+    ("tiled: M", ("tiled", None, "M", "R")),
+]
+COALESCE_GUESSES = [NO_GUESS, "2", "4", "16", "32"]
+COALESCE_SWAP = (("int row = blockIdx.y * blockDim.y + threadIdx.y;",
+                  "int row = blockIdx.y * blockDim.y + threadIdx.x;"),
+                 ("int col = blockIdx.x * blockDim.x + threadIdx.x;",
+                  "int col = blockIdx.x * blockDim.x + threadIdx.y;"))
+
+
+def coalesce_source(kernel, variant):
+    """The book's kernel, or with `variant` "swapped" the naive kernel with row taken from
+    threadIdx.x and col from threadIdx.y (chapter 5's uncoalesced example)."""
+    from . import matmul
+    src = matmul.source(kernel)
+    if variant == "swapped":
+        for old, new in COALESCE_SWAP:
+            assert old in src, old
+            src = src.replace(old, new, 1)
+    return src
+
+
+@lru_cache(maxsize=None)
+def coalesce_facts(kernel, variant, array, op, tile=16, width=64):
+    """Warp 0 of block (0, 0), 16 x 16 threads, the first time it makes this access (a
+    checked-mode trace, tiling_course.warps): the source line, the elements, the sectors."""
+    from . import warps
+    src = coalesce_source(kernel, variant)
+    report = warps.record(kernel, tile, width, code=src if variant else None)
+    r = next(q for q in warps.requests(report) if q.warp == 0 and q.step == 0 and q.array == array and q.op == op)
+    first = dict((lane, element) for lane, element, _ in r.lanes)
+    # neighbours: lanes x and x + 1 of one row of the block (threadIdx.x and threadIdx.x + 1)
+    apart = max(abs(first[lane + 1] - first[lane]) for lane in first if lane + 1 in first and (lane + 1) % tile)
+    return {"line": src.splitlines()[r.line - 1].strip(), "lanes": len(r.lanes), "elements": len(r.elements),
+            "sectors": r.sectors, "bytes_used": r.bytes_used, "efficiency": r.efficiency, "apart": apart}
+
+
+def _coalesce_state(case, guess):
+    kernel, variant, array, op = case
+    f = coalesce_facts(*case)
+    what = {"naive": "the naive kernel", "tiled": "the tiled kernel (TILE_WIDTH 16)"}[kernel]
+    if variant == "swapped":
+        what = "the naive kernel with row from threadIdx.x and col from threadIdx.y"
+    question = (f"In {what}, 16 x 16 blocks, Width 64: warp 0 (threads (0..15, 0) and (0..15, 1)) runs "
+                f"`{f['line']}`. How many 32-byte sectors does its {'load' if op == 'R' else 'store'} of {array} "
+                "touch?")
+    reveal = f"<p class='tc-state-text'>{html.escape(_coalesce_text(f, array))}</p>"
+    return _predict(question, guess, str(f["sectors"]), reveal)
+
+
+def _coalesce_text(f, array):
+    used = f"{f['bytes_used']} of the {32 * f['sectors']} bytes fetched are used ({100 * f['efficiency']:.3g}%)"
+    verdict = ("coalesced: neighbouring lanes touch neighbouring elements, or the same one" if f["apart"] <= 1 else
+               f"not coalesced: neighbouring lanes touch elements {f['apart']} apart, a row of the matrix")
+    return (f"The checked-mode trace: the 32 lanes touch {f['elements']} distinct element"
+            f"{'s' if f['elements'] > 1 else ''} of {array}, in {f['sectors']} sectors; {used}. So the request is "
+            f"{verdict}.")
+
+
+def coalesce_quiz_spec(initial=("naive: M", NO_GUESS)):
+    controls = [("access", COALESCE_CASES), ("sectors", [(g, g) for g in COALESCE_GUESSES])]
+    return ("coalesce", "Pick an access of warp 0, predict how many 32-byte sectors it touches, then see the "
+            "trace.", controls, _coalesce_state, initial)
+
+
+def coalesce_quiz(initial=("naive: M", NO_GUESS)):
+    """An access of warp 0 x the reader's guess of its sectors -> the count from a
+    checked-mode trace (coalesce_facts)."""
+    return _build(coalesce_quiz_spec(initial))
+
+
+# --------------------------------------------------------------------------- chapter 7
+
+HOST_GUESSES = [NO_GUESS, "ran to the end", "stopped with an error", "crashed"]
+
+
+@lru_cache(maxsize=None)
+def host_bug_facts(name):
+    """A host-side bug of chapter 7's program: what the recorded GPU run did (programs.json)
+    and what checked mode reports now on the CPU runtime."""
+    from . import programs
+    rec = (programs.records() or {}).get("bugs", {}).get(name)
+    found = programs.finding(name)
+    if rec is None:
+        outcome, last = None, ""
+    else:
+        lines = (rec["stdout"] + rec["stderr"]).strip().splitlines()
+        last = lines[-1] if lines else ""
+        outcome = ("crashed" if rec["exit_code"] is None or rec["exit_code"] < 0 else
+                   "ran to the end" if rec["exit_code"] == 0 else "stopped with an error")
+    return {"what": programs.BUGS[name].what, "outcome": outcome,
+            "exit_code": None if rec is None else rec["exit_code"],
+            "passed": None if rec is None else rec["stdout"].count("PASSED"), "last": last,
+            "finding": type(found).__name__ if found is not None else None}
+
+
+def _host_bug_state(name, guess):
+    from . import programs
+    f = host_bug_facts(name)
+    question = f"{f['what']} Compiled with nvcc and run on the reference GPU, unchecked: what did the program do?"
+    data = programs.records() or {}
+    where = f"{data['device']}, {data['date']}" if data else "no GPU run recorded"
+    if f["outcome"] is None:
+        return _predict(question, guess, "not recorded", "<p class='tc-state-text'>No GPU run recorded.</p>")
+    if f["outcome"] == "crashed":
+        run = f"On the GPU ({where}): the program died, with no exit code. The last line: {f['last']}"
+    else:
+        run = (f"On the GPU ({where}): exit code {f['exit_code']}; it printed PASSED {f['passed']} "
+               f"time{'s' if f['passed'] != 1 else ''} of 2. Its last line: {f['last']}")
+    checked = (f"Checked mode on the CPU runtime reports a {f['finding']}, with the line." if f["finding"] else
+               "Checked mode finds nothing.")
+    reveal = f"<p class='tc-state-text'>{html.escape(run)}</p><p class='tc-state-text'>{html.escape(checked)}</p>"
+    return _predict(question, guess, f["outcome"], reveal)
+
+
+def host_bug_quiz_spec(initial=("missing copy back", NO_GUESS)):
+    from . import programs
+    controls = [("bug", [(name, name) for name in programs.BUGS]), ("it", [(g, g) for g in HOST_GUESSES])]
+    return ("host-bugs", "Pick a bug, predict what the unchecked program did on the GPU, then see the record and "
+            "what checked mode says.", controls, _host_bug_state, initial)
+
+
+def host_bug_quiz(initial=("missing copy back", NO_GUESS)):
+    """A host-side bug x the reader's guess -> the stored GPU run's outcome and checked mode's
+    finding (host_bug_facts)."""
+    return _build(host_bug_quiz_spec(initial))

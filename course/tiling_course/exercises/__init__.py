@@ -36,6 +36,9 @@ notebook), each an array of [[exercise]] tables with
                            the reader's code sets `variable` to a number; the expected one is
                            what the solution's code sets it to, run once; code that launches
                            a kernel of its own reads it from cu/ with cu_file(name)
+    answer_from            where the right number comes from, as the verdict says it (default
+                           "what a checked run of the kernel counts"; "what the roofline
+                           allows" for an exercise that computes rather than counts)
 
 A kernel's source is one of
     "x.cu"                                a file of cu/ in this package
@@ -131,11 +134,12 @@ class Source:
 
 def _book(kernel):
     """A kernel of the book. For a .cu file that holds several kernels: its #ifndef block and
-    this kernel's own comment and function."""
+    this kernel's own comment and function; but the whole file where it #includes headers,
+    whose types and helpers its kernels share (tensor_cores.cu)."""
     src = matmul.source(kernel)
     name = matmul.KERNELS[kernel].function
     paragraphs = src.split("\n\n")
-    if sum("__global__" in p for p in paragraphs) <= 1:
+    if sum("__global__" in p for p in paragraphs) <= 1 or "#include" in src:
         return src
     keep = [p[p.index("#ifndef"):] if "#ifndef" in p else p for p in paragraphs
             if "#ifndef" in p or f" {name}(" in p]
@@ -174,6 +178,7 @@ class Exercise:
     trace: tuple | None = None
     tolerance: float = 0.0
     unit: str = ""
+    answer_from: str = "what a checked run of the kernel counts"
     runs: tuple = ()                # a program exercise's command lines
     answer_sha256: str = ""         # the student edition's hash of a value exercise's answer (grid_point)
     salt: str = ""
@@ -194,7 +199,8 @@ _EXERCISE = {"id": str, "title": str, "kind": str, "statement": str, "hint": str
 _STUDENT_DROPS = {"solution", "explanation", "wrong"}
 _KERNEL = {"launch": dict, "tiles": list, "shapes": list, "trace": list, "requirement": list,
            "requirement_passed": str}
-_VALUE = {"variable": str, "unit": str, "tolerance": (int, float), "answer_sha256": str, "salt": str}
+_VALUE = {"variable": str, "unit": str, "tolerance": (int, float), "answer_from": str, "answer_sha256": str,
+          "salt": str}
 _PROGRAM = {"runs": list}
 _KINDS = {"write": (_KERNEL, {"launch", "shapes"}), "fix": (_KERNEL, {"launch", "shapes"}),
           "value": (_VALUE, {"variable", "unit"}), "program": (_PROGRAM, {"runs"})}
@@ -272,8 +278,9 @@ def _exercise(t, chapter, root, where):
                   solution=solution, starter=_source(t["starter"], t, root, where, solution),
                   wrong=tuple(_wrong(w, t, root, where, solution) for w in t.get("wrong", [])))
     if t["kind"] == "value":
+        extra = {"answer_from": t["answer_from"]} if "answer_from" in t else {}
         return Exercise(**fields, variable=t["variable"], unit=t["unit"], tolerance=float(t.get("tolerance", 0)),
-                        answer_sha256=t.get("answer_sha256", ""), salt=t.get("salt", ""))
+                        answer_sha256=t.get("answer_sha256", ""), salt=t.get("salt", ""), **extra)
     if t["kind"] == "program":
         runs = t["runs"]
         if not runs or not all(isinstance(r, list) and all(isinstance(a, str) for a in r) for r in runs):
@@ -592,10 +599,8 @@ def _check_value(ex, value):
     except (TypeError, ValueError):
         return Result(False, head + f"✗ The answer should be a number, not {value!r}." + hint, "not a number")
     if math.isfinite(got) and _accepts(ex, got):
-        return Result(True, _head(ex, True) + f"{_fmt(got)} {ex.unit}: that is what a checked run of the "
-                      "kernel counts.", "pass")
-    return Result(False, head + f"✗ {_fmt(got)} is not what a checked run of the kernel counts." + hint,
-                  "wrong value")
+        return Result(True, _head(ex, True) + f"{_fmt(got)} {ex.unit}: that is {ex.answer_from}.", "pass")
+    return Result(False, head + f"✗ {_fmt(got)} is not {ex.answer_from}." + hint, "wrong value")
 
 
 def _fmt(x):

@@ -11,12 +11,13 @@ import json
 import tomllib
 from pathlib import Path
 
-from . import EXERCISES, answer, answer_hash, chapter, grid_point, starter
+from . import EXERCISES, Exercise, answer, answer_hash, chapter, grid_point, starter
 
 # The keys the student edition keeps, in the order it writes them; the rest (solution,
 # explanation, wrong) stay with the instructor.
 _KEPT = ("id", "title", "kind", "statement", "hint", "starter", "starter_fails", "variable", "unit", "tolerance",
-         "answer_sha256", "salt", "launch", "tiles", "shapes", "requirement", "requirement_passed", "trace", "runs")
+         "answer_from", "answer_sha256", "salt", "launch", "tiles", "shapes", "requirement", "requirement_passed",
+         "trace", "runs")
 _HEADER = ("# The student edition of {stem}'s exercises, written by scripts/sync_notebooks.py from\n"
            "# ../{stem}.toml, which holds the solutions: edit that file, not this one.\n")
 
@@ -63,6 +64,8 @@ def _table(ex):
         table.update(variable=ex.variable, unit=ex.unit, starter=starter(ex.id))
         if ex.tolerance:
             table["tolerance"] = ex.tolerance
+        if ex.answer_from != Exercise.answer_from:
+            table["answer_from"] = ex.answer_from
         table.update(answer_sha256=answer_hash(ex.id, salt, grid_point(answer(ex.id), ex.tolerance)), salt=salt)
         return table
     table.update(_raw(ex))

@@ -1,0 +1,218 @@
+"""An assignment as a Gradescope autograder, for classes of any size: Gradescope runs each
+submission in a container of its own, in parallel, without a GPU, which the CPU runtime
+serves.
+
+    python -m tiling_course.gradescope export g1_rect_tiles --hidden assignments/hidden --out g1.zip
+    python -m tiling_course.gradescope run          # what the zip's run_autograder calls, in the container
+
+The zip follows Gradescope's autograder specification: at its root setup.sh (run once, as
+root, when Gradescope builds the image: it installs Python, g++, bubblewrap and this
+package with its dependencies at the versions the course tested, into /autograder/venv,
+and warms the compile cache) and run_autograder (run per submission, in /autograder: it
+grades /autograder/submission and writes /autograder/results/results.json). Beside them
+the assignment's id, its hidden tests (this assignment's only) and the package's wheel.
+
+A submission is the released notebook, or a `<variable>.cu` file per part
+(tiling_course.answers reads either, as text). The student id that draws the variant is
+the submission's first user's, from /autograder/submission_metadata.json: its "sid" where
+Gradescope gives one, else the e-mail address, else Gradescope's user id; the feedback
+names the id it used. The submission's CUDA runs in the bubblewrap sandbox
+(tiling_course.judge); if the sandbox cannot start in the container, nothing is graded
+and results.json says so.
+
+results.json: the total as "score", the summary as "output" (Markdown), and one entry of
+"tests" per part: its name, score, max_score, status and its feedback as "output".
+AUTOGRADER_ROOT moves /autograder elsewhere (tests/test_gradescope.py plays the contract
+in a temporary folder).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+from . import answers, grading
+
+SETUP = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q python3 python3-venv python3-pip g++ bubblewrap util-linux
+python3 -m venv /autograder/venv
+/autograder/venv/bin/pip install -q --upgrade pip
+/autograder/venv/bin/pip install -q -r /autograder/source/requirements.txt
+/autograder/venv/bin/pip install -q --no-deps /autograder/source/wheel/*.whl
+# The compile cache every submission starts from (if the image build allows the sandbox;
+# otherwise the first run of each container builds its own).
+/autograder/venv/bin/python -m tiling_course.gradescope warm || true
+"""
+
+RUN = r"""#!/usr/bin/env bash
+# Gradescope runs this for each submission, in /autograder.
+exec "${GRADER_PYTHON:-/autograder/venv/bin/python}" -m tiling_course.gradescope run
+"""
+
+
+def _root():
+    return Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+
+
+def build_wheel(out):
+    """The package's wheel, built from the repository this module is imported from."""
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / "pyproject.toml").exists():
+        raise FileNotFoundError("export needs the repository (or --wheel): this tiling_course is an installed copy")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md", "runtime", "course"):
+            if (repo / name).is_dir():
+                shutil.copytree(repo / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            else:
+                shutil.copy(repo / name, src / name)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                        str(out), str(src)], check=True)
+    return next(Path(out).glob("tiling_course-*.whl"))
+
+
+def pins():
+    """The wheel's dependencies, pinned at the versions of this environment (the ones the
+    course's tests ran with), as requirements lines."""
+    import re
+    lines = []
+    for req in metadata.requires("tiling-course") or []:
+        if "extra ==" in req:
+            continue
+        name = re.match(r"[A-Za-z0-9_.-]+", req).group(0)
+        lines.append(f"{name}=={metadata.version(name)}")
+    return "\n".join(sorted(lines)) + "\n"
+
+
+def export(assignment_id, hidden, out, wheel=None):
+    """Write the autograder zip of an assignment to `out`; returns its path."""
+    a = grading.ASSIGNMENTS[assignment_id]
+    tests = {}
+    if a.graded:
+        with open(Path(hidden) / "tests.toml", "rb") as f:
+            tests = {assignment_id: tomllib.load(f)[assignment_id]}
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = Path(wheel) if wheel else build_wheel(tmp)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
+                info = zipfile.ZipInfo(name)
+                info.external_attr = 0o755 << 16
+                z.writestr(info, text)
+            z.writestr("assignment.json", json.dumps({"assignment": assignment_id}))
+            z.writestr("requirements.txt", pins())
+            z.writestr("hidden/tests.toml", _toml(tests))
+            z.write(wheel, f"wheel/{wheel.name}")
+    return out
+
+
+def _toml(tests):
+    """{assignment: {variable: {seed, shapes, trace}}} as TOML."""
+    lines = []
+    for assignment, parts in tests.items():
+        for variable, spec in parts.items():
+            lines.append(f"[{assignment}.{variable}]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in spec.items()]
+    return "\n".join(lines) + "\n"
+
+
+def student_id(metadata_path):
+    """(id, who): the id that draws the variant, and how the feedback names it."""
+    try:
+        users = json.loads(Path(metadata_path).read_text()).get("users") or []
+    except (OSError, ValueError):
+        users = []
+    user = users[0] if users and isinstance(users[0], dict) else {}
+    for key in ("sid", "email", "id"):
+        if user.get(key):
+            return str(user[key]), key
+    return "", ""
+
+
+def results(result, elapsed, sid, key):
+    """results.json's object for a graded submission."""
+    tests = []
+    for i, (variable, score) in enumerate(result.scores.items(), 1):
+        part = grading.part(result.assignment, variable)
+        tests.append({"name": f"{part.title} (`{variable}`)", "number": str(i), "score": score.points,
+                      "max_score": score.out_of, "status": "passed" if score.points == score.out_of else "failed",
+                      "output": result.sections[variable], "output_format": "md", "visibility": "visible"})
+    summary = result.feedback.split("\n## ")[0]
+    if key:
+        summary += f"\n\nThe variant was drawn from your {key} as Gradescope gives it (`{sid}`)."
+    return {"score": result.points, "execution_time": round(elapsed), "output": summary, "output_format": "md",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"assignment": result.assignment, "student": sid, "variants": {
+                k: v for k, v in result.variant.items()}}}
+
+
+def run(root=None):
+    """Grade /autograder/submission into /autograder/results/results.json; returns the
+    exit status (1 when nothing could be graded)."""
+    from .judge import Judge
+    from .sandbox import SandboxUnavailable
+    root = Path(root or _root())
+    start = time.monotonic()
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    assignment_id = json.loads((root / "source" / "assignment.json").read_text())["assignment"]
+    a = grading.ASSIGNMENTS[assignment_id]
+    sid, key = student_id(root / "submission_metadata.json")
+
+    def write(obj):
+        (root / "results" / "results.json").write_text(json.dumps(obj, indent=1))
+
+    try:
+        judge = Judge(hidden=root / "source" / "hidden" if a.graded else None, warm=root / "source" / "warm-cache")
+    except SandboxUnavailable as e:
+        write({"score": 0, "output": f"Not graded: the autograder could not start its sandbox, and it does not run "
+                                     f"submissions without one. Tell your instructor. ({e})",
+               "visibility": "visible", "tests": [], "extra_data": {"error": "sandbox unavailable"}})
+        print(f"sandbox unavailable: {e}", file=sys.stderr)
+        return 1
+    found = answers.from_folder(root / "submission", a.parts)
+    result = judge.grade(assignment_id, found, sid)
+    print(result.log)
+    write(results(result, time.monotonic() - start, sid, key))
+    return 0
+
+
+def warm(root=None):
+    """Build the warm compile cache into source/warm-cache (setup.sh)."""
+    from .judge import Judge
+    root = Path(root or _root())
+    Judge(warm=root / "source" / "warm-cache")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.gradescope", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="write an assignment's autograder zip")
+    ex.add_argument("assignment", choices=sorted(grading.ASSIGNMENTS))
+    ex.add_argument("--hidden", default="assignments/hidden", help="the hidden tests' folder")
+    ex.add_argument("--out", default=None, help="the zip (default: autograder-ASSIGNMENT.zip)")
+    ex.add_argument("--wheel", default=None, help="the package's wheel (default: built from this repository)")
+    sub.add_parser("run", help="grade the submission in $AUTOGRADER_ROOT (/autograder)")
+    sub.add_parser("warm", help="build the warm compile cache in $AUTOGRADER_ROOT/source")
+    args = ap.parse_args(argv)
+    if args.command == "export":
+        out = export(args.assignment, args.hidden, args.out or f"autograder-{args.assignment}.zip", args.wheel)
+        print(f"wrote {out}: upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file)")
+        return 0
+    return run() if args.command == "run" else warm()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
