@@ -21,7 +21,7 @@ def nvrtc(monkeypatch):
     recording each compile's options."""
     calls = []
 
-    def compiled(cupy, source, options, expressions):
+    def compiled(cupy, source, options, expressions, cupy_options):
         calls.append((source, tuple(options)))
         if "mma.h" in source and "-I/toolkit/include" not in options:
             raise CompileException('mma.h(91): catastrophic error: cannot open source file "crt/mma.h"')
@@ -36,11 +36,11 @@ def nvrtc(monkeypatch):
 
 def test_the_toolkit_folder_is_found_once_then_given_up_front(nvrtc):
     cupy, calls = nvrtc
-    assert backend._compiled_with_crt(cupy, WMMA, ("-std=c++17",), []) == "module"
+    assert backend._compiled_with_crt(cupy, WMMA, ("-std=c++17",), [], {}) == "module"
     assert [opts for _, opts in calls] == [("-std=c++17",), ("-std=c++17", "-I/toolkit/include")]
     calls.clear()
-    backend._compiled_with_crt(cupy, WMMA, ("-DTC_BF16",), [])        # a second wmma source: one compile
-    backend._compiled_with_crt(cupy, PLAIN, ("-DX",), [])             # a source without mma.h: unchanged
+    backend._compiled_with_crt(cupy, WMMA, ("-DTC_BF16",), [], {})        # a second wmma source: one compile
+    backend._compiled_with_crt(cupy, PLAIN, ("-DX",), [], {})             # a source without mma.h: unchanged
     assert [opts for _, opts in calls] == [("-DTC_BF16", "-I/toolkit/include"), ("-DX",)]
 
 
@@ -48,5 +48,5 @@ def test_other_compile_errors_and_a_missing_toolkit_are_reported_as_they_are(nvr
     cupy, calls = nvrtc
     with pytest.raises(CompileException, match="crt/mma.h"):
         monkeypatch.setattr(backend, "_toolkit_include", lambda: None)
-        backend._compiled_with_crt(cupy, WMMA, (), [])
+        backend._compiled_with_crt(cupy, WMMA, (), [], {})
     assert len(calls) == 1 and backend._crt_include == []

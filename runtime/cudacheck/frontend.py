@@ -790,7 +790,7 @@ class _Reader:
     def _check_callee(self, name, line, file, defined, caller):
         """Device code (`caller`) may call, or take the address of, the functions the source
         defines, CUDA's device functions and the few of the C library that CUDA provides."""
-        if file == SOURCE_NAME and not defined:
+        if file == SOURCE_NAME and not defined and not name.startswith("__builtin_"):   # a compiler built-in
             # Declared by the kernel's source and defined nowhere (a C library function
             # declared by hand, say): nothing on a GPU provides it.
             raise CompileError(
