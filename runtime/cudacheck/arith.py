@@ -35,7 +35,6 @@ def fmad_enabled(options):
 
 @dataclass
 class _Edits:
-    code: bytes
     macros: list                                   # (start, end) offsets of macro expansions
     prefixes: dict = field(default_factory=dict)   # offset -> [text], outermost first
     other: list = field(default_factory=list)      # (start, end, text)
@@ -56,7 +55,7 @@ class Rewriter:
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
         macros = [(c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
                   if c.kind == self.K.MACRO_INSTANTIATION and in_main_file(c)]
-        self.edits = _Edits(code, macros)
+        self.edits = _Edits(macros)
 
     def result(self):
         """The edits of every function() so far, as frontend.Program.edits holds them."""
