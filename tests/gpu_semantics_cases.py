@@ -1,6 +1,7 @@
 """Kernels whose results C++ leaves undefined or computes otherwise than a GPU: float to
 integer conversion out of range, shifts by the width or more, contraction of a*b + c into
-one fused multiply-add, __activemask in divergent code, cuRAND's device generators. Each
+one fused multiply-add, __activemask in divergent code, the math functions that run on the
+special-function unit (expf, tanhf, rsqrtf, rnorm3df, __expf), cuRAND's device generators. Each
 case's inputs are fixed (a seed), so that what an H100 computed for it is stored
 (tests/data/gpu_semantics.json, by scripts/record_gpu_semantics.py) and the CPU runtime is
 held to it bit for bit (tests/test_gpu_semantics.py)."""
@@ -187,6 +188,40 @@ def _curand_args(n=12):
             seeds, subseq, offset, np.int32(n))
 
 
+GPU_MATH = r'''
+extern "C" __global__ void gpu_math(float* o, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    o[9 * i + 0] = expf(v);
+    o[9 * i + 1] = tanhf(v);
+    o[9 * i + 2] = rsqrtf(v);
+    o[9 * i + 3] = __expf(v);
+    o[9 * i + 4] = 1.0f + expf(-v);
+    o[9 * i + 5] = exp(v) - tanh(v);
+    o[9 * i + 6] = rsqrt(fabsf(v)) + 1.0f;
+    o[9 * i + 7] = expf(v * 0.5f) + expf(-v * 0.5f);
+    o[9 * i + 8] = rnorm3df(v, 1.5f * v, -0.25f);
+}
+'''
+
+
+def _gpu_math_inputs(seed=2027):
+    """Special values, the edges of expf's and tanhf's branches, subnormals, and random
+    values at every scale from 2^-30 to 2^7, both signs. (The kernel's own arithmetic on the
+    results never makes a subnormal: plain float arithmetic keeps them on the CPU runtime,
+    where CuPy's -ftz=true flushes them: README, Limitations.)"""
+    rng = np.random.default_rng(seed)
+    special = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-39, -1e-39, 1.1754942e-38, 1.1754944e-38, np.inf, -np.inf,
+                        np.nan, 0.6, 0.59999996, -0.6, 9.010913, 9.010914, -9.010914, 88.72283, 88.72284,
+                        -87.33654, -87.33655, -103.0, -104.0, 126.5, -126.5, 1.0, -1.0, 0.5, 2.0, 4.0, 3.999999,
+                        1e-30, 1e30, -1e30, 3.4028235e38], np.float32)
+    scales = 2.0 ** rng.uniform(-30, 7, 4000)
+    random = (rng.choice([-1.0, 1.0], 4000) * scales).astype(np.float32)
+    x = np.concatenate([special, random]).astype(np.float32)
+    return np.zeros(9 * len(x), np.float32), x, np.int32(len(x))
+
+
 def cases():
     out = []
     for src_type in ("float", "double"):
@@ -202,6 +237,7 @@ def cases():
     out.append(Case("fused multiply-add", FMA, "fma_forms", 2, 128, _fma_inputs))
     out.append(Case("fused multiply-add, -fmad=false", FMA, "fma_forms", 2, 128, _fma_inputs,
                     options=("--fmad=false",)))
+    out.append(Case("gpu math functions", GPU_MATH, "gpu_math", 17, 256, _gpu_math_inputs))
     out.append(Case("activemask", ACTIVEMASK, "masks", 1, 64, lambda: (np.zeros(256, np.uint32),)))
     out.append(Case("curand xorwow", CURAND_XORWOW, "xorwow", 1, 32, _curand_args))
     out.append(Case("curand philox", CURAND_PHILOX, "philox", 1, 32, _curand_args))

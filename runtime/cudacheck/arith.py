@@ -9,6 +9,9 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
+- A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df` or `__expf` (or `exp`, `tanh`, `rsqrt` of a float) calls
+  the GPU's version in cpu/include/kc_gpu_math.h: those run on the GPU's special-function
+  unit, whose results the C library's functions do not reproduce.
 
 Each rewrite is a call of a helper in cpu/include/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
@@ -56,6 +59,7 @@ class Rewriter:
         macros = [(c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
                   if c.kind == self.K.MACRO_INSTANTIATION and in_main_file(c)]
         self.edits = _Edits(macros)
+        self.main_file = tu.spelling
 
     def result(self):
         """The edits of every function() so far, as frontend.Program.edits holds them."""
@@ -74,6 +78,8 @@ class Rewriter:
                 self._implicit_conversion(c)
             elif k in (self.K.CSTYLE_CAST_EXPR, self.K.CXX_STATIC_CAST_EXPR, self.K.CXX_FUNCTIONAL_CAST_EXPR):
                 self._dependent_cast(c)
+            elif k == self.K.CALL_EXPR:
+                self._math_call(c)
             stack.extend(reversed(list(c.get_children())))
 
     # -- helpers --
@@ -215,6 +221,28 @@ class Rewriter:
             self._apply(lhs.extent.start.offset, "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(",
                         [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
+    def _math_call(self, c):
+        """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df or __expf on floats: its
+        callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version."""
+        if self._kind(c) != "FLOAT" or c.spelling not in _GPU_MATH:
+            return
+        kids = list(c.get_children())
+        ref = kids[0] if kids else None   # the callee, through its decay to a pointer and parentheses
+        while ref is not None and ref.kind in (self.K.UNEXPOSED_EXPR, self.K.PAREN_EXPR):
+            inner = list(ref.get_children())
+            ref = inner[0] if len(inner) == 1 else None
+        if ref is None or ref.kind != self.K.DECL_REF_EXPR:
+            return
+        decl = ref.referenced
+        if decl is None or decl.spelling != c.spelling or decl.location.file is None \
+                or decl.location.file.name == self.main_file:
+            return   # a function of the source's own
+        start, end = ref.extent.start.offset, ref.extent.end.offset
+        written = self.code[start:end].decode(errors="replace").replace(" ", "")
+        if written.split("::")[-1] != c.spelling or not self.edits.safe(start, end):
+            return   # spelled by a macro: its text is not here
+        self.edits.other.append((start, end, _GPU_MATH[c.spelling]))
+
     def _shiftable(self, lhs, rhs):
         """Both operands integers (or unknown, in a template), and the amount not a literal:
         a literal amount below the width shifts alike everywhere."""
@@ -248,6 +276,13 @@ class Rewriter:
             return
         x = kids[-1]
         self._apply(x.extent.start.offset, f"::kc::cvt<{c.type.get_canonical().spelling}>(", [], x.extent.end.offset)
+
+
+# The functions whose GPU results the C library does not give, and their versions in
+# kc_gpu_math.h (a call's spelling is the function's name, for a float argument).
+_GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf", "tanh": "::kc::gpu_tanhf",
+             "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df",
+             "__expf": "::kc::gpu_fast_expf"}
 
 
 def _only_child_type(c):

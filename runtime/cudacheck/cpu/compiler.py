@@ -26,6 +26,7 @@ from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, SOURCE_NAME, header_digest
 from ..listing import compile_error_report
+from . import gpumath
 
 INCLUDE_DIR = Path(__file__).with_name("include")
 # -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
@@ -287,7 +288,9 @@ def load(path):
     __device__ function declared without a body) is a CompileError naming it, as ptxas
     refuses it ("Unresolved extern function")."""
     try:
-        return ctypes.CDLL(str(path))
+        lib = ctypes.CDLL(str(path))
+        gpumath.install(lib)   # the GPU's expf, tanhf, rsqrtf tables, if its code uses them
+        return lib
     except OSError as e:
         missing = re.search(r"undefined symbol: (\S+)", str(e))
         if not missing:

@@ -269,6 +269,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 
 #include "kc_gpu_arith.h"
 #include "kc_intrinsics.h"
+#include "kc_gpu_math.h"
 
 #ifdef KC_PROGRAM
 // A whole program: its host code has the C library and the CUDA runtime API.

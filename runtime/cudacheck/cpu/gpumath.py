@@ -1,0 +1,108 @@
+"""The GPU's approximate instructions, as tables measured on an H100, for the CPU runtime.
+
+nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, and expf and tanhf to a few exact float
+operations around ex2.approx and rcp.approx; the special-function unit that runs those
+instructions is not documented to the bit, so the CPU runtime looks their results up. Each
+table was measured on every input it covers (scripts/record_gpu_math_tables.py), and the
+structure that lets one table serve every input was checked on all inputs there:
+
+* ex2.approx.ftz(x) depends only on x's sign and |x| truncated to 23 fractional bits:
+  2^i * T+[f] for x >= 0 and 2^-i * T-[f] for x < 0, where |x| * 2^23 = i * 2^23 + f;
+* rcp.approx.ftz(m * 2^e) = rcp(m) * 2^-e, for m in [1, 2);
+* rsqrt.approx(m * 4^e) = rsqrt(m) * 2^-e, for m in [1, 4).
+
+Each entry is stored as its difference from a reference the C++ side computes the same way
+(kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor series for 2^f), in
+4 bits, packed two to a byte; the file is that, lzma-compressed. tables() decodes it once
+per process, and install() hands it to a kernel's library that uses it.
+"""
+import ctypes
+import lzma
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent / "data" / "gpu_math_tables.xz"
+# name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
+TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))
+OFFSET = 8   # a stored nibble is the difference + 8
+# 2^f = sum (f ln 2)^k / k!, k = 0..14, evaluated by Horner in double with plain multiplies
+# and adds (no fused multiply-add) on both sides; within 1e-14 of 2^f on [0, 1].
+_LN2 = 0.6931471805599453
+
+
+def _taylor_coefficients():
+    c, out = 1.0, []
+    for k in range(15):
+        out.append(c)
+        c = c * _LN2 / (k + 1)
+    return out
+
+
+TAYLOR = tuple(_taylor_coefficients())
+
+
+def reference(name, n):
+    """The reference values, as float32 bit patterns (int64), that the C++ side computes
+    for the n entries of table `name`."""
+    i = np.arange(n, dtype=np.float64)
+    if name in ("ex2_pos", "ex2_neg"):
+        f = i * 2.0 ** -23 * (1.0 if name == "ex2_pos" else -1.0)
+        p = np.full(n, TAYLOR[-1])
+        for c in reversed(TAYLOR[:-1]):
+            p = p * f + c
+        v = p
+    elif name == "rcp":
+        v = 1.0 / (1.0 + i * 2.0 ** -23)
+    else:
+        v = 1.0 / np.sqrt(np.where(i < (1 << 23), 1.0 + i * 2.0 ** -23, 2.0 + (i - (1 << 23)) * 2.0 ** -22))
+    return v.astype(np.float32).view(np.int32).astype(np.int64)
+
+
+def encode(measured):
+    """{name: float32 array measured on the GPU} -> the bytes of the data file."""
+    parts = []
+    for name, n in TABLES:
+        got = np.asarray(measured[name], dtype=np.float32)
+        assert got.size == n, (name, got.size)
+        delta = got.view(np.int32).astype(np.int64) - reference(name, n)
+        if delta.min() < -OFFSET or delta.max() >= OFFSET:
+            raise ValueError(f"{name}: a measured value is {delta.min()}..{delta.max()} units from the reference, "
+                             "beyond what 4 bits hold")
+        nib = (delta + OFFSET).astype(np.uint8)
+        parts.append((nib[0::2] | (nib[1::2] << 4)).astype(np.uint8).tobytes())
+    return lzma.compress(b"".join(parts), preset=9)
+
+
+def decode(name, blob):
+    """The float32 table `name` from the decompressed data (for tests and checks)."""
+    start = 0
+    for other, n in TABLES:
+        if other == name:
+            packed = np.frombuffer(blob, np.uint8, n // 2, start)
+            nib = np.empty(n, np.int64)
+            nib[0::2], nib[1::2] = packed & 15, packed >> 4
+            return (reference(name, n) + nib - OFFSET).astype(np.int32).view(np.float32)
+        start += n // 2
+    raise KeyError(name)
+
+
+@lru_cache(maxsize=None)
+def tables():
+    """The decompressed tables: one buffer, kept for the life of the process."""
+    return ctypes.create_string_buffer(lzma.decompress(DATA.read_bytes()))
+
+
+def install(lib):
+    """Give a kernel's library the tables if it uses them (its code then defines
+    kc_gpu_math_tables); a library that does not costs nothing."""
+    try:
+        slots = (ctypes.c_void_p * len(TABLES)).in_dll(lib, "kc_gpu_math_tables")
+    except ValueError:
+        return
+    buf = tables()
+    at = ctypes.addressof(buf)
+    for i, (_, n) in enumerate(TABLES):
+        slots[i] = at
+        at += n // 2

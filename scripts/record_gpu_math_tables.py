@@ -1,0 +1,129 @@
+"""On a GPU: measure the special-function unit's approximations that expf, tanhf, rsqrtf and
+__expf compile to (PTX ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx), on every input one
+table covers, check on every other input that the table and a power of two give the GPU's
+result, and write the tables the CPU runtime looks up (cudacheck/cpu/gpumath.py says how
+they are stored) and a report.
+
+    python scripts/record_gpu_math_tables.py --tables runtime/cudacheck/cpu/data/gpu_math_tables.xz \
+        --report logs/DATE-DEVICE-gpu-math-tables.md
+"""
+import argparse
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
+from cudacheck.cpu import gpumath  # noqa: E402
+
+KERNELS = r'''
+#define OP(name, instruction) extern "C" __global__ void name(const unsigned* in, float* out, unsigned n) { \
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x; \
+    if (i < n) { float r; asm(instruction " %0, %1;" : "=f"(r) : "f"(__uint_as_float(in[i]))); out[i] = r; } }
+OP(k_ex2_ftz, "ex2.approx.ftz.f32")
+OP(k_rcp_ftz, "rcp.approx.ftz.f32")
+OP(k_rsqrt, "rsqrt.approx.f32")
+OP(k_rsqrt_ftz, "rsqrt.approx.ftz.f32")
+'''
+# The PTX that nvcc makes of the functions the CPU runtime reproduces around these instructions.
+FUNCTIONS = r'''
+extern "C" __global__ void f(const float* x, float* y) {
+    y[0] = expf(x[0]); y[1] = tanhf(x[1]); y[2] = rsqrtf(x[2]); y[3] = __expf(x[3]);
+    y[4] = rnorm3df(x[4], x[5], x[6]); y[5] = log1pf(x[7]); y[6] = logf(x[8]);
+}
+'''
+
+
+def main():
+    import cupy as cp
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tables", required=True)
+    ap.add_argument("--report", required=True)
+    opts = ap.parse_args()
+    mod = cp.RawModule(code=KERNELS)
+
+    def run(name, bits):
+        bits = cp.asarray(bits, dtype=cp.uint32)
+        out = cp.empty(bits.size, dtype=cp.float32)
+        mod.get_function("k_" + name)(((bits.size + 255) // 256,), (256,), (bits, out, np.uint32(bits.size)))
+        return out
+
+    grid = (cp.arange(1 << 23, dtype=cp.float64) * 2.0 ** -23).astype(cp.float32)   # f / 2^23, exact
+    one = 127 << 23
+    measured = {"ex2_pos": run("ex2_ftz", grid.view(cp.uint32)), "ex2_neg": run("ex2_ftz", (-grid).view(cp.uint32)),
+                "rcp": run("rcp_ftz", cp.arange(one, one + (1 << 23), dtype=cp.uint32)),
+                "rsqrt": run("rsqrt", cp.arange(one, one + (1 << 24), dtype=cp.uint32))}
+    checks = []   # (what, inputs, how many differ)
+
+    def differ(name, bits, expect):
+        got = run(name, bits)
+        same = (got.view(cp.uint32) == expect.view(cp.uint32)) | (cp.isnan(got) & cp.isnan(expect))
+        return int(bits.size - cp.count_nonzero(same))
+
+    # ex2: every float with |x| < 130 of both signs: 2^+-i times the table's entry for f.
+    tp, tn = measured["ex2_pos"].astype(cp.float64), measured["ex2_neg"].astype(cp.float64)
+    for sign in (0, 0x80000000):
+        bad = total = 0
+        for start in range(0, 0x43020000, 1 << 26):
+            bits = cp.arange(start, min(start + (1 << 26), 0x43020000), dtype=cp.uint32) | sign
+            x = bits.view(cp.float32).astype(cp.float64)
+            fixed = cp.floor(cp.abs(x) * 2.0 ** 23).astype(cp.int64)
+            i, f = (fixed >> 23).astype(cp.float64), fixed & ((1 << 23) - 1)
+            v = (tn[f] * cp.exp2(-i) if sign else tp[f] * cp.exp2(i)).astype(cp.float32)
+            v = cp.where(cp.abs(v) < np.float32(2.0 ** -126), cp.float32(0), v)
+            bad += differ("ex2_ftz", bits, v)
+            total += bits.size
+        checks.append((f"ex2.approx.ftz, every {'negative' if sign else 'positive'} float of magnitude below 130",
+                       total, bad))
+    # rcp: every normal float m * 2^e, both signs.
+    t = measured["rcp"].astype(cp.float64)
+    bad = total = 0
+    for e in range(-126, 128):
+        for sign in (0, 0x80000000):
+            bits = cp.arange(one, one + (1 << 23), dtype=cp.uint32) + cp.uint32((e % 256) << 23) if e >= 0 else \
+                cp.arange(one, one + (1 << 23), dtype=cp.uint32) - cp.uint32((-e) << 23)
+            v = (t * 2.0 ** -e).astype(cp.float32)
+            v = cp.where(v < np.float32(2.0 ** -126), cp.float32(0), v)
+            bad += differ("rcp_ftz", bits | sign, -v if sign else v)
+            total += bits.size
+    checks.append(("rcp.approx.ftz, every normal float", total, bad))
+    # rsqrt: every positive normal float m * 4^e, and the .ftz form alike.
+    t = measured["rsqrt"].astype(cp.float64)
+    for name in ("rsqrt", "rsqrt_ftz"):
+        bad = total = 0
+        for e in range(-63, 64):
+            bits = cp.arange(one, one + (1 << 24), dtype=cp.uint32).astype(cp.int64) + (2 * e << 23)
+            bits = bits[(bits >= (1 << 23)) & (bits < (255 << 23))].astype(cp.uint32)
+            k = ((bits >> 23).astype(cp.int64) - 127) >> 1   # x = m * 4^k, m in [1, 4)
+            index = bits.astype(cp.int64) - (k << 24) - one
+            bad += differ(name, bits, (t[index] * cp.exp2(-k.astype(cp.float64))).astype(cp.float32))
+            total += bits.size
+        instruction = "rsqrt.approx.ftz" if name.endswith("ftz") else "rsqrt.approx"
+        checks.append((f"{instruction}, every positive normal float", total, bad))
+    blob = gpumath.encode({k: cp.asnumpy(v) for k, v in measured.items()})
+    Path(opts.tables).write_bytes(blob)
+    src = Path("/tmp/gpu_math_functions.cu")
+    src.write_text(FUNCTIONS)
+    ptx = subprocess.run(["nvcc", "-arch=sm_90", "-ftz=true", "-ptx", str(src), "-o", "-"], capture_output=True,
+                         text=True).stdout
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    lines = [f"# The special-function unit's approximations, measured: {props['name'].decode()}, "
+             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+             "", f"CuPy {cp.__version__}, CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}, "
+             f"driver {cp.cuda.runtime.driverGetVersion()}, {nvcc}. "
+             f"Command: `python scripts/record_gpu_math_tables.py --tables {opts.tables} --report {opts.report}`.",
+             "", f"Tables written: {opts.tables}, {len(blob):,} bytes.", "",
+             "| check: the table and a power of two give the GPU's result | inputs | differ |", "|---|---:|---:|"]
+    lines += [f"| {what} | {n:,} | {bad:,} |" for what, n, bad in checks]
+    lines += ["", "PTX of expf, tanhf, rsqrtf, __expf, rnorm3df, log1pf, logf (nvcc -arch=sm_90 -ftz=true, as CuPy compiles):", "",
+              "```", ptx.split(".entry")[-1].strip() if ".entry" in ptx else ptx, "```", ""]
+    Path(opts.report).write_text("\n".join(lines))
+    print("\n".join(lines[:12 + len(checks)]))
+    return 1 if any(bad for _, _, bad in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
