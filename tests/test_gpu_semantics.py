@@ -149,3 +149,24 @@ def test_gpu_backend_agrees(name):
     got = _run(case, backend="gpu")
     for g, w in zip(got[:_outputs(case)], _recorded(name)):
         assert not len(_mismatch(g, w))
+
+
+def test_readme_quotes_the_differential_corpus_log():
+    """The README's share of bit-identical outputs is the one its log records."""
+    import re
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    para = readme[readme.index("differential corpus (`scripts/corpus_gpu.py`"):]
+    log = re.search(r"`(logs/[^`]+corpus[^`]+\.log)`", para).group(1)
+    same = total = 0
+    for line in (Path(__file__).parent.parent / log).read_text().splitlines():
+        for a, b in re.findall(r"gpu==cpu (\d+)/(\d+)", line):
+            same, total = same + int(a), total + int(b)
+    num = lambda s: int(s.replace(",", ""))   # noqa: E731
+    quoted = re.search(r"([\d,]+) of ([\d,]+) output elements \(([\d.]+)%\).*?every one of the ([\d,]+) integer "
+                       r"elements, and ([\d,]+) of the ([\d,]+) float ones \(([\d.]+)%\)", para, re.S)
+    assert quoted, "the README's sentence on the corpus changed: update this test"
+    both, every, share, ints, floats_same, floats, float_share = quoted.groups()
+    assert (num(both), num(every)) == (same, total)
+    assert f"{100 * same / total:.1f}" == share
+    assert num(ints) + num(floats) == total and num(ints) + num(floats_same) == same
+    assert f"{100 * num(floats_same) / num(floats):.2f}" == float_share
