@@ -162,8 +162,8 @@ def test_readme_quotes_the_differential_corpus_log():
         for a, b in re.findall(r"gpu==cpu (\d+)/(\d+)", line):
             same, total = same + int(a), total + int(b)
     num = lambda s: int(s.replace(",", ""))   # noqa: E731
-    quoted = re.search(r"([\d,]+) of ([\d,]+) output elements \(([\d.]+)%\).*?every one of the ([\d,]+) integer "
-                       r"elements, and ([\d,]+) of the ([\d,]+) float ones \(([\d.]+)%\)", para, re.S)
+    quoted = re.search(r"([\d,]+) of ([\d,]+) output\s+elements\s+\(([\d.]+)%\).*?every one of the ([\d,]+) integer"
+                       r"\s+elements, and ([\d,]+) of the ([\d,]+) float ones\s+\(([\d.]+)%\)", para, re.S)
     assert quoted, "the README's sentence on the corpus changed: update this test"
     both, every, share, ints, floats_same, floats, float_share = quoted.groups()
     assert (num(both), num(every)) == (same, total)
