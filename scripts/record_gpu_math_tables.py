@@ -118,7 +118,8 @@ def main():
              "", f"Tables written: {opts.tables}, {len(blob):,} bytes.", "",
              "| check: the table and a power of two give the GPU's result | inputs | differ |", "|---|---:|---:|"]
     lines += [f"| {what} | {n:,} | {bad:,} |" for what, n, bad in checks]
-    lines += ["", "PTX of expf, tanhf, rsqrtf, __expf, rnorm3df, log1pf, logf (nvcc -arch=sm_90 -ftz=true, as CuPy compiles):", "",
+    lines += ["", "PTX of expf, tanhf, rsqrtf, __expf, rnorm3df, log1pf, logf "
+              "(nvcc -arch=sm_90 -ftz=true, as CuPy compiles):", "",
               "```", ptx.split(".entry")[-1].strip() if ".entry" in ptx else ptx, "```", ""]
     Path(opts.report).write_text("\n".join(lines))
     print("\n".join(lines[:12 + len(checks)]))
