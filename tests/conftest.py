@@ -36,7 +36,26 @@ def assert_product(P, M, N):
                            f"{tuple(bad[0])}: got {P[tuple(bad[0])]}, expected {ref[tuple(bad[0])]}")
 
 
-gpu = pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs CuPy and a CUDA GPU")
+# The markers (registered in pyproject.toml). `gpu`: the test needs CuPy and a CUDA GPU, or
+# with gpu(nvcc=True) nvcc and an NVIDIA GPU, and skips where they are missing; `pytest -m gpu`
+# runs these alone, `-m "not gpu"` the rest. `browser`: it drives a headless Chromium. `slow`:
+# it builds the site, the grader's sandbox, a wheel or an edition (minutes); a test that uses
+# the fixture building the site or the sandbox is marked so here, the others in their files.
+gpu = pytest.mark.gpu
+SLOW_FIXTURES = {"built_site", "grader_warm_cache"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        mark = item.get_closest_marker("gpu")
+        if mark is not None and mark.kwargs.get("nvcc"):
+            from cudacheck.program import gpu_present
+            if not gpu_present():
+                item.add_marker(pytest.mark.skip(reason="needs nvcc and an NVIDIA GPU"))
+        elif mark is not None and not cudacheck.gpu_available():
+            item.add_marker(pytest.mark.skip(reason="needs CuPy and a CUDA GPU"))
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 class BuiltSite:

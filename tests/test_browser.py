@@ -143,6 +143,8 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from tiling_course.style import MIN_TEXT_PX, STAMP_DPI, STAMP_FONT, png_text  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 LOCAL_HOSTS = ("127.0.0.1", "localhost")

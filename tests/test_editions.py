@@ -126,6 +126,7 @@ def test_every_exercise_has_solution_text_to_look_for():
     assert sum(bool(v) for v in found.values()) >= len(found) - 2, [k for k, v in found.items() if not v]
 
 
+@pytest.mark.slow
 def test_no_solution_text_in_any_student_edition_file(student):
     assert any(name.endswith(".whl/tiling_course/exercises/student/01_naive.toml") for name in student)
     assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + len(grading.ASSIGNMENTS)
@@ -137,6 +138,7 @@ def test_no_solution_text_in_any_student_edition_file(student):
     assert not leaks, leaks[:20]
 
 
+@pytest.mark.slow
 def test_the_instructor_edition_holds_every_solution(tmp_path):
     editions.instructor(tmp_path)
     text = "\n".join(texts(tmp_path).values())

@@ -352,7 +352,7 @@ def test_a_transpose_on_a_matrix_of_part_tiles_is_refused():
     assert "multiples of BLOCK_WIDTH (16)" in out.message
 
 
-@pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_the_transpose_runs_on_the_gpu_as_on_the_cpu():
     inputs = TRANSPOSE.inputs((32, 48), np.random.default_rng())
     A, fn = TRANSPOSE.run(exercises.solution("sync-5"), inputs, 16, "gpu", False)
@@ -399,7 +399,7 @@ def test_a_histogram_passes_with_its_shapes_and_block_size_named():
     assert out.kind == "shape refused" and "at least one value" in out.message
 
 
-@pytest.mark.skipif(not cudacheck.gpu_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_the_histogram_runs_on_the_gpu_and_a_racy_one_loses_counts_there():
     inputs = HISTOGRAM.inputs((1 << 16, 2), np.random.default_rng())
     hist, fn = HISTOGRAM.run(exercises.solution("sync-6"), inputs, 256, "gpu", False)

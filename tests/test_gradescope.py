@@ -21,6 +21,8 @@ from conftest import ROOT
 
 from tiling_course import gradescope, grading, judge, variants
 
+pytestmark = pytest.mark.slow   # each test builds the autograder's zip, which holds a wheel
+
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 HIDDEN = ROOT / "assignments" / "hidden"
 

@@ -10,7 +10,6 @@ import pytest
 from conftest import ROOT, UNIT_ROUNDOFF
 
 import cudacheck
-from cudacheck.program import gpu_present
 from tiling_course import programs
 
 PROGRAM_TILED = programs.source()
@@ -217,7 +216,7 @@ def test_a_kernel_finding_keeps_the_exception_classes_of_rawkernel():
     assert e.value.kernel == "add" and e.value.array in ("a", "c") and e.value.index == (1000,)
 
 
-@pytest.mark.skipif(not gpu_present(), reason="needs nvcc and an NVIDIA GPU")
+@pytest.mark.gpu(nvcc=True)
 def test_program_tiled_on_the_gpu_matches_the_cpu_runtime(rng):
     seed = int(rng.integers(1, 2**31))
     gpu = cudacheck.run_program(PROGRAM_TILED, backend="gpu", args=(37, 29, 53, seed))
@@ -234,7 +233,7 @@ def test_program_tiled_on_the_gpu_matches_the_cpu_runtime(rng):
     assert strip.sub("", without_timing(gpu.stdout)) == strip.sub("", without_timing(cpu.stdout))
 
 
-@pytest.mark.skipif(not gpu_present(), reason="needs nvcc and an NVIDIA GPU")
+@pytest.mark.gpu(nvcc=True)
 def test_the_gpu_reports_a_bad_launch_as_the_cpu_runtime_does():
     source = BASE.replace("int threads = 256", "int threads = 2048")
     gpu = cudacheck.run_program(source, backend="gpu")
@@ -256,13 +255,13 @@ def test_every_bad_launch_leaves_the_code_a_gpu_leaves():
         assert code == PROBE_ON_H100.get(label.strip(), "cudaErrorInvalidValue"), line
 
 
-@pytest.mark.skipif(not gpu_present(), reason="needs nvcc and an NVIDIA GPU")
+@pytest.mark.gpu(nvcc=True)
 def test_the_launch_probe_prints_the_same_on_the_gpu():
     gpu = cudacheck.run_program(LAUNCH_PROBE, backend="gpu")
     assert gpu.stdout == cudacheck.run_program(LAUNCH_PROBE, backend="cpu").stdout
 
 
-@pytest.mark.skipif(not gpu_present(), reason="needs nvcc and an NVIDIA GPU")
+@pytest.mark.gpu(nvcc=True)
 def test_a_compile_error_from_nvcc_shows_the_line():
     source = BASE.replace("int bad = 0;", "int bad = undefined_name;")
     with pytest.raises(cudacheck.CompileError) as e:

@@ -39,6 +39,8 @@ from test_browser import (
     _network,
 )
 
+pytestmark = pytest.mark.browser
+
 SCREENSHOTS = ROOT / "_build" / "screenshots" / "slides"
 WIDTH, HEIGHT = 1280, 720
 READY_TIMEOUT_S = 60

@@ -11,6 +11,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow
+
 spec = importlib.util.spec_from_file_location("colab_install_check", ROOT / "scripts" / "colab_install_check.py")
 check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check)

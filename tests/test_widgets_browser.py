@@ -29,6 +29,8 @@ from test_browser import ROOT, SiteServer, _site_html, browser, find_pages  # no
 
 from tiling_course import switch, widgets
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]   # slow: the site is built, unless TC_SITE names one
+
 # page -> the spec of the widget as the chapter calls it (the notebook's arguments).
 WIDGETS = {
     "thread-map": ("book/01_naive.html", lambda: widgets.thread_explorer_spec()),

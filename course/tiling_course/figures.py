@@ -198,7 +198,7 @@ def error(P, M, N):
     return np.where(err > tolerance(M, N), err, 0.0)
 
 
-def _shared_views(kernel, report):
+def shared_views(kernel, report):
     """The shared arrays of a recorded run as thread_work draws them: their shapes and the
     trace. A pipelined kernel (rung 6) keeps all its tiles in one dynamic array, `smem`:
     each of its STAGES stages holds the transposed slice of M (BK rows of BM + MPAD floats)
@@ -250,7 +250,7 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
     ax.set_aspect("equal")
     ax.set_title(f"{kernel}:\nthe block's {bm} x {bn} tile of P", fontsize=10)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    shapes, trace = _shared_views(kernel, report)
+    shapes, trace = shared_views(kernel, report)
     shared = [n for n, shape in shapes.items() if len(shape) >= 2][:2]
     for ax, name in zip(axes[1:], shared):
         accesses = [a for a in trace if a.array == name]

@@ -68,7 +68,7 @@ def tunings():
                  for d in [json.loads(f.read_text())])
 
 
-def _config_text(c):
+def config_text(c):
     """A configuration in brief: block tile / warp tile, the slice of k, the stages."""
     k = f", BK {c['BK']}" if "BK" in c else (f", {c['BK_BYTES']} B of k" if "BK_BYTES" in c else "")
     stages = f", {c['STAGES']} stages" if "STAGES" in c else ""
@@ -87,7 +87,7 @@ def rung6_table(data=None):
                         ("rung 5, the best tiles found", lambda t: t.best("ladder5_warptiled")),
                         ("rung 6, the best tiles found", lambda t: t.best("ladder6_pipelined"))]:
         found = [pick(t) for t in data]
-        tiles = list(dict.fromkeys(_config_text(r["config"]) for r in found if r))
+        tiles = list(dict.fromkeys(config_text(r["config"]) for r in found if r))
         row = [title, " or ".join(tiles)]
         for r in found:
             row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.3f}"] if r else ["–", "–"]
@@ -120,7 +120,7 @@ def tensor_core_table(data=None):
                          f"{tiled['tflops']:.0f} ({tiled['frac_cublas']:.2f})" if tiled else "–",
                          f"{piped['tflops']:.0f} ({piped['frac_cublas']:.2f})" if piped else "–",
                          f"{ref['cublas_tflops']:.0f}" if ref else "–",
-                         _config_text(piped["config"]) if piped else ""])
+                         config_text(piped["config"]) if piped else ""])
         fp32 = t.best("ladder5_warptiled")
         if fp32:
             rows.append([t.device, "FP32 (SIMT)", "", f"{fp32['tflops']:.0f} (rung 5)", f"{fp32['cublas_tflops']:.0f}",

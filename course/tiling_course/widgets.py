@@ -350,6 +350,22 @@ def _phase_loads(report, width, phase, pairs=(("M", "Mds"), ("N", "Nds"))):
 EDGE_WIDTHS = (5, 6, 7)
 EDGE_BLOCKS = ((0, 0), (1, 0), (0, 1), (1, 1))
 EDGE_TILE = 4
+# The edge explorer's four grids, compact enough that the widget fits a 1280 x 720 slide
+# unshrunk and needs no scrollbar of its own on the page: M's pair of grids beside N's
+# where the width allows (a slide), one pair under the other where it does not (the page);
+# in the whole matrices the rows and columns outside this phase's tiles, which hold no
+# text, are drawn narrow. The grids' font is set here in px, the page's as before (0.72 of
+# the widgets' 13 px) and a slide's larger, so that a slide's own, larger table font (18 px)
+# does not make the grids taller than the slide.
+EDGE_STYLE = ("<style>.tc-edge {display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 1.2em;} "
+              ".tc-edge .tc-gridbox {margin: 0.1em 0.8em 0.3em 0;} "
+              ".tc-edge .tc-gridbox table.tc-grid {font-size: 9.5px;} "
+              ".tc-edge .tc-gridbox .tc-gridcap {font-size: 11px;} "
+              ".reveal .tc-edge .tc-gridbox table.tc-grid {font-size: 12px;} "
+              ".reveal .tc-edge .tc-gridbox .tc-gridcap {font-size: 13px;} "
+              ".tc-edge .tc-grid td {min-width: 3.6em; height: 1.8em;} "
+              ".tc-edge .tc-grid td.tc-far-c {min-width: 1.2em; width: 1.2em; padding: 0;} "
+              ".tc-edge .tc-grid td.tc-far-r {height: 1.2em;}</style>")
 
 
 @lru_cache(maxsize=None)
@@ -397,6 +413,10 @@ def _edge_state(width, block, phase, tile=EDGE_TILE):
                 cls.append("tc-edge-r")
             if r == width - 1:
                 cls.append("tc-edge-b")
+            if not c0 <= c < c0 + tile:
+                cls.append("tc-far-c")     # a column with no text in any row: drawn narrow
+            if not r0 <= r < r0 + tile:
+                cls.append("tc-far-r")     # a row with no text: drawn low
             return "", " ".join(cls)
 
         def small(ty, tx, loaded=loaded, src=src):
@@ -411,8 +431,8 @@ def _edge_state(width, block, phase, tile=EDGE_TILE):
                      f"{len(zero)} store 0.0f")
     text = (f"Width {width}, TILE_WIDTH {tile}: {f['grid']} x {f['grid']} blocks, {f['phases']} phases. "
             f"Block ({bx}, {by}), phase {phase}: " + "; ".join(texts) + ".")
-    return (f"{GRID_STYLE}<p class='tc-state-text'>{html.escape(text)}</p>"
-            f"{_grids(*parts[:2])}{_grids(*parts[2:])}")
+    return (f"{GRID_STYLE}{EDGE_STYLE}<p class='tc-state-text'>{html.escape(text)}</p>"
+            f"<div class='tc-edge'>{_grids(*parts[:2])}{_grids(*parts[2:])}</div>")
 
 
 def edge_explorer_spec(widths=EDGE_WIDTHS, blocks=EDGE_BLOCKS, initial=(6, (1, 1), 1)):
@@ -551,7 +571,7 @@ def rung_facts(kernel, tile=32):
     report, _ = traces.record(kernel, bm, tile, k=32, n=bn, blocks=[(0, 0)], threads=[(0, 0)])
     stores = sum(a.width for a in report.trace if a.array == "P" and a.op == "W")
     threads = block[0] * block[1]
-    views = figures._shared_views(kernel, report)[0]
+    views = figures.shared_views(kernel, report)[0]
     return {"kernel": kernel, "bm": bm, "bn": bn, "threads": threads, "per_thread": stores,
             "shared": {n: tuple(s) for n, s in report.shared_shapes.items()},
             "views": {n: tuple(s) for n, s in views.items()}}
@@ -576,7 +596,7 @@ def rung_measured(kernel, tile=32, width=MEASURED_WIDTH):
 
         def where(config):
             same = all(defaults.get(k) == v for k, v in config.items())
-            return (f"the tuner's best tiles, {tuning._config_text(config)}"
+            return (f"the tuner's best tiles, {tuning.config_text(config)}"
                     + (", the source's defaults, which the picture shows" if same else ""))
         return [(t.device, r["tflops"], r["frac_cublas"], where(r["config"]))
                 for t in tuning.tunings() if t.size == width for r in [t.best(kernel)] if r]

@@ -4,7 +4,7 @@ Both backends ask it what a source defines: its kernels (with C or C++ linkage, 
 namespaces, templates with defaults, `__launch_bounds__` of any expression), each
 parameter's canonical type (through typedefs, array syntax, structs), the `__shared__`,
 `__device__` and `__constant__` variables, and what the CPU runtime cannot run. The CPU
-backend also takes from it the few line-preserving edits its compiler needs (cpu/build.py).
+backend also takes from it the few line-preserving edits its compiler needs (cpu/compiler.py).
 
 The source is parsed as the CPU runtime compiles it: C++17 after cpu/include/cuda_cpu.h,
 with KC_FRONTEND defined so that CUDA's qualifiers become clang annotations. Results are
@@ -14,7 +14,6 @@ import atexit
 import ctypes
 import hashlib
 import json
-import os
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -23,11 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from . import cache
 from .arith import Rewriter, fmad_enabled
 from .config import config
 from .errors import CompileError, UnsupportedFeatureError
 from .launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from .listing import numbered
+from .options import user_flags
 
 INCLUDE_DIR = Path(__file__).parent / "cpu" / "include"
 SOURCE_NAME = "kernel.cu"
@@ -209,16 +210,6 @@ def _gcc_include(cxx):
     return out if Path(out).is_dir() else None
 
 
-def _user_flags(options):
-    """-D and -I options pass to the parse; the rest are code-generation options."""
-    flags = []
-    for opt in options:
-        m = re.match(r"^(-D|--define-macro=?|-I|--include-path=?)(.*)$", opt)
-        if m:
-            flags.append(("-D" if m.group(1).startswith(("-D", "--define")) else "-I") + m.group(2))
-    return flags
-
-
 @lru_cache(maxsize=1)
 def header_digest():
     """A digest of the CPU runtime's headers: part of every cache key built on them."""
@@ -231,7 +222,7 @@ def header_digest():
 
 @lru_cache(maxsize=1)
 def _own_digest():
-    own = Path(__file__).read_text() + Path(__file__).with_name("arith.py").read_text()
+    own = "".join(Path(__file__).with_name(name).read_text() for name in ("frontend.py", "arith.py", "options.py"))
     return hashlib.sha256((header_digest() + own).encode()).hexdigest()
 
 
@@ -244,38 +235,31 @@ def _precompiled_header(flags):
     parse that finds it stale anyway (a fatal diagnostic) parses the headers instead."""
     ci, index = _clang()
     stamps = "".join(f"{p}:{p.stat().st_mtime_ns}" for p in sorted(INCLUDE_DIR.rglob("*")) if p.is_file())
-    key = hashlib.sha256("\0".join([_own_digest(), stamps, ci.conf.get_filename(), *flags]).encode()).hexdigest()
-    path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.pch"
-    if path.is_file():
-        return str(path)
-    try:
+    path = cache.path(f"{cache.digest(_own_digest(), stamps, ci.conf.get_filename(), *flags)}.pch", "frontend")
+
+    def make(_, out):
         tu = index.parse(str(INCLUDE_DIR / "cuda_cpu.h"), args=["-x", "c++-header", *flags],
                          options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
                          | ci.TranslationUnit.PARSE_INCOMPLETE)
         if any(d.severity >= 3 for d in tu.diagnostics):
-            return None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tu.save(str(tmp))
-        tmp.replace(path)
+            return False
+        tu.save(str(out))
+    try:
+        made = cache.build_once(path, make)
     except (OSError, ci.TranslationUnitLoadError, ci.TranslationUnitSaveError):
         return None
-    return str(path)
+    return str(made) if made else None
 
 
 def _disk_cached(kind, parts, make, to_json, from_json):
     """make()'s result for these inputs, from the disk cache when it was made before."""
-    key = hashlib.sha256("\0".join([_own_digest(), kind, *parts]).encode()).hexdigest()
-    path = Path(config.cache_dir) / "frontend" / f"{key[:40]}.json"
+    path = cache.path(f"{cache.digest(_own_digest(), kind, *parts)}.json", "frontend")
     try:
         return from_json(path.read_text())
     except (OSError, ValueError, TypeError, KeyError):
         pass
     result = make()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{id(result)}.tmp")
-    tmp.write_text(to_json(result))
-    tmp.replace(path)
+    cache.write(path, lambda _, out: out.write_text(to_json(result)))
     return result
 
 
@@ -316,7 +300,7 @@ class _LaunchFinder:
         self.ci, self.index = _clang()
         flags = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-DKC_FRONTEND",
                  "-DKC_PROGRAM", "-Wno-unknown-cuda-version", f"-I{INCLUDE_DIR}", "-include", "cuda_cpu.h",
-                 *_user_flags(options)]
+                 *user_flags(options)]
         inc = _gcc_include(config.cxx)
         if inc:
             flags += ["-isystem", inc]
@@ -432,7 +416,7 @@ class _Reader:
     def _parse(self, text):
         flags = ["-std=c++17", "-DKC_FRONTEND", f"-I{INCLUDE_DIR}",
                  *(["-DKC_PROGRAM"] if self.program else [CUDA_ARCH_FLAG]),
-                 *_user_flags(self.options)]
+                 *user_flags(self.options)]
         inc = _gcc_include(config.cxx)
         if inc:
             flags += ["-isystem", inc]
@@ -501,7 +485,7 @@ class _Reader:
         """NVRTC, the GPU backend's compiler, has no C or C++ library headers: CUDA's own
         headers are found (CuPy passes the toolkit's include folder), <cstdio> or <stdint.h>
         are not. The CPU runtime refuses them too, so that what runs here runs there."""
-        allowed = [INCLUDE_DIR] + [Path(f[2:]) for f in _user_flags(self.options) if f.startswith("-I")]
+        allowed = [INCLUDE_DIR] + [Path(f[2:]) for f in user_flags(self.options) if f.startswith("-I")]
         for c in tu.cursor.get_children():
             if c.kind != self.ci.CursorKind.INCLUSION_DIRECTIVE or not self._mine(c):
                 continue

@@ -12,13 +12,18 @@ from .launch import check_launch
 from .listing import compile_error_report
 
 
+def device_present():
+    """Whether the NVIDIA driver shows a GPU here: a device node (/dev/nvidia0, ..., or WSL's
+    /dev/dxg). Without one no GPU can be seen, by CuPy or by a program nvcc compiled."""
+    return bool(glob.glob("/dev/nvidia[0-9]*") or glob.glob("/dev/dxg"))
+
+
 @lru_cache(maxsize=1)
 def gpu_available():
-    """True when CuPy is installed and sees at least one CUDA GPU. Where the NVIDIA driver
-    has no device node (/dev/nvidia0, ..., or WSL's /dev/dxg), no GPU can be seen, and CuPy
-    (0.2 s to import) is not loaded to be told so: a CPU-only notebook, test or grader
-    starts that much sooner."""
-    if not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/dev/dxg"):
+    """True when CuPy is installed and sees at least one CUDA GPU. Where no device node is
+    present, CuPy (0.2 s to import) is not loaded to be told so: a CPU-only notebook, test
+    or grader starts that much sooner."""
+    if not device_present():
         return False
     try:
         import cupy

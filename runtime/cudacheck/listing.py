@@ -39,10 +39,3 @@ def compile_error_report(source, log, filename, title, max_errors=5):
         parts.append("\n" + log.strip())
     return "\n".join(parts)
 
-
-def strip_comments(source):
-    """Blank out comments, keeping every newline so that offsets and lines still match."""
-    def blank(m):
-        return re.sub(r"[^\n]", " ", m.group(0))
-    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"',
-                  lambda m: m.group(0) if m.group(0).startswith('"') else blank(m), source, flags=re.S)

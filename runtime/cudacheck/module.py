@@ -14,13 +14,18 @@ from .listing import numbered
 BACKENDS = ("auto", "gpu", "cpu")
 
 
-def resolve_backend(backend, check=False):
-    """The backend a module with these settings runs on: "gpu" or "cpu"."""
+def check_backend(backend, check=False):
+    """ValueError unless `backend` is one of BACKENDS, and not "gpu" in checked mode."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+    if check and backend == "gpu":
+        raise ValueError("checked mode runs on the CPU runtime: use backend='cpu' (or 'auto') with check=True")
+
+
+def resolve_backend(backend, check=False):
+    """The backend a module with these settings runs on: "gpu" or "cpu"."""
+    check_backend(backend, check)
     if check:
-        if backend == "gpu":
-            raise ValueError("checked mode runs on the CPU runtime: use backend='cpu' (or 'auto') with check=True")
         return "cpu"
     if backend == "auto":
         return "gpu" if gpu_available() else "cpu"

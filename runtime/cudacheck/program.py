@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .errors import CompileError, KernelCrashError, KernelError, KernelTimeoutError
+from .gpu import device_present
 from .listing import compile_error_report
-
-BACKENDS = ("auto", "gpu", "cpu")
+from .module import check_backend
 
 
 @dataclass
@@ -41,8 +41,8 @@ def nvcc_path():
 
 
 def gpu_present():
-    """True when nvcc and an NVIDIA GPU (a /dev/nvidia0 device) are both here."""
-    return nvcc_path() is not None and os.path.exists("/dev/nvidia0")
+    """True when nvcc and an NVIDIA GPU (gpu.device_present) are both here."""
+    return nvcc_path() is not None and device_present()
 
 
 def run_program(source, backend="auto", check=False, args=(), options=(), time_limit=None, stdin=None):
@@ -63,10 +63,7 @@ def run_program(source, backend="auto", check=False, args=(), options=(), time_l
     """
     if not isinstance(source, str) or not source.strip():
         raise TypeError("source must be the program's CUDA C source, as a non-empty string")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-    if check and backend == "gpu":
-        raise ValueError("checked mode runs on the CPU runtime: use backend='cpu' (or 'auto') with check=True")
+    check_backend(backend, check)
     if backend == "gpu" or (backend == "auto" and not check and gpu_present()):
         return _run_gpu(source, args, options, time_limit, stdin)
     from .cpu import host

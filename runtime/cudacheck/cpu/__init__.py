@@ -16,16 +16,9 @@ from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
 from . import compiler, findings, runner
+from .system import cores  # noqa: F401 (cudacheck.cpu.cores, as the benchmarks and the course read it)
 
 SCHEDULES = ("forward", "reverse", "random")
-
-
-def cores():
-    """The cores this process may run on: the default number of workers."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def schedule_order(schedule, nthreads, seed=None):
@@ -179,13 +172,15 @@ class CpuModule:
 
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, time_limit=None, schedule="forward", seed=None,
                trace=None, trace_threads=None):
+        """Function.__call__ on the CPU runtime: the call's settings, checked, become one
+        runner.LaunchPlan, which runner.run carries to the workers."""
         kernel = self.kernels[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin)
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
         order = schedule_order(schedule, cfg.threads_per_block, seed)
         if (trace is not None or trace_threads is not None) and not self.check:
             raise ValueError("traces are recorded in checked mode: compile with check=True")
-        workers = max(1, min(config.workers or cores(), cfg.blocks))
+        workers = runner.worker_count(cfg)
         setup = None
         context = findings.Context(kernel, cfg, self.source, self.lines, self.program)
         if self.check:
@@ -195,9 +190,10 @@ class CpuModule:
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],
                 trace_threads=None if trace_threads is None else [_linear(t, cfg.block, "traced thread")
                                                                    for t in trace_threads])
-        return runner.run(self.spawns[name], kernel, cfg, values,
-                          time_limit=config.time_limit if time_limit is None else time_limit,
-                          workers=workers, stack_size=config.stack_size, order=order, end_line=kernel.end_line,
-                          shared_limit=DEFAULT_SHARED_LIMIT if optin is None else OPTIN_SHARED_LIMIT,
-                          check=setup, context=context, schedule=schedule)
+        plan = runner.LaunchPlan(kernel, cfg, self.spawns[name],
+                                 time_limit=config.time_limit if time_limit is None else time_limit,
+                                 workers=workers,
+                                 shared_limit=DEFAULT_SHARED_LIMIT if optin is None else OPTIN_SHARED_LIMIT,
+                                 order=order, schedule=schedule, check=setup, context=context)
+        return runner.run(plan, values)
 

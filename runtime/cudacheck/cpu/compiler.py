@@ -9,26 +9,23 @@ implements: every load and store is checked, and the kernel keeps its own types.
 Libraries are cached on disk, keyed by everything that goes into them, and so is
 cuda_cpu.h precompiled by g++ for each variant (a .gch: a kernel's unit then compiles in
 about half the time, since most of its time is the headers'). Processes that need one
-file at once build it once: the others wait for it (a lock file beside it).
+file at once build it once: the others wait for it (a lock file beside it: cache.build_once).
 """
-import contextlib
 import ctypes
-import fcntl
-import hashlib
 import os
 import re
 import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .. import cache
 from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
-from ..frontend import CUDA_ARCH_FLAG, SOURCE_NAME, header_digest
+from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, header_digest
 from ..listing import compile_error_report
+from ..options import compiler_flags
 from . import gpumath
 
-INCLUDE_DIR = Path(__file__).with_name("include")
 # -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
 # not be deleted as a loop without side effects.
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops", "-w")
@@ -59,11 +56,6 @@ def polls_volatile(source):
 # The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
 # that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
 LINK_FLAGS = (f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
-# NVRTC options with no meaning on the CPU.
-IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_math|-use_fast_math|-lineinfo|"
-                            r"--generate-line-info|-G|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
-                            r"--extra-device-vectorization|-default-device|--restrict|-dopt|--ptxas-options|-maxrregcount|"
-                            r"--maxrregcount|-ftz|--ftz|-prec-div|--prec-div|-prec-sqrt|--prec-sqrt|-dw|--disable-warnings)\b")
 
 
 def edited(source, edits):
@@ -106,25 +98,6 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
             + "\n".join(stubs) + "\n")
 
 
-def compiler_flags(options):
-    """The C++ compiler flags for CuPy-style options: -D and -I pass, NVRTC-only ones
-    are dropped, anything else is an error naming the option."""
-    flags = []
-    for opt in options:
-        if re.match(r"^(-D|--define-macro=?)", opt):
-            flags.append("-D" + re.sub(r"^(-D|--define-macro=?)", "", opt))
-        elif re.match(r"^(-I|--include-path=?)", opt):
-            flags.append("-I" + re.sub(r"^(-I|--include-path=?)", "", opt))
-        elif re.match(r"^--?ftz=(false|true)$", opt):   # flush-to-zero of the float intrinsics (kc_intrinsics.h)
-            flags.append(f"-DKC_FTZ={int(opt.endswith('true'))}")
-        elif IGNORED_OPTION.match(opt):
-            continue
-        else:
-            raise CompileError(f"option {opt!r} is not understood by the CPU runtime "
-                               "(it takes -D and -I, and ignores NVRTC's code-generation options)", backend="cpu")
-    return flags
-
-
 @lru_cache(maxsize=None)
 def compiler_version(cxx):
     try:
@@ -136,43 +109,9 @@ def compiler_version(cxx):
     return out.splitlines()[0]
 
 
-def _run(cmd, what):
+def _run(cmd):
     env = {**os.environ, "LC_ALL": "C"}   # g++'s messages in plain ASCII quotes, whatever the locale
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
-
-
-@contextlib.contextmanager
-def _building(target):
-    """Held while `target` is built: one process builds it, the others wait and then find it
-    (an exclusive flock on a lock file beside it, released when the holder exits, however).
-    Without it, N graders starting on a cold cache each built the runtime's objects."""
-    with open(target.parent / f".{target.name}.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
-
-
-def _cached(key, suffix, make, shared=False):
-    """The cache's file for `key`, made by make(tmp_path, out) if missing (see _build_once)."""
-    return _build_once(Path(config.cache_dir) / f"{key[:40]}{suffix}", make, shared)
-
-
-def _build_once(target, make, shared=False):
-    """target, made by make(tmp_path, out) if missing, or None where make returns False;
-    written by atomic rename, so a reader never sees half a file. `shared`: a file every
-    process needs first thing (the runtime's objects, the precompiled header), built once
-    under a lock rather than by each."""
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with _building(target) if shared else contextlib.nullcontext():
-        if target.exists():   # built by another process while this one waited
-            return target
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
-            out = Path(tmp) / f"out{''.join(target.suffixes)}"
-            if make(Path(tmp), out) is False:
-                return None
-            os.replace(out, target)
-    return target
 
 
 PCH_NAME = "cuda_cpu.h.gch"
@@ -191,16 +130,15 @@ def precompiled_header(cxx, flags, cache_dir):
     version = compiler_version(cxx)
     if "clang" in version.lower():   # clang takes a .gch only through -include-pch
         return None
-    key = hashlib.sha256("\0".join([PCH_NAME, header_digest(), str(INCLUDE_DIR), " ".join(flags),
-                                    version]).encode()).hexdigest()
-    folder = Path(cache_dir) / f"{key[:40]}.pch"
+    key = cache.digest(PCH_NAME, header_digest(), str(INCLUDE_DIR), " ".join(flags), version)
+    folder = Path(cache_dir) / f"{key}.pch"
 
     def make(_, out):
         proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(INCLUDE_DIR / "cuda_cpu.h"),
-                     "-o", str(out)], "precompiled header")
+                     "-o", str(out)])
         return proc.returncode == 0
 
-    return folder if _build_once(folder / PCH_NAME, make, shared=True) else None
+    return folder if cache.build_once(folder / PCH_NAME, make, shared=True) else None
 
 
 def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
@@ -209,16 +147,14 @@ def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
     plain build with POLL_FLAGS), or kc_host.cpp (a whole program's CUDA runtime API)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
-    key = hashlib.sha256("\0".join([unit, header_digest(), " ".join(flags),
-                                    compiler_version(cxx)]).encode()).hexdigest()
+    name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
 
-    def make(tmp, out):
-        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / unit), "-o", str(out)],
-                    "runtime")
+    def make(_, out):
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / unit), "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
                                log=proc.stderr, backend="cpu")
-    return _cached(key, ".o", make, shared=True)
+    return cache.build_once(cache.path(name), make, shared=True)
 
 
 def build(source, program, kernels, options=(), checked=False, main_params=None, listing=None):
@@ -248,21 +184,19 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     unit = translation_unit(source, program, kernels, renames, main_params)
     runtime = runtime_object(checked, poll=poll)
     objects = [str(runtime)] + ([str(runtime_object(False, "kc_host.cpp"))] if main_params is not None else [])
-    key = hashlib.sha256("\0".join([header_digest(), unit, " ".join(flags + list(LINK_FLAGS)),
-                                     compiler_version(cxx)]).encode()).hexdigest()
+    name = cache.digest(header_digest(), unit, " ".join(flags + list(LINK_FLAGS)), compiler_version(cxx)) + ".so"
 
     def make(tmp, out):
         src, obj = tmp / "unit.cpp", tmp / "unit.o"
         src.write_text(unit)
         pch = precompiled_header(cxx, (*CXXFLAGS, *variant), config.cache_dir)
-        proc = _run([cxx, *flags, *([f"-I{pch}"] if pch else []), f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)],
-                    "kernel")
+        proc = _run([cxx, *flags, *([f"-I{pch}"] if pch else []), f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)])
         if proc.returncode != 0:
             raise _compile_error(listing, proc.stderr, main_params is not None)
-        proc = _run([cxx, "-shared", str(obj), *objects, *LINK_FLAGS, "-o", str(out)], "link")
+        proc = _run([cxx, "-shared", str(obj), *objects, *LINK_FLAGS, "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
-    return _cached(key, ".so", make)
+    return cache.build_once(cache.path(name), make)
 
 
 def _compile_error(source, log, whole_program=False):

@@ -4,7 +4,6 @@ and what to do about it."""
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from .. import errors
 from ..errors import (
@@ -22,9 +21,10 @@ from ..errors import (
     WarpCollectiveError,
     WarpDivergenceError,
 )
+from ..frontend import INCLUDE_DIR
 from ..launch import DESCRIBED_GPU, resident_blocks
 
-DECLARATIONS = Path(__file__).with_name("include") / "kc_findings.def"
+DECLARATIONS = INCLUDE_DIR / "kc_findings.def"
 
 
 def coords(linear, dims):
@@ -70,7 +70,7 @@ class Context:
         return ""
 
 
-def _element(name, index, dims):
+def _element(name, index):
     text = name + "".join(f"[{i}]" for i in index)
     if len(index) == 2:
         text += f" (row {index[0]}, column {index[1]})"
@@ -232,7 +232,7 @@ def _collective(f, ctx):
 
 def _async_race(f, ctx):
     block, me, other = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
-    element = _element(f["array"], f["index"], f["dims"])
+    element = _element(f["array"], f["index"])
     verb = {"read": "reads", "write": "writes", "copy": "copies into"}[f["op"]]
     mine = f["thread"] == f["other_thread"]
     msg = (f"kernel `{ctx.kernel.name}`: shared-memory race on {element} in block {block}: thread {me} {verb} it at "
@@ -284,7 +284,7 @@ def _oob(f, ctx):
         msg = f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} through a null pointer"
     elif len(index) > 1:
         limits = ", ".join(f"{axis} 0..{d - 1}" for axis, d in zip(("rows", "columns", "layers"), dims))
-        msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} {_element(name, index, dims)}, "
+        msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} {_element(name, index)}, "
                f"outside {name}, which is {_shape(dims)} ({limits})")
     else:
         where = "before the start of" if index[0] < 0 else "past the end of"
@@ -310,8 +310,8 @@ def _oob(f, ctx):
 def _race(f, ctx):
     block = ctx.block(f["block"])
     me, other = ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
-    name, index, dims, hazard = f["array"], f["index"], f["dims"], f["hazard"]
-    element = _element(name, index, dims)
+    name, index, hazard = f["array"], f["index"], f["hazard"]
+    element = _element(name, index)
     # Told in program order: for a read after write the write first, otherwise the read.
     accesses = [(other, f["other_op"], f["other_line"]), (me, f["op"], f["line"])]
     first, second = sorted(accesses, key=lambda a: (a[1] == "read") == (hazard == "RAW"))
@@ -355,7 +355,7 @@ def _global_race(f, ctx):
     block, other_block = ctx.block(f["block"]), ctx.block(f["other_block"])
     me, other = ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
     name, index = f["array"], f["index"]
-    element = _element(name, index, f["dims"]) if f["space"] != "device" or f["dims"][0] > 1 else name
+    element = _element(name, index) if f["space"] != "device" or f["dims"][0] > 1 else name
     line, other_line = f["line"], f["other_line"]
 
     def verb(op):
@@ -438,7 +438,7 @@ def _stall(f, ctx):
 
 def _uninit(f, ctx):
     thread, block = ctx.thread(f["thread"]), ctx.block(f["block"])
-    element = _element(f["array"], f["index"], f["dims"])
+    element = _element(f["array"], f["index"])
     if f.get("space") == "global":   # a whole program's device memory (initcheck)
         msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reads {element} at line {f['line']}, "
                f"but nothing has written that element of {f['array']} ({f['dims'][0]} elements): no cudaMemcpy, "

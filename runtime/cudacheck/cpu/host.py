@@ -21,7 +21,6 @@ import ctypes
 import mmap
 import os
 import pickle
-import select
 import signal
 import tempfile
 import time
@@ -49,7 +48,7 @@ from ..errors import (
 from ..frontend import SOURCE_NAME, analyze, find_launches
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
 from ..listing import numbered
-from . import SourceLines, compiler, cores, findings, runner, share_device_memory
+from . import SourceLines, compiler, findings, runner, share_device_memory, system
 
 # cudaError_t values (include/kc_host.h), for what a call returns.
 CUDA_ERRORS = {"cudaSuccess": 0, "cudaErrorInvalidValue": 1, "cudaErrorMemoryAllocation": 2}
@@ -136,15 +135,14 @@ class Allocation:
 
 
 class DeviceMemory:
-    """The program's cudaMalloc allocations, each alone in a slot (runner.Slots), so that
+    """The program's cudaMalloc allocations, each alone in a slot (system.Slots), so that
     an address names the allocation it lies in, freed ones included (a freed slot is
     remapped inaccessible and not reused while others are free)."""
 
     def __init__(self, ledger, names):
-        self.slots = runner.Slots(DEVICE_SLOTS)
+        self.slots = system.Slots(DEVICE_SLOTS)
         self.ledger, self.names = ledger, names
         self.by_slot = {}
-        self.next = 0
 
     def slot_of(self, address):
         k = (address - self.slots.base) >> self.slots.shift
@@ -170,7 +168,7 @@ class DeviceMemory:
             start = self.slots.place(k, size)
         except KernelRuntimeError:   # the machine could not map it
             return None
-        _protect(start, size, 0)
+        system.protect(start, size, system.PROT_NONE)
         init_map = mmap.mmap(-1, max(size, 1))
         n = self.ledger.count % len(self.ledger.records)
         self.ledger.records[n] = AllocationRecord(start, size, line, 0)
@@ -184,26 +182,7 @@ class DeviceMemory:
     def release(self, a, line):
         a.free_line = line
         self.ledger.records[a.record].free_line = line
-        # The pages go; the slot stays reserved and inaccessible, so a later access faults.
-        self.slots.mapped[self.slot_of(a.start)] = 0
-        runner._libc.mmap(a.start, _pages(a.size), runner.PROT_NONE,
-                          runner.MAP_PRIVATE | runner.MAP_ANONYMOUS | runner.MAP_FIXED | runner.MAP_NORESERVE, -1, 0)
-
-    def open_all(self, mode):
-        for a in self.live():
-            _protect(a.start, a.size, mode)
-
-
-def _pages(n):
-    return -(-max(n, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
-
-
-_mprotect = runner._libc.mprotect
-_mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-
-
-def _protect(start, size, mode):
-    _mprotect(start, _pages(size), mode)
+        self.slots.vacate(self.slot_of(a.start))   # a later access faults
 
 
 class Opened:
@@ -214,11 +193,11 @@ class Opened:
 
     def __enter__(self):
         for a in self.allocations:
-            _protect(a.start, a.size, runner.PROT_RW)
+            system.protect(a.start, a.size, system.PROT_RW)
 
     def __exit__(self, *exc):
         for a in self.allocations:
-            _protect(a.start, a.size, runner.PROT_NONE)
+            system.protect(a.start, a.size, system.PROT_NONE)
 
 
 # ---- the runtime API's calls, in the child ------------------------------------------------
@@ -330,7 +309,7 @@ class HostRuntime:
         """A point where CUDA flushes device printf (a launch's start, a blocking copy or
         memset, cudaDeviceSynchronize and the stream and event synchronizations, the end):
         the host's own output so far goes first, then what kernels printed since the last."""
-        _libc_fflush(None)
+        system.flush_c_stdio()
         size = os.lseek(self.device_output, 0, os.SEEK_END)
         if not size:
             return
@@ -438,7 +417,7 @@ class HostRuntime:
                 used.setdefault(a.start, (i, p))
                 arrays.append((p.name, ptr, a.size - (ptr - a.start)))
         check = None
-        workers = max(1, min(config.workers or cores(), cfg.blocks))
+        workers = runner.worker_count(cfg)
         allocations = []
         if self.check:
             for a in self.memory.live():
@@ -451,13 +430,12 @@ class HostRuntime:
         if left <= 0:
             raise KernelTimeoutError(f"the program ran out of its time limit before the launch at line {line}")
         context = findings.Context(kernel, cfg, self.pb.source, self.lines, self.pb.program)
+        plan = runner.LaunchPlan(kernel, cfg, lambda desc, pids: self.spawn(body, desc, pids), time_limit=left,
+                                 workers=workers,
+                                 shared_limit=DEFAULT_SHARED_LIMIT if optin < 0 else OPTIN_SHARED_LIMIT,
+                                 check=check, context=context, output_fd=self.device_output)
         with Opened(*self.memory.live()):
-            report = runner.execute(
-                lambda desc, pids: self.spawn(body, desc, pids), kernel, cfg, argv, arrays, slots=self.memory.slots,
-                extents=extents, time_limit=left, workers=workers, stack_size=config.stack_size,
-                end_line=kernel.end_line, shared_limit=DEFAULT_SHARED_LIMIT if optin < 0 else OPTIN_SHARED_LIMIT,
-                check=check, context=context, allocations=allocations,
-                output_fd=self.device_output)
+            report = runner.execute(plan, runner.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations))
         if report is not None:
             report.line = line
             self.reports.append(report)
@@ -488,12 +466,8 @@ class HostRuntime:
         with open(self.result_path, "wb") as f:
             pickle.dump({"exit_code": code, "error": error, "reports": self.reports, "warnings": self.warnings}, f)
         if error is not None:
-            _libc_fflush(None)
+            system.flush_c_stdio()
             os._exit(EXIT_REPORTED)
-
-
-_libc_fflush = runner._libc.fflush
-_libc_fflush.argtypes = [ctypes.c_void_p]
 
 
 # ---- the caller's side --------------------------------------------------------------------
@@ -533,7 +507,9 @@ def run(pb, args=(), stdin=None, time_limit=None):
             os.setpgid(pid, pid)
         except OSError:
             pass   # the child did it first, or already ended
-        status = _wait(pid, deadline + 1.0)
+        # Past the deadline, the child's whole process group (its workers too) is killed.
+        waited = system.wait_for([pid], deadline + 1.0, group=True)
+        status = None if waited is None else waited[pid]
         del ledger
         outputs = {}
         for name in ("stdout", "stderr"):
@@ -554,8 +530,7 @@ def run(pb, args=(), stdin=None, time_limit=None):
 
 def _child(pb, paths, ledger, argv, deadline):
     os.setpgid(0, 0)
-    runner._libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the caller
-    runner._arena = runner.Arena()          # the caller's arena and lock are the caller's
+    system.die_with_parent()
     for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT),
                             (2, "stderr", os.O_WRONLY | os.O_CREAT)):
         f = os.open(paths[name], flags, 0o600)
@@ -568,37 +543,6 @@ def _child(pb, paths, ledger, argv, deadline):
     main = ctypes.cast(lib.kc_main, ctypes.c_void_p)
     lib.kc_program_run.restype = ctypes.c_int
     lib.kc_program_run(ctypes.byref(callbacks), ctypes.byref(ledger.crash), main, len(argv), c_argv)
-
-
-def _wait(pid, deadline):
-    """The child's wait status, or None if it ran past the deadline (then its whole
-    process group, workers included, is killed)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        fd = None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            if fd is not None:
-                select.select([fd], [], [], left)
-            got, status = os.waitpid(pid, os.WNOHANG)
-            if got:
-                return status
-            if fd is None:
-                time.sleep(min(0.01, left))
-    finally:
-        if fd is not None:
-            os.close(fd)
-    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            target()
-        except (ProcessLookupError, PermissionError):
-            pass
-    os.waitpid(pid, 0)
-    return None
 
 
 def _outcome_error(pb, status, result, ledger, limit, outputs):
@@ -620,7 +564,7 @@ def _outcome_error(pb, status, result, ledger, limit, outputs):
     at = f" at line {line}" if line else ""
     where = f"\n{numbered(pb.source, {line})}" if line else ""
     records = [ledger.records[i] for i in range(min(ledger.count, len(ledger.records)))]
-    hit = next((r for r in reversed(records) if r.start <= crash.address < r.start + _pages(r.size)), None)
+    hit = next((r for r in reversed(records) if r.start <= crash.address < r.start + system.pages(r.size)), None)
     if sig in (signal.SIGSEGV, signal.SIGBUS) and hit is not None:
         name = pb.program.allocations.get(str(hit.line), "device memory")
         verb = {1: "wrote", 0: "read"}.get(crash.is_write, "accessed")

@@ -1,27 +1,25 @@
 """Running a compiled kernel on the CPU, isolated from the caller.
 
 A launch copies the array arguments into memory mapped MAP_SHARED, forks worker
-processes that run the grid's blocks (include/kc_launch.h), waits for them within the
+processes that run the grid's blocks (include/kc_runtime.cpp), waits for them within the
 time limit, and copies the arrays the kernel may write back only if every worker
 succeeded. Whatever a kernel does, the caller's arrays and process are intact: a
 crash, a failed assert or an endless loop becomes a KernelError.
 """
 import ctypes
-import mmap
 import os
-import select
 import sys
 import tempfile
-import threading
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import config
+from ..config import config as settings
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
 from ..frontend import dtype_from
 from ..report import Access, Counts, LaunchReport
-from . import findings
+from . import findings, system
 
 # Status codes of kc_abi.h.
 OK, RUNNING, ASSERT_FAILED, CRASHED, OUT_OF_MEMORY, CHECK_FAILED = range(6)
@@ -154,7 +152,7 @@ class CheckSetup:
                               device_vars=ctypes.addressof(self.device_vars), device_names=self.device_names,
                               ndevice=self.ndevice, nallocs=len(allocations), allocs=ctypes.addressof(self.allocs),
                               device_elem_sizes=ctypes.addressof(self.device_elem_sizes),
-                              global_races=int(config.global_races))
+                              global_races=int(settings.global_races))
         self.base = base
         return self.desc
 
@@ -210,74 +208,58 @@ class CheckSetup:
 ALIGN = 256
 
 
-class Arena:
-    """One growing MAP_SHARED mapping per process, reused by every launch: the workers'
-    status and checked mode's counts and traces."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.map = None
-        self.view = None
-
-    def reserve(self, nbytes):
-        if self.map is None or len(self.map) < nbytes:
-            self.view = None
-            size = max(nbytes, 1 << 20)
-            self.map = mmap.mmap(-1, size + (size >> 2))   # anonymous: MAP_SHARED
-            self.view = np.frombuffer(self.map, dtype=np.uint8)
-        return self.view
+# This process's arena and slots. A child forked from Python (a whole program's, cpu/host.py;
+# multiprocessing's) makes its own arena: the caller's mapping is shared with the caller, and
+# its lock may be held by another of the caller's threads.
+_arena = system.Arena()
+_slots = None
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-PROT_NONE, PROT_RW = 0, 3
-MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
-MAP_FAILED = ctypes.c_void_p(-1).value
+def _new_arena():
+    global _arena
+    _arena = system.Arena()
 
 
-class Slots:
-    """The arrays of a launch, each alone in a slot of 2**shift bytes of address space,
-    at the slot's middle, mapped MAP_SHARED so that the workers' writes come back. Nothing
-    else is ever mapped in a slot: an address names the array it was computed from, however
-    far past either end an index runs (checked mode's provenance; include/kc_checked.h),
-    and an unchecked run faults there instead of writing into another array."""
+os.register_at_fork(after_in_child=_new_arena)
 
-    def __init__(self, count=64):
-        self.count = count
-        self.mapped = [0] * count
-        for shift in (36, 34, 32, 30, 28):   # a smaller reservation where address space is limited
-            base = _libc.mmap(None, count << shift, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-            if base not in (None, MAP_FAILED):
-                self.base, self.shift = base, shift
-                return
-        raise KernelRuntimeError("the CPU runtime could not reserve address space for the kernel's arrays")
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """One launch on the CPU runtime, everything about it decided before a worker starts:
+    built once where the launch begins (CpuModule.launch for a RawKernel's call,
+    HostRuntime.launch for a whole program's kernel<<<...>>>) and carried down to the
+    workers (execute fills the C side's LaunchDesc from it)."""
+    kernel: object            # frontend.Kernel
+    config: object            # launch.LaunchConfig: grid, block, dynamic shared memory, checked
+    spawn: object             # spawn(LaunchDesc*, pids) starts the workers: 0, or -errno
+    time_limit: float         # seconds
+    workers: int
+    shared_limit: int         # bytes of shared memory a block may use (without or with the opt-in)
+    stack_size: int = field(default_factory=lambda: settings.stack_size)   # bytes per CUDA thread
+    order: object = None      # the schedule: linear thread ids as uint32 (None: forward)
+    schedule: str = "forward"  # its name, for checked mode's report
+    check: object = None      # CheckSetup: checked mode
+    context: object = None    # findings.Context: what a finding is read against
+    output_fd: int | None = None   # where the kernel's printf goes (None: this process's sys.stdout)
 
     @property
-    def largest(self):
-        """The most bytes one slot holds."""
-        return 1 << (self.shift - 1)
-
-    def place(self, slot, nbytes):
-        """The address of `nbytes` mapped at slot `slot`'s middle."""
-        if slot >= self.count:
-            raise KernelRuntimeError(f"the CPU runtime launches kernels with at most {self.count} distinct arrays")
-        if nbytes > self.largest:
-            raise KernelRuntimeError(f"an array of {nbytes} bytes is larger than the CPU runtime's slots "
-                                     f"({1 << (self.shift - 1)} bytes)")
-        at = self.base + (slot << self.shift) + (1 << (self.shift - 1))
-        size = -(-max(nbytes, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
-        if self.mapped[slot] < size:
-            got = _libc.mmap(at, size, PROT_RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
-            if got != at:
-                raise KernelRuntimeError(f"the CPU runtime could not map {size} bytes for an array: "
-                                         f"{os.strerror(ctypes.get_errno())}")
-            self.mapped[slot] = size
-        return at
+    def end_line(self):
+        return self.kernel.end_line
 
 
-_arena = Arena()
-_slots = None
+def worker_count(config):
+    """How many workers a launch of this LaunchConfig spreads its blocks over."""
+    return max(1, min(settings.workers or system.cores(), config.blocks))
+
+
+@dataclass(frozen=True)
+class LaunchMemory:
+    """Where a launch's arguments are, once in place for the workers."""
+    argv: object              # a C array: the address of each parameter's value
+    arrays: list              # (name, address, bytes) of the memory each pointer points into, for messages
+    extents: list             # bytes of each parameter's array (0: not a pointer), checked mode's bounds
+    slots: system.Slots       # the slots the arrays lie in
+    allocations: tuple = ()   # a whole program's device allocations (CheckSetup.describe): the regions checked
 
 
 def _allocation(a):
@@ -316,54 +298,6 @@ def _layout(kernel, args):
     return merged, where
 
 
-def _wait(pids, deadline):
-    """Wait for every pid; return {pid: wait status}, or None if the deadline passed.
-    Children still running are killed and reaped on the way out, whatever happens."""
-    done = {}
-    try:
-        try:
-            fds = {os.pidfd_open(pid): pid for pid in pids}
-        except (AttributeError, OSError):
-            fds = None
-        if fds is not None:
-            poller = select.poll()
-            for fd in fds:
-                poller.register(fd, select.POLLIN)
-            try:
-                while len(done) < len(pids):
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return None
-                    for fd, _ in poller.poll(max(1, int(left * 1000))):
-                        poller.unregister(fd)
-                        done[fds[fd]] = os.waitpid(fds[fd], 0)[1]
-            finally:
-                for fd in fds:
-                    os.close(fd)
-        else:  # no pidfd (old kernels, some sandboxes): poll with a growing pause
-            pause = 1e-4
-            while len(done) < len(pids):
-                for pid in pids:
-                    if pid not in done:
-                        got, status = os.waitpid(pid, os.WNOHANG)
-                        if got:
-                            done[pid] = status
-                if len(done) < len(pids):
-                    if time.monotonic() > deadline:
-                        return None
-                    time.sleep(pause)
-                    pause = min(pause * 2, 0.01)
-        return done
-    finally:
-        for pid in pids:
-            if pid not in done:
-                try:
-                    os.kill(pid, 9)
-                    os.waitpid(pid, 0)
-                except (ProcessLookupError, ChildProcessError):
-                    pass
-
-
 def _array_near(address, arrays):
     """Which argument array an address lies in or near, for crash messages."""
     best = None
@@ -377,15 +311,15 @@ def _array_near(address, arrays):
     return best[1] if best else ""
 
 
-def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=None, end_line=0, shared_limit=0,
-        check=None, context=None, schedule="forward"):
-    """Launch `spawn` (a kc_spawn_<i> of a compiled library) with checked arguments.
-    `order`: the schedule, linear thread ids as uint32 (None: forward). `check`: a
-    CheckSetup for checked mode, whose report is returned; `context` reads findings."""
+def run(plan, args):
+    """Launch `plan` (a LaunchPlan) with `args`, checked against its kernel's parameters:
+    each array is copied into a slot, and back where the kernel changed it. Returns checked
+    mode's report (else None)."""
     global _slots
+    kernel = plan.kernel
     with _arena.lock:
         if _slots is None:
-            _slots = Slots()
+            _slots = system.Slots()
         intervals, where = _layout(kernel, args)
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
@@ -400,19 +334,15 @@ def run(spawn, kernel, config, args, *, time_limit, workers, stack_size, order=N
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
-        report = execute(spawn, kernel, config, argv, arrays, slots=_slots, extents=extents, time_limit=time_limit,
-                         workers=workers, stack_size=stack_size, order=order, end_line=end_line,
-                         shared_limit=shared_limit, check=check, context=context, schedule=schedule)
+        report = execute(plan, LaunchMemory(argv, arrays, extents, _slots))
         _copy_back(kernel, args, where, starts, intervals)
         return report
 
 
-def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, workers, stack_size, order=None,
-            end_line=0, shared_limit=0, check=None, context=None, schedule="forward", allocations=(), output_fd=None):
-    """Run a launch whose arguments are in place: `argv` points at each parameter's value,
-    `arrays` names the memory they point into ((name, address, bytes), for crash messages).
-    The kernel's printf goes to `output_fd`, or (None) to this process's sys.stdout.
+def execute(plan, memory):
+    """Run the launch `plan` whose arguments are in place (`memory`, a LaunchMemory).
     Raises the launch's KernelError; returns checked mode's report (else None)."""
+    workers, check, cfg = plan.workers, plan.check, plan.config
     status_bytes = ctypes.sizeof(WorkerStatus) * workers
     if check is not None:
         status_bytes += -(-check.nbytes() // ALIGN) * ALIGN
@@ -422,38 +352,39 @@ def execute(spawn, kernel, config, argv, arrays, *, slots, extents, time_limit, 
     ctypes.memset(base, 0, status_bytes)
     check_desc = None
     if check is not None:
-        check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, extents, slots, allocations)
-    desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*config.grid), block=(ctypes.c_uint32 * 3)(*config.block),
-                      shared_mem=config.shared_mem, shared_limit=shared_limit, stack_size=stack_size,
-                      workers=workers, args=ctypes.cast(argv, ctypes.POINTER(ctypes.c_void_p)),
+        check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, memory.extents, memory.slots,
+                                    memory.allocations)
+    desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*cfg.grid), block=(ctypes.c_uint32 * 3)(*cfg.block),
+                      shared_mem=cfg.shared_mem, shared_limit=plan.shared_limit, stack_size=plan.stack_size,
+                      workers=workers, args=ctypes.cast(memory.argv, ctypes.POINTER(ctypes.c_void_p)),
                       status=ctypes.cast(ctypes.c_void_p(base), ctypes.POINTER(WorkerStatus)),
-                      order=order.ctypes.data if order is not None else None, end_line=end_line,
-                      parent_pid=os.getpid(), time_limit_s=int(time_limit) + 5,
+                      order=plan.order.ctypes.data if plan.order is not None else None, end_line=plan.end_line,
+                      parent_pid=os.getpid(), time_limit_s=int(plan.time_limit) + 5,
                       check=ctypes.pointer(check_desc) if check_desc is not None else None)
     pids = (ctypes.c_int32 * workers)()
     with tempfile.TemporaryFile() as out:
-        desc.output_fd = out.fileno() if output_fd is None else output_fd
-        rc = spawn(ctypes.byref(desc), pids)
+        desc.output_fd = out.fileno() if plan.output_fd is None else plan.output_fd
+        rc = plan.spawn(ctypes.byref(desc), pids)
         if rc != 0:
             raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
         try:
-            waited = _wait(list(pids), time.monotonic() + time_limit)
+            waited = system.wait_for(list(pids), time.monotonic() + plan.time_limit)
         finally:
             if check_desc is not None and check_desc.gshadow:   # the race shadow spawn mapped
-                _libc.munmap(ctypes.c_void_p(check_desc.gshadow), ctypes.c_size_t(check_desc.gshadow_bytes))
+                system.unmap(check_desc.gshadow, check_desc.gshadow_bytes)
         out.seek(0)
         printed = out.read().decode(errors="replace")
     if printed:
         sys.stdout.write(printed)
     if waited is None:
-        raise _timeout(kernel, config, status, workers, time_limit)
+        raise _timeout(plan, status)
     failed = [w for w in range(workers) if status[w].code != OK or waited[pids[w]] != 0]
     if failed:
         w = min(failed, key=lambda w: (status[w].code != CHECK_FAILED, status[w].block))
         if status[w].code == CHECK_FAILED:
-            raise findings.to_exception(status[w].message.decode(), context, arrays)
-        raise _failure(kernel, config, status[w], waited[pids[w]], arrays, stack_size)
-    return check.report(schedule) if check is not None else None
+            raise findings.to_exception(status[w].message.decode(), plan.context, memory.arrays)
+        raise _failure(plan, status[w], waited[pids[w]], memory.arrays)
+    return check.report(plan.schedule) if check is not None else None
 
 
 def _copy_back(kernel, args, where, starts, intervals):
@@ -487,7 +418,8 @@ def _where(config, st):
     return (f"block {findings.coords(st.block, config.grid)}, thread {findings.coords(st.thread, config.block)}")
 
 
-def _failure(kernel, config, st, wait_status, arrays, stack_size):
+def _failure(plan, st, wait_status, arrays):
+    kernel, config, stack_size = plan.kernel, plan.config, plan.stack_size
     if st.code == ASSERT_FAILED:
         return KernelAssertionError(
             f"assert({st.message.decode()}) failed in kernel `{kernel.name}` at line {st.line}, "
@@ -513,7 +445,8 @@ def _failure(kernel, config, st, wait_status, arrays, stack_size):
     return KernelRuntimeError(f"a worker of kernel `{kernel.name}` ended unexpectedly (status {wait_status})")
 
 
-def _timeout(kernel, config, status, workers, time_limit):
+def _timeout(plan, status):
+    kernel, config, workers, time_limit = plan.kernel, plan.config, plan.workers, plan.time_limit
     done = sum(status[w].blocks_done for w in range(workers))
     running = [w for w in range(workers) if status[w].code == RUNNING]
     where = f"; {_where(config, status[running[0]])} was running" if running else ""

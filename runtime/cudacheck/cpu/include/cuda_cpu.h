@@ -91,7 +91,7 @@ extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0,
 #define __shared__ static __attribute__((section("kc_shared")))
 #endif
 // __device__ and __constant__ variables: a section the launcher maps shared by every
-// worker and keeps for the module's lifetime (runtime/cudacheck/cpu/build.py's linker script).
+// worker and keeps for the module's lifetime (kc_device.ld, which runtime/cudacheck/cpu/compiler.py links with).
 #define KC_DEVICE_VAR __attribute__((section("kc_device")))
 #if defined(KC_FRONTEND) && defined(__CUDA__)
 #define __host__ __attribute__((host))

@@ -1,6 +1,6 @@
 // The CPU runtime: fibers, the block scheduler, the launcher and (with KC_CHECKED) checked
 // mode's hooks. One translation unit, compiled once per variant (plain, checked) and
-// linked into every kernel library (runtime/cudacheck/cpu/build.py); the kernel's own unit sees only
+// linked into every kernel library (runtime/cudacheck/cpu/compiler.py); the kernel's own unit sees only
 // cuda_cpu.h.
 #include <dlfcn.h>
 #include <errno.h>
@@ -898,9 +898,10 @@ KC_CAS(int) KC_CAS(unsigned int) KC_CAS(unsigned long long) KC_CAS(unsigned shor
 extern "C" char __start_kc_device[] __attribute__((weak));
 extern "C" char __stop_kc_device[] __attribute__((weak));
 
-// Called by the loader (runtime/cudacheck/cpu/module.py) once, in the caller's process: the section
-// becomes shared memory, so every worker of every launch of this module sees one copy, as
-// blocks on a GPU see one device memory and values persist from launch to launch.
+// Called by the loader (share_device_memory, runtime/cudacheck/cpu/__init__.py) once, in the
+// caller's process: the section becomes shared memory, so every worker of every launch of this
+// module sees one copy, as blocks on a GPU see one device memory and values persist from launch
+// to launch.
 extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes) {
     *start = __start_kc_device;
     *bytes = __stop_kc_device - __start_kc_device;

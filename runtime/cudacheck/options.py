@@ -1,0 +1,46 @@
+"""The compiler options a RawModule takes (CuPy's, in NVRTC's spellings), as the CPU side
+reads them: the front end's parse takes their -D and -I (user_flags), the CPU build takes
+those and the options with a meaning on a CPU, and refuses the rest (compiler_flags).
+"""
+import re
+
+from .errors import CompileError
+
+# -D and -I, in NVRTC's short and long spellings: group 1 the option, group 2 its value.
+_DEFINE_OR_INCLUDE = re.compile(r"^(-D|--define-macro=?|-I|--include-path=?)(.*)\Z", re.S)
+# NVRTC options with no meaning on the CPU.
+IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_math|-use_fast_math|-lineinfo|"
+                            r"--generate-line-info|-G|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
+                            r"--extra-device-vectorization|-default-device|--restrict|-dopt|--ptxas-options|-maxrregcount|"
+                            r"--maxrregcount|-ftz|--ftz|-prec-div|--prec-div|-prec-sqrt|--prec-sqrt|-dw|--disable-warnings)\b")
+
+
+def _user_flag(option):
+    """A -D or -I option as g++ and clang spell it ("-DX=1", "-Ipath"), or None."""
+    m = _DEFINE_OR_INCLUDE.match(option)
+    if m is None:
+        return None
+    return ("-D" if m.group(1).startswith(("-D", "--define")) else "-I") + m.group(2)
+
+
+def user_flags(options):
+    """The -D and -I options, for the front end's parse; the rest are code generation's."""
+    return [flag for flag in map(_user_flag, options) if flag is not None]
+
+
+def compiler_flags(options):
+    """The C++ compiler flags for CuPy-style options: -D and -I pass, NVRTC-only ones
+    are dropped, anything else is an error naming the option."""
+    flags = []
+    for opt in options:
+        flag = _user_flag(opt)
+        if flag is not None:
+            flags.append(flag)
+        elif re.match(r"^--?ftz=(false|true)$", opt):   # flush-to-zero of the float intrinsics (kc_intrinsics.h)
+            flags.append(f"-DKC_FTZ={int(opt.endswith('true'))}")
+        elif IGNORED_OPTION.match(opt):
+            continue
+        else:
+            raise CompileError(f"option {opt!r} is not understood by the CPU runtime "
+                               "(it takes -D and -I, and ignores NVRTC's code-generation options)", backend="cpu")
+    return flags
