@@ -156,6 +156,26 @@ def test_reader_text_names_only_modules_commands_and_files_that_exist():
     assert "Q3.4" in out.getvalue()
 
 
+def test_the_stored_data_is_credited_to_the_commands_that_wrote_it():
+    """The introduction names every file of data/ with the command that wrote it, and chapter 5
+    says its figures read the benchmark's files (the datasets perfdata loads), not all of data/."""
+    intro = _flat((BOOK / "intro.md").read_text())
+    data = ROOT / "course" / "tiling_course" / "data"
+    for f in sorted(data.glob("*.json")):
+        assert f"`{f.name}`" in intro, f.name
+    for script in re.findall(r"`(scripts/[\w.]+\.py)`", intro):
+        assert (ROOT / script).is_file(), script
+    bench = sorted(ds.source for ds in perfdata.datasets())
+    assert bench == ["h100.json", "h200.json"]
+    assert "`h100.json` and `h200.json`: the benchmark, `python -m tiling_course.bench`" in intro
+    assert "`tuning-h100.json` and `tuning-h200.json`: the tuner, `python -m tiling_course.tune all`" in intro
+    assert "python -m tiling_course.bench` and stored" not in intro     # no longer "every time ... by the command"
+    text = markdown_cell("05_performance", "Every figure below reads")
+    assert "(`course/tiling_course/data/h100.json` and `h200.json`: for each GPU, the three runs of" in text
+    assert all(ds.command.count("python -m ") == 3 for ds in perfdata.datasets())   # "the three runs"
+    assert "data/*.json" not in text
+
+
 # ---------------------------------------------------------------- numbers from the stored runs
 
 def _panels(name):

@@ -171,9 +171,39 @@ def test_instructor_guide_points_at_existing_questions():
         assert int(chapter) in counts and 1 <= int(n) <= counts[int(chapter)], f"Q{chapter}.{n} does not exist"
 
 
+
+NUMBER_WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+
+
+def test_instructor_guide_counts_and_lists_each_chapters_questions():
+    """The guide's sentence "Chapters 1, 2 and 4 end with five questions each, chapters 5
+    and 7 with six, ..." gives every chapter the number of questions its quiz file holds,
+    and its table has one row per chapter, in order, naming exactly that chapter's questions."""
+    guide = ROOT / "book" / "instructor.md"
+    if not guide.exists():
+        pytest.skip("no instructor's guide")
+    text = guide.read_text()
+    counts = {quiz.chapter_number(c): len(quiz.load(c)) for c in CHAPTERS}
+    sentence = re.search(r"Chapters [^.]*? end with [^.]*\.", " ".join(text.split()))
+    assert sentence, "the guide no longer says how many questions each chapter has"
+    said = {}
+    for chapters, word in re.findall(r"[Cc]hapters? ((?:\d+(?:, | and |,? and )?)+) (?:end )?with (\w+)",
+                                     sentence[0]):
+        for c in re.findall(r"\d+", chapters):
+            assert int(c) not in said, f"chapter {c} is counted twice: {sentence[0]!r}"
+            said[int(c)] = NUMBER_WORDS[word]
+    assert said == counts, f"the guide says {said}, the quiz files hold {counts}: {sentence[0]!r}"
+    rows = re.findall(r"^\| \[(\d+)\. [^\n]*$", text, re.M)
+    assert [int(r) for r in rows] == sorted(counts), f"the table's rows are chapters {rows}"
+    for line in re.findall(r"^\| \[\d+\. [^\n]*$", text, re.M):
+        chapter = int(re.match(r"\| \[(\d+)\.", line)[1])
+        named = [int(n) for c, n in re.findall(r"\bQ(\d)\.(\d+)\b", line) if int(c) == chapter]
+        assert named == list(range(1, counts[chapter] + 1)), f"chapter {chapter}'s row names Q{chapter}.{named}"
+
 CHROMIUM = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium")
 def test_quiz_works_in_a_browser_from_a_static_file(tmp_path):
     """The displayed HTML and script, saved as a plain file and opened in headless

@@ -237,7 +237,7 @@ def product(launch, precision=None):
 @dataclass(frozen=True)
 class BlockTranspose(Task):
     """Each BLOCK_WIDTH x BLOCK_WIDTH tile of A (height x width, row-major, both multiples
-    of BLOCK_WIDTH) transposed in place, as PMPP's end-of-chapter-5 exercise launches it:
+    of BLOCK_WIDTH) transposed in place, as PMPP's chapter 5 exercise 10 launches it:
     grid (width / BLOCK_WIDTH, height / BLOCK_WIDTH), blocks of BLOCK_WIDTH x BLOCK_WIDTH
     threads, arguments (A, width, height). `tile` is BLOCK_WIDTH (the `macro` option). It
     only moves numbers, so the result is compared exactly."""

@@ -27,7 +27,7 @@
 
 // The kernels are the book's own (chapter 4): the bounds-checked tiled kernel, whose tile
 // is fixed when the program is compiled, and the one whose tile comes from the launch.
-// (tiling_course.programs.source() pastes their files in for the two lines below.)
+// (The file program_tiled.cu #includes them; what the book shows and runs has them pasted in.)
 // The tiled kernel for any shapes: P (m x n) = M (m x k) times N (k x n), row-major.
 // Threads whose element of a tile lies outside M or N load 0.0f instead: the zero adds
 // nothing to the sum, and every thread still reaches both barriers. Only threads that
