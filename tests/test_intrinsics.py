@@ -981,8 +981,10 @@ def test_rounding_mode_is_restored_and_not_folded():
 
 
 def test_fast_math_intrinsics(rng):
-    """The C library's values (within 2 ulp of the true ones); a GPU's flushing of subnormal
-    arguments and results to zero, __powf's 2^(y log2 x) and __fdividef's zero quotient."""
+    """The C library's values (within 2 ulp of the true ones), and __expf's the GPU's
+    (ex2.approx of x log2(e): within the Programming Guide's 2 + floor(|1.173 x|) ulp); a
+    GPU's flushing of subnormal arguments and results to zero, __powf's 2^(y log2 x) and
+    __fdividef's zero quotient."""
     a, b = family_inputs("fast", rng)
     out = run_family("fast", [a, b])
     fns = {"expf": math.exp, "exp10f": lambda x: 10.0 ** x, "logf": math.log, "log2f": math.log2,
@@ -1004,7 +1006,8 @@ def test_fast_math_intrinsics(rng):
                 exact = math.nan
             want = ftz(float(np.float32(exact))) if math.isfinite(exact) else exact
             if math.isfinite(want) and math.isfinite(got) and want != 0:
-                if abs(got - want) > 2 * abs(float(np.spacing(np.float32(want)))):
+                ulps = 2 + math.floor(abs(1.173 * xf)) if key == "expf" else 2
+                if abs(got - want) > ulps * abs(float(np.spacing(np.float32(want)))):
                     bad.append((key, x, got, want))
             elif not same_float(got, want) and not (want == 0 and got == 0):
                 bad.append((key, x, got, want))
@@ -1029,9 +1032,15 @@ def test_fast_math_intrinsics(rng):
     _report(bad, "fast-math results")
 
 
+# Float functions the CPU runtime computes as the GPU does, through the special-function unit's
+# approximations (cpu/gpumath.py): held to CUDA's bound for them, 2 ulp.
+GPU_APPROXIMATED = ("rsqrt", "rnorm3d")
+
+
 @pytest.mark.parametrize("family", ["mathf", "mathd"])
 def test_math_functions_within_one_ulp(rng, family):
-    """Within 1 ulp of the 60-digit value (CUDA's own bounds are 1 to 8 ulp); the inverse
+    """Within 1 ulp of the 60-digit value (CUDA's own bounds are 1 to 8 ulp; 2 for the float
+    functions that are the GPU's approximations, GPU_APPROXIMATED); the inverse
     functions' results bracket the exact inverse within 1 ulp; special values exactly; float
     arguments and results that are subnormal flushed to zero (-ftz=true, the default)."""
     fmt = F32 if family == "mathf" else F64
@@ -1078,7 +1087,7 @@ def test_math_functions_within_one_ulp(rng, family):
                     continue
                 err = ulp_error(got, want, fmt)
                 worst[key] = max(worst.get(key, 0), err)
-                if err > 1:
+                if err > (2 if fmt is F32 and key in GPU_APPROXIMATED else 1):
                     bad.append((key, a, b, c, got, f"{err:.2f} ulp from {want:.20e}"))
     print("largest errors (ulp):", {k: round(v, 3) for k, v in worst.items()})
     _report(bad, "math results")
