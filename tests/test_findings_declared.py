@@ -5,9 +5,10 @@ import re
 
 import cudacheck
 from cudacheck import errors
-from cudacheck.cpu import findings
+from cudacheck.cpu import compiler, findings
 
-WRITERS = [findings.DECLARATIONS.with_name(n) for n in ("kc_checked.h", "kc_global.h", "kc_runtime.cpp")]
+# The runtime's units and checked mode's, one per check (include/kc_check.h), and their headers.
+WRITERS = sorted(p for p in findings.DECLARATIONS.parent.glob("kc_*") if p.suffix in (".cpp", ".h"))
 
 
 def written():
@@ -23,6 +24,13 @@ def written():
     return out
 
 
+def test_every_unit_is_compiled():
+    """Each of the runtime's units is compiled and linked (compiler.runtime_objects): a check's
+    unit left out would leave its hooks undefined in every checked library."""
+    units = {p.name for p in findings.DECLARATIONS.parent.glob("kc_*.cpp")}
+    assert units == {"kc_runtime.cpp", "kc_host.cpp", *compiler.CHECK_UNITS}
+
+
 def test_every_writer_writes_the_declared_fields():
     found = written()
     assert len(found) >= len(findings.KINDS)
@@ -35,7 +43,7 @@ def test_every_writer_writes_the_declared_fields():
 def test_every_kind_is_written_decoded_and_exported():
     assert {kind for kind, _ in written()} == set(findings.KINDS)
     for kind, declared in findings.KINDS.items():
-        assert callable(getattr(findings, f"_{kind}", None)), f"no decoder findings._{kind}"
+        assert callable(findings.DECODERS.get(kind)), f"no decoder of {kind}"
         assert issubclass(declared.exception, errors.KernelError)
         assert getattr(cudacheck, declared.exception.__name__) is declared.exception
         assert declared.exception.__name__ in cudacheck.__all__

@@ -282,7 +282,7 @@ def test_blocks_adding_into_one_element_race_between_blocks(rng, workers):
     err = race("sum_plain", (-(-n // 128),), (128,), (x, np.zeros(1, np.float32), n))
     assert err.block != err.other_block and err.thread == err.other_thread == (0, 0, 0)
     assert err.array == "out" and err.index == (0,)
-    assert "Threads of different blocks are ordered only through atomics" in str(err)
+    assert "Within one launch, threads of different blocks are ordered only through atomics" in str(err)
 
 
 def test_atomic_and_locked_block_sums_are_clean(rng, workers):

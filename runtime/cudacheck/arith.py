@@ -50,7 +50,7 @@ class _Edits:
 
 
 class Rewriter:
-    """The rewrites of one translation unit's device functions (frontend._Reader calls
+    """The rewrites of one translation unit's device functions (frontend.Reader calls
     function() for each)."""
 
     def __init__(self, ci, tu, code, fmad=True, in_main_file=None):

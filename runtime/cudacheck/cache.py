@@ -1,6 +1,6 @@
 """The disk cache (cudacheck.config.cache_dir), as its three users share it: the CPU
 runtime's compiled libraries and objects with g++'s precompiled header (cpu/compiler.py),
-and the front end's results with clang's precompiled header (frontend.py). A file is named
+and the front end's results with clang's precompiled header (frontend/libclang.py). A file is named
 by a digest of everything that goes into it, and written whole or not at all.
 """
 import contextlib

@@ -17,6 +17,9 @@ def _default_cache_dir():
 
 @dataclass
 class Config:
+    """Settings shared by every launch (cudacheck.config is the one instance): change a field
+    and the next launch uses it."""
+
     # Seconds a CPU launch may run before it is killed (KernelTimeoutError).
     time_limit: float = 10.0
     # Worker processes a CPU launch spreads its blocks over (None: one per core).

@@ -42,7 +42,7 @@ class GpuModule:
     signatures); any other kernel NVRTC compiled is found by name and launched as CuPy
     launches it."""
 
-    def __init__(self, source, kernels, options, name_expressions=(), cupy_options=None):
+    def __init__(self, source, kernels, options, name_expressions=(), cupy_options=None, log_stream=None):
         import cupy
         self.cupy = cupy
         self.kernels = kernels
@@ -51,7 +51,7 @@ class GpuModule:
         expressions = list(dict.fromkeys([k.name for k in kernels.values() if k.linkage == "C++"]
                                          + list(name_expressions)))
         try:
-            self.module = _compiled_with_crt(cupy, source, options, expressions, cupy_options or {})
+            self.module = _compiled_with_crt(cupy, source, options, expressions, cupy_options or {}, log_stream)
         except cupy.cuda.compiler.CompileException as e:
             log = str(e)
             title = "kernel.cu did not compile with NVRTC (backend='gpu'):"
@@ -95,10 +95,10 @@ class GpuModule:
         return self.module.get_global(name)
 
 
-def _compiled(cupy, source, options, expressions, cupy_options):
+def _compiled(cupy, source, options, expressions, cupy_options, log_stream=None):
     module = cupy.RawModule(code=source, options=tuple(options), name_expressions=expressions or None,
                             **cupy_options)
-    module.compile()
+    module.compile(log_stream)
     return module
 
 
@@ -106,21 +106,21 @@ def _compiled(cupy, source, options, expressions, cupy_options):
 _crt_include = []
 
 
-def _compiled_with_crt(cupy, source, options, expressions, cupy_options):
+def _compiled_with_crt(cupy, source, options, expressions, cupy_options, log_stream=None):
     """_compiled, where CUDA's pip wheels (which CuPy may compile against) ship mma.h without
     the crt/mma.h it includes, and a toolkit has both: the first source that fails for it is
     compiled again with the toolkit's include folder, and every later source that includes
     mma.h gets that folder from the start, so it compiles once."""
     if _crt_include and "mma.h" in source:
-        return _compiled(cupy, source, (*options, f"-I{_crt_include[0]}"), expressions, cupy_options)
+        return _compiled(cupy, source, (*options, f"-I{_crt_include[0]}"), expressions, cupy_options, log_stream)
     try:
-        return _compiled(cupy, source, options, expressions, cupy_options)
+        return _compiled(cupy, source, options, expressions, cupy_options, log_stream)
     except cupy.cuda.compiler.CompileException as e:
         toolkit = _toolkit_include()
         if 'cannot open source file "crt/' not in str(e) or toolkit is None:
             raise
         _crt_include.append(toolkit)
-        return _compiled(cupy, source, (*options, f"-I{toolkit}"), expressions, cupy_options)
+        return _compiled(cupy, source, (*options, f"-I{toolkit}"), expressions, cupy_options, log_stream)
 
 
 @lru_cache(maxsize=1)

@@ -4,11 +4,22 @@
     k = mod.get_function("tiled")
     k((Width // 16, Width // 16), (16, 16), (M, N, P, np.int32(Width)))
 
+    k = cudacheck.RawKernel(src, "tiled", options=("-DTILE_WIDTH=16",))   # compiled at its first call
+
 The same code moves to plain CuPy by changing the import.
+
+When the source is compiled: on first use, as in CuPy. A RawKernel compiles at its first
+call, at compile(), or at the first attribute that needs the compiled kernel (kernel,
+attributes, num_regs, signature, ...); a RawModule at its first get_function, get_global,
+compile() or read of program, kernels or impl. A source that does not compile raises its
+CompileError there, and so does a name the source has no kernel of (KeyError); settings
+that cannot work (empty code, an unknown backend) raise when the object is made.
+get_function returns a RawKernel.
 """
 from . import frontend
 from .errors import CompileError, KernelError, UnsupportedFeatureError
 from .gpu import GpuModule, gpu_available
+from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
 from .listing import numbered
 
 BACKENDS = ("auto", "gpu", "cpu")
@@ -45,10 +56,27 @@ class RawModule:
     memory checked for races and uninitialized reads, barriers for divergence.
     enable_cooperative_groups, translate_cucomplex, jitify: CuPy's, passed to it on a GPU
     (a cooperative launch, for grid.sync(); the CPU runtime refuses grid-wide groups).
+
+    The source is compiled at the module's first use (see this module's docstring); those
+    settings are its attributes, with `program` (what the front end read: None on a GPU
+    for a source it cannot read), `kernels` (name -> signature) and `impl` (the backend's
+    compiled module).
     """
 
     def __init__(self, code, *, options=(), name_expressions=(), backend="auto", check=False,
                  enable_cooperative_groups=False, translate_cucomplex=False, jitify=False):
+        self._settings(code, options, name_expressions, backend, check, enable_cooperative_groups,
+                       translate_cucomplex, jitify)
+
+    @classmethod
+    def _deferred(cls, code, *settings):
+        """A module whose compilation waits for its first use (a RawKernel's)."""
+        module = cls.__new__(cls)
+        module._settings(code, *settings)
+        return module
+
+    def _settings(self, code, options, name_expressions, backend, check, enable_cooperative_groups,
+                  translate_cucomplex, jitify):
         if not isinstance(code, str) or not code.strip():
             raise TypeError("code must be the CUDA C source, as a non-empty string")
         self.code = code
@@ -56,46 +84,75 @@ class RawModule:
         self.check = bool(check)
         self.backend = resolve_backend(backend, self.check)
         self.name_expressions = tuple(name_expressions or ())
+        self.enable_cooperative_groups = bool(enable_cooperative_groups)
+        self.translate_cucomplex = bool(translate_cucomplex)
+        self.jitify = bool(jitify)
+        self._compiled = None   # (program, kernels, impl) once compiled
+
+    def compile(self, log_stream=None):
+        """Compile the source, if it is not compiled yet: CompileError (or, on the CPU
+        runtime, UnsupportedFeatureError) if it does not compile. log_stream: CuPy's, where
+        NVRTC's output goes on a GPU (sys.stdout or a file); the CPU runtime has none."""
+        if self._compiled is not None:
+            return
         try:
-            self.program = frontend.analyze(code, self.options, self.name_expressions)
+            program = frontend.analyze(self.code, self.options, self.name_expressions)
         except (CompileError, UnsupportedFeatureError, KeyError):
             # On a GPU, NVRTC decides what compiles, as in CuPy: a source the front end cannot
             # read (CUB, cuRAND, libcu++ headers) still runs, its launches unchecked.
             if self.backend == "cpu":
                 raise
-            self.program = None
-        self.kernels = dict(self.program.kernels) if self.program else {}
-        runnable = self.kernels
+            program = None
+        kernels = dict(program.kernels) if program else {}
         if self.backend == "cpu":
-            runnable = {n: k for n, k in self.kernels.items() if self._unsupported(k) is None}
+            runnable = {n: k for n, k in kernels.items() if _unsupported(program, k) is None}
             from .cpu import CpuModule
-            self.impl = CpuModule(code, self.program, runnable, self.options, check=self.check)
+            impl = CpuModule(self.code, program, runnable, self.options, check=self.check)
         else:
-            cupy_options = {k: v for k, v in (("enable_cooperative_groups", enable_cooperative_groups),
-                                              ("translate_cucomplex", translate_cucomplex), ("jitify", jitify)) if v}
-            self.impl = GpuModule(code, runnable, self.options, self.name_expressions, cupy_options)
+            cupy_options = {k: v for k, v in (("enable_cooperative_groups", self.enable_cooperative_groups),
+                                              ("translate_cucomplex", self.translate_cucomplex),
+                                              ("jitify", self.jitify)) if v}
+            impl = GpuModule(self.code, kernels, self.options, self.name_expressions, cupy_options, log_stream)
+        self._compiled = (program, kernels, impl)
 
-    def _unsupported(self, kernel):
-        """(line, construct) if the CPU runtime cannot run this kernel, else None."""
-        template = kernel.name.split("<")[0].strip()
-        return self.program.unsupported.get(kernel.name) or self.program.unsupported.get(template)
+    @property
+    def program(self):
+        """What the front end read of the source (frontend.Program); None on a GPU for a
+        source it cannot read."""
+        self.compile()
+        return self._compiled[0]
+
+    @property
+    def kernels(self):
+        """The kernels the front end found: name -> signature (frontend.Kernel)."""
+        self.compile()
+        return self._compiled[1]
+
+    @property
+    def impl(self):
+        """The backend's compiled module (cpu.CpuModule or gpu.GpuModule)."""
+        self.compile()
+        return self._compiled[2]
 
     def get_function(self, name):
+        """The kernel `name` (a template instance: one of name_expressions), as a RawKernel;
+        KeyError if the source has none of that name, UnsupportedFeatureError if the CPU
+        runtime cannot run it."""
         key = " ".join(name.split())
         if key not in self.kernels and self.backend == "gpu" and self.impl.has_function(key):
-            return Function(self, key)   # a kernel the front end did not see: found by NVRTC
+            return RawKernel._of(self, key)   # a kernel the front end did not see: found by NVRTC
         if key not in self.kernels:
             have = ", ".join(self.kernels) or "none"
             hint = (" A template kernel's instance must be listed in name_expressions." if "<" in key else "")
             raise KeyError(f"no kernel {name!r} in this module (kernels found: {have}).{hint}")
-        bad = self._unsupported(self.kernels[key]) if self.backend == "cpu" else None
+        bad = _unsupported(self.program, self.kernels[key]) if self.backend == "cpu" else None
         if bad is not None:
             line, construct = bad
             raise UnsupportedFeatureError(
                 f"kernel `{key}` uses {construct} (line {line}), which the CPU runtime does not provide; the other "
                 f"kernels of this module run. It can run on a GPU with backend='gpu'.\n{numbered(self.code, {line})}",
                 backend="cpu")
-        return Function(self, key)
+        return RawKernel._of(self, key)
 
     def get_global(self, name):
         """The memory of a `__device__` or `__constant__` variable, as CuPy's get_global
@@ -104,26 +161,133 @@ class RawModule:
         return self.impl.get_global(name)
 
 
-class Function:
-    """One kernel of a RawModule, called as k(grid, block, args, shared_mem=0)."""
+def _unsupported(program, kernel):
+    """(line, construct) if the CPU runtime cannot run this kernel, else None."""
+    template = kernel.name.split("<")[0].strip()
+    return program.unsupported.get(kernel.name) or program.unsupported.get(template)
 
-    def __init__(self, module, name):
+
+# CuPy's kernel attributes (cupy.RawKernel.attributes), in its order.
+ATTRIBUTES = ("max_threads_per_block", "shared_size_bytes", "const_size_bytes", "local_size_bytes", "num_regs",
+              "ptx_version", "binary_version", "cache_mode_ca", "max_dynamic_shared_size_bytes",
+              "preferred_shared_memory_carveout")
+
+
+def _attribute(name, doc):
+    return property(lambda self: self.attributes[name], doc=doc + " (compiles the kernel if it is not yet).")
+
+
+class RawKernel:
+    """A CUDA C kernel, as cupy.RawKernel: RawKernel(code, "tiled")(grid, block, args).
+
+    code: the CUDA C source; name: the kernel's name (a template instance as its name
+    expression, "tiled<16>"); options, backend, check, enable_cooperative_groups,
+    translate_cucomplex, jitify: as RawModule takes them. The source is compiled at the
+    kernel's first use (see this module's docstring); RawModule.get_function returns one
+    compiled.
+
+    Attributes, as CuPy's: code, name, options, backend ("gpu" or "cpu"), translate_cucomplex,
+    enable_cooperative_groups, jitify; check; module (the RawModule); kernel, the compiled
+    function (on a GPU CuPy's cupy.cuda.Function, on the CPU runtime the library's entry
+    point); attributes and each of them (max_threads_per_block, shared_size_bytes, num_regs,
+    ...: the driver's on a GPU; on the CPU runtime those a CPU has, -1 for the others, as CuPy
+    gives -1 for an attribute its toolkit lacks); signature, the parameters the front end
+    read (None for a GPU kernel it could not read); last_launch, a checked launch's
+    LaunchReport (counts, trace). max_dynamic_shared_size_bytes: CuPy's opt-in to more than
+    48 KiB of dynamic shared memory per block, which a GPU refuses without it: set it to the
+    bytes the launch needs, on either backend (None: not opted in).
+    """
+
+    def __init__(self, code, name, options=(), backend="auto", *, translate_cucomplex=False,
+                 enable_cooperative_groups=False, jitify=False, check=False):
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError("name must be the kernel's name, as a non-empty string")
+        module = RawModule._deferred(code, options, (name,) if "<" in name else (), backend, check,
+                                     enable_cooperative_groups, translate_cucomplex, jitify)
+        self._setup(module, " ".join(name.split()), found=False)
+
+    @classmethod
+    def _of(cls, module, name):
+        """The kernel `name` of a compiled module, which has it (RawModule.get_function)."""
+        kernel = cls.__new__(cls)
+        kernel._setup(module, name, found=True)
+        return kernel
+
+    def _setup(self, module, name, found):
         self.module = module
-        self.name = name
-        self.signature = module.kernels.get(name)   # None: a GPU kernel the front end could not read
-        self.last_launch = None  # checked mode: the LaunchReport of the latest call
-        # CuPy's opt-in to more than 48 KiB of dynamic shared memory per block, which a GPU
-        # refuses without it: set it to the bytes the launch needs, on either backend.
-        # None: not opted in (static + dynamic shared memory may total 48 KiB, as on a GPU).
+        self.name = self.__name__ = name   # __name__: for profilers, as CuPy's
+        self.last_launch = None   # checked mode: the LaunchReport of the latest call
         self.max_dynamic_shared_size_bytes = None
+        self._found = found
+
+    def _ready(self):
+        """The kernel's module, compiled, with the kernel found in it: compiles on first use,
+        raising what RawModule.get_function raises."""
+        if not self._found:
+            self.module.get_function(self.name)
+            self._found = True
+        return self.module
+
+    code = property(lambda self: self.module.code, doc="The CUDA C source.")
+    options = property(lambda self: self.module.options, doc="The compiler options.")
+    backend = property(lambda self: self.module.backend, doc='Where it runs: "gpu" or "cpu".')
+    check = property(lambda self: self.module.check, doc="Whether it runs in checked mode (CPU runtime).")
+    translate_cucomplex = property(lambda self: self.module.translate_cucomplex, doc="CuPy's, on a GPU.")
+    enable_cooperative_groups = property(lambda self: self.module.enable_cooperative_groups, doc="CuPy's, on a GPU.")
+    jitify = property(lambda self: self.module.jitify, doc="CuPy's, on a GPU.")
+
+    def compile(self, log_stream=None):
+        """Compile the kernel now rather than at its first call (CompileError, KeyError or
+        UnsupportedFeatureError here). log_stream: as RawModule.compile takes it."""
+        self.module.compile(log_stream)
+        self._ready()
 
     @property
-    def backend(self):
-        return self.module.backend
+    def signature(self):
+        """The kernel's parameters as the front end read them (frontend.Kernel); None for a
+        GPU kernel it could not read."""
+        return self._ready().kernels.get(self.name)
+
+    @property
+    def kernel(self):
+        """The compiled function: on a GPU CuPy's (cupy.cuda.Function), on the CPU runtime
+        the entry point of the kernel's library (a ctypes function)."""
+        impl = self._ready().impl
+        return impl.functions[self.name].kernel if self.backend == "gpu" else impl.spawns[self.name]
+
+    @property
+    def attributes(self):
+        """The kernel's attributes, as CuPy's RawKernel.attributes: a dict of ATTRIBUTES. On a
+        GPU the driver's; on the CPU runtime the most threads per block, the static shared
+        memory (-1 where it depends on template parameters) and the dynamic shared memory a
+        launch may use, and -1 for what a CPU does not have (registers, PTX and binary
+        versions, constant and local memory, cache mode, carveout)."""
+        impl = self._ready().impl
+        if self.backend == "gpu":
+            attrs = dict(impl.functions[self.name].attributes)
+        else:
+            static = self.module.program.static_shared.get(self.name, -1)
+            attrs = dict.fromkeys(ATTRIBUTES, -1)
+            attrs.update(max_threads_per_block=MAX_THREADS_PER_BLOCK, shared_size_bytes=static,
+                         max_dynamic_shared_size_bytes=DEFAULT_SHARED_LIMIT - max(static, 0))
+        if self.max_dynamic_shared_size_bytes is not None:
+            attrs["max_dynamic_shared_size_bytes"] = self.max_dynamic_shared_size_bytes
+        return attrs
+
+    max_threads_per_block = _attribute("max_threads_per_block", "The most threads per block it launches with")
+    shared_size_bytes = _attribute("shared_size_bytes", "Bytes of static shared memory it uses")
+    const_size_bytes = _attribute("const_size_bytes", "Bytes of constant memory it uses (GPU)")
+    local_size_bytes = _attribute("local_size_bytes", "Bytes of local memory per thread (GPU)")
+    num_regs = _attribute("num_regs", "Registers per thread (GPU)")
+    ptx_version = _attribute("ptx_version", "The PTX version it was compiled for, 10 * major + minor (GPU)")
+    binary_version = _attribute("binary_version", "The binary's architecture, 10 * major + minor (GPU)")
+    cache_mode_ca = _attribute("cache_mode_ca", "Whether it was compiled with -Xptxas --dlcm=ca (GPU)")
+    preferred_shared_memory_carveout = _attribute("preferred_shared_memory_carveout",
+                                                  "The shared memory carveout it prefers, in percent (GPU)")
 
     def __call__(self, grid, block, args, *, shared_mem=0, time_limit=None, **cpu_options):
-        """Launch the kernel and wait for it. grid and block: an int or a tuple of 1 to
-        3 ints. args: a tuple matching the kernel's parameters.
+        """Launch the kernel and wait for it (compiling it first, at the first call). grid and
+        block: an int or a tuple of 1 to 3 ints. args: a tuple matching the kernel's parameters.
 
         CPU runtime only: time_limit (seconds; default cudacheck.config.time_limit);
         schedule ("forward", "reverse" or "random") and seed: the order a block's threads
@@ -131,25 +295,29 @@ class Function:
         trace_threads (threads to record; default all). A checked launch leaves its
         counts and trace in self.last_launch.
         """
+        impl = self._ready().impl
         if self.backend == "gpu":
             if cpu_options:
                 raise TypeError(f"{', '.join(cpu_options)}: options of the CPU runtime, not of backend='gpu'")
-            self.module.impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
+            impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
             return
-        self.last_launch = self.module.impl.launch(self.name, grid, block, args, shared_mem,
-                                                   self.max_dynamic_shared_size_bytes, time_limit, **cpu_options)
+        self.last_launch = impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
+                                       time_limit, **cpu_options)
 
     def launcher(self, grid, block, args, shared_mem=0):
         """A function that launches this kernel again with these arguments, without the
         checks or the wait: for timing loops on a GPU, after one checked call."""
-        return self.module.impl.launcher(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
+        return self._ready().impl.launcher(self.name, grid, block, args, shared_mem,
+                                           self.max_dynamic_shared_size_bytes)
 
     def __repr__(self):
-        params = ", ".join(p.text for p in self.signature.params) if self.signature else "..."
+        if not self._found:
+            return f"<kernel {self.name} on {self.backend}, compiled at its first use>"
+        signature = self.signature
+        params = ", ".join(p.text for p in signature.params) if signature else "..."
         return f"<kernel {self.name}({params}) on {self.backend}>"
 
 
-def RawKernel(code, name, *, options=(), backend="auto", check=False):
-    """One kernel of `code`, as cupy.RawKernel: RawKernel(code, "tiled")(grid, block, args)."""
-    exprs = (name,) if "<" in name else ()
-    return RawModule(code, options=options, name_expressions=exprs, backend=backend, check=check).get_function(name)
+# The class of a kernel under its name of earlier releases: RawModule.get_function returned a
+# Function, and RawKernel(...) was a function returning one.
+Function = RawKernel

@@ -15,8 +15,7 @@ from ..config import config
 from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
-from . import compiler, findings, runner
-from .system import cores  # noqa: F401 (cudacheck.cpu.cores, as the benchmarks and the course read it)
+from . import checked, compiler, findings, runner
 
 SCHEDULES = ("forward", "reverse", "random")
 
@@ -184,7 +183,7 @@ class CpuModule:
         setup = None
         context = findings.Context(kernel, cfg, self.source, self.lines, self.program)
         if self.check:
-            setup = runner.CheckSetup(
+            setup = checked.CheckSetup(
                 kernel, cfg, workers, [s.name for s in self.program.shared], self.lines,
                 devices=list(self.device.items()), device_section=self.device_section,
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],

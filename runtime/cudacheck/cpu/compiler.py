@@ -1,11 +1,12 @@
 """CUDA C source -> a shared library the CPU runtime can launch.
 
-The library is two translation units linked together: the kernel's (include/cuda_cpu.h,
-then the source with the front end's line-preserving edits, then one launch stub per
-kernel) and the runtime's (include/kc_runtime.cpp: fibers, scheduler, launcher, checked
-mode), compiled once per variant and cached. Checked mode compiles the kernel's unit with
-g++'s ThreadSanitizer and bounds instrumentation, whose hooks the checked runtime
-implements: every load and store is checked, and the kernel keeps its own types.
+The library is the kernel's translation unit (include/cuda_cpu.h, then the source with the
+front end's line-preserving edits, then one launch stub per kernel) linked with the
+runtime's (include/kc_runtime.cpp: fibers, scheduler, launcher; in checked mode also one
+unit per check, include/kc_check_*.cpp), each compiled once per variant and cached. Checked
+mode compiles the kernel's unit with g++'s ThreadSanitizer and bounds instrumentation, whose
+hooks the checks implement: every load and store is checked, and the kernel keeps its own
+types.
 Libraries are cached on disk, keyed by everything that goes into them, and so is
 cuda_cpu.h precompiled by g++ for each variant (a .gch: a kernel's unit then compiles in
 about half the time, since most of its time is the headers'). Processes that need one
@@ -15,6 +16,7 @@ import ctypes
 import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,8 +31,8 @@ from . import gpumath
 # -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
 # not be deleted as a loop without side effects.
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops", "-w")
-# Checked mode's instrumentation: the hooks are in include/kc_checked.h, not in the
-# sanitizers' run-time libraries, which are never linked.
+# Checked mode's instrumentation: the hooks are in include/kc_check_*.cpp (CHECK_UNITS), not in
+# the sanitizers' run-time libraries, which are never linked.
 # -gdwarf-4: the line table names each access's line of kernel.cu (the unit's #line). With
 # GCC 12's default DWARF 5, binutils' addr2line reads the lines of the unit's first function
 # as the unit file's own (unit.cpp), so they read as line 0 "outside the kernel".
@@ -141,10 +143,17 @@ def precompiled_header(cxx, flags, cache_dir):
     return folder if cache.build_once(folder / PCH_NAME, make, shared=True) else None
 
 
+# Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
+# kc_runtime.cpp: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
+CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
+               "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp")
+
+
 def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
-    """The runtime's object file for one variant, compiled once per header set and compiler:
-    kc_runtime.cpp (fibers, scheduler, launcher, checked mode; `poll`: the entry points of a
-    plain build with POLL_FLAGS), or kc_host.cpp (a whole program's CUDA runtime API)."""
+    """The object file of one of the runtime's units for one variant, compiled once per
+    header set and compiler: kc_runtime.cpp (fibers, scheduler, launcher; `checked`: with
+    checked mode's hooks, `poll`: the entry points of a plain build with POLL_FLAGS), a check
+    of CHECK_UNITS (checked), or kc_host.cpp (a whole program's CUDA runtime API)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
@@ -155,6 +164,17 @@ def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
                                log=proc.stderr, backend="cpu")
     return cache.build_once(cache.path(name), make, shared=True)
+
+
+def runtime_objects(checked, poll=False, program=False):
+    """Every object a kernel's library links beside its own unit, compiled side by side
+    where the cache lacks them: kc_runtime.cpp for the variant, checked mode's CHECK_UNITS,
+    and a whole program's kc_host.cpp."""
+    units = [("kc_runtime.cpp", checked, poll)] + [(unit, True, False) for unit in CHECK_UNITS if checked]
+    if program:
+        units.append(("kc_host.cpp", False, False))
+    with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
+        return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 
 
 def build(source, program, kernels, options=(), checked=False, main_params=None, listing=None):
@@ -182,8 +202,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
                *(PROGRAM_FLAGS if main_params is not None else ()))
     flags = [*CXXFLAGS, *compiler_flags(options), *variant, *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
-    runtime = runtime_object(checked, poll=poll)
-    objects = [str(runtime)] + ([str(runtime_object(False, "kc_host.cpp"))] if main_params is not None else [])
+    objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
     name = cache.digest(header_digest(), unit, " ".join(flags + list(LINK_FLAGS)), compiler_version(cxx)) + ".so"
 
     def make(tmp, out):

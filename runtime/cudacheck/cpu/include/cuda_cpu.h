@@ -2,14 +2,14 @@
 //
 // The kernel's translation unit is: this header, then the kernel's source (under #line,
 // so compiler messages name the student's lines, with the front end's few line-preserving
-// edits: runtime/cudacheck/frontend.py), then one launch stub per kernel. Everything here is what the
-// kernel may use; the runtime itself (fibers, scheduler, launcher, checked mode) lives in
-// kc_runtime.cpp, a separate translation unit linked into the same library. Checked mode
-// compiles this unit with g++'s ThreadSanitizer and bounds instrumentation, whose hooks
-// kc_runtime.cpp implements, so every load and store of the kernel is checked with the
-// program's own types left alone.
+// edits: runtime/cudacheck/frontend/cpu_build.py), then one launch stub per kernel. Everything here is what the
+// kernel may use; the runtime itself (fibers, scheduler, launcher) lives in kc_runtime.cpp
+// and checked mode in kc_check_*.cpp (kc_check.h), separate translation units linked into
+// the same library. Checked mode compiles this unit with g++'s ThreadSanitizer and bounds
+// instrumentation, whose hooks the checks implement, so every load and store of the kernel
+// is checked with the program's own types left alone.
 //
-// Only C headers here: runtime/cudacheck/frontend.py parses this header with libclang before every
+// Only C headers here: runtime/cudacheck/frontend (libclang.py) parses this header with libclang before every
 // cold compile, and the C++ library's headers would triple the time it takes.
 #pragma once
 #include <math.h>
@@ -276,7 +276,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #include "kc_host.h"
 #else
 // What the C headers above define and NVRTC does not: a kernel that uses it must fail here as
-// it fails on a GPU (runtime/cudacheck/frontend.py also refuses the C library's headers and typedefs).
+// it fails on a GPU (runtime/cudacheck/frontend/nvrtc.py also refuses the C library's headers and typedefs).
 #undef INFINITY
 #undef NAN
 #undef HUGE_VAL
@@ -322,7 +322,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #ifdef KC_CHECKED
 // A kernel's own __builtin_memcpy, __builtin_memset or __builtin_memmove of a constant size is
 // expanded into moves the instrumentation never sees: as calls of the checked runtime's
-// memcpy, memset and memmove (kc_checked.h) they are checked like any access.
+// memcpy, memset and memmove (kc_check_access.cpp) they are checked like any access.
 #define __builtin_memcpy memcpy
 #define __builtin_memset memset
 #define __builtin_memmove memmove

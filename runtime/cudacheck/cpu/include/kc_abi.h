@@ -1,17 +1,14 @@
-// The layouts shared by the launcher (runtime/cudacheck/cpu/runner.py mirrors them with ctypes:
-// keep the two in step) and the runtime.
+// The layouts and constants of a launch that the runtime's C++ and the Python side share,
+// declared once: here (and a whole program's in kc_host_abi.h). Python reads both files with
+// clang (runtime/cudacheck/cpu/abi.py) and builds its ctypes structures from them, field by
+// field; tests/test_abi.py checks every size and offset against g++'s. So they include
+// nothing but <stdint.h>, declare structs of plain fields (integers, floats, pointers, fixed
+// arrays, other structs of these files) and integer constants (constexpr or enum), and a
+// field changes here and nowhere else.
 #pragma once
 #include <stdint.h>
 
-#include <signal.h>
-
 namespace kc {
-
-// Sends SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT to `handler` on a stack of its own (the
-// fault may be a stack overflow), and lets SIGINT and SIGTERM kill the process again where
-// the caller ignores or handles them (Jupyter does). A kernel's workers (kc_runtime.cpp)
-// and a whole program's main (kc_host.cpp) install their own handler with it.
-void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*));
 
 enum StatusCode : int32_t { OK = 0, RUNNING = 1, ASSERT_FAILED = 2, CRASHED = 3, OUT_OF_MEMORY = 4, CHECK_FAILED = 5 };
 
@@ -53,7 +50,7 @@ struct TraceRecord {
     uint32_t block, interval, thread;
     int32_t array;               // parameter index, or SHARED_ID_BASE + shared array id
     int64_t index;               // index of the first element it touches, in the array's declared elements
-    uint32_t pc;                 // where in the library the access is (runner.py maps it to a line)
+    uint32_t pc;                 // where in the library the access is (checked.py maps it to a line)
     uint8_t op;                  // 0 read, 1 write
     uint8_t width;               // elements it covers: 4 for a float4 load from a float array
     uint8_t pad[2];
@@ -61,7 +58,7 @@ struct TraceRecord {
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;
 constexpr int MAX_PARAMS = 64;
-constexpr int MAX_SLOTS = 1024;  // slots of a whole program's device memory (runtime/cudacheck/cpu/host.py)
+constexpr int MAX_SLOTS = 1024;  // slots of a whole program's device memory (runtime/cudacheck/cpu/device_memory.py)
 
 // A whole program's device allocation, for checked mode: every live one is a region, so an
 // access through a pointer the kernel was not passed directly (in a struct, a __device__
@@ -98,7 +95,7 @@ struct CheckDesc {
     uint32_t nallocs;            // a whole program's launch: its device allocations (else 0)
     const Allocation* allocs;
     const uint32_t* device_elem_sizes;  // bytes of each __device__ variable's element
-    uint32_t global_races;       // check global memory for races (kc_global.h)
+    uint32_t global_races;       // check global memory for races (kc_check_global_races.cpp)
     uint32_t pad;
     uint64_t gshadow;            // out: the launch's race shadow, mapped by spawn (the caller unmaps it)
     uint64_t gshadow_bytes;

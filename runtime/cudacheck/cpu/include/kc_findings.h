@@ -1,5 +1,5 @@
 // The kinds of finding (kc_findings.def) and the one way a worker writes one: its JSON, which
-// runtime/cudacheck/cpu/findings.py turns into the declared exception.
+// runtime/cudacheck/cpu/findings/ turns into the declared exception.
 #pragma once
 #include <stdarg.h>
 #include <stdio.h>

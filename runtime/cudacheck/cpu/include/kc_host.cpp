@@ -17,30 +17,9 @@
 #include <unistd.h>
 
 #include "cuda_cpu.h"
+#include "kc_host_abi.h"
 
 namespace kc {
-
-struct HostCallbacks {
-    int (*malloc)(void** ptr, uint64_t bytes, int line);
-    int (*free)(void* ptr, int line);
-    int (*memcpy)(void* dst, const void* src, uint64_t bytes, int kind, int line);
-    int (*memset)(void* ptr, int value, uint64_t bytes, int line);
-    int (*launch)(int id, int line, void* body, const uint32_t* grid, const uint32_t* block, uint64_t shared,
-                  int64_t optin, void** args);
-    void (*errors_checked)(void);     // the program read the error state (cudaGetLastError, Peek)
-    void (*synchronize)(void);        // a synchronization: device printf output appears (host.py)
-    void (*end)(int exit_code);       // main returned or exit() was called: the Python side's last word
-};
-
-// What a fatal signal in host code leaves for the caller (runner-side: host.py reads it).
-struct HostCrash {
-    int32_t signal;
-    int32_t is_write;                 // 1 write, 0 read, -1 unknown
-    uint64_t address;
-    int32_t nframes;
-    int32_t pad;
-    uint64_t frames[32];              // offsets into the program's library, innermost first
-};
 
 static HostCallbacks cb;
 static HostCrash* crash;

@@ -4,7 +4,7 @@
 // defined (nvcc includes cuda_runtime.h into every .cu file, so a program need not).
 //
 // Device memory, launches and the error state are implemented in kc_host.cpp, which hands
-// every call that touches device memory to the Python side (runtime/cudacheck/cpu/host.py):
+// every call that touches device memory to the Python side (runtime/cudacheck/cpu/host_api.py):
 // it places allocations in the launcher's slots, checks copies against them and launches
 // kernels in worker processes exactly as RawKernel launches do. The functions that take
 // `int kc_line = __builtin_LINE()` receive the caller's line, for checked mode's reports;
@@ -203,14 +203,14 @@ inline cudaError_t cudaFuncSetAttribute(void (*func)(P...), cudaFuncAttribute at
 
 namespace kc {
 // kernel<<<grid, block, shared, stream>>>(args) becomes, by the front end's line-preserving
-// edit (runtime/cudacheck/frontend.py, find_launches):
+// edit (runtime/cudacheck/frontend/launches.py, find_launches):
 //     ::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)
 // The returned object's call takes exactly the kernel's parameter types, so the arguments
 // convert as in a call of the kernel; then the launcher runs it in worker processes.
 cudaError_t host_launch(int id, int line, void (*body)(void**), const void* fn, dim3 grid, dim3 block, size_t shared,
                         void** args);
 extern const void* launched_fn;   // the kernel the workers of the current launch run
-inline int macro_launch = -1;     // the launch a use of a launching macro is (frontend.py: _macro_launch)
+inline int macro_launch = -1;     // the launch a use of a launching macro is (frontend/launches.py: LaunchFinder._macro_launch)
 template <class... P>
 void launched_body(void** a) { invoke(reinterpret_cast<void (*)(P...)>(const_cast<void*>(launched_fn)), a); }
 template <class... P>

@@ -1,7 +1,8 @@
-// The CPU runtime: fibers, the block scheduler, the launcher and (with KC_CHECKED) checked
-// mode's hooks. One translation unit, compiled once per variant (plain, checked) and
-// linked into every kernel library (runtime/cudacheck/cpu/compiler.py); the kernel's own unit sees only
-// cuda_cpu.h.
+// The CPU runtime: fibers, the block scheduler and the launcher. One translation unit,
+// compiled once per variant (plain, checked, polling) and linked into every kernel library
+// (runtime/cudacheck/cpu/compiler.py); the kernel's own unit sees only cuda_cpu.h. In checked
+// mode the checks are units of their own, linked beside it (kc_check.h: kc_check_*.cpp),
+// whose hooks (kc_runtime.h) the scheduler and the launcher call.
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -13,11 +14,8 @@
 
 #include <initializer_list>
 
-#include "cuda_cpu.h"
-#include "kc_abi.h"
 #include "kc_fiber.h"
-#include "kc_findings.h"
-#include "kc_warp.h"
+#include "kc_runtime.h"
 
 namespace kc {
 
@@ -27,27 +25,8 @@ dim3 block_dim, grid_dim;
 WorkerStatus* my_status;
 const LaunchDesc* launch;
 
-// Dynamic shared memory: one buffer as large as a GPU lets a block opt into, so that an
-// `extern __shared__` array, rewritten to a reference, binds to a fixed address even at
-// namespace scope. Each worker process has its own copy.
-constexpr size_t DYNAMIC_SHARED_CAPACITY = 227 * 1024;
+// Dynamic shared memory (kc_runtime.h).
 alignas(256) unsigned char dynamic_smem[DYNAMIC_SHARED_CAPACITY + 4096];
-
-#ifdef KC_CHECKED
-void check_worker_start(const LaunchDesc* d, unsigned w);
-void check_block_start(uint32_t block);
-void check_interval_end();
-void check_warp_released(unsigned w, unsigned mask);
-void check_barrier(int end_line);
-[[noreturn]] void report(const char* json);
-void check_warp_group(unsigned warp, unsigned mask, int line);
-void check_collective(unsigned warp, unsigned group);
-void atomic_access(void* addr, unsigned size, void* pc, bool reads, bool cas = false);
-struct AsyncCopy;
-void check_async_issue(const AsyncCopy& c);
-void check_async_complete(const AsyncCopy& c);
-int global_launch_start(const LaunchDesc* d);
-#endif
 
 // ---- the block scheduler ------------------------------------------------------------
 //
@@ -74,18 +53,6 @@ int global_launch_start(const LaunchDesc* d);
 // reproducible, and code that relies on lock-step warps without __syncwarp fails here as
 // it may on a GPU since Volta.
 
-struct Scheduler {
-    Thread* threads = nullptr;
-    unsigned nthreads = 0, capacity = 0;
-    void* sched_sp = nullptr;
-    char* stacks = nullptr;
-    size_t slot = 0;                   // bytes per fiber: a guard page, then the stack
-    void (*body)(void**) = nullptr;
-    void** args = nullptr;
-    const uint32_t* order = nullptr;   // linear thread ids in schedule order
-    unsigned waiting_warp = 0;         // threads now at a warp operation
-    uint64_t progress = 0;             // advanced when a thread gets further (see poll)
-};
 Scheduler sched;
 
 // ---- asynchronous copies (cp.async through <cuda_pipeline.h>) --------------------------
@@ -97,14 +64,6 @@ Scheduler sched;
 // GPU it lands at some moment between its issue and the wait, so a kernel that reads the
 // destination before waiting (or, in another thread, before the barrier after the wait) may
 // see the old contents, as it does here. A thread that exits completes what it has in flight.
-struct AsyncCopy {
-    char* dst;
-    const char* src;
-    uint32_t size, zfill;      // bytes written, and of them zero-filled at the end
-    uint64_t batch;
-    void* pc;                  // the __pipeline_memcpy_async call (checked mode's line)
-    int line;
-};
 struct Pipe {
     AsyncCopy* queue = nullptr;
     uint32_t n = 0, cap = 0;
@@ -682,11 +641,6 @@ static uint64_t static_shared_bytes;
     _exit(5);
 }
 
-#ifdef KC_CHECKED
-void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
-                   const unsigned* dims, bool dynamic);
-#endif
-
 void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
                    const unsigned* dims) {
     if (!launch) return;
@@ -716,7 +670,7 @@ void* dynamic_shared(const char* name, int id, size_t elem, size_t granule) {
 // ---- operands CUDA forbids ---------------------------------------------------------------
 // Reported in both modes where a GPU refuses them too (a misaligned wmma pointer or copy, a
 // copy size cp.async does not have), and by checked mode alone where CUDA leaves the result
-// undefined (a leading dimension); findings.py words each problem.
+// undefined (a leading dimension); runtime/cudacheck/cpu/findings/ words each problem.
 [[noreturn]] void operand_error(const char* problem, const char* what, const void* ptr, uint64_t value,
                                 uint64_t need, int line) {
     my_status->code = CHECK_FAILED;
@@ -919,8 +873,6 @@ extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(voi
     return 0;
 }
 
-#ifdef KC_CHECKED
-#include "kc_checked.h"
-#elif defined(KC_POLL)
+#ifdef KC_POLL
 #include "kc_poll.h"
 #endif

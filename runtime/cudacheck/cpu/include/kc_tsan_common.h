@@ -1,4 +1,4 @@
-// The instrumentation's entry points that checked mode (kc_checked.h) and plain runs of a
+// The instrumentation's entry points that checked mode (kc_check_access.cpp) and plain runs of a
 // kernel with volatile reads (kc_poll.h) share: no work at a function's entry and exit, and
 // the atomic loads and stores of a guarded static's initialization (a `__shared__` array of a
 // class whose default constructor is not constexpr, such as __half's), performed as they are,

@@ -22,7 +22,7 @@ private:
 // arrived at the same one, the scheduler calls run(lanes, lane) for each lane in turn, with
 // `cur` that lane's thread, and lanes[l] the Collective of lane l. Until then no lane runs,
 // so every lane's operands (its fragments) are intact while any lane's part is computed.
-// Protocol and checks: kc_runtime.cpp (release_complete_warps), kc_checked.h (check_collective).
+// Protocol and checks: kc_runtime.cpp (release_complete_warps), kc_check_sync.cpp (check_collective).
 struct Collective;
 using CollectiveRun = void (*)(Collective* const* lanes, unsigned lane);
 struct Collective {
@@ -40,7 +40,7 @@ struct Collective {
 bool warp_collective(Collective* c);
 
 // A call's argument that CUDA forbids (a misaligned pointer, a bad leading dimension or copy
-// size): reported as the matching error (findings.py) and the worker ends. `problem` names the
+// size): reported as the matching error (cpu/findings/) and the worker ends. `problem` names the
 // rule; `value` is what was passed, `need` what the rule requires.
 [[noreturn]] void operand_error(const char* problem, const char* what, const void* ptr, uint64_t value,
                                 uint64_t need, int line);

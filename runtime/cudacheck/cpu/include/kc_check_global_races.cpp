@@ -1,4 +1,5 @@
-// Checked mode: races on global memory, between any two threads of a launch.
+// Checked mode's race check on global memory (kc_check.h), between any two threads of a
+// launch. (compute-sanitizer's racecheck checks shared memory only.)
 //
 // The shadow. Every global memory (an array argument's slot, a whole program's allocation,
 // a __device__ variable) has a shadow entry per granule (the element's size, at most 4
@@ -17,7 +18,7 @@
 // counts as strong: whatever it reads, the CAS checks. Two conflicting accesses
 // are ordered, and no race, when
 //   - they are of one thread, or of one block in different barrier intervals, or of one
-//     warp with a __syncwarp() between them (as for shared memory, kc_checked.h);
+//     warp with a __syncwarp() between them (as for shared memory, kc_check_races.cpp);
 //   - or a release/acquire chain orders them: the first thread's __threadfence() followed by
 //     a strong write (an atomic, a volatile store) to some location L releases what its
 //     block did before the fence's barrier interval and what the thread itself did in it;
@@ -39,7 +40,10 @@
 // schedule: two blocks that race are found whether they ran at once on two workers or one
 // after the other on one. Readers are kept so that two of different blocks survive, so a
 // later writer in any block conflicts with at least one of them.
-#pragma once
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "kc_check.h"
 
 namespace kc {
 
@@ -99,7 +103,7 @@ struct GlobalState {
     uintptr_t acquiring[1024] = {};    // each thread's strong read not yet acquired (see acquire)
     uint32_t block = 0;            // linear id of the block running
 };
-GlobalState gs;
+static GlobalState gs;
 
 inline uint64_t point(uint32_t epoch, uint32_t tid) { return (uint64_t(epoch) << 16) | (tid + 1); }
 inline uint32_t point_epoch(uint64_t p) { return uint32_t(p >> 16); }
@@ -310,7 +314,7 @@ static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc
 constexpr unsigned HELD = 4;
 struct HeldRead { const Region* r; uintptr_t a; unsigned size; GAcc me; };
 struct Held { HeldRead reads[HELD]; unsigned n; };
-Held held[1024];
+static Held held[1024];
 
 static void check_read(HeldRead& h, bool seeds_cas) {
     if (seeds_cas) h.me.tid |= STRONG_BIT;

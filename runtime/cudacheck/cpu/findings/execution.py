@@ -1,0 +1,231 @@
+"""The decoders of checked mode's findings about how the threads ran (kc_findings.def): a
+barrier the threads of a block reach apart (divergence), a warp operation whose mask names
+lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (collective),
+an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
+and a block that waits for another that cannot run beside it (stall). Each takes the
+finding's fields and the findings.Context it is read against, and returns the exception, its
+message worded for the student."""
+from ...errors import (
+    BarrierDivergenceError,
+    ForwardProgressError,
+    InvalidOperandError,
+    LaunchConfigError,
+    LeadingDimensionError,
+    MisalignedAddressError,
+    WarpCollectiveError,
+    WarpDivergenceError,
+)
+from ...launch import DESCRIBED_GPU, resident_blocks
+
+
+def lane_ranges(lanes):
+    """[0, 1, 2, 3, 8] -> "0-3, 8"."""
+    out, lanes = [], sorted(lanes)
+    i = 0
+    while i < len(lanes):
+        j = i
+        while j + 1 < len(lanes) and lanes[j + 1] == lanes[j] + 1:
+            j += 1
+        out.append(f"{lanes[i]}-{lanes[j]}" if j > i else str(lanes[i]))
+        i = j + 1
+    return ", ".join(out)
+
+
+def operand(f, ctx):
+    thread, block, line = ctx.thread(f["thread"]), ctx.block(f["block"]), f["line"]
+    what, problem, addr, value, need = f["what"], f["problem"], f["address"], f["value"], f["need"]
+    who = (f"kernel `{ctx.kernel.name}`: thread {thread} (lane {f['thread'] % 32} of warp {f['thread'] // 32}) of "
+           f"block {block} calls {what} at line {line}")
+    if problem == "misaligned_wmma":
+        cls = MisalignedAddressError
+        msg = (f"{who} with a pointer ({addr:#x}) that is not 32-byte aligned (it is {value} bytes past a multiple "
+               f"of 32). A wmma load or store needs a 256-bit aligned pointer (CUDA C++ Programming Guide, Warp "
+               "Matrix Functions); a GPU stops the kernel with a misaligned-address error. Start each tile at a "
+               "row and column whose byte offset is a multiple of 32 (with __half, a column that is a multiple of "
+               "16 and a row pitch that is a multiple of 16 elements), in an array declared __align__(32).")
+    elif problem == "ldm":
+        cls = LeadingDimensionError
+        msg = (f"{who} with ldm = {value}, which is not a multiple of {need} elements (16 bytes). The leading "
+               "dimension of a wmma load or store must be a multiple of 16 bytes (8 __half or __nv_bfloat16 "
+               "elements, 4 floats); otherwise the result is undefined on a GPU. ldm is the distance, in "
+               "elements, from one row of the matrix in memory to the next (one column, for column-major): pad "
+               "the rows to a multiple of 16 bytes.")
+    elif problem in ("misaligned_dst", "misaligned_src"):
+        cls = MisalignedAddressError
+        side = "destination" if problem == "misaligned_dst" else "source"
+        msg = (f"{who}: a copy of {need} bytes whose {side} ({addr:#x}) is not {need}-byte aligned. An "
+               f"asynchronous copy's source and destination must both be aligned to its size; a GPU stops the "
+               "kernel with a misaligned-address error. Copy fewer bytes at a time where the address is not "
+               "aligned (4 bytes, one float, is always aligned for float arrays).")
+    elif problem == "copy_size":
+        cls = InvalidOperandError
+        msg = (f"{who} with a size of {value} bytes: asynchronous copies move 4, 8 or 16 bytes (cp.async), and "
+               "<cuda_pipeline.h> traps on any other size. Split the copy into pieces of those sizes.")
+    elif problem == "zfill":
+        cls = InvalidOperandError
+        msg = (f"{who} asking to zero-fill {value} bytes of a {need}-byte copy: zfill counts the bytes at the end "
+               "of the copy that are written as zeros instead of read, at most the copy's size; a GPU traps.")
+    elif problem == "dst_not_shared":
+        cls = InvalidOperandError
+        msg = (f"{who} with a destination ({addr:#x}) outside shared memory: asynchronous copies go from global "
+               "to shared memory (cp.async.shared.global); anything else is undefined on a GPU.")
+    else:   # src_not_global
+        cls = InvalidOperandError
+        msg = (f"{who} with a source ({addr:#x}) in shared memory: asynchronous copies go from global to shared "
+               "memory (cp.async.shared.global); anything else is undefined on a GPU.")
+    return cls(msg + ctx.quote(line), kernel=ctx.kernel.name, thread=thread, block=block, line=line, call=what,
+               problem=problem, address=addr, value=value)
+
+
+def collective(f, ctx):
+    block, w, line, what, n = ctx.block(f["block"]), f["warp"], f["line"], f["what"], f["lanes"]
+    arrived = [lane for lane in range(32) if (f["arrived"] >> lane) & 1]
+    head = f"kernel `{ctx.kernel.name}`: warp {w} of block {block}: {what} on line {line}"
+    rule = ("\nEvery wmma load, store and mma is one operation of the whole warp: all 32 lanes must call it "
+            "together, with the same pointer, ldm and layout (CUDA C++ Programming Guide, Warp Matrix Functions); "
+            "otherwise the result is undefined on a GPU. Keep wmma calls out of conditions that differ between the "
+            "lanes of a warp, and give every warp all 32 threads (a block size that is a multiple of 32).")
+    if f["problem"] == "arguments":
+        key = ("pointer", "ldm", "layout")[f["key"]]
+        vals = f["values"]
+        lane = f["lane"]
+        shown = (lambda v: f"{v:#x}") if key == "pointer" else (lambda v: ("column-major" if v else "row-major")
+                                                                 if key == "layout" else str(v))
+        msg = (f"{head} is reached by all 32 lanes, but not with one {key}: lane 0 passes {shown(vals[0])} and "
+               f"lane {lane} passes {shown(vals[lane])}.")
+        others = []
+    else:
+        where = {}
+        for lane in range(n):
+            if lane in arrived:
+                continue
+            state, at = f["states"][lane], f["lines"][lane]
+            if state == "E":
+                text = f"returned at line {at}" if at else "reached the end of the kernel"
+            elif state == "S":
+                text = f"wait at __syncthreads() on line {at}"
+            elif state == "W":
+                text = f"wait at another warp operation on line {at}"
+            else:
+                text = "are elsewhere"
+            where.setdefault(text, []).append(lane)
+        parts = [f"lane{'s' if len(ls) > 1 else ''} {lane_ranges(ls)} {text}" for text, ls in where.items()]
+        if f["problem"] == "short_warp":
+            msg = (f"{head} is called by a warp of {n} threads (the block has {ctx.config.threads_per_block}, not a "
+                   "multiple of 32): a wmma operation needs all 32 lanes of its warp.")
+        else:
+            msg = (f"{head} is reached by lanes {lane_ranges(arrived)} only (threads "
+                   f"{ctx.thread(32 * w + arrived[0])} to {ctx.thread(32 * w + arrived[-1])}); " + "; ".join(parts)
+                   + ".")
+        others = sorted({f["lines"][lane] for lane in range(n) if lane not in arrived and f["lines"][lane]})
+    for q in sorted({line, *others}):
+        msg += ctx.quote(q)
+    return WarpCollectiveError(msg + rule, kernel=ctx.kernel.name, block=block, warp=w, line=line, call=what,
+                               arrived=arrived, problem=f["problem"], lane=f.get("lane", 0), mask=f["arrived"],
+                               groups={})
+
+
+def shared_limit(f, ctx):
+    return LaunchConfigError(
+        f"kernel `{ctx.kernel.name}` declares {f['static']} bytes of static shared memory and the launch asks for "
+        f"{f['dynamic']} of dynamic shared memory: {f['static'] + f['dynamic']} in all, over the {f['limit']} bytes "
+        "a block may have" + (" (a GPU refuses more than 48 KiB of static __shared__ at compile time)"
+                              if f["static"] > 48 * 1024 else
+                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"),
+        "cudaErrorInvalidValue")
+
+
+def warp(f, ctx):
+    block, lane, line = ctx.block(f["block"]), f["lane"], f["line"]
+    thread = ctx.thread(32 * f["warp"] + lane) if 32 * f["warp"] + lane < ctx.config.threads_per_block else None
+    what = {"exited": f"names lane {lane} (thread {thread}), which has already returned",
+            "different": f"names lane {lane} (thread {thread}), which is waiting at a different warp operation",
+            "source": f"reads lane {lane}, which is not in the mask (its value is undefined on a GPU)"}[f["problem"]]
+    msg = (f"kernel `{ctx.kernel.name}`: warp {f['warp']} of block {block}: the warp operation on line {line} with "
+           f"mask {f['mask']:#010x} {what}.{ctx.quote(line)}\n"
+           "Every lane named in a *_sync mask must execute that same operation; use __activemask() or a mask "
+           "computed with __ballot_sync(...) before the branch, and keep the operation outside conditions that "
+           "differ between lanes.")
+    return WarpDivergenceError(msg, kernel=ctx.kernel.name, block=block, warp=f["warp"], lane=lane, line=line,
+                               mask=f["mask"], groups={})
+
+
+def _polled(address, ctx):
+    """`name[i]` for an address inside one of the launch's arrays, else the address."""
+    for name, start, nbytes in ctx.arrays:
+        if start <= address < start + nbytes:
+            return f"{name}[{(address - start) // (ctx.element_size(name) or 1)}]"
+    return f"the location at {address:#x}"
+
+
+def stall(f, ctx):
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    at = f"at line {line}" if line else "(run with check=True for its line)"
+    threads, total = ctx.config.threads_per_block, f["blocks"]
+    resident = resident_blocks(threads, ctx.config.shared_mem)
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} polls "
+           f"{_polled(f['address'], ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
+           f"change it ({f['blocks_done']} of {total} blocks had finished; the CPU runtime runs {f['workers']} "
+           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n"
+           "The kernel relies on its blocks making progress side by side: a block waits for something only another "
+           "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose blocks "
+           "must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start until "
+           f"others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at once "
+           "(fewer with many registers): ")
+    if total > resident:
+        msg += (f"with this grid of {total} blocks it deadlocks as soon as a block waits for one that has not "
+                "started.")
+    else:
+        msg += (f"this grid of {total} blocks fits, so a GPU usually runs it, but nothing promises it (on a smaller "
+                "GPU, or beside another kernel, it hangs).")
+    msg += ("\nLet one block do the dependent step, split the kernel into two launches (a launch ends only when "
+            "all its blocks have), or let the last block to finish do the final step (it finds out with atomicInc "
+            "after a __threadfence(), as NVIDIA's threadFenceReduction sample does): none of these waits for "
+            "another block.")
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                address=f["address"], resident=resident)
+
+
+def _describe(group, everyone, ctx):
+    """A short description of a set of threads: "threads with threadIdx.y >= 4", etc."""
+    pts = {t: ctx.thread(t) for t in everyone}
+    for axis, label in enumerate("xyz"):
+        values = sorted({pts[t][axis] for t in everyone})
+        for v in values[1:]:
+            if group == {t for t in everyone if pts[t][axis] >= v}:
+                return f"threads with threadIdx.{label} >= {v}"
+            if group == {t for t in everyone if pts[t][axis] < v}:
+                return f"threads with threadIdx.{label} < {v}"
+        for v in values:
+            if group == {t for t in everyone if pts[t][axis] == v} and len(values) > 1:
+                return f"threads with threadIdx.{label} == {v}"
+    listed = ", ".join(str(pts[t]) for t in sorted(group)[:4])
+    more = f" and {len(group) - 4} more" if len(group) > 4 else ""
+    return f"thread{'s' if len(group) > 1 else ''} {listed}{more}"
+
+
+def divergence(f, ctx):
+    block = ctx.block(f["block"])
+    groups = {}
+    for i, (state, line) in enumerate(zip(f["states"], f["lines"])):
+        groups.setdefault((state, line), set()).add(i)
+    everyone = set(range(len(f["states"])))
+
+    def where(state, line):
+        if state == "E":
+            return f"returned at line {line}" if line else f"reached the end of the kernel (line {f['end_line']})"
+        return (f"wait at {'__syncthreads()' if state == 'S' else 'a warp operation (__syncwarp, a shuffle or a vote)'}"
+                f" on line {line}")
+
+    ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
+    parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
+    (key, _), = ordered[-1:]
+    parts.append(f"the others {where(*key)}" if len(ordered) > 1 else f"all {where(*key)}")
+    msg = (f"kernel `{ctx.kernel.name}`: divergent barrier in block {block}: " + "; ".join(parts) + ".")
+    for line in sorted({k[1] for k in groups if k[1]}):
+        msg += ctx.quote(line)
+    msg += ("\nEvery thread of a block must reach the same __syncthreads(), and none may leave while others wait "
+            "there. Keep barriers out of conditions that differ between threads; instead of returning early, "
+            "let out-of-range threads take part in the loads (storing 0.0f) and skip only the final write.")
+    return BarrierDivergenceError(msg, kernel=ctx.kernel.name, block=block,
+                                  groups={where(*k): sorted(ctx.thread(t) for t in g) for k, g in groups.items()})

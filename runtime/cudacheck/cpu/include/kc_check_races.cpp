@@ -1,0 +1,124 @@
+// Checked mode's race check on shared memory (kc_check.h), as compute-sanitizer's racecheck.
+//
+// Races. Every shared element has a shadow (kc_check.h: Shadow): its last write and up to
+// two reads, each with the thread, the barrier interval (`epoch`, advanced when a
+// __syncthreads() releases the block), the warp's __syncwarp count, where it is (pc) and the
+// thread's position in its own interval (`seq`). Two accesses by different threads conflict
+// when at least one writes and nothing orders them: same interval, and not both in one warp
+// with a __syncwarp() between. Atomics are read-modify-writes that never conflict with
+// each other but do with plain accesses. The hazard is named by program order (seq), not
+// by the order this run happened to take, so the verdict is the same under every schedule.
+// A race is held until the interval ends (kc_check_core.cpp: check_interval_end).
+//
+// Asynchronous copies (cp.async). A copy in flight marks the shared elements it will write
+// (Shadow::pend) when it is issued, after it is checked as a write against this interval's
+// accesses; any access of a marked element, by any thread, is reported at once. When its
+// thread waits for it the mark goes and the copy is accounted as that thread's write, in
+// the interval the wait is in: a reader in another thread then needs a barrier after it.
+#include <initializer_list>
+
+#include "kc_check.h"
+
+namespace kc {
+
+// ---- what orders two accesses of one element ------------------------------------------------
+// A wmma load or store is the whole warp's access: which lane touches which element is
+// unspecified in CUDA, so it is ordered with another access of that warp (its own lane's
+// included) only by a __syncwarp() or a barrier, except with the warp's other wmma accesses.
+static bool ordered(const AccessRec& a, const Thread* t, bool atomic) {
+    if (a.epoch != chk.epoch || (a.atomic && atomic)) return true;
+    bool same_warp = a.tid / 32 == t->linear / 32;
+    if (same_warp && a.wepoch != chk.warp_epoch[t->linear / 32]) return true;
+    if (a.collective || chk.collective) return same_warp && a.collective && chk.collective;
+    return a.tid == t->linear;
+}
+
+static void race(const Region* r, uint64_t elem, const char* hazard, const AccessRec& other, const char* other_op,
+                 const char* this_op, uint32_t pc) {
+    if (chk.pending_race[0]) return;
+    char ix[128], dims[64];
+    index_json(ix, sizeof ix, r, element_of(r, elem));
+    dims_json(dims, sizeof dims, r);
+    finding(chk.pending_race, sizeof chk.pending_race, Finding::race,
+             "\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"hazard\":\"%s\",\"block\":%u,"
+             "\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\","
+             "\"interval_line\":%d}",
+             r->name, ix, dims, hazard, my_status->block, cur->linear, pc, this_op, other.tid, other.pc, other_op,
+             chk.interval_line);
+}
+
+[[noreturn]] static void async_race(const Region* r, uint64_t elem, const Shadow& s, uint32_t pc, const char* op) {
+    char buf[1024], ix[128], dims[64];
+    index_json(ix, sizeof ix, r, element_of(r, elem));
+    dims_json(dims, sizeof dims, r);
+    finding(buf, sizeof buf, Finding::async_race,
+             "\"array\":\"%s\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,"
+             "\"pc\":%u,\"op\":\"%s\",\"other_thread\":%u,\"other_pc\":%u}",
+             r->name, ix, dims, my_status->block, cur->linear, pc, op, s.pend.tid, s.pend.pc);
+    report(buf);
+}
+
+// probe: check the access against the element's history without recording it (an
+// asynchronous copy as it is issued: it writes later, at its wait).
+void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads,
+                    bool probe) {
+    Shadow& s = r->shadow[elem];
+    Thread* t = cur;
+    if (s.pend.set) async_race(r, elem, s, pc, probe ? "copy" : op == READ ? "read" : "write");
+    AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective};
+    if (op == READ || atomic_reads) {
+        if (s.w.epoch && !ordered(s.w, t, atomic))
+            race(r, elem, s.w.seq < me.seq ? "RAW" : "WAR", s.w, s.w.atomic ? "atomic" : "write",
+                 atomic ? "atomic" : "read", pc);
+        if (!s.w.epoch && !probe) hold_uninit(r, elem, uint16_t(t->linear), pc);   // kc_check_init.cpp
+    }
+    if (op == READ) {
+        // Keep up to two readers of this interval; a slot is reused when it is from an
+        // older interval or the same thread.
+        if (!s.r1.epoch || s.r1.epoch != chk.epoch || s.r1.tid == me.tid) s.r1 = me;
+        else if (!s.r2.epoch || s.r2.epoch != chk.epoch || s.r2.tid == me.tid) s.r2 = me;
+        return;
+    }
+    if (s.w.epoch && !ordered(s.w, t, atomic))
+        race(r, elem, "WAW", s.w, s.w.atomic ? "atomic" : "write", atomic ? "atomic" : "write", pc);
+    for (const AccessRec* rd : {&s.r1, &s.r2})
+        if (rd->epoch && !ordered(*rd, t, atomic))
+            race(r, elem, rd->seq < me.seq ? "WAR" : "RAW", *rd, rd->atomic ? "atomic" : "read",
+                 atomic ? "atomic" : "write", pc);
+    if (!probe) s.w = me;
+}
+
+// ---- asynchronous copies (kc_runtime.cpp: async_copy) ----------------------------------------
+
+// The shadow entries of shared region r that bytes [a, a + size) cover.
+template <class F>
+static void each_shadow(const Region* r, uintptr_t a, unsigned size, F f) {
+    uint64_t off = a - uintptr_t(r->base), granule = r->granule ? r->granule : r->elem_size;
+    for (uint64_t e = off / granule; e <= (off + size - 1) / granule; ++e) f(e, r->shadow[e]);
+}
+
+void check_async_issue(const AsyncCopy& c) {
+    uint32_t pc = pc_of(c.pc);
+    const char* what = "__pipeline_memcpy_async";
+    if (c.size > c.zfill) {   // the bytes it reads
+        Region* s = region_at(c.src, c.size - c.zfill, pc, READ);
+        if (is_shared(s)) operand_error("src_not_global", what, c.src, 0, 0, c.line);
+        on_access(c.src, c.size - c.zfill, c.pc, READ);
+    }
+    Region* d = region_at(c.dst, c.size, pc, WRITE);
+    if (!is_shared(d)) operand_error("dst_not_shared", what, c.dst, 0, 0, c.line);
+    int64_t off = int64_t(reinterpret_cast<uintptr_t>(c.dst)) - int64_t(uintptr_t(d->base));
+    if (off < 0 || uint64_t(off) + c.size > d->bytes) outside(d, off, c.size, pc, "write");
+    each_shadow(d, uintptr_t(c.dst), c.size, [&](uint64_t e, Shadow& sh) {
+        shared_element(d, e, pc, WRITE, false, false, true);
+        sh.pend = {pc, uint16_t(cur->linear), 1};
+    });
+}
+
+void check_async_complete(const AsyncCopy& c) {
+    Region* d = region_at(c.dst, c.size, pc_of(c.pc), WRITE);
+    each_shadow(d, uintptr_t(c.dst), c.size, [&](uint64_t, Shadow& sh) { sh.pend = {}; });
+    on_access(c.dst, c.size, c.pc, WRITE);
+}
+
+}  // namespace kc

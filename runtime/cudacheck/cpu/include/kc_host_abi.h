@@ -1,0 +1,33 @@
+// The layouts a whole program's host side (kc_host.cpp) shares with the Python side
+// (runtime/cudacheck/cpu/host.py, host_api.py), declared once: here, read as kc_abi.h is
+// (runtime/cudacheck/cpu/abi.py). Only kc_host.cpp includes it: a program's own code never
+// sees these names.
+#pragma once
+#include <stdint.h>
+
+namespace kc {
+
+// The calls of a program's CUDA runtime API that the Python side answers (host_api.py).
+struct HostCallbacks {
+    int (*malloc)(void** ptr, uint64_t bytes, int line);
+    int (*free)(void* ptr, int line);
+    int (*memcpy)(void* dst, const void* src, uint64_t bytes, int kind, int line);
+    int (*memset)(void* ptr, int value, uint64_t bytes, int line);
+    int (*launch)(int id, int line, void* body, const uint32_t* grid, const uint32_t* block, uint64_t shared,
+                  int64_t optin, void** args);
+    void (*errors_checked)(void);     // the program read the error state (cudaGetLastError, Peek)
+    void (*synchronize)(void);        // a synchronization: device printf output appears (host_api.py)
+    void (*end)(int exit_code);       // main returned or exit() was called: the Python side's last word
+};
+
+// What a fatal signal in host code leaves for the caller (host.py reads it).
+struct HostCrash {
+    int32_t signal;
+    int32_t is_write;                 // 1 write, 0 read, -1 unknown
+    uint64_t address;
+    int32_t nframes;
+    int32_t pad;
+    uint64_t frames[32];              // offsets into the program's library, innermost first
+};
+
+}  // namespace kc

@@ -1,0 +1,76 @@
+// What the runtime's own translation units share: kc_runtime.cpp (fibers, scheduler,
+// launcher) and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's
+// unit never includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per
+// variant and cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
+#pragma once
+#include "cuda_cpu.h"
+#include "kc_abi.h"
+#include "kc_findings.h"
+#include "kc_warp.h"
+
+// Everything declared here is the library's own (-fvisibility=hidden gives its definitions no
+// more): declared hidden too, a unit reads the runtime's variables directly, not through the
+// global offset table, as it does the variables it defines itself.
+#pragma GCC visibility push(hidden)
+namespace kc {
+
+extern Thread* cur;               // (cuda_cpu.h) the fiber running now
+extern uint3 block_idx;
+extern dim3 block_dim, grid_dim;
+extern WorkerStatus* my_status;   // this worker's entry of the launch's status array
+extern const LaunchDesc* launch;  // the launch this worker runs
+
+// Dynamic shared memory: one buffer as large as a GPU lets a block opt into, so that an
+// `extern __shared__` array, rewritten to a reference, binds to a fixed address even at
+// namespace scope. Each worker process has its own copy.
+constexpr size_t DYNAMIC_SHARED_CAPACITY = 227 * 1024;
+extern unsigned char dynamic_smem[DYNAMIC_SHARED_CAPACITY + 4096];
+
+// The block scheduler's state (its protocol: kc_runtime.cpp).
+struct Scheduler {
+    Thread* threads = nullptr;
+    unsigned nthreads = 0, capacity = 0;
+    void* sched_sp = nullptr;
+    char* stacks = nullptr;
+    size_t slot = 0;                   // bytes per fiber: a guard page, then the stack
+    void (*body)(void**) = nullptr;
+    void** args = nullptr;
+    const uint32_t* order = nullptr;   // linear thread ids in schedule order
+    unsigned waiting_warp = 0;         // threads now at a warp operation
+    uint64_t progress = 0;             // advanced when a thread gets further (see poll)
+};
+extern Scheduler sched;
+
+// One asynchronous copy (cp.async) a thread issued (kc_runtime.cpp: async_copy).
+struct AsyncCopy {
+    char* dst;
+    const char* src;
+    uint32_t size, zfill;      // bytes written, and of them zero-filled at the end
+    uint64_t batch;
+    void* pc;                  // the __pipeline_memcpy_async call (checked mode's line)
+    int line;
+};
+
+// Every atomic and every volatile read of a thread: a thread that keeps finding one location
+// unchanged lets the others of its block run (kc_runtime.cpp).
+void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
+
+#ifdef KC_CHECKED
+// Checked mode's hooks, which the scheduler and the launcher call (kc_check_*.cpp).
+int global_launch_start(const LaunchDesc* d);                 // in the caller, before the fork
+void check_worker_start(const LaunchDesc* d, unsigned w);
+void check_block_start(uint32_t block);
+void check_interval_end();                                    // a barrier releases, or the block is done
+void check_barrier(int end_line);                             // before a block barrier releases
+void check_warp_group(unsigned warp, unsigned mask, int line);   // before a warp operation releases
+void check_warp_released(unsigned w, unsigned mask);          // after a __syncwarp released
+void check_collective(unsigned warp, unsigned group);         // before a wmma operation releases
+void atomic_access(void* addr, unsigned size, void* pc, bool reads, bool cas = false);
+void shared_region(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
+                   const unsigned* dims, bool dynamic);
+void check_async_issue(const AsyncCopy& c);
+void check_async_complete(const AsyncCopy& c);
+#endif
+
+}  // namespace kc
+#pragma GCC visibility pop

@@ -1,0 +1,135 @@
+"""The CPU build's side of the front end: what the CPU runtime cannot run (each kernel that
+uses it is left out of the build, with the line and construct, so that the rest of the file
+still runs), and the text of the line-preserving edits cpu/compiler.py applies to the source
+(Program.edits): `__device__` variables in a section every worker shares, `extern __shared__`
+arrays as views of the launch's dynamic shared memory, `static __shared__` as plain
+`__shared__`, static shared arrays registered as a thread passes them, and a kernel's
+`return` recorded with its line.
+"""
+import re
+
+from ..errors import UnsupportedFeatureError
+from ..listing import numbered
+from .libclang import SOURCE_NAME
+
+# What the CPU runtime does not provide, by the identifier that gives it away.
+# (<cuda_fp16.h>, <cuda_bf16.h>, <mma.h> and <cuda_pipeline.h> are provided: a kernel that uses
+# __half or wmma without including them fails to compile, as it does with NVRTC.)
+UNSUPPORTED = [
+    (re.compile(r"bmma_sync|experimental"), "sub-byte tensor-core fragments (nvcuda::wmma::experimental)"),
+    (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
+     "textures and surfaces"),
+    (re.compile(r"this_grid|grid_group|this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
+     "grid-wide cooperative groups (cooperative launch)"),
+    (re.compile(r"memcpy_async|pipeline|barrier_arrive\w*|__pipeline_arrive_on"),
+     "the C++ pipeline and barrier APIs (cuda::pipeline, cuda::memcpy_async; <cuda_pipeline.h>'s primitives are "
+     "provided)"),
+]
+
+# A kernel's `return`: the thread's exit recorded with its line, for divergent-barrier reports.
+RETURN = "return (void)::kc::thread_exit(__LINE__)"
+# `__device__ int x;` -> `KC_DEVICE_VAR int x;`: a section every worker shares (cpu/include/cuda_cpu.h).
+DEVICE_VAR = "KC_DEVICE_VAR"
+
+
+def check_headers_provided(diagnostics, nlines, source):
+    """A header the CPU runtime does not provide (clang's "file not found" in the source's
+    own lines): UnsupportedFeatureError, for the kernel can still run on a GPU."""
+    missing = [d for d in diagnostics if "file not found" in d.spelling and d.location.line <= nlines]
+    if missing:
+        d = missing[0]
+        raise UnsupportedFeatureError(
+            f"{SOURCE_NAME} includes a header the CPU runtime does not provide ({d.spelling}, line "
+            f"{d.location.line}). The kernel can run on a GPU with backend='gpu'.\n"
+            f"{numbered(source, {d.location.line})}", backend="cpu")
+
+
+def check_program_runs(unsupported, source):
+    """A whole program runs all or nothing: the first kernel the CPU runtime cannot run stops it."""
+    if unsupported:
+        name, (line, construct) = min(unsupported.items(), key=lambda kv: kv[1][0])
+        raise UnsupportedFeatureError(
+            f"{SOURCE_NAME}, line {line}: `{name}` uses {construct}, which the CPU runtime does not provide. The "
+            f"program can run on a GPU with backend='gpu'.\n{numbered(source, {line})}", backend="cpu")
+
+
+def device_var_edits(tokens):
+    """The edits of a `__device__`, `__constant__` or `__managed__` variable's declaration
+    (its tokens): the first qualifier becomes KC_DEVICE_VAR, any other goes."""
+    edits = []
+    for tok in tokens:
+        if tok.spelling in ("__device__", "__constant__", "__managed__"):
+            edits.append((tok.extent.start.offset, tok.extent.end.offset, "" if edits else DEVICE_VAR))
+    return edits
+
+
+def extern_shared(elem, name, sid):
+    """`extern __shared__ T name[];` -> `T (&name)[] = <the launch's dynamic shared memory>;`:
+    same type, so casts, decay and arithmetic behave as on a GPU."""
+    return (f"{elem} (&{name})[] = *reinterpret_cast<{elem} (*)[]>("
+            f"::kc::dynamic_shared(\"{name}\", {sid}, sizeof({elem}), ::kc::granule<{elem}>()));")
+
+
+def shared_registration(sid, name):
+    """Registers a static __shared__ variable as each thread passes its declaration: its
+    name, size and shape, for checked mode and for the GPU's 48 KiB limit on static shared
+    memory."""
+    return f" ::kc::shared_register({sid}, {name});"
+
+
+def unsupported(functions, errors, edits, templates, line_tokens):
+    """Kernels the CPU runtime cannot run, each with the line and construct; their
+    definitions (and those of device functions only they need) are left out of the
+    CPU build, so the rest of the file still runs.
+
+    functions: the reader's USR -> (cursor, qualified name, what its body holds); errors:
+    clang's (line, column, message) in the source; line_tokens(fn, line): the spellings of a
+    function's tokens on one line. Returns (kernel name -> (line, construct), the edits with
+    each such definition's removal)."""
+    bad = {}   # function USR -> (line, construct)
+    for usr, (fn, _qual, info) in functions.items():
+        lo, hi = info["lines"]
+        if info["asm"]:
+            bad[usr] = (info["asm"][0], "inline PTX assembly (asm)")
+            continue
+        for line, _col, text in errors:
+            if lo <= line <= hi:
+                what = construct(text, lambda fn=fn, line=line: line_tokens(fn, line))
+                if what:
+                    bad[usr] = (line, what)
+                    break
+    # A function that calls an unsupported one is unsupported too.
+    changed = True
+    while changed:
+        changed = False
+        for usr, (_fn, _qual, info) in functions.items():
+            if usr in bad:
+                continue
+            for callee, name, line, *_ in info["calls"]:
+                if callee in bad:
+                    bad[usr] = (line, f"{bad[callee][1]}, through {name}()")
+                    changed = True
+                    break
+    out = {}
+    for usr, (line, what) in bad.items():
+        fn, qual, info = functions[usr]
+        start, end = info["extent"]
+        edits.append((start, end, ""))
+        edits = [e for e in edits if not (start <= e[0] < end) or e == (start, end, "")]
+        if info["kernel"]:
+            name = qual if (qual in templates or fn.mangled_name != fn.spelling) else fn.spelling
+            out[name] = (line, what)
+    return out, edits
+
+
+def construct(message, tokens):
+    """The CUDA feature an error points at, or None for an ordinary mistake: its message,
+    and tokens() the spellings of the tokens on its line."""
+    for name in re.findall(r"'([^']+)'", message):
+        for pattern, what in UNSUPPORTED:
+            if pattern.fullmatch(name.split("::")[-1]) or pattern.fullmatch(name.split("::")[0]):
+                return what
+    toks = tokens()
+    if any(a == "<<" and b == "<" for a, b in zip(toks, toks[1:])):
+        return "launching kernels from a kernel (dynamic parallelism)"
+    return None

@@ -1,0 +1,135 @@
+"""The launch finder: the kernel launches of a whole program (`kernel<<<grid, block>>>(args)`,
+written out or through a macro of the source), found by clang parsing it as CUDA, host side,
+and the edits that turn each into a call of the CPU runtime's launcher (cpu/host.py)."""
+import json
+import re
+from dataclasses import asdict
+
+from ..errors import CompileError, UnsupportedFeatureError
+from ..listing import numbered
+from ..options import user_flags
+from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
+from .model import Launch
+
+
+def find_launches(source, options=()):
+    """The kernel launches of a whole program, `kernel<<<grid, block, shared, stream>>>(args)`,
+    found by clang parsing it as CUDA (host side), and the line-preserving edits that turn
+    each into `::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)`
+    (cpu/include/kc_host.h), ID being the launch's index. Returns (launches, edits)."""
+    def to_json(r):
+        return json.dumps([[asdict(x) for x in r[0]], r[1]])
+
+    def from_json(text):
+        launches, edits = json.loads(text)
+        return [Launch(**x) for x in launches], [tuple(e) for e in edits]
+    return disk_cached("launches", [source, *options], lambda: LaunchFinder(source, tuple(options)).find(),
+                       to_json, from_json)
+
+
+class LaunchFinder:
+    """One whole program parsed as CUDA (host side): find() is (launches, edits)."""
+
+    def __init__(self, source, options):
+        self.source, self.code = source, source.encode()
+        self.ci, self.index = clang_index()
+        flags = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17", "-DKC_FRONTEND",
+                 "-DKC_PROGRAM", "-Wno-unknown-cuda-version", f"-I{INCLUDE_DIR}", "-include", "cuda_cpu.h",
+                 *user_flags(options), *system_flags()]
+        self.tu = self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, source)],
+                                   options=self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        K = self.ci.CursorKind
+        self.expansions = [c for c in self.tu.cursor.get_children()
+                           if c.kind == K.MACRO_INSTANTIATION and c.location.file is not None
+                           and c.location.file.name == SOURCE_NAME]
+        self.macros_done = set()   # definitions already rewritten
+
+    def _check_host_errors(self):
+        """An error in host code is the program's own (a typo on a launch line): report it
+        as nvcc would. Device code is ignored here: parsed for the host side, its calls of
+        the runtime's device functions do not resolve (the C++ parse checks it)."""
+        K = self.ci.CursorKind
+        device = []
+        for c in self.tu.cursor.walk_preorder():
+            if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD) and any(
+                    a.kind in (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR) for a in c.get_children()):
+                device.append((c.extent.start.line, c.extent.end.line))
+        for d in self.tu.diagnostics:
+            line = d.location.line
+            if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
+                    and not any(lo <= line <= hi for lo, hi in device):
+                raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
+                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}", backend="cpu")
+
+    def find(self):
+        K = self.ci.CursorKind
+        self._check_host_errors()
+        launches, edits = [], []
+        stack = [c for c in self.tu.cursor.get_children() if c.location.file and c.location.file.name == SOURCE_NAME]
+        while stack:
+            c = stack.pop()
+            kids = list(c.get_children())
+            cfg = next((k for k in kids[1:2] if k.kind == K.CALL_EXPR and k.referenced is not None
+                        and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
+            if c.kind == K.CALL_EXPR and cfg is not None:
+                launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
+            stack.extend(reversed(kids))
+        return launches, edits
+
+    def _launch(self, call, callee, cfg, ident, edits):
+        line = call.location.line
+        start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
+        fn = call.referenced
+        written_out = (call.location.file is not None and call.location.file.name == SOURCE_NAME
+                       and self.code[lo:lo + 3] == b"<<<" and self.code[hi - 3:hi] == b">>>")
+        if fn is None or fn.kind != self.ci.CursorKind.FUNCTION_DECL or not (
+                written_out or self._macro_launch(call, ident, edits)):
+            raise UnsupportedFeatureError(
+                f"{SOURCE_NAME}, line {line}: the CPU runtime runs kernel launches written out as "
+                f"`kernel<<<grid, block>>>(args)` on one kernel named directly, or through a macro whose "
+                f"definition writes one out; this launch is built another way (a function pointer, a macro that "
+                f"launches twice or builds the kernel's name). Write it out, or run the program on a GPU "
+                f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
+        scope, p = [], fn.semantic_parent
+        while p is not None and p.kind == self.ci.CursorKind.NAMESPACE:
+            scope.insert(0, p.spelling)
+            p = p.semantic_parent
+        name = "::".join(scope + [fn.spelling])
+        if fn.get_num_template_arguments() > 0:
+            args = []
+            for i in range(fn.get_num_template_arguments()):
+                t = fn.get_template_argument_type(i)   # INVALID: a value, not a type
+                value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
+                args.append(value)
+            name = f"{name}<{', '.join(args)}>"
+        if written_out:
+            edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        return Launch(line=line, kernel=name)
+
+    def _macro_launch(self, call, ident, edits):
+        """A launch that a macro of the source writes out (`#define LAUNCH(k, g, b, ...)
+        k<<<g, b>>>(__VA_ARGS__)`): the definition's launch becomes launch_kernel's call, with
+        the launch's number taken from ::kc::macro_launch, which each use of the macro sets
+        (`do { ::kc::macro_launch = ID; LAUNCH(...); } while (0)`, the use's own `;` ending
+        it). Returns False where the macro is not of that shape (a launch built another way)."""
+        at = call.extent.start.offset
+        use = next((m for m in self.expansions if m.extent.start.offset <= at < m.extent.end.offset), None)
+        definition = use.referenced if use is not None else None
+        if definition is None or definition.location.file is None or definition.location.file.name != SOURCE_NAME:
+            return False
+        d_lo, d_hi = definition.extent.start.offset, definition.extent.end.offset
+        text = self.code[d_lo:d_hi]
+        if text.count(b"<<<") != 1 or text.count(b">>>") != 1:
+            return False
+        open_at, close_at = d_lo + text.index(b"<<<"), d_lo + text.index(b">>>")
+        kernel = re.search(rb"([A-Za-z_][\w:]*)\s*$", self.code[d_lo:open_at])
+        if kernel is None or close_at < open_at:
+            return False
+        if definition.hash not in self.macros_done:
+            self.macros_done.add(definition.hash)
+            k_at = d_lo + kernel.start(1)
+            edits += [(k_at, k_at, "::kc::launch_kernel(::kc::macro_launch, __LINE__, "),
+                      (open_at, open_at + 3, ", "), (close_at, close_at + 3, ")")]
+        u_lo, u_hi = use.extent.start.offset, use.extent.end.offset
+        edits += [(u_lo, u_lo, f"do {{ ::kc::macro_launch = {ident}; "), (u_hi, u_hi, "; } while (0)")]
+        return True

@@ -1,0 +1,170 @@
+"""What NVRTC refuses, refused on the CPU runtime too, with NVRTC's words: so that a kernel
+that runs here compiles on a GPU. Each check raises CompileError (backend="any") naming the
+line, and says what to write instead.
+
+- a CUDA header's name (__half, wmma) used without including the header;
+- a C or C++ library header (NVRTC has none), or a type of the C library in device code;
+- device code calling a host function of the C library, or a function declared and never defined;
+- a kernel's static __shared__ variables, its callees' included, over 48 KiB;
+- two extern __shared__ arrays of one name with different types.
+"""
+import re
+from pathlib import Path
+
+from ..errors import CompileError
+from ..launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
+from ..listing import numbered
+from ..options import user_flags
+from .libclang import INCLUDE_DIR, SOURCE_NAME, in_main_file, inside, origin
+
+# Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
+# one without its header is told which header it needs.
+_HEADER_OF = {**{n: "cuda_fp16.h" for n in ("__half", "__half2", "half", "half2", "__float2half", "__float2half_rn",
+                                              "__half2float", "__hadd", "__hmul", "__hfma", "__floats2half2_rn")},
+              **{n: "cuda_bf16.h" for n in ("__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16", "__float2bfloat16",
+                                              "__float2bfloat16_rn", "__bfloat162float")},
+              "nvcuda": "mma.h", "wmma": "mma.h",
+              **{n: "cuda_pipeline.h" for n in ("__pipeline_memcpy_async", "__pipeline_commit",
+                                                "__pipeline_wait_prior")}}
+_UNDECLARED = re.compile(r"(?:unknown type name|use of undeclared identifier|undeclared identifier) '(\w+)'")
+
+# Typedefs of the C library NVRTC also knows.
+_BUILTIN_TYPEDEFS = {"size_t", "ptrdiff_t", "std::nullptr_t", "clock_t"}
+
+# Functions a kernel may call from the C library: CUDA's device math and these.
+_DEVICE_LIBC = {"printf", "malloc", "free", "memset", "memcpy", "memmove", "memcmp", "abs", "labs", "llabs"}
+
+
+def check_headers_included(errors, source):
+    """errors: clang's (line, column, message) in the source. A name of CUDA's headers that is
+    undeclared: the kernel did not include the header, which NVRTC does not include either."""
+    for line, _col, text in errors:
+        m = _UNDECLARED.search(text)
+        if m and m.group(1) in _HEADER_OF:
+            header = _HEADER_OF[m.group(1)]
+            raise CompileError(
+                f"{SOURCE_NAME}({line}): error: identifier \"{m.group(1)}\" is undefined: it is declared by "
+                f"<{header}>, which the kernel does not include (NVRTC does not include it "
+                f"either). Add #include <{header}> at the top; the CPU runtime provides it."
+                f"\n{numbered(source, {line})}", backend="any")
+
+
+def check_includes(ci, tu, options, source):
+    """NVRTC, the GPU backend's compiler, has no C or C++ library headers: CUDA's own
+    headers are found (CuPy passes the toolkit's include folder), <cstdio> or <stdint.h>
+    are not. The CPU runtime refuses them too, so that what runs here runs there."""
+    allowed = [INCLUDE_DIR] + [Path(f[2:]) for f in user_flags(options) if f.startswith("-I")]
+    for c in tu.cursor.get_children():
+        if c.kind != ci.CursorKind.INCLUSION_DIRECTIVE or not in_main_file(ci, c):
+            continue
+        included = c.get_included_file()
+        path = Path(included.name if included else c.spelling)
+        if included and any(inside(path, d) for d in allowed):
+            continue
+        line = c.location.line
+        raise CompileError(
+            f"{SOURCE_NAME}({line}): catastrophic error: cannot open source file \"{path.name}\" (as NVRTC, the "
+            f"GPU backend's compiler, reports it: it has no C or C++ library headers). printf, malloc, memcpy, "
+            f"memset and the math functions are built in; for constants include <math_constants.h> "
+            f"(CUDART_INF_F, CUDART_PI_F, ...), and use int, unsigned, long long for fixed-size integers."
+            f"\n{numbered(source, {line})}", backend="any")
+
+
+def check_type_ref(ci, c, source):
+    """A type named in device code (a TYPE_REF cursor) that is a typedef of the C library."""
+    if c.spelling in _BUILTIN_TYPEDEFS:
+        return
+    ref = c.referenced
+    f = ref.location.file.name if ref is not None and ref.location.file else ""
+    if f and f != SOURCE_NAME and not inside(Path(f), INCLUDE_DIR) and ref.kind == ci.CursorKind.TYPEDEF_DECL:
+        line = c.location.line
+        raise CompileError(
+            f"{SOURCE_NAME}({line}): error: identifier \"{ref.spelling}\" is undefined (as NVRTC reports "
+            f"it: {ref.spelling} comes from the C library, which device code does not have). Use a type "
+            f"of the language (int, unsigned, long long) or declare it with typedef.\n"
+            f"{numbered(source, {line})}", backend="any")
+
+
+def check_functions(functions, source):
+    """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this.
+    functions: the reader's USR -> (cursor, qualified name, what its body holds)."""
+    for fn, _qual, info in functions.values():
+        if info["device"]:
+            for _usr, name, line, file, defined in sorted(info["calls"], key=lambda x: x[2]):
+                check_callee(name, line, file, defined, fn.spelling, source)
+
+
+def check_callee(name, line, file, defined, caller, source):
+    """Device code (`caller`) may call, or take the address of, the functions the source
+    defines, CUDA's device functions and the few of the C library that CUDA provides."""
+    if file == SOURCE_NAME and not defined and not name.startswith("__builtin_"):   # a compiler built-in
+        # Declared by the kernel's source and defined nowhere (a C library function
+        # declared by hand, say): nothing on a GPU provides it.
+        raise CompileError(
+            f"{SOURCE_NAME}({line}): error: `{name}` is declared but never defined, so device code cannot "
+            f"call it (ptxas fatal: Unresolved extern function '{name}', as a GPU's compiler reports it). "
+            f"Device code may call only the functions the source defines and CUDA's device functions; "
+            f"give `{name}` a body in the source.\n{numbered(source, {line})}", backend="any")
+    if not file or file == SOURCE_NAME or inside(file, INCLUDE_DIR):
+        return
+    if name in _DEVICE_LIBC or "math" in Path(file).name:
+        return
+    raise CompileError(
+        f"{SOURCE_NAME}({line}): error: calling a __host__ function(\"{name}\") from a __device__ or "
+        f"__global__ function(\"{caller}\") is not allowed (as NVRTC reports it: device code "
+        f"cannot call the C library's {name}()).\n{numbered(source, {line})}", backend="any")
+
+
+def check_initializer(ci, var, source):
+    """A device variable's initializer naming a function (a function pointer): the same
+    rule as a call."""
+    for c in var.walk_preorder():
+        ref = c.referenced if c.kind == ci.CursorKind.DECL_REF_EXPR else None
+        if ref is not None and ref.kind == ci.CursorKind.FUNCTION_DECL:
+            check_callee(ref.spelling, c.location.line, *origin(ci, ref), var.spelling, source)
+
+
+def check_extern_shared(name, first_line, line, source):
+    """All extern __shared__ arrays are one memory: NVRTC refuses two of one name and
+    different types ("declaration is incompatible with previous")."""
+    raise CompileError(
+        f"{SOURCE_NAME}({line}): error: declaration is incompatible with previous \"{name}\" "
+        f"(declared at line {first_line}), as NVRTC reports it: every extern __shared__ array of a source "
+        f"names the same memory, so one name can have one type; give this one another name."
+        f"\n{numbered(source, {first_line, line})}", backend="any")
+
+
+def static_shared(functions, shared, source):
+    """Bytes of static __shared__ each kernel uses, its own and those of the device functions
+    it calls, by kernel name. They may total 48 KiB: NVRTC (ptxas) refuses more, and so does
+    this. Sizes that depend on template parameters are checked at launch instead
+    (kc_runtime.cpp)."""
+    by_function = {}
+    for v in shared:
+        if not v.extern and v.size > 0:
+            by_function[v.function] = by_function.get(v.function, 0) + v.size
+    usr_of = {v[1]: usr for usr, v in functions.items()}
+    totals = {}
+    for fn, qual, info in list(functions.values()):
+        if not info["kernel"] or fn.kind.name == "FUNCTION_TEMPLATE":
+            continue
+        seen, todo, total = set(), [qual], 0
+        while todo:
+            q = todo.pop()
+            if q in seen:
+                continue
+            seen.add(q)
+            total += by_function.get(q, 0)
+            callee_info = functions.get(usr_of.get(q, ""), (None, None, {"calls": ()}))[2]
+            todo.extend(functions[u][1] for u, *_ in callee_info["calls"] if u in functions)
+        totals[fn.spelling if fn.mangled_name == fn.spelling else qual] = total
+        if total > DEFAULT_SHARED_LIMIT:
+            lines = sorted({v.line for v in shared if v.function in seen and not v.extern})
+            raise CompileError(
+                f"{SOURCE_NAME}: error: entry function '{fn.spelling}' uses too much shared data "
+                f"({total:#x} bytes, {DEFAULT_SHARED_LIMIT:#x} max): its static __shared__ variables total "
+                f"{total} bytes, and a GPU allows {DEFAULT_SHARED_LIMIT} (48 KiB). Use smaller arrays, or "
+                f"`extern __shared__` with the kernel's max_dynamic_shared_size_bytes opt-in."
+                f"\n{numbered(source, set(lines))}",
+                backend="any")
+    return totals
