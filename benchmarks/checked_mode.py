@@ -14,7 +14,7 @@ import numpy as np
 from timing import median_time
 
 import cudacheck
-from cudacheck.cpu.compiler import compiler_version
+from cudacheck import compiler_version
 from tiling_course import matmul
 
 
@@ -25,7 +25,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     cudacheck.config.time_limit = 120
-    print(f"checked-mode benchmark: {platform.machine()}, {cudacheck.cpu.cores()} cores, "
+    print(f"checked-mode benchmark: {platform.machine()}, {cudacheck.cpu_cores()} cores, "
           f"{compiler_version(cudacheck.config.cxx)}, {time.strftime('%Y-%m-%d')}")
     rng = np.random.default_rng()
     checked = matmul.compile("tiled", a.tile, "cpu", check=True)

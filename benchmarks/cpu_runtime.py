@@ -23,7 +23,7 @@ import numpy as np
 from timing import median_time
 
 import cudacheck
-from cudacheck.cpu.compiler import compiler_version
+from cudacheck import compiler_version
 from tiling_course import matmul
 
 TRIPLE_LOOP = r'''
@@ -62,7 +62,7 @@ def main():
     N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
     P = np.zeros((w, w), np.float32)
     loop = triple_loop()
-    cores = cudacheck.cpu.cores()
+    cores = cudacheck.cpu_cores()
     print(f"CPU runtime benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
           f"{compiler_version(cudacheck.config.cxx)}, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d')}")

@@ -193,7 +193,7 @@ def main():
                     help="also time the whole nbgrader workflow, its autograde sandboxed")
     a = ap.parse_args()
 
-    from cudacheck.cpu.compiler import compiler_version
+    from cudacheck import compiler_version
     from tiling_course import judge, sandbox
     cores = len(os.sched_getaffinity(0))
     load = os.getloadavg()[0]

@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course"), str(ROOT / "scripts")]
 import colab_install_check  # noqa: E402
 
-from tiling_course import exercises, grading, questionbank  # noqa: E402
+from tiling_course import exercises, grading, questionbank, registry  # noqa: E402
 
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+NOTEBOOKS = [ROOT / "book" / c.notebook for c in registry.CHAPTERS]
 
 
 def release_assignments(out):

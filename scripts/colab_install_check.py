@@ -20,7 +20,12 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"runtime": "cudacheck", "course": "tiling_course"}   # folder -> import package in the wheel
+# What the wheel is built from (tiling_course.gradescope builds it from the same), and where
+# each folder of the repository lands in it: the two packages, and the book's kernels
+# inside the course package (setup.py).
+WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "runtime", "course", "kernels")
+SHIPPED = {"runtime/cudacheck": "cudacheck", "course/tiling_course": "tiling_course",
+           "kernels": "tiling_course/kernels"}
 # What installing the book into Colab may add: itself and what Colab lacks.
 MAY_INSTALL = {"tiling-course", "libclang", "jupyterquiz"}
 # The chapters' figures that show reference measurements: each must hold data.
@@ -54,7 +59,7 @@ def build_wheel(out):
     build/ or egg-info folder fills a gap); returns its path."""
     src = Path(out) / "src"
     src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md", *PACKAGES):
+    for name in WHEEL_SOURCES:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         kw = {"ignore": shutil.ignore_patterns("__pycache__", "*.egg-info")} if copy is shutil.copytree else {}
         copy(ROOT / name, src / name, **kw)
@@ -73,13 +78,13 @@ def instructor_only(name):
 
 
 def missing_from(wheel, folder):
-    """The files of the package in `folder` of the repository that the wheel does not hold,
-    less the instructor's."""
+    """The files of `folder` of the repository (a key of SHIPPED) that the wheel does not hold
+    where SHIPPED says, less the instructor's."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    package = ROOT / folder / PACKAGES[folder]
-    return [str(p.relative_to(ROOT / folder)) for p in sorted(package.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(ROOT / folder)) not in names
-            and not instructor_only(str(p.relative_to(ROOT / folder)))]
+    src = ROOT / folder
+    return [name for p in sorted(src.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
+            for name in [f"{SHIPPED[folder]}/{p.relative_to(src).as_posix()}"]
+            if name not in names and not instructor_only(name)]
 
 
 def colab_venv(path):

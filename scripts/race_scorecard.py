@@ -564,13 +564,13 @@ def harness_launch(case, number, symbol, arguments, folder, cooperative):
 def harness(case, folder):
     """The case's kernels and a main that launches each (or the program itself), and whether
     some kernel could not be given arguments."""
-    from cudacheck import frontend
+    import cudacheck
     source, _ = prepared_source(case)
     if case.program:
         return source, False
     body, unbuilt = [], False
     cooperative = "this_grid" in source   # a grid-wide barrier needs a cooperative launch
-    for number, kernel in enumerate(frontend.analyze(source, case.options).kernels.values()):
+    for number, kernel in enumerate(cudacheck.analyze(source, case.options).kernels.values()):
         try:
             arguments = kernel_arguments(case, kernel, source)
         except NoHarness:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
-from cudacheck.cpu import gpumath  # noqa: E402
+from cudacheck import encode_gpu_math_tables  # noqa: E402
 
 KERNELS = r'''
 #define OP(name, instruction) extern "C" __global__ void name(const unsigned* in, float* out, unsigned n) { \
@@ -102,7 +102,7 @@ def main():
             total += bits.size
         instruction = "rsqrt.approx.ftz" if name.endswith("ftz") else "rsqrt.approx"
         checks.append((f"{instruction}, every positive normal float", total, bad))
-    blob = gpumath.encode({k: cp.asnumpy(v) for k, v in measured.items()})
+    blob = encode_gpu_math_tables({k: cp.asnumpy(v) for k, v in measured.items()})
     Path(opts.tables).write_bytes(blob)
     src = Path("/tmp/gpu_math_functions.cu")
     src.write_text(FUNCTIONS)

@@ -12,8 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from cudacheck import KernelError
-from cudacheck.program import nvcc_path
+from cudacheck import KernelError, nvcc_path
 from tiling_course import programs
 
 OUT = Path(__file__).resolve().parent.parent / "course" / "tiling_course" / "data" / programs.DATA

@@ -2,7 +2,7 @@
 
   * the set-up cell (tagged colab-setup), first code cell of every chapter, installs
     the book's package in Colab from the repository named in _config.yml (repository.url);
-  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and course/tiling_course/cuda/<file>;
+  * every cell tagged `kernel:<file>` holds `%%cuda <name>` and kernels/<file>;
   * every cell tagged `program:<file>` holds `%%cuda_program [options]` and the whole program
     tiling_course.programs.source() gives (the file with the book's kernels pasted in);
   * a chapter's exercise section, from its "## Exercises" heading to the end, holds the
@@ -10,6 +10,8 @@
     are the student edition);
   * course/tiling_course/exercises/student/, the exercise data the installed package
     ships, is what tiling_course.exercises.student writes from the instructor's data.
+
+The chapters are tiling_course.registry's; a notebook of book/ that is not one stops it.
 
     python scripts/sync_notebooks.py          # rewrite the notebooks
     python scripts/sync_notebooks.py --check  # exit 1 if any is out of step (tests run this)
@@ -22,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
 # the repository's package, not an installed copy
-from tiling_course import exercises, programs  # noqa: E402
+from tiling_course import exercises, programs, registry  # noqa: E402
 from tiling_course.exercises import student  # noqa: E402
 
 STUDENT_DATA = ROOT / "course" / "tiling_course" / "exercises" / "student"
@@ -105,7 +107,7 @@ def sync(nb, stem=""):
                     assert name == programs.FILE, f"{tag}: the book has one whole program, {programs.FILE}"
                     body = programs.source()
                 else:
-                    body = (ROOT / "course" / "tiling_course" / "cuda" / name).read_text()
+                    body = (ROOT / "kernels" / name).read_text()
                 want = head + "\n" + body.rstrip("\n")
                 if "".join(cell["source"]) != want:
                     cell["source"], changed = want.splitlines(keepends=True), True
@@ -126,7 +128,11 @@ def main(check=False):
         stale.append("exercises/student/")
         if not check:
             student.write(STUDENT_DATA)
-    for path in sorted((ROOT / "book").glob("*.ipynb")):
+    unknown = sorted({p.name for p in (ROOT / "book").glob("*.ipynb")} - {c.notebook for c in registry.CHAPTERS})
+    if unknown:
+        print(f"not a chapter of tiling_course.registry: {', '.join(unknown)} (add it there)")
+        return 1
+    for path in (ROOT / "book" / c.notebook for c in registry.CHAPTERS):
         nb, changed = sync(json.loads(path.read_text()), path.stem)
         if changed:
             stale.append(path.name)

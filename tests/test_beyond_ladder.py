@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, gpu
 
-from tiling_course import accuracy, matmul, perfdata, perfplots, precision, tasks, tryout, tune, tuning
+from tiling_course import accuracy, matmul, perfdata, perfplots, precision, sources, tasks, tryout, tune, tuning
 
 DATA = tuning.tunings()
 CH6 = ROOT / "book" / "06_beyond.ipynb"
@@ -201,7 +201,7 @@ def test_the_sources_defaults_are_the_ones_the_book_measured():
 def test_the_tuner_records_each_kernels_own_registers(tmp_path):
     """tensor_cores.cu holds two kernels, and ptxas reports both: each record carries its own
     kernel's registers (the tiled kernel uses far fewer), as the stored data does."""
-    regs = {f: tune.compile_one(tune.CUDA_DIR / "tensor_cores.cu", "sm_90", [], tmp_path / "t.cubin", f)[1][0]
+    regs = {f: tune.compile_one(sources.path("tensor_cores.cu"), "sm_90", [], tmp_path / "t.cubin", f)[1][0]
             for f in ("matmul_wmma_tiled", "matmul_wmma_pipelined")}
     assert regs["matmul_wmma_tiled"] < 100 < regs["matmul_wmma_pipelined"]
     for t in DATA:

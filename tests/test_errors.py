@@ -27,8 +27,9 @@ def test_compile_error_shows_the_numbered_source_lines():
             int i = threadIdx.x;
             x[i] = undefined_name * 2.0f;
         }''')
+    k = cudacheck.RawKernel(code, "broken", backend="cpu")   # compiled at its first call, as CuPy's
     with pytest.raises(cudacheck.CompileError) as e:
-        cudacheck.RawKernel(code, "broken", backend="cpu")
+        k(1, 1, (np.zeros(1, np.float32),))
     msg = str(e.value)
     assert "line 3" in msg and "undefined_name" in msg
     assert ">  3 |     x[i] = undefined_name * 2.0f;" in msg.replace("> 3 |", ">  3 |")
@@ -61,19 +62,19 @@ def test_a_cuda_header_the_kernel_does_not_include(line, header):
     # as NVRTC, which does not include them either; the CPU runtime provides them
     code = f'extern "C" __global__ void uses_it(float* x) {{\n    {line}\n}}'
     with pytest.raises(cudacheck.CompileError, match=rf"line 2|\(2\).*#include <{header}>") as e:
-        cudacheck.RawModule(code, backend="cpu")
+        cudacheck.RawModule(code, backend="cpu").compile()
     assert f"#include <{header}>" in str(e.value)
     assert not isinstance(e.value, cudacheck.UnsupportedFeatureError)
 
 
 def test_unknown_compiler_option():
     with pytest.raises(cudacheck.CompileError, match="--bogus"):
-        cudacheck.RawKernel(COPY, "copy", options=("--bogus",), backend="cpu")
+        cudacheck.RawKernel(COPY, "copy", options=("--bogus",), backend="cpu").compile()
 
 
 def test_unknown_kernel_name():
     with pytest.raises(KeyError, match="kernels found: copy"):
-        cudacheck.RawKernel(COPY, "cpy", backend="cpu")
+        cudacheck.RawKernel(COPY, "cpy", backend="cpu").compile()
 
 
 @pytest.mark.parametrize("args,match", [

@@ -26,16 +26,15 @@ import pytest
 
 import cudacheck
 from cudacheck.errors import KernelError
-from tiling_course import exercises, matmul, tasks, tryout
-from tiling_course.exercises import requirements
+from tiling_course import exercises, matmul, registry, tasks, tryout
+from tiling_course.exercises import checker, requirements
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL = list(exercises.EXERCISES.values())
 KERNEL_EXERCISES = [e for e in ALL if e.kind in ("write", "fix")]
 VALUE_EXERCISES = [e for e in ALL if e.kind == "value"]
 PROGRAM_EXERCISES = [e for e in ALL if e.kind == "program"]
-CHAPTER_STEMS = ["01_naive", "02_tiling", "03_syncthreads", "04_boundaries", "05_performance", "06_beyond",
-                 "07_program", "08_tensor_cores"]
+CHAPTER_STEMS = [c.stem for c in registry.CHAPTERS if c.exercises]
 # A checker's message fits a phone: at most this many characters (about ten lines of a narrow
 # screen, the code block of a finding included).
 MESSAGE_CHARS = 1400
@@ -506,10 +505,10 @@ def test_the_student_edition_loads_the_same_exercises_without_their_solutions(ca
             right = exercises.answer(ex.id)
             assert ex.answer_sha256 and "answer" not in tables[ex.id], ex.id
             assert right not in [v for v in tables[ex.id].values() if isinstance(v, (int, float))], ex.id
-            assert exercises._accepts(student[ex.id], float(right)), ex.id
+            assert exercises.accepts(student[ex.id], float(right)), ex.id
             for w in exercises.EXERCISES[ex.id].wrong:
                 if isinstance(w.source, (int, float)):
-                    assert not exercises._accepts(student[ex.id], float(w.source)), (ex.id, w.name)
+                    assert not exercises.accepts(student[ex.id], float(w.source)), (ex.id, w.name)
 
 
 @pytest.mark.parametrize("ex", VALUE_EXERCISES, ids=lambda e: e.id)
@@ -522,8 +521,8 @@ def test_a_value_answer_is_checked_within_its_tolerance_in_both_editions(ex):
     inside = [right] + ([right * (1 + 0.8 * t), right * (1 - 0.8 * t)] if t else [right + 1e-10])
     outside = [right * (1 + 1.2 * t), right * (1 - 1.2 * t)] if t else [right + 1, right - 1, right + 0.5]
     for edition in (ex, student):
-        assert all(exercises._accepts(edition, v) for v in inside), (edition.id, inside)
-        assert not any(exercises._accepts(edition, v) for v in outside), (edition.id, outside)
+        assert all(exercises.accepts(edition, v) for v in inside), (edition.id, inside)
+        assert not any(exercises.accepts(edition, v) for v in outside), (edition.id, outside)
 
 
 def test_the_student_edition_says_where_the_solutions_are(monkeypatch, capsys):
@@ -542,12 +541,12 @@ def test_the_student_edition_says_where_the_solutions_are(monkeypatch, capsys):
 def test_result_shows_once_in_a_notebook_cell(monkeypatch, capsys):
     """check() displays its result; as the value of the same cell it is not shown again,
     but it is when shown from a later cell."""
-    monkeypatch.setattr(exercises, "_execution_count", lambda: 7)
+    monkeypatch.setattr(checker, "execution_count", lambda: 7)
     result = exercises.check("naive-4", 1)
     assert capsys.readouterr().out.count("not yet") == 1
     result._ipython_display_()
     assert capsys.readouterr().out == ""
-    monkeypatch.setattr(exercises, "_execution_count", lambda: 8)
+    monkeypatch.setattr(checker, "execution_count", lambda: 8)
     result._ipython_display_()
     assert "not yet" in capsys.readouterr().out
 

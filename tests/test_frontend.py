@@ -79,13 +79,13 @@ def test_a_wrong_name_expression_says_what_the_source_has():
 def test_host_functions_in_device_code_are_refused_as_nvrtc_does(call):
     src = f'extern "C" __global__ void k(int* x) {{ {call}; }}'
     with pytest.raises(cudacheck.CompileError, match=r"calling a __host__ function"):
-        cudacheck.RawKernel(src, "k", backend="cpu")
+        cudacheck.RawKernel(src, "k", backend="cpu").compile()
 
 
 def test_more_than_48_kib_of_static_shared_memory_is_refused():
     src = 'extern "C" __global__ void k(float* x) { __shared__ float s[128][128]; s[0][0] = 1; x[0] = s[0][0]; }'
     with pytest.raises(cudacheck.CompileError, match=r"uses too much shared data \(0x10000 bytes, 0xc000 max\)"):
-        cudacheck.RawKernel(src, "k", backend="cpu")
+        cudacheck.RawKernel(src, "k", backend="cpu").compile()
 
 
 def test_static_plus_dynamic_shared_memory_needs_the_opt_in():
@@ -117,7 +117,7 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
 
     def no_parse(*a, **k):
         raise AssertionError("parsed again")
-    monkeypatch.setattr(frontend._Reader, "read", no_parse)
+    monkeypatch.setattr(frontend.Reader, "read", no_parse)
     assert "cached_once" in frontend.analyze(src).kernels
 
 
@@ -139,7 +139,7 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
 def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
     # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log).
     with pytest.raises(cudacheck.CompileError, match=match):
-        cudacheck.RawModule(src, backend="cpu")
+        cudacheck.RawModule(src, backend="cpu").compile()
 
 
 def test_what_nvrtc_offers_the_cpu_runtime_offers():

@@ -20,7 +20,7 @@ def test_compile_error_on_gpu_shows_numbered_lines():
             x[threadIdx.x] = undefined_name;
         }''')
     with pytest.raises(cudacheck.CompileError) as e:
-        cudacheck.RawKernel(code, "broken", backend="gpu")
+        cudacheck.RawKernel(code, "broken", backend="gpu").compile()
     assert "line 2" in str(e.value) and "undefined_name" in str(e.value) and e.value.backend == "gpu"
 
 

@@ -21,7 +21,7 @@ def nvrtc(monkeypatch):
     recording each compile's options."""
     calls = []
 
-    def compiled(cupy, source, options, expressions, cupy_options):
+    def compiled(cupy, source, options, expressions, cupy_options, log_stream=None):
         calls.append((source, tuple(options)))
         if "mma.h" in source and "-I/toolkit/include" not in options:
             raise CompileException('mma.h(91): catastrophic error: cannot open source file "crt/mma.h"')

@@ -11,8 +11,7 @@ run it on Colab's T4. Three rules keep the prose honest about that, and light to
   aside in every paragraph;
 * elsewhere, where there are no chapters' boxes, every paragraph that states such a number
   has a note on the T4 in the same paragraph or the next one: book/*.md, each quiz question
-  (its question, answers and feedback together) and the comments of
-  course/tiling_course/cuda/*.cu;
+  (its question, answers and feedback together) and the comments of kernels/*.cu;
 * what the prose says of the T4 agrees with perfplots.T4_LIMITS (the occupancy table's
   limits) and with the T4's datasheet below, so the text and the table cannot disagree.
 """
@@ -30,7 +29,7 @@ BOOK = ROOT / "book"
 CHAPTERS = sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
 PAGES = sorted(BOOK.glob("*.md"))
 QUIZZES = sorted((ROOT / "course" / "tiling_course" / "quizzes").glob("*.json"))
-KERNELS = sorted((ROOT / "course" / "tiling_course" / "cuda").glob("*.cu"))
+KERNELS = sorted((ROOT / "kernels").glob("*.cu"))
 
 T4 = perfplots.T4_LIMITS
 # The T4's facts that are not occupancy limits. The NVIDIA T4 datasheet and its spec tables

@@ -1,4 +1,4 @@
-"""The ladder of kernels from tiled toward cuBLAS (course/tiling_course/cuda/ladder*.cu): every rung
+"""The ladder of kernels from tiled toward cuBLAS (kernels/ladder*.cu): every rung
 against NumPy in float64 on awkward shapes (1 x 1 x 1, primes, non-multiples of the
 block tile, m != k != n, k or n not a multiple of 4), on the CPU runtime and in checked
 mode with no finding; the float4 paths taken exactly where they may be; tuning variants

@@ -1,6 +1,6 @@
 """What the notebooks repeat stays in step with its one source (scripts/sync_notebooks.py):
 the Colab set-up cell with _config.yml's repository URL, the kernel cells with
-course/tiling_course/cuda/*.cu. (nbval executes the notebooks themselves.)"""
+kernels/*.cu. (nbval executes the notebooks themselves.)"""
 import importlib.util
 import json
 from pathlib import Path

@@ -304,10 +304,10 @@ def test_runs_are_reproducible(rng):
 def test_compiled_libraries_are_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(cudacheck.config, "cache_dir", tmp_path)
     code = 'extern "C" __global__ void one(int* o) { o[0] = 1; }'
-    cudacheck.RawKernel(code, "one", backend="cpu")
-    cudacheck.RawKernel(code, "one", backend="cpu")
+    cudacheck.RawKernel(code, "one", backend="cpu").compile()
+    cudacheck.RawKernel(code, "one", backend="cpu").compile()
     assert len(list(tmp_path.glob("*.so"))) == 1
-    cudacheck.RawKernel(code, "one", options=("-DX=1",), backend="cpu")
+    cudacheck.RawKernel(code, "one", options=("-DX=1",), backend="cpu").compile()
     assert len(list(tmp_path.glob("*.so"))) == 2
 
 

@@ -1,4 +1,4 @@
-"""The tensor-core chapter's kernels (cuda/tensor_cores.cu, cuda/ladder6_pipelined.cu) on the
+"""The tensor-core chapter's kernels (kernels/tensor_cores.cu, kernels/ladder6_pipelined.cu) on the
 CPU runtime, unchanged, plain and checked, on awkward shapes and at every precision; and the
 runtime's nvcuda::wmma (cpu/include/mma.h) shape by shape and layout by layout.
 
@@ -17,7 +17,7 @@ import cudacheck
 
 
 def cu_source(name):
-    path = ROOT / "course" / "tiling_course" / "cuda" / f"{name}.cu"
+    path = ROOT / "kernels" / f"{name}.cu"
     if not path.exists():
         pytest.skip(f"{path.name} is not in this checkout")
     return path.read_text()
@@ -385,7 +385,7 @@ def test_checked_mode_finds_a_line_taken_out_of_the_chapters_kernels(mutant, rng
 
 @pytest.mark.parametrize("prec", list(PRECISIONS))
 def test_the_wmma_ceiling_kernel_does_every_multiply(prec, rng):
-    """cuda/wmma_ceiling.cu, which the tuner times for the ceiling of wmma
+    """kernels/wmma_ceiling.cu, which the tuner times for the ceiling of wmma
     (`python -m tiling_course.tune --ceiling`), computes what its header says: accumulator j
     of each warp is iters times a[j / 4] * b[j % 4], with none of the multiplies folded."""
     src = rng.uniform(-1, 1, 1536).astype(np.float32)

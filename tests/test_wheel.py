@@ -1,8 +1,9 @@
 """Installed the way students install it (scripts/colab_install_check.py): the repository's
-wheel holds every file of both packages; installing it into Google Colab's versions adds
-only what Colab lacks; every chapter runs under nbval from a folder that holds only the
-notebooks, with a fresh compile cache; and the figures of measured data hold data. Also:
-the installed runtime runs a kernel plain and checked and loads nothing of the course."""
+wheel holds every file of both packages, and the book's kernels (kernels/) inside the
+course's; installing it into Google Colab's versions adds only what Colab lacks; every
+chapter runs under nbval from a folder that holds only the notebooks, with a fresh compile
+cache; and the figures of measured data hold data. Also: the installed runtime runs a
+kernel plain and checked and loads nothing of the course."""
 import importlib.util
 import os
 import subprocess
@@ -42,9 +43,9 @@ def wheel(tmp_path_factory):
     return check.build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
-@pytest.mark.parametrize("folder", sorted(check.PACKAGES))
-def test_the_wheel_holds_every_file_of_both_packages(wheel, folder):
-    assert not check.missing_from(wheel, folder), f"left out of the wheel: {check.PACKAGES[folder]}"
+@pytest.mark.parametrize("folder", sorted(check.SHIPPED))
+def test_the_wheel_holds_every_file_of_both_packages_and_every_kernel(wheel, folder):
+    assert not check.missing_from(wheel, folder), f"left out of the wheel's {check.SHIPPED[folder]}/"
 
 
 def test_the_runtime_runs_from_an_empty_folder_and_loads_no_course_module(wheel, tmp_path):

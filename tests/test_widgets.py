@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tiling_course import switch, widgets
+from tiling_course import registry, switch, widgets
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = {"thread-map": widgets.thread_explorer_spec, "tile": widgets.tile_explorer_spec,
-         "barriers": widgets.barrier_explorer_spec, "occupancy": widgets.occupancy_explorer_spec,
-         "edge": widgets.edge_explorer_spec, "phases": widgets.phase_stepper_spec, "rungs": widgets.rung_explorer_spec}
-BUILDERS = {"thread-map": widgets.thread_explorer, "tile": widgets.tile_explorer,
-            "barriers": widgets.barrier_explorer, "occupancy": widgets.occupancy_explorer,
-            "edge": widgets.edge_explorer, "phases": widgets.phase_stepper, "rungs": widgets.rung_explorer}
+# Every widget of the book, from the course's registry (switch name -> its spec, its builder,
+# the function's name), so that a widget added to a chapter there is tested here.
+SPECS = {w.name: w.spec for w in registry.widgets()}
+BUILDERS = {w.name: w.builder for w in registry.widgets()}
+NAMES = [w.function for w in registry.widgets()]
+# The widgets that ask for a prediction first, one for each part of the book (chapters 1-4, 5-6, 7-8).
+PREDICT = {w.name: w.function for w in registry.widgets() if w.predict}
 
 # Run by this interpreter and by .venv-colab's: builds every widget and describes its wiring.
 DESCRIBE = r"""
@@ -48,13 +49,6 @@ for name in sys.argv[1:]:
     }
 print(json.dumps(out))
 """
-NAMES = ["thread_explorer", "tile_explorer", "barrier_explorer", "occupancy_explorer", "edge_explorer",
-         "phase_stepper", "rung_explorer"]
-# The widgets that ask for a prediction first, one for each part of the book (chapters 1-4, 5-6, 7-8).
-PREDICT = {"race-replay": "race_replay", "coalesce": "coalesce_quiz", "host-bugs": "host_bug_quiz"}
-for _key, _fn in PREDICT.items():
-    SPECS[_key], BUILDERS[_key] = getattr(widgets, _fn + "_spec"), getattr(widgets, _fn)
-    NAMES.append(_fn)
 
 
 def _describe(python, env=None):
@@ -247,7 +241,8 @@ def test_race_replay_is_the_barrier_free_transpose_run_in_each_order():
     assert forward["A"] == [[1, 0], [2, 4]] and reverse["A"] == [[1, 3], [0, 4]]
     assert step["A"] == [[1, 3], [2, 4]]
     assert {f["finding"] for f in (forward, reverse, step)} == {"SharedMemoryRaceError"}
-    right = {o: html.unescape(widgets._race_state(o, "3")) for _, o in widgets.RACE_ORDERS}
+    render = widgets.race_replay_spec()[3]
+    right = {o: html.unescape(render(o, "3")) for _, o in widgets.RACE_ORDERS}
     assert "Right." in right["reverse"] and "Right." in right["lock step"] and "answer is 0" in right["forward"]
 
 
@@ -308,7 +303,7 @@ def test_each_part_of_the_book_has_a_predict_widget_in_its_chapter():
     """Chapters 1-4 (the lecture), 5-6 (performance) and 7-8 (past the lecture): one widget
     each that asks first, called in its chapter."""
     chapters = {"race-replay": "03_syncthreads", "coalesce": "05_performance", "host-bugs": "07_program"}
-    assert set(chapters) == set(PREDICT)
+    assert {name: registry.chapter_of(name).stem for name in PREDICT} == chapters
     for name, stem in chapters.items():
         nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
         call = f"widgets.{PREDICT[name]}()"

@@ -9,7 +9,8 @@ text, and the SHA-256 of each image) is what tiling_course.widgets computes for 
 in this process. A page that keeps showing the old state after a click (a dead widget, as
 chapter 2's was when it updated an Output from a Python callback) fails.
 
-Every switch widget found on the site must be listed in WIDGETS, so a new one is tested.
+Every switch widget found on the site must be in WIDGETS (tiling_course.registry), so a new one
+is tested.
 Element screenshots of each widget in its first and last state go to
 $TC_WIDGET_SCREENSHOTS (default _build/screenshots/widgets/).
 
@@ -27,23 +28,14 @@ from pathlib import Path
 import pytest
 from test_browser import ROOT, SiteServer, _site_html, browser, find_pages  # noqa: F401  (browser: a fixture)
 
-from tiling_course import switch, widgets
+from tiling_course import registry, switch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]   # slow: the site is built, unless TC_SITE names one
 
-# page -> the spec of the widget as the chapter calls it (the notebook's arguments).
-WIDGETS = {
-    "thread-map": ("book/01_naive.html", lambda: widgets.thread_explorer_spec()),
-    "tile": ("book/02_tiling.html", lambda: widgets.tile_explorer_spec(width=64)),
-    "barriers": ("book/03_syncthreads.html", lambda: widgets.barrier_explorer_spec()),
-    "occupancy": ("book/05_performance.html", lambda: widgets.occupancy_explorer_spec()),
-    "edge": ("book/04_boundaries.html", lambda: widgets.edge_explorer_spec()),
-    "phases": ("book/02_tiling.html", lambda: widgets.phase_stepper_spec()),
-    "rungs": ("book/06_beyond.html", lambda: widgets.rung_explorer_spec()),
-    "race-replay": ("book/03_syncthreads.html", lambda: widgets.race_replay_spec()),
-    "coalesce": ("book/05_performance.html", lambda: widgets.coalesce_quiz_spec()),
-    "host-bugs": ("book/07_program.html", lambda: widgets.host_bug_quiz_spec()),
-}
+# name -> (its chapter's page, the spec of the widget as the chapter calls it: the chapters call
+# them with their defaults, which on the site, built without a GPU, hold no live measurement),
+# every widget of the course's registry.
+WIDGETS = {w.name: (c.page, w.spec) for c in registry.CHAPTERS for w in c.widgets}
 SCREENSHOTS = Path(os.environ.get("TC_WIDGET_SCREENSHOTS", ROOT / "_build" / "screenshots" / "widgets"))
 NOT_NAMES = {"stack", "state", "control", "hint"}  # tc-switch-* classes that are not a widget's name
 SWITCH_WAIT_S = 5

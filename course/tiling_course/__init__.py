@@ -2,16 +2,18 @@
 cudacheck runtime (which never imports this package). Each chapter imports the modules it
 uses; importing the package itself loads nothing else:
 
-    matmul     the book's kernels (cuda/*.cu) and the one way to launch them
+    registry   the chapters in order, with their widgets, exercises and quizzes
+    sources    where the book's kernels (kernels/*.cu) are, in a checkout or installed
+    matmul     the book's kernels and the one way to launch them
     tryout     a reader's kernel, run checked on the CPU (and on a GPU) against NumPy
-    tasks      what tryout checks a kernel on: a matrix product, a block transpose
+    tasks      what tryout checks a kernel on: a matrix product, a block transpose, a histogram
     exercises  the exercises (exercises/*.toml, *.cu) and their checker: check(id, answer)
     corpus     wrong kernels, each an edit of a book kernel, and what checked mode says
     traces     checked-mode access counts and traces of the book's kernels
     warps      a traced block's accesses as warp requests: sectors, bank conflicts
     switch     widgets whose states are all computed ahead and chosen in the browser
     style      the plot style: colour-blind-safe palette, projector fonts, stamped PNGs
-    figures, demos, show, widgets, perfplots, perfdata, quiz, bench, notebook
+    figures, demos, show, widgets, perfplots, perfdata, quiz, bench (benchsteps), notebook
     grading    the assignments' rubrics and self-check; the grader: answers, variants,
-               gradetasks, judge, runner, sandbox, autograde (nbgrader), gradescope
+               gradetasks, judge (scoring), runner, sandbox, autograde (nbgrader), gradescope
 """

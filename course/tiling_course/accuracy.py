@@ -32,7 +32,7 @@ class Row:
 
 def measure(m=192, k=512, n=160, backend="auto", rng=None, code=None):
     """One Row per precision, on fresh uniform(-1, 1) float32 inputs of m x k and k x n.
-    code: the tensor-core kernels' source (cuda/tensor_cores.cu by default)."""
+    code: the tensor-core kernels' source (kernels/tensor_cores.cu by default)."""
     rng = rng or np.random.default_rng()
     M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     N = rng.uniform(-1, 1, (k, n)).astype(np.float32)

@@ -1,7 +1,7 @@
 """Wrong kernels, each one of the book's kernels with one classic mistake, and what
 checked mode (and compute-sanitizer on a GPU) should say about it.
 
-Each is defined as an edit of the correct source in course/tiling_course/cuda, so there is one
+Each is defined as an edit of the correct source in kernels/, so there is one
 source of truth per kernel and the book can show each bug as a diff.
 
     from tiling_course import corpus

@@ -65,6 +65,11 @@ def _root():
     return Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
 
 
+# What the wheel is built from: the packages' folders, the book's kernels (which setup.py puts
+# inside the course package) and the build's configuration.
+WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "runtime", "course", "kernels")
+
+
 def build_wheel(out):
     """The package's wheel, built from the repository this module is imported from."""
     repo = Path(__file__).resolve().parents[2]
@@ -73,7 +78,7 @@ def build_wheel(out):
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
-        for name in ("pyproject.toml", "README.md", "runtime", "course"):
+        for name in WHEEL_SOURCES:
             if (repo / name).is_dir():
                 shutil.copytree(repo / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
             else:

@@ -35,6 +35,7 @@ def cuda(line, cell):
     try:
         for backend in backends:
             mod = RawModule(cell, backend=backend, check=backend == "cpu")
+            mod.compile()   # here, so that a source's errors are reported as messages
     except KernelError as e:
         print(f"{type(e).__name__}: {e}")
         return

@@ -1,4 +1,4 @@
-"""The book's matrix-multiplication kernels (cuda/*.cu in this package) and the one way
+"""The book's matrix-multiplication kernels (kernels/*.cu, tiling_course.sources) and the one way
 they are launched.
 
     from tiling_course import matmul
@@ -14,14 +14,13 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from cudacheck import RawModule, gpu_available
-from cudacheck.launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
+from cudacheck import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, RawModule, gpu_available
 
 from . import precision as precisions
+from . import sources
 
 
 class Shapes(Enum):
@@ -98,7 +97,7 @@ KERNELS = {
     "simpleMultiply": Spec("best_practices.cu", "simpleMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
     "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
     "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
-    # The ladder from tiled toward cuBLAS (cuda/ladder*.cu), each rung one idea
+    # The ladder from tiled toward cuBLAS (kernels/ladder*.cu), each rung one idea
     # more; blocks and tiles as their macros' defaults (tests/test_ladder.py checks that).
     "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, Shapes.ANY, Args.MKN,
                               block=(32, 8), tile_m=32, tile_n=32),
@@ -112,7 +111,7 @@ KERNELS = {
                               block=(256, 1), tile_m=128, tile_n=128),
     "ladder6_pipelined": Spec("ladder6_pipelined.cu", "matmul_ladder6_pipelined", None, Shapes.ANY, Args.MKN,
                               block=(256, 1), tile_m=128, tile_n=256, pipelined=True),
-    # Tensor cores (cuda/tensor_cores.cu): the tiled kernel with wmma fragments, and the
+    # Tensor cores (kernels/tensor_cores.cu): the tiled kernel with wmma fragments, and the
     # ladder's ideas on it; FP16, BF16 or TF32 inputs, float products.
     "wmma_tiled": Spec("tensor_cores.cu", "matmul_wmma_tiled", None, Shapes.ANY, Args.MKN,
                        block=(128, 1), tile_m=64, tile_n=64, precisions=TENSOR_CORE_PRECISIONS),
@@ -127,7 +126,7 @@ FP32_KERNELS = [name for name, s in KERNELS.items() if s.precisions == ("fp32",)
 
 def source(kernel):
     """The CUDA C source file of a kernel of the book."""
-    return resources.files(__package__).joinpath("cuda", spec(kernel).file).read_text()
+    return sources.read(spec(kernel).file)
 
 
 def apply_edits(src, edits, who, base):

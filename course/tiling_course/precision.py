@@ -16,7 +16,7 @@ import numpy as np
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 ITEMSIZE = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-# The -D option that selects a precision in cuda/tensor_cores.cu (fp16 is its default).
+# The -D option that selects a precision in kernels/tensor_cores.cu (fp16 is its default).
 DEFINES = {"fp32": (), "tf32": ("-DTC_TF32",), "fp16": (), "bf16": ("-DTC_BF16",)}
 # Unit roundoff of an input rounded to the precision: 2^-(mantissa bits + 1).
 UNIT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}

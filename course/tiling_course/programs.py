@@ -1,8 +1,8 @@
-"""Chapter 7's whole program (cuda/program_tiled.cu) and its host-side bugs.
+"""Chapter 7's whole program (kernels/program_tiled.cu) and its host-side bugs.
 
 The file names the book's kernels with `#include "tiled_bounds.cu"` lines, and `source()`
 pastes each kernel's file in their place: the chapter shows, and every backend compiles,
-one self-contained program, while each kernel keeps its one source in cuda/. (The CPU
+one self-contained program, while each kernel keeps its one source in kernels/. (The CPU
 runtime applies its front end's edits to the program's own text only, so a kernel that
 needs one, such as an `extern __shared__` array, cannot come from an included file.)
 Each bug of BUGS is an edit of the program, run in
@@ -21,7 +21,7 @@ import numpy as np
 import cudacheck
 from cudacheck import KernelError
 
-from . import matmul, show
+from . import matmul, show, sources
 
 FILE = "program_tiled.cu"
 DATA = "programs.json"
@@ -30,13 +30,11 @@ ARGS = ()
 
 
 def source():
-    """The program as the chapter shows it: cuda/program_tiled.cu with the book's kernel
+    """The program as the chapter shows it: kernels/program_tiled.cu with the book's kernel
     files pasted in for its `#include "<kernel>.cu"` lines."""
-    cuda = resources.files(__package__).joinpath("cuda")
-
     def paste(m):
-        return cuda.joinpath(m[1]).read_text().rstrip("\n")
-    return re.sub(r'^#include "(\w+\.cu)"$', paste, cuda.joinpath(FILE).read_text(), flags=re.M)
+        return sources.read(m[1]).rstrip("\n")
+    return re.sub(r'^#include "(\w+\.cu)"$', paste, sources.read(FILE), flags=re.M)
 
 
 def run(code=None, backend="cpu", check=False, args=ARGS, time_limit=None):

@@ -107,10 +107,12 @@ class Outcome:
 def public_tree(dest):
     """Copy the public files of cudacheck and tiling_course (what the wheel ships) from
     where they are imported into dest/; returns dest. The instructor's exercise data is
-    left out, and so is everything outside the two packages (the hidden tests live
-    outside them)."""
+    left out, and so is everything else outside the two packages (the hidden tests live
+    outside them) but the book's kernels, which go where the wheel puts them."""
     import cudacheck
     import tiling_course
+
+    from . import sources
     dest = Path(dest)
     for package in (cudacheck, tiling_course):
         root = Path(package.__file__).parent
@@ -120,6 +122,10 @@ def public_tree(dest):
                 continue
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest / rel)
+    if sources.FOLDER != sources.INSTALLED:   # a checkout's kernels/: into the package, as in the wheel
+        (dest / "tiling_course" / "kernels").mkdir(parents=True, exist_ok=True)
+        for path in sources.files():
+            shutil.copy2(path, dest / "tiling_course" / "kernels" / path.name)
     return dest
 
 

@@ -1,7 +1,7 @@
 """What the book puts on the page. Kernel source: whole files, the lecture's steps, and a
 wrong kernel as a diff of the right one, rendered as Markdown code blocks marked `cuda`,
 so the site and Jupyter both highlight them, and always read from
-course/tiling_course/cuda (one source). And the one HTML table every table of the book is."""
+kernels/ (one source). And the one HTML table every table of the book is."""
 import difflib
 import html
 import re

@@ -28,15 +28,12 @@ import statistics
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from . import bench, matmul, precision
+from . import bench, matmul, precision, sources
 from .cublas import Cublas
-
-CUDA_DIR = Path(str(resources.files(__package__).joinpath("cuda")))   # the installed sources, a real folder
 
 SIZE = 4096
 REPEATS = 15      # timed launches of each configuration, and of cuBLAS beside it
@@ -124,7 +121,7 @@ def compile_one(src, arch, opts, out, function):
     return out, (int(regs[1]) if regs else None, int(spills[1]) if spills else 0)
 
 
-# The ceiling of wmma (cuda/wmma_ceiling.cu): k of one mma_sync at each precision, and
+# The ceiling of wmma (kernels/wmma_ceiling.cu): k of one mma_sync at each precision, and
 # how many each accumulator of each warp runs in one launch (about 10 ms on an H100: long
 # enough that starting and draining the GPU costs well under 1%).
 FRAG_K = {"fp16": 16, "bf16": 16, "tf32": 8}
@@ -133,7 +130,7 @@ CEILING_WARPS_PER_BLOCK = 4
 
 
 def ceiling(gpu, arch, tmp):
-    """TFLOP/s of cuda/wmma_ceiling.cu at each tensor-core precision, with 4, 8 and 16 warps
+    """TFLOP/s of kernels/wmma_ceiling.cu at each tensor-core precision, with 4, 8 and 16 warps
     per multiprocessor: the most anything written with wmma can multiply on this GPU.
     {precision: {warps per multiprocessor: TFLOP/s}}."""
     import cupy
@@ -141,10 +138,10 @@ def ceiling(gpu, arch, tmp):
     values = np.random.default_rng(0).uniform(-1e-3, 1e-3, 1536).astype(np.float32)
     rates = {}
     for prec in matmul.TENSOR_CORE_PRECISIONS:
-        path, info = compile_one(CUDA_DIR / "wmma_ceiling.cu", arch, list(precision.DEFINES[prec]),
+        path, info = compile_one(sources.path("wmma_ceiling.cu"), arch, list(precision.DEFINES[prec]),
                                  tmp / f"ceiling-{prec}.cubin", "wmma_ceiling")
         if path is None:
-            raise RuntimeError(f"cuda/wmma_ceiling.cu did not compile for {arch}:\n{info}")
+            raise RuntimeError(f"kernels/wmma_ceiling.cu did not compile for {arch}:\n{info}")
         fn = cupy.RawModule(path=str(path)).get_function("wmma_ceiling")
         src = cupy.asarray(precision.to_device_format(values, prec))
         rates[prec] = {}
@@ -179,7 +176,7 @@ def ms(gpu, launch):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kinds", nargs="*", choices=[*KINDS, "all"])
-    ap.add_argument("--ceiling", action="store_true", help="time the ceiling of wmma instead (cuda/wmma_ceiling.cu)")
+    ap.add_argument("--ceiling", action="store_true", help="time the ceiling of wmma instead (kernels/wmma_ceiling.cu)")
     ap.add_argument("--precisions", nargs="*", help="default: every precision the kernel offers")
     ap.add_argument("--json")
     ap.add_argument("--top", type=int, default=3, help="configurations carried to the other precisions")
@@ -225,7 +222,7 @@ def main(argv=None):
     def evaluate(kind, configs, prec, data):
         configs = [c for c in configs if shared_bytes(kind, c, prec) <= optin]
         jobs = [(c, tmp / f"{kind}-{prec}-{len(records) + i}.cubin") for i, c in enumerate(configs)]
-        source = CUDA_DIR / matmul.spec(kind).file
+        source = sources.path(matmul.spec(kind).file)
         with ThreadPoolExecutor(os.cpu_count()) as pool:
             function = matmul.spec(kind).function
             built = list(pool.map(lambda j: compile_one(source, arch, defines(kind, j[0], prec), j[1], function),
@@ -272,8 +269,8 @@ def main(argv=None):
     if args.once:   # one launch, for `ncu python -m tiling_course.tune KIND --once '{...}'`
         kind, cfg = kinds[0], json.loads(args.once)
         prec = (args.precisions or matmul.spec(kind).precisions)[0]
-        path, info = compile_one(CUDA_DIR / matmul.spec(kind).file, arch, defines(kind, cfg, prec), tmp / "once.cubin",
-                                 matmul.spec(kind).function)
+        path, info = compile_one(sources.path(matmul.spec(kind).file), arch, defines(kind, cfg, prec),
+                                 tmp / "once.cubin", matmul.spec(kind).function)
         M, N = inputs(args.shape, prec)
         P = cupy.empty((args.shape[0], args.shape[2]), np.float32)
         launch(load(kind, cfg, prec, path), kind, cfg, prec, M, N, P)

@@ -19,7 +19,7 @@ import numpy as np
 from . import show, style
 from .perfplots import NoData
 
-# Rung 5's configuration as the book ships it (cuda/ladder5_warptiled.cu's defaults).
+# Rung 5's configuration as the book ships it (kernels/ladder5_warptiled.cu's defaults).
 RUNG5_BOOK = {"BM": 128, "BN": 128, "WM": 32, "WN": 64, "WNITER": 2, "MINBLOCKS": 2, "BK": 16}
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16"}
 

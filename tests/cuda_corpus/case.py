@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 import cudacheck
-from cudacheck.launch import DEFAULT_SHARED_LIMIT
+from cudacheck import DEFAULT_SHARED_LIMIT
 
 SRC = Path(__file__).with_name("src")
 

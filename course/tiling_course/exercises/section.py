@@ -1,0 +1,38 @@
+"""A chapter's exercise section as its notebook holds it (scripts/sync_notebooks.py writes
+it there): an introduction, the import, then per exercise its statement, the starter cell
+and the check."""
+
+_INTRO = ("## Exercises\n\nEach exercise gives you a kernel to write or to fix (or a number to find). Edit the cell, "
+          "run it, then run the check below it: it runs your kernel in checked mode on the CPU runtime, on fresh "
+          "random matrices of awkward shapes, then on the GPU if there is one, compares every element with NumPy, "
+          "and tells you the first thing that is wrong, with a hint. The solutions are in the instructor edition "
+          "of the book, which your instructor has.")
+
+
+_PROGRAM_INTRO = ("## Exercises\n\nEach exercise gives you a whole program with a bug in its host code. Fix it "
+                  "in the cell and run the cell (it runs the program in checked mode on the CPU runtime), then "
+                  "run the check below it: it runs your program in checked mode with more than one shape and "
+                  "tells you the first thing that is wrong, with a hint. The solutions are in the instructor "
+                  "edition of the book, which your instructor has.")
+
+
+def cells(found):
+    """The section of a chapter whose exercises are `found` (in order), as nbformat-4 cells.
+    No solution: the book's notebooks are the student edition; scripts/build_editions.py
+    adds a solution cell under each check for the instructor's."""
+    intro = _PROGRAM_INTRO if found and all(ex.kind == "program" for ex in found) else _INTRO
+    out = [_cell("markdown", intro), _cell("code", "from tiling_course import exercises")]
+    head = {"value": "", "program": "%%cuda_program --cpu --check --save {var}\n"}
+    for i, ex in enumerate(found, 1):
+        start = ex.starter.text().rstrip()
+        out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}"),
+                _cell("code", head.get(ex.kind, "%%cuda {var}\n").format(var=ex.var) + start),
+                _cell("code", f'exercises.check("{ex.id}", {ex.var})')]
+    return out
+
+
+def _cell(kind, source):
+    cell = {"cell_type": kind, "metadata": {}, "source": source}
+    if kind == "code":
+        cell.update(outputs=[], execution_count=None)
+    return cell
