@@ -189,15 +189,9 @@ class Rewriter:
                 return
             right = self._product(rhs)
             if right is not None:
-                _, parens, (a, b) = right
-                self._apply(lhs.extent.start.offset, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(",
-                            [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
-                            rhs.extent.end.offset)
+                self._fuse_right(lhs, rhs, right, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(")
         elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
-            if self._between(lhs, rhs) not in ("<<", ">>"):
-                return
-            self._apply(lhs.extent.start.offset, "::kc::shl(" if op == _SHL else "::kc::shr(",
-                        [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+            self._shift(lhs, rhs, ("<<", ">>"), "::kc::shl(" if op == _SHL else "::kc::shr(")
 
     def _compound(self, c):
         op = self.op_kind(c)
@@ -209,17 +203,23 @@ class Rewriter:
             right = self._product(rhs)
             if right is None or self._between(lhs, rhs) not in ("+=", "-="):
                 return
-            inner, parens, (a, b) = right
-            if self._kind(inner) not in _FLOAT | _UNKNOWN:
+            if self._kind(right[0]) not in _FLOAT | _UNKNOWN:
                 return
-            self._apply(lhs.extent.start.offset, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(",
-                        [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
-                        rhs.extent.end.offset)
+            self._fuse_right(lhs, rhs, right, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(")
         elif op in (_SHL_ASSIGN, _SHR_ASSIGN) and self._shiftable(lhs, rhs):
-            if self._between(lhs, rhs) not in ("<<=", ">>="):
-                return
-            self._apply(lhs.extent.start.offset, "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(",
-                        [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+            self._shift(lhs, rhs, ("<<=", ">>="), "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(")
+
+    def _fuse_right(self, lhs, rhs, right, helper):
+        """`lhs op a*b` (op: + - += -=), right = _product(rhs), as helper(lhs, a, b)."""
+        _, parens, (a, b) = right
+        self._apply(lhs.extent.start.offset, helper,
+                    [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                    rhs.extent.end.offset)
+
+    def _shift(self, lhs, rhs, spelled, helper):
+        """`lhs << n` and the like, the operator spelled one of `spelled`, as helper(lhs, n)."""
+        if self._between(lhs, rhs) in spelled:
+            self._apply(lhs.extent.start.offset, helper, [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _math_call(self, c):
         """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df or __expf on floats: its

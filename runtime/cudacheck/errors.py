@@ -60,12 +60,16 @@ class GPUContextError(KernelRuntimeError):
     """The GPU reported an error that poisons the CUDA context (an illegal address)."""
 
 
-class HostCrashError(KernelCrashError):
-    """A whole program's host code (its main) died of a signal: the line it was at, when known."""
+class _AtLine:
+    """An error or warning about a whole program's host code: `line` is where (0: not known)."""
 
     def __init__(self, message, line=0):
         super().__init__(message)
         self.line = line
+
+
+class HostCrashError(_AtLine, KernelCrashError):
+    """A whole program's host code (its main) died of a signal: the line it was at, when known."""
 
 
 class HostDeviceAccessError(HostCrashError):
@@ -170,12 +174,8 @@ class DoubleFreeError(DeviceMemoryError):
     """cudaFree of memory that was already freed."""
 
 
-class ProgramWarning(UserWarning):
+class ProgramWarning(_AtLine, UserWarning):
     """Something legal that a whole program most likely did not mean; `line` is where."""
-
-    def __init__(self, message, line=0):
-        super().__init__(message)
-        self.line = line
 
 
 class MemoryLeakWarning(ProgramWarning):

@@ -29,21 +29,10 @@ class LaunchReport:
     trace: list | None = None                            # list of Access, in the order they ran
     trace_truncated: bool = False
 
-    @property
-    def global_loads(self):
-        return sum(c.loads for c in self.global_counts.values())
-
-    @property
-    def global_stores(self):
-        return sum(c.stores for c in self.global_counts.values())
-
-    @property
-    def shared_loads(self):
-        return sum(c.loads for c in self.shared_counts.values())
-
-    @property
-    def shared_stores(self):
-        return sum(c.stores for c in self.shared_counts.values())
+    global_loads = property(lambda self: sum(c.loads for c in self.global_counts.values()))
+    global_stores = property(lambda self: sum(c.stores for c in self.global_counts.values()))
+    shared_loads = property(lambda self: sum(c.loads for c in self.shared_counts.values()))
+    shared_stores = property(lambda self: sum(c.stores for c in self.shared_counts.values()))
 
     def __str__(self):
         rows = [f"{self.kernel} grid {self.grid} block {self.block}:"]

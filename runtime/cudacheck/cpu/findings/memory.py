@@ -180,17 +180,16 @@ def uninit(f, ctx):
     thread, block = ctx.thread(f["thread"]), ctx.block(f["block"])
     element = _element(f["array"], f["index"])
     if f.get("space") == "global":   # a whole program's device memory (initcheck)
-        msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reads {element} at line {f['line']}, "
-               f"but nothing has written that element of {f['array']} ({f['dims'][0]} elements): no cudaMemcpy, "
-               f"cudaMemset or kernel stored it, so it holds whatever the memory held.{ctx.quote(f['line'])}\n"
-               "Copy every element the kernel reads to the device first; cudaMemcpy's size is in bytes, "
+        why = (f"but nothing has written that element of {f['array']} ({f['dims'][0]} elements): no cudaMemcpy, "
+               "cudaMemset or kernel stored it, so it holds whatever the memory held.")
+        fix = ("Copy every element the kernel reads to the device first; cudaMemcpy's size is in bytes, "
                "n * sizeof(element), not n.")
-        return UninitializedReadError(msg, kernel=ctx.kernel.name, thread=thread, block=block, array=f["array"],
-                                      index=tuple(f["index"]), line=f["line"])
+    else:
+        why = ("but no thread of the block has written that element in this launch: the value is whatever was "
+               "left in shared memory.")
+        fix = ("Every element a thread reads must be stored first. Where a guard skips a load (past the matrix "
+               "edge), store 0.0f instead so the element contributes nothing.")
     msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reads {element} at line {f['line']}, "
-           f"but no thread of the block has written that element in this launch: the value is whatever was "
-           f"left in shared memory.{ctx.quote(f['line'])}\n"
-           "Every element a thread reads must be stored first. Where a guard skips a load (past the matrix "
-           "edge), store 0.0f instead so the element contributes nothing.")
+           f"{why}{ctx.quote(f['line'])}\n{fix}")
     return UninitializedReadError(msg, kernel=ctx.kernel.name, thread=thread, block=block, array=f["array"],
                                   index=tuple(f["index"]), line=f["line"])

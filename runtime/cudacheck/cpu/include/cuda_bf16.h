@@ -21,19 +21,9 @@ typedef __nv_bfloat162 nv_bfloat162;
 inline __half::__half(const __nv_bfloat16 f) : __x(kc::lowp::Half::from_double(kc::lowp::value(f))) {}
 inline __nv_bfloat16::__nv_bfloat16(const __half f) : __x(kc::lowp::BFloat::from_double(kc::lowp::value(f))) {}
 
-inline __nv_bfloat16 __float2bfloat16(const float a) { return __nv_bfloat16(a); }
-inline __nv_bfloat16 __float2bfloat16_rn(const float a) { return __nv_bfloat16(a); }
-inline float __bfloat162float(const __nv_bfloat16 a) { return float(a); }
-inline __nv_bfloat162 __floats2bfloat162_rn(const float a, const float b) {
-    return __nv_bfloat162(__nv_bfloat16(a), __nv_bfloat16(b));
-}
-inline __nv_bfloat162 __float2bfloat162_rn(const float a) { return __floats2bfloat162_rn(a, a); }
-inline __nv_bfloat162 __float22bfloat162_rn(const float2 a) { return __floats2bfloat162_rn(a.x, a.y); }
-inline float2 __bfloat1622float2(const __nv_bfloat162 a) { return make_float2(float(a.x), float(a.y)); }
-inline __nv_bfloat162 __halves2bfloat162(const __nv_bfloat16 a, const __nv_bfloat16 b) { return __nv_bfloat162(a, b); }
-inline __nv_bfloat162 __bfloat162bfloat162(const __nv_bfloat16 a) { return __nv_bfloat162(a, a); }
-inline __nv_bfloat16 __low2bfloat16(const __nv_bfloat162 a) { return a.x; }
-inline __nv_bfloat16 __high2bfloat16(const __nv_bfloat162 a) { return a.y; }
+KC_LOWP_CONVERSIONS(__nv_bfloat16, __nv_bfloat162, __float2bfloat16, __float2bfloat16_rn, __bfloat162float,
+                    __floats2bfloat162_rn, __float2bfloat162_rn, __float22bfloat162_rn, __bfloat1622float2,
+                    __halves2bfloat162, __bfloat162bfloat162, __low2bfloat16, __high2bfloat16)
 
 #define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
 #define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)

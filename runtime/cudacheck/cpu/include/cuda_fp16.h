@@ -19,17 +19,9 @@ typedef __half2 __nv_half2;
 typedef __half nv_half;
 typedef __half2 nv_half2;
 
-inline __half __float2half(const float a) { return __half(a); }
-inline __half __float2half_rn(const float a) { return __half(a); }
-inline float __half2float(const __half a) { return float(a); }
-inline __half2 __floats2half2_rn(const float a, const float b) { return __half2(__half(a), __half(b)); }
-inline __half2 __float2half2_rn(const float a) { return __floats2half2_rn(a, a); }
-inline __half2 __float22half2_rn(const float2 a) { return __floats2half2_rn(a.x, a.y); }
-inline float2 __half22float2(const __half2 a) { return make_float2(float(a.x), float(a.y)); }
-inline __half2 __halves2half2(const __half a, const __half b) { return __half2(a, b); }
-inline __half2 __half2half2(const __half a) { return __half2(a, a); }
-inline __half __low2half(const __half2 a) { return a.x; }
-inline __half __high2half(const __half2 a) { return a.y; }
+KC_LOWP_CONVERSIONS(__half, __half2, __float2half, __float2half_rn, __half2float, __floats2half2_rn,
+                    __float2half2_rn, __float22half2_rn, __half22float2, __halves2half2, __half2half2, __low2half,
+                    __high2half)
 
 #define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
 #define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)

@@ -225,24 +225,18 @@ inline double uniform_double(unsigned x, unsigned y) {
 inline float2 box_muller(unsigned x, unsigned y) {
     float u = uniform(x);
     float v = __builtin_fmaf(float(y), 0x1p-32f * 6.2831855f, 0x1p-32f * 6.2831855f / 2.0f);
-    float r = sqrtf(-2.0f * logf(u));
-    float2 out;
-    __sincosf(v, &out.x, &out.y);
-    out.x *= r;
-    out.y *= r;
-    return out;
+    float r = sqrtf(-2.0f * logf(u)), sine, cosine;
+    __sincosf(v, &sine, &cosine);
+    return float2{sine * r, cosine * r};
 }
 inline double2 box_muller_double(unsigned x0, unsigned x1, unsigned y0, unsigned y1) {
     unsigned long long zx = (unsigned long long)x0 ^ ((unsigned long long)x1 << 21);
     unsigned long long zy = (unsigned long long)y0 ^ ((unsigned long long)y1 << 21);
     double u = __builtin_fma(double(zx), 0x1p-53, 0x1p-54);
     double v = __builtin_fma(double(zy), 0x1p-52, 0x1p-53);
-    double r = sqrt(-2.0 * log(u));
-    double2 out;
-    sincospi(v, &out.x, &out.y);
-    out.x *= r;
-    out.y *= r;
-    return out;
+    double r = sqrt(-2.0 * log(u)), sine, cosine;
+    sincospi(v, &sine, &cosine);
+    return double2{sine * r, cosine * r};
 }
 }  // namespace rand
 }  // namespace kc
@@ -262,16 +256,26 @@ template <class S> inline float2 curand_normal2(S* s) {
     unsigned x = curand(s), y = curand(s);
     return kc::rand::box_muller(x, y);
 }
-// One value of a Box-Muller pair; the other is kept for the next call.
-template <class S> inline float curand_normal(S* s) {
-    if (s->boxmuller_flag != 1) {
-        float2 v = curand_normal2(s);
-        s->boxmuller_extra = v.y;
-        s->boxmuller_flag = 1;
-        return v.x;
+namespace kc {
+namespace rand {
+// One value of a Box-Muller pair, f applied: the pair is made (make()) when the state's flag
+// is not `which` (1: normal, 2: log-normal), its second value kept for the next call.
+template <class T, class Make, class F> inline T pair_value(int& flag, T& extra, int which, Make make, F f) {
+    if (flag != which) {
+        auto v = make();
+        extra = f(v.y);
+        flag = which;
+        return f(v.x);
     }
-    s->boxmuller_flag = 0;
-    return s->boxmuller_extra;
+    flag = 0;
+    return extra;
+}
+}  // namespace rand
+}  // namespace kc
+
+template <class S> inline float curand_normal(S* s) {
+    return kc::rand::pair_value(s->boxmuller_flag, s->boxmuller_extra, 1, [&] { return curand_normal2(s); },
+                                [](float v) { return v; });
 }
 inline float4 curand_normal4(curandStatePhilox4_32_10_t* s) {
     uint4 x = curand4(s);
@@ -287,34 +291,16 @@ inline double2 curand_normal2_double(curandStatePhilox4_32_10_t* s) {
     return kc::rand::box_muller_double(x.x, x.y, x.z, x.w);
 }
 template <class S> inline double curand_normal_double(S* s) {
-    if (s->boxmuller_flag_double != 1) {
-        double2 v = curand_normal2_double(s);
-        s->boxmuller_extra_double = v.y;
-        s->boxmuller_flag_double = 1;
-        return v.x;
-    }
-    s->boxmuller_flag_double = 0;
-    return s->boxmuller_extra_double;
+    return kc::rand::pair_value(s->boxmuller_flag_double, s->boxmuller_extra_double, 1,
+                                [&] { return curand_normal2_double(s); }, [](double v) { return v; });
 }
 // A log-normal pair is kept apart from a normal one (its own flag): a curand_normal after a
 // curand_log_normal starts a new pair, as in cuRAND.
 template <class S> inline float curand_log_normal(S* s, float mean, float stddev) {
-    if (s->boxmuller_flag != 2) {
-        float2 v = curand_normal2(s);
-        s->boxmuller_extra = expf(mean + stddev * v.y);
-        s->boxmuller_flag = 2;
-        return expf(mean + stddev * v.x);
-    }
-    s->boxmuller_flag = 0;
-    return s->boxmuller_extra;
+    return kc::rand::pair_value(s->boxmuller_flag, s->boxmuller_extra, 2, [&] { return curand_normal2(s); },
+                                [&](float v) { return expf(mean + stddev * v); });
 }
 template <class S> inline double curand_log_normal_double(S* s, double mean, double stddev) {
-    if (s->boxmuller_flag_double != 2) {
-        double2 v = curand_normal2_double(s);
-        s->boxmuller_extra_double = exp(mean + stddev * v.y);
-        s->boxmuller_flag_double = 2;
-        return exp(mean + stddev * v.x);
-    }
-    s->boxmuller_flag_double = 0;
-    return s->boxmuller_extra_double;
+    return kc::rand::pair_value(s->boxmuller_flag_double, s->boxmuller_extra_double, 2,
+                                [&] { return curand_normal2_double(s); }, [&](double v) { return exp(mean + stddev * v); });
 }

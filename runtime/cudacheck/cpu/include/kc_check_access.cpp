@@ -143,11 +143,15 @@ extern "C" KC_NO_LIBCALL void* memset(void* d, int c, size_t n) {
     for (size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(c);
     return d;
 }
+namespace kc {
+// A copy's accesses: n bytes read at s, then written at d, by the code at `where`.
+static void on_copy(void* d, const void* s, size_t n, const void* where) {
+    on_access(s, unsigned(n), where, READ);
+    on_access(d, unsigned(n), where, WRITE);
+}
+}  // namespace kc
 extern "C" KC_NO_LIBCALL void* memmove(void* d, const void* s, size_t n) {
-    if (n && kc::cur) {
-        kc::on_access(s, unsigned(n), __builtin_return_address(0), kc::READ);
-        kc::on_access(d, unsigned(n), __builtin_return_address(0), kc::WRITE);
-    }
+    if (n && kc::cur) kc::on_copy(d, s, n, __builtin_return_address(0));
     unsigned char* p = static_cast<unsigned char*>(d);
     const unsigned char* q = static_cast<const unsigned char*>(s);
     if (p < q) for (size_t i = 0; i < n; ++i) p[i] = q[i];
@@ -155,10 +159,7 @@ extern "C" KC_NO_LIBCALL void* memmove(void* d, const void* s, size_t n) {
     return d;
 }
 extern "C" KC_NO_LIBCALL void* memcpy(void* d, const void* s, size_t n) {
-    if (n && kc::cur) {
-        kc::on_access(s, unsigned(n), __builtin_return_address(0), kc::READ);
-        kc::on_access(d, unsigned(n), __builtin_return_address(0), kc::WRITE);
-    }
+    if (n && kc::cur) kc::on_copy(d, s, n, __builtin_return_address(0));
     unsigned char* p = static_cast<unsigned char*>(d);
     const unsigned char* q = static_cast<const unsigned char*>(s);
     for (size_t i = 0; i < n; ++i) p[i] = q[i];

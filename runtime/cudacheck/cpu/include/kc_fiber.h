@@ -13,9 +13,11 @@ namespace kc {
 
 using FiberEntry = void (*)(void*);
 
-#if defined(__x86_64__)
+// The switch and the first frame of a fiber, in assembly for each architecture below.
 extern "C" void kc_switch(void** from_sp, void* to_sp);
 extern "C" void kc_fiber_trampoline();
+
+#if defined(__x86_64__)
 asm(R"(
     .text
     .p2align 4
@@ -70,8 +72,6 @@ inline void* fiber_init(void* stack_lo, size_t size, FiberEntry entry, void* arg
 }
 
 #elif defined(__aarch64__)
-extern "C" void kc_switch(void** from_sp, void* to_sp);
-extern "C" void kc_fiber_trampoline();
 asm(R"(
     .text
     .p2align 4

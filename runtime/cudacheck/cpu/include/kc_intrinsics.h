@@ -337,21 +337,16 @@ template <int W, bool S> inline unsigned int sad(unsigned int a, unsigned int b)
 }
 }  // namespace intr
 }  // namespace kc
-#define KC_SIMD(NAME, S, EXPR)                                                                       \
-    inline unsigned int NAME##2(unsigned int a, unsigned int b) {                                     \
-        return kc::intr::simd<16, S>(a, b, [](long long x, long long y) {                             \
-            const int w = 16;                                                                         \
-            (void)y, (void)w;                                                                         \
-            return (long long)(EXPR);                                                                 \
-        });                                                                                           \
-    }                                                                                                 \
-    inline unsigned int NAME##4(unsigned int a, unsigned int b) {                                     \
-        return kc::intr::simd<8, S>(a, b, [](long long x, long long y) {                              \
-            const int w = 8;                                                                          \
+// NAME2 and NAME4: EXPR of each pair of 16-bit or 8-bit lanes x and y (w: the lane width).
+#define KC_SIMD_WIDTH(NAME, W, S, EXPR)                                                              \
+    inline unsigned int NAME(unsigned int a, unsigned int b) {                                        \
+        return kc::intr::simd<W, S>(a, b, [](long long x, long long y) {                              \
+            const int w = W;                                                                          \
             (void)y, (void)w;                                                                         \
             return (long long)(EXPR);                                                                 \
         });                                                                                           \
     }
+#define KC_SIMD(NAME, S, EXPR) KC_SIMD_WIDTH(NAME##2, 16, S, EXPR) KC_SIMD_WIDTH(NAME##4, 8, S, EXPR)
 #define KC_SAT(S, V) (w == 16 ? kc::intr::sat<16, S>(V) : kc::intr::sat<8, S>(V))
 KC_SIMD(__vabsdiffs, true, x > y ? x - y : y - x)
 KC_SIMD(__vabsdiffu, false, x > y ? x - y : y - x)
@@ -390,6 +385,7 @@ KC_SIMD(__vsubss, true, KC_SAT(true, x - y))
 KC_SIMD(__vsubus, false, KC_SAT(false, x - y))
 #undef KC_SAT
 #undef KC_SIMD
+#undef KC_SIMD_WIDTH
 inline unsigned int __vabs2(unsigned int a) { return __vabsdiffs2(a, 0); }
 inline unsigned int __vabs4(unsigned int a) { return __vabsdiffs4(a, 0); }
 inline unsigned int __vabsss2(unsigned int a) {
@@ -708,32 +704,31 @@ inline void sincospi(double x, double* s, double* c) { *s = (double)kc::intr::si
 inline void sincospi(float x, float* s, float* c) { sincospif(x, s, c); }
 inline void sincos(float x, float* s, float* c) { sincosf(x, s, c); }
 inline float exp10(float x) { return exp10f(x); }
+// NAMEf(float), NAME(double) and NAME(float) of a function computed in long double by
+// IMPL (one argument; under KC_FTZ the float forms flush subnormal arguments and results).
+#define KC_LD_FUNCTION(NAME, IMPL)                                                                   \
+    inline float NAME##f(float x) { using kc::intr::fz; return kc::intr::fzl(IMPL(fz(x))); }       \
+    inline double NAME(double x) { return (double)IMPL(x); }                                         \
+    inline float NAME(float x) { return NAME##f(x); }
 // The inverse error functions: erfinv(+-1) and erfcinv(0), erfcinv(2) are infinities, NaN
 // outside [-1, 1] and [0, 2]; normcdfinv(p) = -sqrt(2) erfcinv(2p).
-inline float erfinvf(float y) { using kc::intr::fz; return kc::intr::fzl(kc::intr::erfinv_full(fz(y))); }
-inline double erfinv(double y) { return (double)kc::intr::erfinv_full(y); }
-inline float erfinv(float y) { return erfinvf(y); }
-inline float erfcinvf(float z) { using kc::intr::fz; return kc::intr::fzl(kc::intr::erfcinv_full(fz(z))); }
-inline double erfcinv(double z) { return (double)kc::intr::erfcinv_full(z); }
-inline float erfcinv(float z) { return erfcinvf(z); }
-inline float normcdfinvf(float p) { using kc::intr::fz; return kc::intr::fzl(kc::intr::normcdfinv_full(fz(p))); }
-inline double normcdfinv(double p) { return (double)kc::intr::normcdfinv_full(p); }
-inline float normcdfinv(float p) { return normcdfinvf(p); }
+KC_LD_FUNCTION(erfinv, kc::intr::erfinv_full)
+KC_LD_FUNCTION(erfcinv, kc::intr::erfcinv_full)
+KC_LD_FUNCTION(normcdfinv, kc::intr::normcdfinv_full)
 // The standard normal distribution function, and the scaled complementary error function
 // erfcx(x) = exp(x^2) erfc(x).
-inline float normcdff(float x) { using kc::intr::fz; return kc::intr::fzl(kc::intr::normcdf_ld(fz(x))); }
-inline double normcdf(double x) { return (double)kc::intr::normcdf_ld(x); }
-inline float normcdf(float x) { return normcdff(x); }
-inline float erfcxf(float x) { using kc::intr::fz; return kc::intr::fzl(kc::intr::erfcx_ld(fz(x))); }
-inline double erfcx(double x) { return (double)kc::intr::erfcx_ld(x); }
-inline float erfcx(float x) { return erfcxf(x); }
+KC_LD_FUNCTION(normcdf, kc::intr::normcdf_ld)
+KC_LD_FUNCTION(erfcx, kc::intr::erfcx_ld)
 // Modified Bessel functions of the first kind, orders 0 and 1.
-inline float cyl_bessel_i0f(float x) { using kc::intr::fz; return kc::intr::fzl(kc::intr::bessel_i(fz(x), 0)); }
-inline double cyl_bessel_i0(double x) { return (double)kc::intr::bessel_i(x, 0); }
-inline float cyl_bessel_i0(float x) { return cyl_bessel_i0f(x); }
-inline float cyl_bessel_i1f(float x) { using kc::intr::fz; return kc::intr::fzl(kc::intr::bessel_i(fz(x), 1)); }
-inline double cyl_bessel_i1(double x) { return (double)kc::intr::bessel_i(x, 1); }
-inline float cyl_bessel_i1(float x) { return cyl_bessel_i1f(x); }
+namespace kc {
+namespace intr {
+inline long double bessel_i0(double x) { return bessel_i(x, 0); }
+inline long double bessel_i1(double x) { return bessel_i(x, 1); }
+}  // namespace intr
+}  // namespace kc
+KC_LD_FUNCTION(cyl_bessel_i0, kc::intr::bessel_i0)
+KC_LD_FUNCTION(cyl_bessel_i1, kc::intr::bessel_i1)
+#undef KC_LD_FUNCTION
 // Float overloads of the C library's Bessel functions, as CUDA's headers declare them.
 #if defined(__USE_MISC) || defined(__USE_XOPEN)
 inline float j0(float x) { return j0f(x); }
@@ -786,24 +781,29 @@ inline double rnorm(int dim, const double* p) {
     for (int i = 0; i < dim; ++i) { inf = inf || __builtin_isinf(p[i]); s += (long double)p[i] * p[i]; }
     return inf ? 0.0 : (double)(1.0L / sqrtl(s));
 }
-inline float normf(int dim, const float* p) {
+namespace kc {
+namespace intr {
+// The sum of squares of dim floats (flushed under KC_FTZ), in long double; inf: any is infinite.
+inline long double sumsq_f(int dim, const float* p, bool& inf) {
     long double s = 0;
-    bool inf = false;
+    inf = false;
     for (int i = 0; i < dim; ++i) {
-        float v = kc::intr::fz(p[i]);
+        float v = fz(p[i]);
         inf = inf || __builtin_isinf(v);
         s += (long double)v * v;
     }
+    return s;
+}
+}  // namespace intr
+}  // namespace kc
+inline float normf(int dim, const float* p) {
+    bool inf;
+    long double s = kc::intr::sumsq_f(dim, p, inf);
     return inf ? INFINITY : kc::intr::fzl(sqrtl(s));
 }
 inline float rnormf(int dim, const float* p) {
-    long double s = 0;
-    bool inf = false;
-    for (int i = 0; i < dim; ++i) {
-        float v = kc::intr::fz(p[i]);
-        inf = inf || __builtin_isinf(v);
-        s += (long double)v * v;
-    }
+    bool inf;
+    long double s = kc::intr::sumsq_f(dim, p, inf);
     return inf ? 0.0f : kc::intr::fzl(1.0L / sqrtl(s));
 }
 

@@ -132,6 +132,17 @@ inline I to_int_rz(double v, double least, double greatest) {
 // infix of its conversion intrinsics (__int2half_rn, __half_as_ushort; bfloat16 for the
 // other), TO_FLOAT its conversion to float. The names each header spells its own way are in
 // that header. Members and conversions are CUDA 13's (cuda_fp16.h, cuda_bf16.h).
+// The arithmetic operators of CUDA's headers for a 16-bit type or pair X, from its intrinsics.
+#define KC_LOWP_ARITHMETIC(X, ADD, SUB, MUL, DIV)                                                                       \
+    inline X operator+(const X& a, const X& b) { return ADD(a, b); }                                                \
+    inline X operator-(const X& a, const X& b) { return SUB(a, b); }                                                \
+    inline X operator*(const X& a, const X& b) { return MUL(a, b); }                                                \
+    inline X operator/(const X& a, const X& b) { return DIV(a, b); }                                                \
+    inline X& operator+=(X& a, const X& b) { a = ADD(a, b); return a; }                                             \
+    inline X& operator-=(X& a, const X& b) { a = SUB(a, b); return a; }                                             \
+    inline X& operator*=(X& a, const X& b) { a = MUL(a, b); return a; }                                             \
+    inline X& operator/=(X& a, const X& b) { a = DIV(a, b); return a; }
+
 #define KC_LOWP_TYPE(T, T2, RAW, RAW2, F, OTHER, P, TO_FLOAT)                                                       \
     struct RAW { unsigned short x; };                                                                               \
     struct RAW2 { unsigned short x, y; };                                                                           \
@@ -247,14 +258,7 @@ inline I to_int_rz(double v, double least, double greatest) {
     inline T __hmax_nan(const T a, const T b) { return __hisnan(a) || __hisnan(b) ? kc::lowp::make<T>(F::nan) : __hmax(a, b); } \
     inline T __hmin_nan(const T a, const T b) { return __hisnan(a) || __hisnan(b) ? kc::lowp::make<T>(F::nan) : __hmin(a, b); } \
     /* the operators of CUDA's headers */                                                                           \
-    inline T operator+(const T& a, const T& b) { return __hadd(a, b); }                                             \
-    inline T operator-(const T& a, const T& b) { return __hsub(a, b); }                                             \
-    inline T operator*(const T& a, const T& b) { return __hmul(a, b); }                                             \
-    inline T operator/(const T& a, const T& b) { return __hdiv(a, b); }                                             \
-    inline T& operator+=(T& a, const T& b) { a = __hadd(a, b); return a; }                                          \
-    inline T& operator-=(T& a, const T& b) { a = __hsub(a, b); return a; }                                          \
-    inline T& operator*=(T& a, const T& b) { a = __hmul(a, b); return a; }                                          \
-    inline T& operator/=(T& a, const T& b) { a = __hdiv(a, b); return a; }                                          \
+    KC_LOWP_ARITHMETIC(T, __hadd, __hsub, __hmul, __hdiv)                                                           \
     inline T& operator++(T& h) { h += kc::lowp::rounded<T>(1.0); return h; }                                           \
     inline T& operator--(T& h) { h -= kc::lowp::rounded<T>(1.0); return h; }                                           \
     inline T operator++(T& h, const int) { const T r = h; ++h; return r; }                                          \
@@ -302,14 +306,7 @@ inline I to_int_rz(double v, double least, double greatest) {
     inline bool __hble2(const T2 a, const T2 b) { return __hle(a.x, b.x) && __hle(a.y, b.y); }                      \
     inline bool __hbgt2(const T2 a, const T2 b) { return __hgt(a.x, b.x) && __hgt(a.y, b.y); }                      \
     inline bool __hbge2(const T2 a, const T2 b) { return __hge(a.x, b.x) && __hge(a.y, b.y); }                      \
-    inline T2 operator+(const T2& a, const T2& b) { return __hadd2(a, b); }                                         \
-    inline T2 operator-(const T2& a, const T2& b) { return __hsub2(a, b); }                                         \
-    inline T2 operator*(const T2& a, const T2& b) { return __hmul2(a, b); }                                         \
-    inline T2 operator/(const T2& a, const T2& b) { return __h2div(a, b); }                                         \
-    inline T2& operator+=(T2& a, const T2& b) { a = __hadd2(a, b); return a; }                                      \
-    inline T2& operator-=(T2& a, const T2& b) { a = __hsub2(a, b); return a; }                                      \
-    inline T2& operator*=(T2& a, const T2& b) { a = __hmul2(a, b); return a; }                                      \
-    inline T2& operator/=(T2& a, const T2& b) { a = __h2div(a, b); return a; }                                      \
+    KC_LOWP_ARITHMETIC(T2, __hadd2, __hsub2, __hmul2, __h2div)                                                      \
     inline T2 operator+(const T2& h) { return h; }                                                                  \
     inline T2 operator-(const T2& h) { return __hneg2(h); }                                                         \
     inline bool operator==(const T2& a, const T2& b) { return __hbeq2(a, b); }                                      \
@@ -320,3 +317,20 @@ inline I to_int_rz(double v, double least, double greatest) {
     inline bool operator>=(const T2& a, const T2& b) { return __hbge2(a, b); }                                      \
     inline float __low2float(const T2 a) { return float(a.x); }                                                     \
     inline float __high2float(const T2 a) { return float(a.y); }
+
+// The conversions CUDA names per type (cuda_fp16.h: __float2half, __half2float,
+// __floats2half2_rn, ...; cuda_bf16.h the same with bfloat16), given their names in order:
+// float to T (plain and _rn), T to float, two floats to T2, one float to both halves, a
+// float2 to T2, T2 to float2, two T to T2, one T to both halves, T2's low and high halves.
+#define KC_LOWP_CONVERSIONS(T, T2, F2T, F2T_RN, T2F, FS2T2, F2T2, F22T2, T22F2, TS2T2, T2T2, LOW, HIGH)      \
+    inline T F2T(const float a) { return T(a); }                                                              \
+    inline T F2T_RN(const float a) { return T(a); }                                                           \
+    inline float T2F(const T a) { return float(a); }                                                          \
+    inline T2 FS2T2(const float a, const float b) { return T2(T(a), T(b)); }                                   \
+    inline T2 F2T2(const float a) { return FS2T2(a, a); }                                                     \
+    inline T2 F22T2(const float2 a) { return FS2T2(a.x, a.y); }                                               \
+    inline float2 T22F2(const T2 a) { return make_float2(float(a.x), float(a.y)); }                           \
+    inline T2 TS2T2(const T a, const T b) { return T2(a, b); }                                                \
+    inline T2 T2T2(const T a) { return T2(a, a); }                                                            \
+    inline T LOW(const T2 a) { return a.x; }                                                                  \
+    inline T HIGH(const T2 a) { return a.y; }
