@@ -280,8 +280,8 @@ def occupancy_table(tiles=(2, 4, 8, 16, 32), limits=None):
 
 
 def bpg_table(dataset=None, width=8192, tile=16):
-    """The Best Practices Guide's Table 1, effective bandwidth of its three kernels, then
-    (2008) and now (measured), for A (width x tile) times B (tile x width)."""
+    """The Best Practices Guide's Table 1, effective bandwidth of its three kernels on the
+    Guide's GPUs and now (measured), for A (width x tile) times B (tile x width)."""
     sets = [dataset] if dataset else perfdata.datasets()
     if not sets:
         return NoData("the Best Practices Guide's table, measured now")
@@ -292,9 +292,11 @@ def bpg_table(dataset=None, width=8192, tile=16):
             r = ds.result(kernel, tile, width, tile, width)
             row.append(f"{r['gbs']:,.0f}" if r else "–")
         rows.append(row)
-    header = ["kernel", "GTX 280 (2008)", "8800 GTX (2008)"] + [f"{ds.device} ({ds.date})" for ds in sets]
+    # the GPUs' release years: the Guide's table gives no date of its own
+    header = ["kernel", "GTX 280 (2008)", "8800 GTX (2006)"] + [f"{ds.device} ({ds.date})" for ds in sets]
     return show.table(header, rows, f"Effective bandwidth in GB/s, 4·(mk + kn + mn) bytes / time, "
-                                     f"A {width} x {tile} times B {tile} x {width}; 2008 figures from the Guide")
+                                     f"A {width} x {tile} times B {tile} x {width}; the first two columns are the "
+                                     "Guide's figures")
 
 
 LADDER = ["tiled", "ladder1_coarsened", "ladder2_regtile1d", "ladder3_regtile2d", "ladder4_vectorized",
