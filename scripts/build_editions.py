@@ -12,7 +12,7 @@
 
     python scripts/build_editions.py [--out _build/editions]    (make editions)
 
-tests/test_editions.py builds the student edition and searches every file of it for
+tests/course/test_editions.py builds the student edition and searches every file of it for
 every solution's text.
 """
 import argparse

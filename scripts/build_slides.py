@@ -32,7 +32,7 @@ the slide is cut before the first block that does not fit (a paragraph, a list, 
 cell's input, an output), and the rest goes to a new slide below it, headed with the
 section's title "(continued)". Code too long for one slide is cut between lines; a
 figure is at most FIGURE_MAX_PX tall. Only then is reveal.js started
-(`document.body.dataset.slides` says "ready"). tests/test_slides_browser.py pages through
+(`document.body.dataset.slides` says "ready"). tests/site/test_slides_browser.py pages through
 every deck offline and checks that every slide fits.
 """
 import copy

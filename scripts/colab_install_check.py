@@ -6,7 +6,7 @@ cell's outputs.
 
     python scripts/colab_install_check.py [--venv .venv-colab] [--work DIR]
 
-tests/test_wheel.py runs the same steps and checks what they produced; run by hand, the
+tests/site/test_wheel.py runs the same steps and checks what they produced; run by hand, the
 script prints a summary and exits non-zero if a chapter failed or a plot lost its data.
 """
 import argparse

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs the headless browser that tests/test_browser.py drives: Debian's Chromium and
+# Installs the headless browser that tests/site/test_browser.py drives: Debian's Chromium and
 # the matching ChromeDriver (both come from the same Debian source package, so their
 # versions always agree; nothing is downloaded from outside the Debian mirror).
 #

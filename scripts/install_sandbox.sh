@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs what the grader's sandbox needs (tiling_course.sandbox): bubblewrap, and
 # util-linux's prlimit and setpriv (on every Debian and Ubuntu system already). The tests
-# that grade run this first, as tests/test_browser.py runs install_browser.sh.
+# that grade run this first, as tests/site/test_browser.py runs install_browser.sh.
 #
 #   exit 0  bwrap, prlimit and setpriv are on PATH (already, or installed now)
 #   exit 3  they are missing and cannot be installed here (not root, or no apt-get);

@@ -1,6 +1,6 @@
 """On a GPU: what CUDA computes where C++ leaves a result undefined or computes otherwise
 (tests/gpu_semantics_cases.py), stored so that the CPU runtime is tested against it with
-no GPU (tests/test_gpu_semantics.py). Each case is compiled by CuPy's RawModule (NVRTC,
+no GPU (tests/runtime/test_gpu_semantics.py). Each case is compiled by CuPy's RawModule (NVRTC,
 default options but the case's own) and launched; every output array is stored as its
 bytes. Also what NVRTC and nvcc say of a few programs: __CUDA_ARCH__, a device function
 named like a CUDA one, a C library function declared in device code, and a whole

@@ -71,8 +71,8 @@ class BuiltSite:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory):
     """The site built once per test session, as `make book` builds it (warnings as errors,
-    every notebook executed), into a temporary --path-output; shared by tests/test_site.py
-    and tests/test_browser.py, and deleted at the end of the session. Never fails by
+    every notebook executed), into a temporary --path-output; shared by tests/site/test_site.py
+    and tests/site/test_browser.py, and deleted at the end of the session. Never fails by
     itself: tests look at ``returncode``, ``stdout`` and ``stderr``."""
     import shutil
     import subprocess

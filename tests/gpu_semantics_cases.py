@@ -4,7 +4,7 @@ one fused multiply-add, __activemask in divergent code, the math functions that 
 special-function unit (expf, tanhf, rsqrtf, rnorm3df, __expf), cuRAND's device generators. Each
 case's inputs are fixed (a seed), so that what an H100 computed for it is stored
 (tests/data/gpu_semantics.json, by scripts/record_gpu_semantics.py) and the CPU runtime is
-held to it bit for bit (tests/test_gpu_semantics.py)."""
+held to it bit for bit (tests/runtime/test_gpu_semantics.py)."""
 from dataclasses import dataclass
 
 import numpy as np

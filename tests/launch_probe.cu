@@ -1,5 +1,5 @@
 // Bad launches and what cudaGetLastError says of each, printed one per line: the GPU and
-// the CPU runtime must print the same (tests/test_programs.py).
+// the CPU runtime must print the same (tests/runtime/test_programs.py).
 #include <cstdio>
 __global__ void k(float* x) { if (x) x[0] = 1.0f; }
 __global__ void s(float* x) { __shared__ float t[12288]; t[threadIdx.x] = 1.0f; if (x) x[0] = t[0]; }

@@ -69,7 +69,7 @@ WRONG = {w.name: w for w in [
                  (NAIVE_COL, "    int col = threadIdx.x;\n")),
                 (32, 32, 32, 16), "GlobalMemoryRaceError",
                 # Which thread and which two blocks depend on how many workers ran the blocks;
-                # tests/test_checked.py holds that the two are one thread of two blocks.
+                # tests/runtime/test_checked.py holds that the two are one thread of two blocks.
                 dict(array="P", hazard="write-write", op="write", other_op="write")),
     WrongKernel("no_guards", "tiled", "Chapter 2's kernel with the number of tiles rounded up, as the lecture's "
                 "step 2 does, but without the guards of its step 3a: for a Width that is not a multiple of the "

@@ -22,7 +22,7 @@ and results.json says so.
 
 results.json: the total as "score", the summary as "output" (Markdown), and one entry of
 "tests" per part: its name, score, max_score, status and its feedback as "output".
-AUTOGRADER_ROOT moves /autograder elsewhere (tests/test_gradescope.py plays the contract
+AUTOGRADER_ROOT moves /autograder elsewhere (tests/course/test_gradescope.py plays the contract
 in a temporary folder).
 """
 import argparse

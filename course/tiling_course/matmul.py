@@ -64,7 +64,7 @@ class Spec:
 
 
 # The macros of the pipelined kernels that size their dynamic shared memory, at the
-# sources' defaults (tests/test_ladder.py holds them to the #defines).
+# sources' defaults (tests/course/test_ladder.py holds them to the #defines).
 PIPELINE_DEFAULTS = {
     "ladder6_pipelined": dict(BM=128, BN=256, BK=16, STAGES=2, MPAD=4),
     "wmma_pipelined": dict(BM=128, BN=128, BK_BYTES=64, STAGES=3),   # BK_BYTES: k per slice in bytes
@@ -98,7 +98,7 @@ KERNELS = {
     "coalescedMultiply": Spec("best_practices.cu", "coalescedMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
     "sharedABMultiply": Spec("best_practices.cu", "sharedABMultiply", "TILE_DIM", Shapes.TILE_INNER, Args.N),
     # The ladder from tiled toward cuBLAS (kernels/ladder*.cu), each rung one idea
-    # more; blocks and tiles as their macros' defaults (tests/test_ladder.py checks that).
+    # more; blocks and tiles as their macros' defaults (tests/course/test_ladder.py checks that).
     "ladder1_coarsened": Spec("ladder1_coarsened.cu", "matmul_ladder1_coarsened", None, Shapes.ANY, Args.MKN,
                               block=(32, 8), tile_m=32, tile_n=32),
     "ladder2_regtile1d": Spec("ladder2_regtile1d.cu", "matmul_ladder2_regtile1d", None, Shapes.ANY, Args.MKN,

@@ -1,7 +1,7 @@
 """Written exam questions with worked answers, chapter by chapter, beside the clicker
 questions of tiling_course.quiz. Every number in an answer is computed here, from the same
 formulas and device limits the chapters use (perfplots' CC90_LIMITS and T4_LIMITS), so a
-change there reaches the answers; tests/test_questionbank.py checks them against checked
+change there reaches the answers; tests/course/test_questionbank.py checks them against checked
 mode's counts.
 
     questionbank.markdown()   every question and worked answer, for slides or a handout

@@ -38,7 +38,7 @@ LETTERS = "ABCDEFGHIJ"
 # the answers is a line thinner than a pixel, drawn grey across two rows of pixels: it reads
 # paler than the letters beside it. A stroke of half a pixel in the text's own colour
 # (currentColor, so that a chosen answer's colours still apply) makes it a full dark pixel.
-# tests/test_browser.py checks the drawn pixels of every underscore.
+# tests/site/test_browser.py checks the drawn pixels of every underscore.
 QUIZ_CODE_CSS = ("<style>div.Quiz { line-height: 1.4; } "
                  ".Quiz :not(pre) > code { padding: 0.1em 0.15em 0.3em; border-radius: 2px; } "
                  "div.Quiz code { -webkit-text-stroke: 0.5px currentColor; }</style>")

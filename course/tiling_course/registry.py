@@ -3,7 +3,7 @@
 (exercises/<stem>.toml) and its questions for the room (quizzes/<stem>.json).
 
 The tests and scripts read this list rather than keeping their own, so a chapter or a
-widget added here is built, clicked and synced everywhere; tests/test_registry.py checks
+widget added here is built, clicked and synced everywhere; tests/course/test_registry.py checks
 that it matches the book (every notebook a chapter here, in _toc.yml's order; every widget
 a notebook calls registered in its chapter, and every registered one called; every
 exercise and quiz file a chapter's).

@@ -6,7 +6,7 @@ shape)` returns the Launch: grid, block, arguments (NumPy arrays and scalars, in
 kernel's parameter order) and dynamic shared memory. `reference(args, shape)` returns the
 expected final contents of the arrays the kernel writes, keyed by argument index (or, for a
 `__device__` variable read back after the launch, by its name), computed in NumPy (float64
-for floating point) from the inputs as given. The differential test (tests/test_cuda_corpus.py)
+for floating point) from the inputs as given. The differential test (tests/runtime/test_cuda_corpus.py)
 runs every case plain and checked on every shape: the two runs must agree bit for bit (where
 `deterministic`), match the reference within rtol/atol, and checked mode must report nothing.
 Each Bug is an edit of the case's source that checked mode must report with the given

@@ -55,7 +55,7 @@ exercise made from it, or stops with the exercise and the text named. A value
 exercise's starter and solution are Python code, written in the TOML.
 
 Every exercise lists known wrong answers and the failure each must give; the tests run
-them all (tests/test_exercises.py).
+them all (tests/course/test_exercises.py).
 
 Two editions of the data. The files above (this folder's *.toml and cu/) are the
 instructor's: they hold the solutions, their explanations and the wrong answers, and the

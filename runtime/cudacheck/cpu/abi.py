@@ -16,7 +16,7 @@ typed by one rule:
                                  Python callback indexes it (out[0] = address)
 
 Every integer constant there (constexpr, or an enum's) is in CONSTANTS, and the ones the
-package reads are names of this module. tests/test_abi.py compiles a probe with g++ and checks
+package reads are names of this module. tests/runtime/test_abi.py compiles a probe with g++ and checks
 every structure's size and every field's offset and size against the compiler's.
 """
 import ctypes

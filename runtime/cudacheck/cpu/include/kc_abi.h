@@ -1,7 +1,7 @@
 // The layouts and constants of a launch that the runtime's C++ and the Python side share,
 // declared once: here (and a whole program's in kc_host_abi.h). Python reads both files with
 // clang (runtime/cudacheck/cpu/abi.py) and builds its ctypes structures from them, field by
-// field; tests/test_abi.py checks every size and offset against g++'s. So they include
+// field; tests/runtime/test_abi.py checks every size and offset against g++'s. So they include
 // nothing but <stdint.h>, declare structs of plain fields (integers, floats, pointers, fixed
 // arrays, other structs of these files) and integer constants (constexpr or enum), and a
 // field changes here and nowhere else.

@@ -16,7 +16,7 @@ from gpu_semantics_cases import CURAND_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
 
 import cudacheck
 
-RECORD = json.loads((Path(__file__).parent / "data" / "gpu_semantics.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "gpu_semantics.json").read_text())
 CASES = {c.name: c for c in cases()}
 
 
@@ -154,11 +154,11 @@ def test_gpu_backend_agrees(name):
 def test_readme_quotes_the_differential_corpus_log():
     """The README's share of bit-identical outputs is the one its log records."""
     import re
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     para = readme[readme.index("differential corpus (`scripts/corpus_gpu.py`"):]
     log = re.search(r"`(logs/[^`]+corpus[^`]+\.log)`", para).group(1)
     same = total = 0
-    for line in (Path(__file__).parent.parent / log).read_text().splitlines():
+    for line in (Path(__file__).parents[2] / log).read_text().splitlines():
         for a, b in re.findall(r"gpu==cpu (\d+)/(\d+)", line):
             same, total = same + int(a), total + int(b)
     num = lambda s: int(s.replace(",", ""))   # noqa: E731

@@ -11,7 +11,7 @@ import pytest
 
 import cudacheck
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 
 
 @pytest.mark.parametrize("name", cudacheck.__all__)

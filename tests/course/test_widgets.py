@@ -2,7 +2,7 @@
 Colab's 7.7.1 (.venv-colab, made by scripts/colab_env_check.sh; skipped without it), and are
 wired for a page without a kernel: every state embedded, one Tab level per control, and a
 front-end link from each control's index to every Tab of its level, in the embedded state.
-tests/test_widgets_browser.py clicks them on the built site."""
+tests/site/test_widgets_browser.py clicks them on the built site."""
 import html
 import json
 import os
@@ -14,7 +14,7 @@ import pytest
 
 from tiling_course import registry, switch, widgets
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 # Every widget of the book, from the course's registry (switch name -> its spec, its builder,
 # the function's name), so that a widget added to a chapter there is tested here.
 SPECS = {w.name: w.spec for w in registry.widgets()}
@@ -105,7 +105,7 @@ def test_every_state_is_embedded_and_named_once(name):
 
 
 def test_sweep_reaches_every_state():
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "site"))
     pytest.importorskip("selenium")
     from test_widgets_browser import _sweep
     for sizes, start in (([5], [3]), ([3, 3], [1, 1]), ([2, 5], [0, 3])):

@@ -1,6 +1,6 @@
 """`make slides` builds a reveal.js deck per chapter from the notebooks themselves, which
 loads nothing from another host and leaves out what belongs to a reader at a desk
-(tests/test_slides_browser.py pages through the decks in a browser)."""
+(tests/site/test_slides_browser.py pages through the decks in a browser)."""
 import importlib.util
 import json
 import re
@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 
 
 def _module():

@@ -13,7 +13,7 @@ import pytest
 
 from tiling_course import exercises, quiz, registry, widgets
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 PACKAGE = ROOT / "course" / "tiling_course"
 
 

@@ -5,7 +5,7 @@ sample submissions (tests/grading_samples/: one correct, one racy that a GPU run
 one out of bounds, one that hangs, one that does not compile; a notebook whose graded cell,
 its points and its Python were tampered with; a graded assignment's answers for the
 student's own variant and for another's): release, collect from an LMS download, autograde,
-feedback, grades exported as CSV. The attacks on the grader: tests/test_grading_attacks.py."""
+feedback, grades exported as CSV. The attacks on the grader: tests/course/test_grading_attacks.py."""
 import csv
 import json
 import os
@@ -18,7 +18,7 @@ import pytest
 
 from tiling_course import grading, judge, variants
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 SAMPLES = ROOT / "tests" / "grading_samples"
 CORRECT = (SAMPLES / "correct.cu").read_text()
 # What the cycle must report: points out of 10, and what each student's feedback names.

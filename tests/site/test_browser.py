@@ -145,7 +145,7 @@ from tiling_course.style import MIN_TEXT_PX, STAMP_DPI, STAMP_FONT, png_text  # 
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 

@@ -5,7 +5,7 @@ And issue 13's rules for every figure the book draws (BOOK_FIGURES, as the chapt
 them): at most style.MAX_WIDTH_IN wide, no text under style.MIN_FONT_PT, and a PNG that
 carries its smallest font and dpi (style.StampingCanvas), both saved directly and through
 IPython's inline backend, as the notebooks display it. What the reader sees is checked in
-tests/test_browser.py: it reads that stamp back from each image the site serves and
+tests/site/test_browser.py: it reads that stamp back from each image the site serves and
 measures the width the page shows it at."""
 import io
 

@@ -5,7 +5,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
@@ -28,7 +28,7 @@ def test_every_chapter_starts_with_the_set_up_cell_and_asks_colab_for_a_gpu():
         assert "".join(first["source"]) == sync.setup_cell_source()
         pip = [line for line in "".join(first["source"]).splitlines() if "pip install" in line]
         # It names the repository of _config.yml and nothing else; what pip adds for it in
-        # Colab is tests/test_wheel.py's to check (libclang and jupyterquiz, never CuPy or
+        # Colab is tests/site/test_wheel.py's to check (libclang and jupyterquiz, never CuPy or
         # ipywidgets).
         assert len(pip) == 1 and f'"git+{sync.repository_url()}"' in pip[0]
         assert not any(p in pip[0].lower() for p in ("cupy", "ipywidgets", "--no-deps"))

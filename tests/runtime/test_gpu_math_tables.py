@@ -1,6 +1,6 @@
 """The special-function unit's tables (cudacheck/cpu/gpumath.py): what the stored file holds,
 and the CPU runtime's __expf and rsqrtf looking them up, on fresh random inputs, bit for bit
-against a NumPy model of the lookup. (tests/test_gpu_semantics.py holds expf, tanhf, rsqrtf,
+against a NumPy model of the lookup. (tests/runtime/test_gpu_semantics.py holds expf, tanhf, rsqrtf,
 rnorm3df and __expf to what an H100 computed.)"""
 import lzma
 

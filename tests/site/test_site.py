@@ -1,7 +1,7 @@
 """The site builds from the repository with Jupyter Book 1, executing every notebook,
 with warnings as errors, and every chapter page holds its figures. The build itself is
 the session-scoped ``built_site`` fixture (tests/conftest.py), shared with
-tests/test_browser.py."""
+tests/site/test_browser.py."""
 import re
 
 
