@@ -1,10 +1,11 @@
-"""On a GPU: measure the special-function unit's approximations that expf, tanhf, rsqrtf and
-__expf compile to (PTX ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx), on every input one
-table covers, check on every other input that the table and a power of two give the GPU's
-result, and write the tables the CPU runtime looks up (cudacheck/cpu/gpumath.py says how
-they are stored) and a report.
+"""On a GPU: measure the special-function unit's approximations that expf, tanhf, rsqrtf,
+__expf, __sinf and __cosf compile to (PTX ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx,
+sin.approx, cos.approx), on every input one table covers, check on every other input that
+the table and its rule (a power of two; the sine's quadrants) give the GPU's result, and
+write the tables the CPU runtime looks up (cudacheck/cpu/gpumath.py says how they are
+stored) and a report.
 
-    python scripts/record_gpu_math_tables.py --tables runtime/cudacheck/cpu/data/gpu_math_tables.xz \
+    python scripts/record_gpu_math_tables.py --data runtime/cudacheck/cpu/data \
         --report logs/DATE-DEVICE-gpu-math-tables.md
 """
 import argparse
@@ -26,20 +27,57 @@ OP(k_ex2_ftz, "ex2.approx.ftz.f32")
 OP(k_rcp_ftz, "rcp.approx.ftz.f32")
 OP(k_rsqrt, "rsqrt.approx.f32")
 OP(k_rsqrt_ftz, "rsqrt.approx.ftz.f32")
+OP(k_sin_ftz, "sin.approx.ftz.f32")
+OP(k_sin, "sin.approx.f32")
+OP(k_cos_ftz, "cos.approx.ftz.f32")
+OP(k_cos, "cos.approx.f32")
+// The quarter wave: every x in [0, pi/2] writes sin.approx(x) at T, the fraction of
+// x * 1/(2 pi) (rounded toward zero) in 25 fixed-point bits; x's that share a T and disagree
+// are counted. Every T below 2^23 is reached: consecutive x are less than 2^-25 turns apart.
+extern "C" __global__ void k_quarter(unsigned n, unsigned* q, unsigned long long* conflicts) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = __uint_as_float(i), r;
+    unsigned T = (unsigned)(double(__fmul_rz(x, __uint_as_float(0x3E22F983u))) * 33554432.0);
+    if (T >= (1u << 23)) return;
+    asm("sin.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    unsigned old = atomicCAS(&q[T], 0xFFFFFFFFu, __float_as_uint(r));
+    if (old != 0xFFFFFFFFu && old != __float_as_uint(r)) atomicAdd(conflicts, 1ull);
+}
 '''
 # The PTX that nvcc makes of the functions the CPU runtime reproduces around these instructions.
 FUNCTIONS = r'''
 extern "C" __global__ void f(const float* x, float* y) {
     y[0] = expf(x[0]); y[1] = tanhf(x[1]); y[2] = rsqrtf(x[2]); y[3] = __expf(x[3]);
-    y[4] = rnorm3df(x[4], x[5], x[6]); y[5] = log1pf(x[7]); y[6] = logf(x[8]);
+    y[4] = rnorm3df(x[4], x[5], x[6]); y[5] = log1pf(x[7]); y[6] = logf(x[8]); __sincosf(x[9], &y[7], &y[8]);
 }
 '''
+
+
+def sine_rule(xp, quarter, bits, cosine):
+    """sin.approx (cos.approx: cosine) of the floats whose bit patterns are `bits` (uint32),
+    by the rule cudacheck/cpu/gpumath.py states, from the quarter wave (float32, 2^23); xp is
+    NumPy or CuPy."""
+    x = bits.view(xp.float32)
+    t = xp.abs(x.astype(xp.float64)) * float(np.uint32(0x3E22F983).view(np.float32))   # exact
+    tf = t.astype(xp.float32)
+    tf = xp.where(tf.astype(xp.float64) > t, xp.nextafter(tf, xp.float32(0)), tf).astype(xp.float64)
+    T = xp.floor((tf - xp.floor(tf)) * 2.0 ** 25).astype(xp.int64)
+    if cosine:
+        T = (T + (1 << 23)) & ((1 << 25) - 1)
+    quadrant, r = T >> 23, T & ((1 << 23) - 1)
+    r = xp.where(quadrant & 1, (1 << 23) - 1 - r, r)
+    negative = quadrant >= 2
+    if not cosine:
+        negative = negative ^ (bits >= 0x80000000)
+    v = xp.where(negative, -quarter[r], quarter[r]).astype(xp.float32)
+    return xp.where(xp.isfinite(x), v, xp.float32(np.nan))
 
 
 def main():
     import cupy as cp
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tables", required=True)
+    ap.add_argument("--data", required=True, help="the folder the tables' files are written to")
     ap.add_argument("--report", required=True)
     opts = ap.parse_args()
     mod = cp.RawModule(code=KERNELS)
@@ -102,25 +140,55 @@ def main():
             total += bits.size
         instruction = "rsqrt.approx.ftz" if name.endswith("ftz") else "rsqrt.approx"
         checks.append((f"{instruction}, every positive normal float", total, bad))
-    blob = encode_gpu_math_tables({k: cp.asnumpy(v) for k, v in measured.items()})
-    Path(opts.tables).write_bytes(blob)
+    # the sine's quarter wave, and its rule on every float of both signs, sine and cosine,
+    # .ftz and not
+    q = cp.full(1 << 23, 0xFFFFFFFF, dtype=cp.uint32)
+    conflicts = cp.zeros(1, dtype=cp.uint64)
+    n = 0x3FC90FDC   # every float up to just above pi/2
+    mod.get_function("k_quarter")(((n + 255) // 256,), (256,), (np.uint32(n), q, conflicts))
+    missing = int(cp.count_nonzero(q == 0xFFFFFFFF))
+    checks.append(("sin.approx.ftz on [0, pi/2]: inputs of one quarter-wave entry that disagree, entries never "
+                   "reached", n, int(conflicts[0]) + missing))
+    measured["sine"] = q.view(cp.float32)
+    quarter = measured["sine"]
+
+    for name in ("sin_ftz", "sin", "cos_ftz", "cos"):
+        bad = total = 0
+        for start in range(0, 1 << 32, 1 << 26):
+            bits = cp.arange(start, start + (1 << 26), dtype=cp.uint64).astype(cp.uint32)
+            bad += differ(name, bits, sine_rule(cp, quarter, bits, name.startswith("cos")))
+            total += bits.size
+        instruction = name.split("_")[0] + ".approx" + (".ftz" if name.endswith("ftz") else "")
+        checks.append((f"{instruction}, every float (the quarter wave and its quadrant rule)", total, bad))
+    files = encode_gpu_math_tables({k: cp.asnumpy(v) for k, v in measured.items()})
+    for file, blob in files.items():
+        (Path(opts.data) / file).write_bytes(blob)
     src = Path("/tmp/gpu_math_functions.cu")
     src.write_text(FUNCTIONS)
     ptx = subprocess.run(["nvcc", "-arch=sm_90", "-ftz=true", "-ptx", str(src), "-o", "-"], capture_output=True,
                          text=True).stdout
+    plain = subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(src), "-o", "-"], capture_output=True, text=True).stdout
+    same = plain.replace(".ftz", "") == ptx.replace(".ftz", "")
+    kept = sorted({line.split()[0] for line in plain.splitlines() if ".ftz" in line})
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     props = cp.cuda.runtime.getDeviceProperties(0)
     lines = [f"# The special-function unit's approximations, measured: {props['name'].decode()}, "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
              "", f"CuPy {cp.__version__}, CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}, "
              f"driver {cp.cuda.runtime.driverGetVersion()}, {nvcc}. "
-             f"Command: `python scripts/record_gpu_math_tables.py --tables {opts.tables} --report {opts.report}`.",
-             "", f"Tables written: {opts.tables}, {len(blob):,} bytes.", "",
-             "| check: the table and a power of two give the GPU's result | inputs | differ |", "|---|---:|---:|"]
+             f"Command: `python scripts/record_gpu_math_tables.py --data {opts.data} --report {opts.report}`.",
+             "", "Tables written: " + ", ".join(f"{opts.data}/{file}, {len(blob):,} bytes"
+                                               for file, blob in files.items()) + ".",
+             "", "| check: the table and its rule give the GPU's result | inputs | differ |", "|---|---:|---:|"]
     lines += [f"| {what} | {n:,} | {bad:,} |" for what, n, bad in checks]
-    lines += ["", "PTX of expf, tanhf, rsqrtf, __expf, rnorm3df, log1pf, logf "
+    lines += ["", "PTX of expf, tanhf, rsqrtf, __expf, rnorm3df, log1pf, logf, __sincosf "
               "(nvcc -arch=sm_90 -ftz=true, as CuPy compiles):", "",
-              "```", ptx.split(".entry")[-1].strip() if ".entry" in ptx else ptx, "```", ""]
+              "```", ptx.split(".entry")[-1].strip() if ".entry" in ptx else ptx, "```", "",
+              "Without -ftz=true (nvcc's default, as whole programs compile), the PTX is "
+              + (f"the same but for .ftz, which only {', '.join(kept) or 'no instruction'} keep." if same else "this:"),
+              ""]
+    if not same:
+        lines += ["```", plain.split(".entry")[-1].strip(), "```", ""]
     Path(opts.report).write_text("\n".join(lines))
     print("\n".join(lines[:12 + len(checks)]))
     return 1 if any(bad for _, _, bad in checks) else 0

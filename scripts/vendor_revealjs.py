@@ -17,15 +17,11 @@ files the decks load:
 Usage:  python scripts/vendor_revealjs.py            (needs npm on PATH)
 To move to another release, change VERSION and INTEGRITY (npm view reveal.js@X dist.integrity).
 """
-import base64
-import hashlib
 import re
-import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
+
+import vendoring
 
 VERSION = "5.2.1"
 INTEGRITY = "sha512-r7//6mIM5p34hFiDMvYfXgyjXqGRta+/psd9YtytsgRlrpRzFv4RbH76TXd2qD+7ZPZEbpBDhdRhJaFgfQ7zNQ=="
@@ -37,8 +33,7 @@ KEEP = {"dist/reveal.js": "dist/reveal.js", "dist/reveal.css": "dist/reveal.css"
         FONTS + "source-sans-pro.css": FONTS + "source-sans-pro.css"}
 KEEP_FONTS = re.compile(re.escape(FONTS) + r"[\w-]+\.woff$")
 
-ROOT = Path(__file__).resolve().parent.parent
-DEST = ROOT / "book" / "_static" / "revealjs"
+DEST = vendoring.ROOT / "book" / "_static" / "revealjs"
 
 
 def woff_only(css):
@@ -54,39 +49,15 @@ def woff_only(css):
 
 
 def main():
-    with tempfile.TemporaryDirectory(prefix="revealjs-") as tmp:
-        subprocess.run(["npm", "pack", f"reveal.js@{VERSION}", "--pack-destination", tmp],
-                       check=True, capture_output=True, text=True)
-        tarball = Path(tmp) / f"reveal.js-{VERSION}.tgz"
-        digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
-        if digest != INTEGRITY:
-            sys.exit(f"{tarball.name}: integrity {digest}, expected {INTEGRITY}")
-        files = {}
-        with tarfile.open(tarball) as tar:
-            for member in tar.getmembers():
-                name = member.name.removeprefix("package/")
-                target = KEEP.get(name) or (name if KEEP_FONTS.match(name) else None)
-                if target and member.isfile():
-                    files[target] = tar.extractfile(member).read()
-    missing = [k for k in KEEP.values() if k not in files]
-    if missing or not any(t.endswith(".woff") for t in files):
-        sys.exit(f"not in the tarball: {missing or 'the WOFF fonts'}")
+    files = vendoring.fetch("reveal.js", VERSION, INTEGRITY,
+                            lambda name: KEEP.get(name) or (name if KEEP_FONTS.match(name) else None))
+    vendoring.require(files, KEEP.values(), "the WOFF fonts")
     sheet = FONTS + "source-sans-pro.css"
     files[sheet] = woff_only(files[sheet].decode()).encode()
     named = {Path(u).name for u in re.findall(r"url\('([^')]+)'\)", files[sheet].decode())}
     if named != {Path(t).name for t in files if t.endswith(".woff")}:
         sys.exit(f"{sheet} names {sorted(named)}, not the WOFF files kept")
-    readme = DEST / "README.md"
-    kept_readme = readme.read_bytes() if readme.is_file() else None
-    shutil.rmtree(DEST, ignore_errors=True)
-    for target, data in sorted(files.items()):
-        path = DEST / target
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    if kept_readme is not None:
-        readme.write_bytes(kept_readme)
-    total = sum(len(d) for d in files.values())
-    print(f"reveal.js {VERSION}: {len(files)} files, {total / 1024:.0f} KiB into {DEST.relative_to(ROOT)}")
+    vendoring.replace(DEST, files, f"reveal.js {VERSION}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -7,6 +11,12 @@ import cudacheck
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
+
+# scripts/colab_install_check.py, the steps of installing the book as a student does: the
+# `wheel` and `colab_install` fixtures below, and tests/site/test_wheel.py, call it.
+_spec = importlib.util.spec_from_file_location("colab_install_check", ROOT / "scripts" / "colab_install_check.py")
+colab_check = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(colab_check)
 
 
 @pytest.fixture
@@ -40,17 +50,17 @@ def assert_product(P, M, N):
 # with gpu(nvcc=True) nvcc and an NVIDIA GPU, and skips where they are missing; `pytest -m gpu`
 # runs these alone, `-m "not gpu"` the rest. `browser`: it drives a headless Chromium. `slow`:
 # it builds the site, the grader's sandbox, a wheel or an edition (minutes); a test that uses
-# the fixture building the site or the sandbox is marked so here, the others in their files.
+# a fixture building the site, the sandbox, the wheel or the Colab environment is marked so
+# here, the others in their files.
 gpu = pytest.mark.gpu
-SLOW_FIXTURES = {"built_site", "grader_warm_cache"}
+SLOW_FIXTURES = {"built_site", "grader_warm_cache", "wheel", "colab_install"}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         mark = item.get_closest_marker("gpu")
         if mark is not None and mark.kwargs.get("nvcc"):
-            from cudacheck.program import gpu_present
-            if not gpu_present():
+            if cudacheck.nvcc_path() is None or not cudacheck.gpu_available():
                 item.add_marker(pytest.mark.skip(reason="needs nvcc and an NVIDIA GPU"))
         elif mark is not None and not cudacheck.gpu_available():
             item.add_marker(pytest.mark.skip(reason="needs CuPy and a CUDA GPU"))
@@ -107,3 +117,64 @@ def grader_warm_cache(tmp_path_factory):
     warm = tmp_path_factory.mktemp("grader-warm")
     judge.Judge(warm=warm)    # builds it (and fails here, with the reason, if the sandbox cannot start)
     return warm
+
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """The repository's wheel (scripts/colab_install_check.py's build_wheel), built once per
+    session; shared by tests/site/test_wheel.py and the fixture ``colab_install``."""
+    return colab_check.build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+class ColabInstall(NamedTuple):
+    python: Path          # .venv-colab's python, the session's wheel installed
+    planned: frozenset    # what pip said it would install for the wheel, asked before installing it
+
+
+# pip's words when it cannot get a distribution: no index reachable, or none for this Python.
+_PIP_CANNOT_GET = ("No matching distribution found", "Could not find a version that satisfies",
+                   "Failed to establish a new connection", "Temporary failure in name resolution")
+
+
+def _what_the_machine_lacks(python, *requirements):
+    """Why `requirements` cannot be installed into `python`'s environment, when the reason is
+    the machine's: no pip there (this Python makes no virtual environment with pip), or pip
+    reaches no distribution (see _PIP_CANNOT_GET), by a dry run; None otherwise."""
+    if not Path(python).exists() or subprocess.run([str(python), "-m", "pip", "--version"],
+                                                   capture_output=True).returncode != 0:
+        return (f"{sys.executable} -m venv made no environment with pip (Debian and Ubuntu: "
+                f"apt install python3-venv)")
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--dry-run", "-q", *map(str, requirements)],
+                          capture_output=True, text=True, timeout=600)
+    reasons = [line.strip() for line in (proc.stdout + proc.stderr).splitlines()
+               if any(words in line for words in _PIP_CANNOT_GET)]
+    return "; ".join(reasons) if proc.returncode != 0 and reasons else None
+
+
+@pytest.fixture(scope="session")
+def colab_install(wheel, tmp_path_factory):
+    """.venv-colab, the virtual environment with Google Colab's versions (requirements-colab.txt;
+    colab_install_check.colab_venv makes it, again only when that file changes), with the
+    session's wheel installed into it as the chapters' set-up cell installs it, once per
+    session: what the book adds to Colab's packages (libclang, which the CPU runtime needs, and
+    jupyterquiz) comes with the wheel. Skips only where the machine cannot make it (no pip in
+    a new virtual environment, or pip reaches no distribution of Colab's pins or of the
+    wheel's requirements), with the reason; any other failure is an error."""
+    venv = ROOT / ".venv-colab"
+    try:
+        python = colab_check.colab_venv(venv)
+    except subprocess.CalledProcessError:
+        lacks = _what_the_machine_lacks(venv / "bin" / "python", "-r", ROOT / "requirements-colab.txt")
+        if lacks:
+            pytest.skip(f"cannot make .venv-colab with Colab's versions: {lacks}")
+        raise
+    try:
+        planned = colab_check.planned_installs(python, wheel, tmp_path_factory.mktemp("colab"))
+        colab_check.install(python, wheel)
+    except subprocess.CalledProcessError:
+        lacks = _what_the_machine_lacks(python, wheel)
+        if lacks:
+            pytest.skip(f"cannot install the wheel and its requirements into .venv-colab: {lacks}")
+        raise
+    return ColabInstall(python, frozenset(planned))

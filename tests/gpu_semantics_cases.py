@@ -174,10 +174,35 @@ extern "C" __global__ void philox(unsigned* u, float* f, double* d, const unsign
 '''
 
 
-# The slots of f (8 per thread) and d (4 per thread) that hold uniform values, which the CPU
-# runtime gives bit for bit; the others hold normal ones (Box-Muller through logf, sqrtf and
-# sincos), equal within rounding. Every slot of u is bit for bit.
-CURAND_UNIFORM_SLOTS = {"curand xorwow": ((0, 6), (0, 3)), "curand philox": ((0, 1, 5), (0, 3))}
+# The slots of d (4 per thread) that hold uniform values, which the CPU runtime gives bit for
+# bit; the others hold normal ones (Box-Muller through CUDA's double log and sincospi, which
+# the CPU runtime takes from the C library), equal within rounding. Every slot of u and f
+# (the float distributions, normal ones included) is bit for bit.
+CURAND_DOUBLE_UNIFORM_SLOTS = {"curand xorwow": (0, 3), "curand philox": (0, 3)}
+
+# Many states' float normal distributions: Box-Muller through logf, sqrtf and __sincosf (the
+# special-function unit's sin.approx and cos.approx), for both generators.
+CURAND_NORMALS = r'''
+#include <curand_kernel.h>
+extern "C" __global__ void normals(float* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float* out = o + 16 * i;
+    curandState x;
+    curand_init(1000003ull * i + 17, i % 7, i % 5, &x);
+    for (int k = 0; k < 5; ++k) out[k] = curand_normal(&x);
+    float2 a = curand_normal2(&x);
+    out[5] = a.x; out[6] = a.y;
+    out[7] = curand_log_normal(&x, -1.0f, 0.5f);
+    curandStatePhilox4_32_10_t p;
+    curand_init(i, 3 * i, 2 * i, &p);
+    float4 b = curand_normal4(&p), c = curand_normal4(&p);
+    out[8] = b.x; out[9] = b.y; out[10] = b.z; out[11] = b.w; out[12] = c.x; out[13] = c.w;
+    out[14] = curand_normal(&p);
+    out[15] = curand_log_normal(&p, 2.0f, 0.25f);
+}
+'''
+CURAND_NORMAL_STATES = 4096
 
 
 def _curand_args(n=12):
@@ -204,6 +229,40 @@ extern "C" __global__ void gpu_math(float* o, const float* x, int n) {
     o[9 * i + 8] = rnorm3df(v, 1.5f * v, -0.25f);
 }
 '''
+
+
+# logf and log1pf (polynomials) and __sinf, __cosf, __sincosf (sin.approx and cos.approx, whose
+# argument is reduced in turns: large ones are poor on a GPU, and kept so here).
+GPU_LOG_SINE = r'''
+extern "C" __global__ void log_sine(float* o, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], s, c;
+    o[8 * i + 0] = logf(v);
+    o[8 * i + 1] = log1pf(v);
+    o[8 * i + 2] = __sinf(v);
+    o[8 * i + 3] = __cosf(v);
+    __sincosf(v * 3.0f, &s, &c);
+    o[8 * i + 4] = s;
+    o[8 * i + 5] = c;
+    o[8 * i + 6] = log(fabsf(v)) * -2.0f;
+    o[8 * i + 7] = log1p(v * 0.5f) + 1.0f;
+}
+'''
+
+
+def _log_sine_inputs(seed=2028):
+    """Special values, the edges of the logarithms' branches (subnormals, -1, 1 +- ulp), angles
+    at every scale from 2^-40 to 2^40 (quadrant edges and beyond 2^23 turns), both signs."""
+    rng = np.random.default_rng(seed)
+    special = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-39, -1e-39, 1.1754942e-38, 1.1754944e-38, np.inf, -np.inf,
+                        np.nan, 1.0, -1.0, -0.99999994, -1.0000001, 0.99999994, 1.0000001, 2.0, 0.5, -0.5,
+                        0.6666666, 0.6666667, 1.3333333, 1.3333334, 3.1415927, -3.1415927, 1.5707964, 6.2831855,
+                        4.712389, 1e-30, 1e30, 3.4028235e38, -3.4028235e38, 2.0 ** 23, 2.0 ** 32], np.float32)
+    angles = rng.choice([-1.0, 1.0], 3000) * 2.0 ** rng.uniform(-40, 40, 3000)
+    near_one = rng.uniform(-1.5, 1.5, 1000)
+    x = np.concatenate([special, angles, near_one]).astype(np.float32)
+    return np.zeros(8 * len(x), np.float32), x, np.int32(len(x))
 
 
 def _gpu_math_inputs(seed=2027):
@@ -238,6 +297,9 @@ def cases():
     out.append(Case("fused multiply-add, -fmad=false", FMA, "fma_forms", 2, 128, _fma_inputs,
                     options=("--fmad=false",)))
     out.append(Case("gpu math functions", GPU_MATH, "gpu_math", 17, 256, _gpu_math_inputs))
+    out.append(Case("gpu log and sine", GPU_LOG_SINE, "log_sine", 16, 256, _log_sine_inputs))
+    out.append(Case("normal distributions (curand)", CURAND_NORMALS, "normals", CURAND_NORMAL_STATES // 256, 256,
+                    lambda: (np.zeros(16 * CURAND_NORMAL_STATES, np.float32), np.int32(CURAND_NORMAL_STATES))))
     out.append(Case("activemask", ACTIVEMASK, "masks", 1, 64, lambda: (np.zeros(256, np.uint32),)))
     out.append(Case("curand xorwow", CURAND_XORWOW, "xorwow", 1, 32, _curand_args))
     out.append(Case("curand philox", CURAND_PHILOX, "philox", 1, 32, _curand_args))

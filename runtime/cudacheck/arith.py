@@ -280,9 +280,10 @@ class Rewriter:
 
 # The functions whose GPU results the C library does not give, and their versions in
 # kc_gpu_math.h (a call's spelling is the function's name, for a float argument).
-_GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf", "tanh": "::kc::gpu_tanhf",
-             "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df",
-             "__expf": "::kc::gpu_fast_expf"}
+_GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf",
+             "tanh": "::kc::gpu_tanhf", "logf": "::kc::gpu_logf", "log": "::kc::gpu_logf",
+             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "rsqrtf": "::kc::gpu_rsqrtf",
+             "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
 
 
 def _only_child_type(c):

@@ -21,8 +21,10 @@ def compiler_version(cxx=None):
 
 
 def encode_gpu_math_tables(measured):
-    """{table name: float32 array measured on a GPU} -> the bytes of the CPU runtime's data
-    file of the special-function unit's approximations (cpu/gpumath.py says how they are
-    stored; scripts/record_gpu_math_tables.py measures them)."""
-    from .cpu.gpumath import encode
-    return encode(measured)
+    """{table name: float32 array measured on a GPU} -> {file name: bytes}: the CPU runtime's
+    data files of the special-function unit's approximations (cpu/gpumath.py says how they
+    are stored; scripts/record_gpu_math_tables.py measures them). The quarter wave of
+    sin.approx is the table named "sine"."""
+    from .cpu.gpumath import DATA, SIN_DATA, encode, encode_sine
+    return {DATA.name: encode({k: v for k, v in measured.items() if k != "sine"}),
+            SIN_DATA.name: encode_sine(measured["sine"])}

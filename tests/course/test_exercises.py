@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import cudacheck
-from cudacheck.errors import KernelError
+from cudacheck import KernelError
 from tiling_course import exercises, matmul, registry, tasks, tryout
 from tiling_course.exercises import checker, requirements
 

@@ -1,5 +1,5 @@
 """The book's widgets build under the installed ipywidgets (8.x, requirements.txt) and under
-Colab's 7.7.1 (.venv-colab, made by scripts/colab_env_check.sh; skipped without it), and are
+Colab's 7.7.1 (.venv-colab with the wheel installed: tests/conftest.py's colab_install), and are
 wired for a page without a kernel: every state embedded, one Tab level per control, and a
 front-end link from each control's index to every Tab of its level, in the embedded state.
 tests/site/test_widgets_browser.py clicks them on the built site."""
@@ -84,12 +84,12 @@ def test_widgets_build_under_the_installed_ipywidgets():
     _check(_describe(sys.executable))
 
 
-def test_widgets_build_under_colabs_ipywidgets():
-    python = ROOT / ".venv-colab" / "bin" / "python"
-    if not python.exists():
-        pytest.skip(".venv-colab is missing (scripts/colab_env_check.sh makes it)")
+def test_widgets_build_under_colabs_ipywidgets(colab_install):
+    """Slow (conftest marks it): the fixture builds the wheel, makes .venv-colab if it is
+    missing or stale, and installs the wheel there, for what the book adds to Colab (libclang,
+    which the CPU runtime needs). The widgets are this checkout's, first on the path."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "course"), str(ROOT / "runtime")]))
-    described = _describe(str(python), env)
+    described = _describe(str(colab_install.python), env)
     assert described["version"] == "7.7.1"
     _check(described)
 

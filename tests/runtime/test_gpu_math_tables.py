@@ -77,3 +77,76 @@ def test_fast_exp_and_rsqrt_look_the_tables_up(tables):
     assert np.array_equal(fast_exp.view(np.uint32), _ex2(tables, (x * log2e).astype(np.float32)).view(np.uint32))
     assert np.array_equal(rs.view(np.uint32), _rsqrt(tables, np.abs(x)).view(np.uint32))
     assert _ulps(rs, 1 / np.sqrt(np.abs(x.astype(np.float64)))).max() < 2.0
+
+
+@pytest.fixture(scope="module")
+def quarter():
+    return gpumath.sine()
+
+
+def test_the_sine_file_holds_the_quarter_wave_as_encode_writes_it(quarter):
+    assert quarter.size == gpumath.SINE_ENTRIES
+    assert gpumath.encode_sine(quarter) == gpumath.SIN_DATA.read_bytes()
+
+
+def test_the_quarter_wave_is_the_sine_within_its_absolute_bound(quarter):
+    """sin(2 pi r / 2^25) within the Programming Guide's 2^-21.41 for __sinf on [-pi, pi]."""
+    r = np.arange(gpumath.SINE_ENTRIES, dtype=np.float64)
+    assert np.abs(quarter - np.sin(2 * np.pi * r / 2 ** 25)).max() < 2.0 ** -21.41
+    assert quarter[0] == 0.0 and 0.99 < quarter[-1] <= 1.0
+
+
+def _record_script():
+    """scripts/record_gpu_math_tables.py, whose sine_rule the GPU's results were checked by."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parents[2] / "scripts" / "record_gpu_math_tables.py"
+    spec = importlib.util.spec_from_file_location("record_gpu_math_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LOG_SINE = r'''
+extern "C" __global__ void log_sine(const float* x, float* s, float* c, float* l, float* l1, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { __sincosf(x[i], &s[i], &c[i]); l[i] = logf(fabsf(x[i])); l1[i] = log1pf(x[i]); }
+}
+'''
+
+
+def test_sine_cosine_and_logarithms_on_fresh_inputs(quarter):
+    """__sincosf looks the quarter wave up by the rule the H100's results were checked by
+    (the recording script's sine_rule), bit for bit; logf and
+    log1pf (CUDA's polynomials, held bit for bit to an H100 in test_gpu_semantics.py) are
+    within CUDA's 1 ulp of the exact values."""
+    rng = np.random.default_rng()
+    n = 20000
+    x = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-30, 30, n)).astype(np.float32)
+    x[:2000] = rng.uniform(-1, 4, 2000).astype(np.float32)   # log1pf's range near -1 and 0
+    s, c, lg, lg1 = (np.zeros(n, np.float32) for _ in range(4))
+    cudacheck.RawKernel(LOG_SINE, "log_sine", backend="cpu")(((n + 255) // 256,), (256,), (x, s, c, lg, lg1,
+                                                                                           np.int32(n)))
+    rule = _record_script().sine_rule
+    assert np.array_equal(s.view(np.uint32), rule(np, quarter, x.view(np.uint32), False).view(np.uint32))
+    assert np.array_equal(c.view(np.uint32), rule(np, quarter, x.view(np.uint32), True).view(np.uint32))
+    xd = x.astype(np.float64)
+    assert _ulps(lg, np.log(np.abs(xd))).max() <= 1.0
+    above = xd > -1
+    assert _ulps(lg1[above], np.log1p(xd[above])).max() <= 1.0
+    assert np.isnan(lg1[xd < -1]).all()
+
+
+def test_readme_quotes_the_inputs_the_log_checked():
+    """The README's count of inputs checked is the sum of the recording log's table, none of
+    which differed."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).parents[2]
+    readme = root / "README.md"
+    text = re.sub(r"\s+", " ", readme.read_text())
+    billions, log = re.search(r"checked on all of the about (\d+) billion inputs.*?`(logs/[^`]+-gpu-math-tables\.md)`",
+                              text).groups()
+    rows = re.findall(r"^\| [^|]+ \| ([\d,]+) \| ([\d,]+) \|$", (root / log).read_text(), re.M)
+    assert rows and all(bad == "0" for _, bad in rows)
+    assert round(sum(int(n.replace(",", "")) for n, _ in rows) / 1e9) == int(billions)

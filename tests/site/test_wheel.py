@@ -4,19 +4,15 @@ course's; installing it into Google Colab's versions adds only what Colab lacks;
 chapter runs under nbval from a folder that holds only the notebooks, with a fresh compile
 cache; and the figures of measured data hold data. Also: the installed runtime runs a
 kernel plain and checked and loads nothing of the course."""
-import importlib.util
 import os
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT
+from conftest import colab_check as check
 
 pytestmark = pytest.mark.slow
-
-spec = importlib.util.spec_from_file_location("colab_install_check", ROOT / "scripts" / "colab_install_check.py")
-check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(check)
 
 KERNEL = r'''
 import sys, numpy as np, cudacheck
@@ -37,10 +33,7 @@ course = sorted(m for m in sys.modules if m.startswith("tiling_course"))
 print("ran from", cudacheck.__file__, "course modules loaded:", course)
 '''
 
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    return check.build_wheel(tmp_path_factory.mktemp("wheel"))
+# `wheel` and `colab_install`: tests/conftest.py's fixtures, made once per session.
 
 
 @pytest.mark.parametrize("folder", sorted(check.SHIPPED))
@@ -60,12 +53,10 @@ def test_the_runtime_runs_from_an_empty_folder_and_loads_no_course_module(wheel,
     assert str(site) in out.stdout and "course modules loaded: []" in out.stdout
 
 
-def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(wheel, tmp_path):
-    python = check.colab_venv(ROOT / ".venv-colab")
-    extra = check.planned_installs(python, wheel, tmp_path) - check.MAY_INSTALL
+def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(colab_install, tmp_path):
+    extra = colab_install.planned - check.MAY_INSTALL
     assert not extra, f"installing the book in Colab would also install or replace {sorted(extra)}"
-    check.install(python, wheel)
-    proc, cells = check.run_chapters(python, tmp_path)
+    proc, cells = check.run_chapters(colab_install.python, tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     chapters = {c["notebook"] for c in cells}
     assert chapters == {p.name for p in (ROOT / "book").glob("*.ipynb")}, chapters

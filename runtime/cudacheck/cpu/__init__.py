@@ -15,7 +15,7 @@ from ..config import config
 from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
-from . import checked, compiler, findings, runner
+from . import abi, checked, compiler, findings, runner
 
 SCHEDULES = ("forward", "reverse", "random")
 
@@ -111,15 +111,13 @@ def share_device_memory(lib, program):
     if not program.device_vars:
         return {}, (0, 0)
     start, size = ctypes.c_void_p(), ctypes.c_uint64()
-    rc = lib.kc_share_device_memory(ctypes.byref(start), ctypes.byref(size))
+    rc = abi.bind(lib, "kc_share_device_memory")(ctypes.byref(start), ctypes.byref(size))
     if rc != 0:
         raise KernelError(f"the CPU runtime could not share the module's __device__ variables: {os.strerror(-rc)}")
     lo, hi = start.value or 0, (start.value or 0) + size.value
     out = {}
     for i, var in enumerate(program.device_vars):
-        fn = getattr(lib, f"kc_device_var_{i}")
-        fn.restype = ctypes.c_void_p
-        addr = fn()
+        addr = abi.bind(lib, f"kc_device_var_{i}")()
         if not lo <= addr < hi:
             raise KernelError(f"`{var.name}` (line {var.line}): the CPU runtime shares __device__ variables "
                               "declared at namespace scope; a static member of a class template is not supported")
@@ -153,11 +151,7 @@ class CpuModule:
         self.path = path
         self.lib = compiler.load(path)
         self.lines = SourceLines(path)
-        self.spawns = {}
-        for i, name in enumerate(kernels):
-            fn = getattr(self.lib, f"kc_spawn_{i}")
-            fn.restype = ctypes.c_int
-            self.spawns[name] = fn
+        self.spawns = {name: abi.bind(self.lib, f"kc_spawn_{i}") for i, name in enumerate(kernels)}
         self.device, self.device_section = share_device_memory(self.lib, self.program)
 
     def get_global(self, name):

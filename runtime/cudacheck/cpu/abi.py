@@ -16,8 +16,18 @@ typed by one rule:
                                  Python callback indexes it (out[0] = address)
 
 Every integer constant there (constexpr, or an enum's) is in CONSTANTS, and the ones the
-package reads are names of this module. tests/runtime/test_abi.py compiles a probe with g++ and checks
-every structure's size and every field's offset and size against the compiler's.
+package reads are names of this module.
+
+Every function of a compiled library that the package calls is an extern "C" prototype there,
+and bind(lib, name) returns it typed from that prototype: its result and parameters by the
+rule above as for a callback's, except that a parameter that points to a function is c_void_p
+(the address of the library's own code, which Python passes on and never calls). A family of
+numbered functions that compiler.py generates (kc_spawn_0, kc_spawn_1, ...) is declared as
+one function type, named for the family with `n` for the number (typedef ... kc_spawn_n(...)).
+
+tests/runtime/test_abi.py compiles a probe with g++ and checks every structure's size and
+every field's offset and size, and every entry point's result and parameters, against the
+compiler's.
 """
 import ctypes
 import re
@@ -40,8 +50,8 @@ _INTS = {(True, 1): ctypes.c_int8, (True, 2): ctypes.c_int16, (True, 4): ctypes.
 
 
 class BoundaryError(RuntimeError):
-    """kc_abi.h or kc_host_abi.h declares something this module cannot mirror (a fault of
-    the runtime, never of a kernel)."""
+    """kc_abi.h or kc_host_abi.h declares something this module cannot mirror, or the package
+    calls a function they do not declare (a fault of the runtime, never of a kernel)."""
 
 
 def _parse():
@@ -60,14 +70,19 @@ def _parse():
     return ci, tu
 
 
+def _ours(c):
+    return c.location.file is not None and c.location.file.name.endswith(HEADERS)
+
+
 class _Reader:
     def __init__(self, ci):
         self.ci, self.K, self.T = ci, ci.CursorKind, ci.TypeKind
-        self.structs, self.constants = {}, {}
+        self.structs, self.constants, self.entry_points = {}, {}, {}
 
     def read(self, tu):
-        decls = [c for ns in tu.cursor.get_children() if ns.kind == self.K.NAMESPACE and ns.spelling == "kc"
-                 for c in ns.get_children() if c.location.file and c.location.file.name.endswith(HEADERS)]
+        top = list(tu.cursor.get_children())
+        decls = [c for ns in top if ns.kind == self.K.NAMESPACE and ns.spelling == "kc"
+                 for c in ns.get_children() if _ours(c)]
         defined = [c for c in decls if c.kind == self.K.STRUCT_DECL and c.is_definition()]
         for c in defined:   # every class first: a pointer may name a struct declared further down
             self.structs[c.spelling] = type(c.spelling, (ctypes.Structure,), {"__module__": __name__})
@@ -83,7 +98,29 @@ class _Reader:
                 self.constants.update((e.spelling, e.enum_value) for e in c.get_children())
             elif c.kind == self.K.VAR_DECL:
                 self.constants[c.spelling] = self.value(c)
+        for c in top:
+            if c.kind == self.K.LINKAGE_SPEC:
+                for f in c.get_children():
+                    if f.kind == self.K.FUNCTION_DECL and _ours(f):
+                        self.entry_points[f.spelling] = self.signature(f.type, f.spelling)
+            elif c.kind == self.K.TYPEDEF_DECL and _ours(c):
+                t = c.underlying_typedef_type.get_canonical()
+                if t.kind != self.T.FUNCTIONPROTO:
+                    continue
+                if not c.spelling.endswith("_n"):
+                    raise BoundaryError(f"{c.spelling}: a function type of the headers names a family, "
+                                        "as its name ending in _n says (kc_spawn_n)")
+                self.entry_points[c.spelling] = self.signature(t, c.spelling)
         return self
+
+    def signature(self, t, where):
+        """(restype, argtypes) of an entry point's function type."""
+        result = None if t.get_result().kind == self.T.VOID else self.ctype(t.get_result(), where)
+        params = []
+        for a in (a.get_canonical() for a in t.argument_types()):
+            code = a.kind == self.T.POINTER and a.get_pointee().get_canonical().kind == self.T.FUNCTIONPROTO
+            params.append(ctypes.c_void_p if code else self.ctype(a, where, param=True))
+        return result, params
 
     def ctype(self, t, where, param=False):
         t = t.get_canonical()
@@ -126,13 +163,35 @@ class _Reader:
 
 
 def read():
-    """(structs, constants) of the headers: {name: ctypes.Structure}, {name: int}."""
+    """(structs, constants, entry points) of the headers: {name: ctypes.Structure},
+    {name: int}, {name: (restype, argtypes)} (a family by its name: kc_spawn_n)."""
     ci, tu = _parse()
     reader = _Reader(ci).read(tu)
-    return reader.structs, reader.constants
+    return reader.structs, reader.constants, reader.entry_points
 
 
-STRUCTS, CONSTANTS = read()
+STRUCTS, CONSTANTS, ENTRY_POINTS = read()
+
+
+def entry_point(name):
+    """The declared (restype, argtypes) of the function `name`, or of its family (kc_spawn_3:
+    kc_spawn_n); BoundaryError if the headers declare neither."""
+    for declared in (name, re.sub(r"_\d+$", "_n", name)):
+        if declared in ENTRY_POINTS:
+            return ENTRY_POINTS[declared]
+    raise BoundaryError(f"{name}: include/kc_abi.h and kc_host_abi.h declare no such function; the package "
+                        "calls a library's functions only through their extern \"C\" prototypes there")
+
+
+def bind(lib, name):
+    """The function `name` of the loaded library `lib` (a ctypes.CDLL), typed from its
+    prototype. A function object of its own: the library's attribute of that name is left
+    as it is."""
+    restype, argtypes = entry_point(name)
+    fn = lib[name]
+    fn.restype, fn.argtypes = restype, argtypes
+    return fn
+
 
 # kc_abi.h
 WorkerStatus = STRUCTS["WorkerStatus"]

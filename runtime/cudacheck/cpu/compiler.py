@@ -2,7 +2,7 @@
 
 The library is the kernel's translation unit (include/cuda_cpu.h, then the source with the
 front end's line-preserving edits, then one launch stub per kernel) linked with the
-runtime's (include/kc_runtime.cpp: fibers, scheduler, launcher; in checked mode also one
+runtime's (RUNTIME_UNITS: scheduler, polling, launcher, memory; in checked mode also one
 unit per check, include/kc_check_*.cpp), each compiled once per variant and cached. Checked
 mode compiles the kernel's unit with g++'s ThreadSanitizer and bounds instrumentation, whose
 hooks the checks implement: every load and store is checked, and the kernel keeps its own
@@ -77,13 +77,16 @@ def edited(source, edits):
 def translation_unit(source, program, kernels, renames=(), main_params=None):
     """The kernel's unit: header, edited source under #line, and the stubs: one launch stub
     per kernel in `kernels` (Kernel objects), the registration of namespace-scope shared
-    variables, and the address of each device variable. `renames` are kernel names that
-    clash with a C library function the header declares (div, exp): NVRTC has no C
-    library, so such a name is legal CUDA; here it is renamed."""
+    variables, and the address of each device variable. The stubs Python calls are each
+    declared first with their family's type (include/kc_abi.h: kc_spawn_n, kc_device_var_n),
+    so that g++ checks them against it. `renames` are kernel names that clash with a C
+    library function the header declares (div, exp): NVRTC has no C library, so such a name
+    is legal CUDA; here it is renamed."""
     defines = "".join(f"#define {n} kc_kernel_{n}\n" for n in renames)
     stubs = ['\n#line 1 "<launch stubs>"\n#include "kc_stubs.h"']
     for i, k in enumerate(kernels):
         stubs.append(f"static void kc_body_{i}(void** a) {{ ::kc::invoke(&{k.name}, a); }}\n"
+                     f"KC_VISIBLE kc_spawn_n kc_spawn_{i};\n"
                      f"KC_VISIBLE int kc_spawn_{i}(const ::kc::LaunchDesc* d, int32_t* pids) "
                      f"{{ return ::kc::spawn(kc_body_{i}, d, pids); }}")
     register = [f"::kc::shared_register({sid}, ::{name});" for sid, name in program.namespace_shared]
@@ -92,10 +95,11 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
                  for s in program.shared if s.extern and not s.function]
     stubs.append(f'extern "C" void kc_register_namespace_shared() {{ {" ".join(register)} }}')
     for i, v in enumerate(program.device_vars):
-        stubs.append(f"KC_VISIBLE void* kc_device_var_{i}() {{ return (void*)&::{v.name}; }}")
+        stubs.append(f"KC_VISIBLE kc_device_var_n kc_device_var_{i};\n"
+                     f"KC_VISIBLE void* kc_device_var_{i}() {{ return (void*)&::{v.name}; }}")
     if main_params is not None:   # a whole program: its main, for kc_program_run (kc_host.cpp)
         call = "main(argc, argv)" if main_params else "((void)argc, (void)argv, main())"
-        stubs.append(f"KC_VISIBLE int kc_main(int argc, char** argv) {{ return {call}; }}")
+        stubs.append(f'extern "C" int kc_main(int argc, char** argv) {{ return {call}; }}')
     return (f'#include "cuda_cpu.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + edited(source, program.edits) + "\n"
             + "\n".join(stubs) + "\n")
 
@@ -143,17 +147,20 @@ def precompiled_header(cxx, flags, cache_dir):
     return folder if cache.build_once(folder / PCH_NAME, make, shared=True) else None
 
 
+# The runtime's units, one per role (include/kc_runtime.h says which does what), each compiled
+# in the variant of the kernel it is linked with.
+RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp")
 # Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
-# kc_runtime.cpp: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
+# RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp")
 
 
-def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
+def runtime_object(checked, unit, poll=False):
     """The object file of one of the runtime's units for one variant, compiled once per
-    header set and compiler: kc_runtime.cpp (fibers, scheduler, launcher; `checked`: with
-    checked mode's hooks, `poll`: the entry points of a plain build with POLL_FLAGS), a check
-    of CHECK_UNITS (checked), or kc_host.cpp (a whole program's CUDA runtime API)."""
+    header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
+    `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
+    (checked), or kc_host.cpp (a whole program's CUDA runtime API)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
@@ -168,9 +175,9 @@ def runtime_object(checked, unit="kc_runtime.cpp", poll=False):
 
 def runtime_objects(checked, poll=False, program=False):
     """Every object a kernel's library links beside its own unit, compiled side by side
-    where the cache lacks them: kc_runtime.cpp for the variant, checked mode's CHECK_UNITS,
+    where the cache lacks them: RUNTIME_UNITS for the variant, checked mode's CHECK_UNITS,
     and a whole program's kc_host.cpp."""
-    units = [("kc_runtime.cpp", checked, poll)] + [(unit, True, False) for unit in CHECK_UNITS if checked]
+    units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
     if program:
         units.append(("kc_host.cpp", False, False))
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:

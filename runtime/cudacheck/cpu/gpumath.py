@@ -1,20 +1,28 @@
 """The GPU's approximate instructions, as tables measured on an H100, for the CPU runtime.
 
-nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, and expf and tanhf to a few exact float
-operations around ex2.approx and rcp.approx; the special-function unit that runs those
-instructions is not documented to the bit, so the CPU runtime looks their results up. Each
-table was measured on every input it covers (scripts/record_gpu_math_tables.py), and the
+nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, expf and tanhf to a few exact float
+operations around ex2.approx and rcp.approx, and __sinf, __cosf and __sincosf (which cuRAND's
+normal distributions use) to sin.approx and cos.approx; the special-function unit that runs
+those instructions is not documented to the bit, so the CPU runtime looks their results up.
+Each table was measured on every input it covers (scripts/record_gpu_math_tables.py), and the
 structure that lets one table serve every input was checked on all inputs there:
 
 * ex2.approx.ftz(x) depends only on x's sign and |x| truncated to 23 fractional bits:
   2^i * T+[f] for x >= 0 and 2^-i * T-[f] for x < 0, where |x| * 2^23 = i * 2^23 + f;
 * rcp.approx.ftz(m * 2^e) = rcp(m) * 2^-e, for m in [1, 2);
-* rsqrt.approx(m * 4^e) = rsqrt(m) * 2^-e, for m in [1, 4).
+* rsqrt.approx(m * 4^e) = rsqrt(m) * 2^-e, for m in [1, 4);
+* sin.approx(x) multiplies x by 1/(2 pi) rounded toward zero (t, in turns) and reads the
+  fraction of |t| in 25 fixed-point bits, truncated: T. Its quadrant T >> 23 picks a quarter
+  wave Q[r], r = T mod 2^23, mirrored as 2^23 - 1 - r in odd quadrants, negated in the lower
+  half-turn and for x of negative sign; cos.approx is sin.approx at T + 2^23, unsigned.
 
-Each entry is stored as its difference from a reference the C++ side computes the same way
-(kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor series for 2^f), in
-4 bits, packed two to a byte; the file is that, lzma-compressed. tables() decodes it once
-per process, and install() hands it to a kernel's library that uses it.
+ex2, rcp and rsqrt: each entry is stored as its difference from a reference the C++ side
+computes the same way (kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor
+series for 2^f), in 4 bits, packed two to a byte; DATA is that, lzma-compressed. tables()
+decodes it once per process. The quarter wave, whose errors are absolute (2^-21.5) and so
+not a few units in the last place of its small values, is stored as the differences of
+consecutive entries' bit patterns (int32), lzma-compressed (SIN_DATA); sine() sums them once
+per process. install() hands a kernel's library the tables its code uses.
 """
 import ctypes
 import lzma
@@ -24,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data" / "gpu_math_tables.xz"
+SIN_DATA = DATA.with_name("gpu_sin_table.xz")
+SINE_ENTRIES = 1 << 23   # the quarter wave Q[r]
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
 TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))
 OFFSET = 8   # a stored nibble is the difference + 8
@@ -61,7 +71,7 @@ def reference(name, n):
 
 
 def encode(measured):
-    """{name: float32 array measured on the GPU} -> the bytes of the data file."""
+    """{name: float32 array measured on the GPU} -> the bytes of DATA."""
     parts = []
     for name, n in TABLES:
         got = np.asarray(measured[name], dtype=np.float32)
@@ -88,6 +98,26 @@ def decode(name, blob):
     raise KeyError(name)
 
 
+def encode_sine(quarter):
+    """The quarter wave measured on the GPU (float32, SINE_ENTRIES) -> the bytes of SIN_DATA."""
+    q = np.asarray(quarter, dtype=np.float32)
+    assert q.size == SINE_ENTRIES, q.size
+    steps = np.diff(q.view(np.int32).astype(np.int64), prepend=0).astype("<i4")
+    return lzma.compress(steps.tobytes(), preset=9)
+
+
+def decode_sine(data):
+    """SIN_DATA's bytes -> the quarter wave, float32."""
+    steps = np.frombuffer(lzma.decompress(data), "<i4").astype(np.int64)
+    return np.cumsum(steps).astype(np.int32).view(np.float32)
+
+
+@lru_cache(maxsize=None)
+def sine():
+    """The quarter wave, kept for the life of the process."""
+    return decode_sine(SIN_DATA.read_bytes())
+
+
 @lru_cache(maxsize=None)
 def tables():
     """The decompressed tables: one buffer, kept for the life of the process."""
@@ -95,14 +125,21 @@ def tables():
 
 
 def install(lib):
-    """Give a kernel's library the tables if it uses them (its code then defines
-    kc_gpu_math_tables); a library that does not costs nothing."""
+    """Give a kernel's library the tables its code uses: it then defines kc_gpu_math_tables
+    (ex2, rcp, rsqrt) or kc_gpu_sine (the quarter wave); a library that uses neither costs
+    nothing."""
     try:
         slots = (ctypes.c_void_p * len(TABLES)).in_dll(lib, "kc_gpu_math_tables")
     except ValueError:
+        slots = None
+    if slots is not None:
+        buf = tables()
+        at = ctypes.addressof(buf)
+        for i, (_, n) in enumerate(TABLES):
+            slots[i] = at
+            at += n // 2
+    try:
+        slot = ctypes.c_void_p.in_dll(lib, "kc_gpu_sine")
+    except ValueError:
         return
-    buf = tables()
-    at = ctypes.addressof(buf)
-    for i, (_, n) in enumerate(TABLES):
-        slots[i] = at
-        at += n // 2
+    slot.value = sine().ctypes.data

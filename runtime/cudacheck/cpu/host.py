@@ -30,7 +30,7 @@ from ..config import config
 from ..errors import CompileError, HostCrashError, HostDeviceAccessError, KernelError, KernelTimeoutError
 from ..frontend import SOURCE_NAME, analyze, find_launches
 from ..listing import numbered
-from . import SourceLines, compiler, runner, system
+from . import SourceLines, abi, compiler, runner, system
 from .device_memory import Ledger
 from .host_api import HostRuntime
 
@@ -126,9 +126,7 @@ def _child(pb, paths, ledger, argv, deadline):
     rt = HostRuntime(pb, lib, ledger, paths["result"], deadline)
     callbacks = rt.callbacks()
     c_argv = (ctypes.c_char_p * (len(argv) + 1))(*[a.encode() for a in argv], None)
-    main = ctypes.cast(lib.kc_main, ctypes.c_void_p)
-    lib.kc_program_run.restype = ctypes.c_int
-    lib.kc_program_run(ctypes.byref(callbacks), ctypes.byref(ledger.crash), main, len(argv), c_argv)
+    abi.bind(lib, "kc_program_run")(ctypes.byref(callbacks), ctypes.byref(ledger.crash), len(argv), c_argv)
 
 
 def _outcome_error(pb, status, result, ledger, limit, outputs):

@@ -50,9 +50,7 @@ class HostRuntime:
         self.unchecked = []          # launches that failed since the program last read the error state
         # Device printf waits here until the program synchronizes, as a GPU's printf buffer does.
         self.device_output = os.memfd_create("device-printf")
-        self.spawn = lib.kc_spawn_body
-        self.spawn.restype = ctypes.c_int
-        self.spawn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        self.spawn = abi.bind(lib, "kc_spawn_body")
 
     # Each callback runs under guard: an exception ends the program with it.
     def callbacks(self):

@@ -138,7 +138,7 @@ def static_shared(functions, shared, source):
     """Bytes of static __shared__ each kernel uses, its own and those of the device functions
     it calls, by kernel name. They may total 48 KiB: NVRTC (ptxas) refuses more, and so does
     this. Sizes that depend on template parameters are checked at launch instead
-    (kc_runtime.cpp)."""
+    (kc_memory.cpp: shared_extent)."""
     by_function = {}
     for v in shared:
         if not v.extern and v.size > 0:

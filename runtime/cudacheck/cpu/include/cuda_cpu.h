@@ -3,9 +3,9 @@
 // The kernel's translation unit is: this header, then the kernel's source (under #line,
 // so compiler messages name the student's lines, with the front end's few line-preserving
 // edits: runtime/cudacheck/frontend/cpu_build.py), then one launch stub per kernel. Everything here is what the
-// kernel may use; the runtime itself (fibers, scheduler, launcher) lives in kc_runtime.cpp
-// and checked mode in kc_check_*.cpp (kc_check.h), separate translation units linked into
-// the same library. Checked mode compiles this unit with g++'s ThreadSanitizer and bounds
+// kernel may use; the runtime itself (fibers, scheduler, launcher) lives in its own units
+// (kc_runtime.h lists them) and checked mode in kc_check_*.cpp (kc_check.h), separate
+// translation units linked into the same library. Checked mode compiles this unit with g++'s ThreadSanitizer and bounds
 // instrumentation, whose hooks the checks implement, so every load and store of the kernel
 // is checked with the program's own types left alone.
 //
@@ -135,7 +135,7 @@ struct Thread {
     uintptr_t poll_addr;   // the location it last read atomically or through a volatile pointer,
     uint64_t poll_value;   // the value it held then,
     uint64_t poll_key;     // the operands of the atomic that read it (0: a volatile read),
-    uint32_t polls;        // and how many such reads in a row found it unchanged (kc_runtime.cpp: poll)
+    uint32_t polls;        // and how many such reads in a row found it unchanged (kc_poll.cpp: poll)
     const void* poll_pc;
 };
 extern Thread* cur;        // the fiber running now
@@ -248,7 +248,7 @@ inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 #define __trap() ::kc::assert_fail("__trap()", __LINE__)
 #define __brkpt() ::kc::assert_fail("__brkpt()", __LINE__)
 
-// ---- atomics (kc_runtime.cpp): real atomics, since workers share global memory; in
+// ---- atomics (kc_memory.cpp): real atomics, since workers share global memory; in
 // checked mode each is also an ordered read-modify-write in the shared-memory shadow.
 // CUDA's overloads exactly: atomicAdd(float*, 1.0) converts the 1.0 as CUDA does.
 #define KC_ATOMIC(NAME, T) T NAME(T* address, T val); T NAME##_block(T* address, T val); T NAME##_system(T* address, T val);

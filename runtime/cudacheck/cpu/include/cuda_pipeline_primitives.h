@@ -11,7 +11,7 @@
 //
 // A copy lands at some moment between its issue and its thread's wait, and is visible to
 // other threads only after a barrier that follows that wait. The runtime performs it at the
-// wait (kc_runtime.cpp), so a kernel that reads too early sees the old contents, as it may on
+// wait (kc_memory.cpp), so a kernel that reads too early sees the old contents, as it may on
 // a GPU; checked mode reports any access of a destination whose copy is in flight
 // (AsyncCopyRaceError), and a read by another thread without the barrier as a race. A size
 // other than 4, 8 or 16, a zfill above it (a GPU traps) or a misaligned address (a GPU

@@ -1,10 +1,11 @@
 // cuRAND's device API on the CPU runtime: the default XORWOW generator (curandState) and
 // Philox4_32_10, each giving the GPU's sequence bit for bit for a (seed, subsequence,
-// offset): curand_init, curand, curand4 (Philox), skipahead, skipahead_sequence, and the
-// uniform distributions. The normal ones (Box-Muller, as cuRAND computes them) go through
-// logf, sqrtf and sincos, whose last bits differ from the GPU's approximations now and then
-// (README, Limitations). The algorithms are those cuRAND's documentation and the XORWOW
-// and Philox papers (Marsaglia 2003; Salmon et al., SC'11) define.
+// offset): curand_init, curand, curand4 (Philox), skipahead, skipahead_sequence, the uniform
+// distributions, and the float normal and log-normal ones (Box-Muller, as cuRAND computes
+// them, through the GPU's logf, sqrtf and __sincosf of kc_gpu_math.h). The double normal ones
+// go through the C library's log, exp and sincospi, whose last bits differ from CUDA's now
+// and then (README, Limitations). The algorithms are those cuRAND's documentation and the
+// XORWOW and Philox papers (Marsaglia 2003; Salmon et al., SC'11) define.
 #pragma once
 #include "cuda_cpu.h"
 
@@ -225,9 +226,9 @@ inline double uniform_double(unsigned x, unsigned y) {
 inline float2 box_muller(unsigned x, unsigned y) {
     float u = uniform(x);
     float v = __builtin_fmaf(float(y), 0x1p-32f * 6.2831855f, 0x1p-32f * 6.2831855f / 2.0f);
-    float r = sqrtf(-2.0f * logf(u)), sine, cosine;
+    float r = sqrtf(kc::gpumath::mul_(-2.0f, kc::gpu_logf(u))), sine, cosine;
     __sincosf(v, &sine, &cosine);
-    return float2{sine * r, cosine * r};
+    return float2{kc::gpumath::mul_(sine, r), kc::gpumath::mul_(cosine, r)};
 }
 inline double2 box_muller_double(unsigned x0, unsigned x1, unsigned y0, unsigned y1) {
     unsigned long long zx = (unsigned long long)x0 ^ ((unsigned long long)x1 << 21);
@@ -298,7 +299,7 @@ template <class S> inline double curand_normal_double(S* s) {
 // curand_log_normal starts a new pair, as in cuRAND.
 template <class S> inline float curand_log_normal(S* s, float mean, float stddev) {
     return kc::rand::pair_value(s->boxmuller_flag, s->boxmuller_extra, 2, [&] { return curand_normal2(s); },
-                                [&](float v) { return expf(mean + stddev * v); });
+                                [&](float v) { return kc::gpu_expf(kc::gpumath::fma_(stddev, v, mean)); });
 }
 template <class S> inline double curand_log_normal_double(S* s, double mean, double stddev) {
     return kc::rand::pair_value(s->boxmuller_flag_double, s->boxmuller_extra_double, 2,

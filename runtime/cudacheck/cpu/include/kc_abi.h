@@ -1,10 +1,12 @@
-// The layouts and constants of a launch that the runtime's C++ and the Python side share,
-// declared once: here (and a whole program's in kc_host_abi.h). Python reads both files with
-// clang (runtime/cudacheck/cpu/abi.py) and builds its ctypes structures from them, field by
-// field; tests/runtime/test_abi.py checks every size and offset against g++'s. So they include
-// nothing but <stdint.h>, declare structs of plain fields (integers, floats, pointers, fixed
-// arrays, other structs of these files) and integer constants (constexpr or enum), and a
-// field changes here and nowhere else.
+// The layouts, constants and entry points of a launch that the runtime's C++ and the Python
+// side share, declared once: here (and a whole program's in kc_host_abi.h). Python reads both
+// files with clang (runtime/cudacheck/cpu/abi.py) and builds its ctypes structures from them,
+// field by field, and the types of every function it calls from their prototypes;
+// tests/runtime/test_abi.py checks every size, offset and parameter against g++'s. So they
+// include nothing but <stdint.h> (and each other), declare structs of plain fields (integers,
+// floats, pointers, fixed arrays, other structs of these files), integer constants
+// (constexpr or enum) and extern "C" prototypes, and a field or a parameter changes here and
+// nowhere else.
 #pragma once
 #include <stdint.h>
 
@@ -21,7 +23,7 @@ struct WorkerStatus {            // one per worker, in shared memory
     uint64_t fault_address;
     int32_t line;
     int32_t stack_overflow;      // the fault hit a fiber's guard page
-    uint32_t stalled;            // its block's threads all poll memory that nothing changes (kc_runtime.cpp)
+    uint32_t stalled;            // its block's threads all poll memory that nothing changes (kc_poll.cpp)
     uint32_t pad;
     uint64_t progress;           // advanced whenever its block gets further
     char message[16384];         // assert text, or checked mode's finding as JSON
@@ -102,3 +104,17 @@ struct CheckDesc {
 };
 
 }  // namespace kc
+
+// ---- entry points -------------------------------------------------------------------------
+// The functions of a kernel's library that the Python side calls through ctypes (abi.bind
+// types each from its prototype here). Every definition sees its prototype, so g++ checks the
+// one against the other.
+
+// Maps the section of __device__ variables shared between the workers (kc_memory.cpp): 0, or -errno.
+extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes);
+
+// Numbered families, generated per kernel and per __device__ variable of the source
+// (runtime/cudacheck/cpu/compiler.py): kc_spawn_0, kc_spawn_1, ... Each member is declared
+// with its family's type before it is defined; abi.bind gives kc_spawn_3 kc_spawn_n's types.
+typedef int kc_spawn_n(const kc::LaunchDesc* d, int32_t* pids);   // forks the launch's workers: 0, or -errno
+typedef void* kc_device_var_n();                                   // the variable's address

@@ -4,7 +4,7 @@
 // linked. The kernel is compiled with its own types; nothing it computes changes.
 //
 // One unit per role, as compute-sanitizer separates its tools, each compiled once with
-// -DKC_CHECKED and linked beside kc_runtime.cpp (runtime/cudacheck/cpu/compiler.py):
+// -DKC_CHECKED and linked beside the runtime's units (runtime/cudacheck/cpu/compiler.py):
 //   kc_check_core.cpp          the state below, the regions (where each array is), the hooks
 //                              the scheduler calls as a worker, a block and an interval start
 //                              and end, and the order in which held findings are reported

@@ -22,7 +22,7 @@ static void trace(const Region* r, int64_t elem, uint8_t width, uint32_t pc, Op 
 void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic, bool atomic_reads,
                bool is_volatile) {
     if (!cur) return;   // not a kernel's thread: a whole program's host code, a library's initializers
-    if (!atomic && !is_volatile) cur->polls = 0;   // not only polling (kc_runtime.cpp: poll)
+    if (!atomic && !is_volatile) cur->polls = 0;   // not only polling (kc_poll.cpp: poll)
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     Region* r = nullptr;
     bool sub = chk.sub.set && cur && chk.sub.thread == cur->linear;

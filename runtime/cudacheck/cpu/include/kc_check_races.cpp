@@ -88,7 +88,7 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
     if (!probe) s.w = me;
 }
 
-// ---- asynchronous copies (kc_runtime.cpp: async_copy) ----------------------------------------
+// ---- asynchronous copies (kc_memory.cpp: async_copy) -----------------------------------------
 
 // The shadow entries of shared region r that bytes [a, a + size) cover.
 template <class F>

@@ -1,5 +1,5 @@
 // Checked mode's synchronisation check (kc_check.h), as compute-sanitizer's synccheck: the
-// scheduler (kc_runtime.cpp) calls it before it releases a block barrier (check_barrier: every
+// scheduler (kc_scheduler.cpp) calls it before it releases a block barrier (check_barrier: every
 // thread of the block must wait at one __syncthreads(), and none may have exited), a warp
 // operation (check_warp_group: every lane of the mask in it, doing the same operation, and a
 // shuffle reading lanes that take part) or a warp-collective operation (check_collective: all

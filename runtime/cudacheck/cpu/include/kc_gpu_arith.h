@@ -49,8 +49,11 @@ template <class kc_N> constexpr unsigned long long amount(kc_N kc_n) {
     return sizeof(kc_P) >= 8 ? static_cast<unsigned long long>(kc_P(kc_n)) : static_cast<unsigned long long>(kc_P(kc_n)) & 0xffffffffull;
 }
 
-constexpr float fused(float kc_a, float kc_b, float kc_c) { return __builtin_fmaf(kc_a, kc_b, kc_c); }
-constexpr double fused(double kc_a, double kc_b, double kc_c) { return __builtin_fma(kc_a, kc_b, kc_c); }
+// a*b + c of float or double, rounded once.
+template <class kc_T> constexpr kc_T fused(kc_T kc_a, kc_T kc_b, kc_T kc_c) {
+    if constexpr (same<kc_T, float>::value) return __builtin_fmaf(kc_a, kc_b, kc_c);
+    else return __builtin_fma(kc_a, kc_b, kc_c);
+}
 
 // Whether a*b + c contracts: the product and the sum are of one floating type.
 template <class kc_A, class kc_B, class kc_C> constexpr bool contracts() {
@@ -81,6 +84,9 @@ template <class kc_I, class kc_F> constexpr kc_I saturate(kc_F kc_f) {
         return static_cast<kc_I>(kc_f);
     }
 }
+
+// Where a multiply-add's addend c stands: a*b ± c, c ± a*b, or c ±= a*b.
+enum where { after, before, target };
 }  // namespace arith
 
 // ---- the helpers the rewritten source calls ---------------------------------------------
@@ -95,67 +101,43 @@ template <class kc_T, class kc_F> constexpr kc_T cvt(kc_F kc_f) {
         return (kc_T)(static_cast<kc_F&&>(kc_f));
 }
 
-// a*b + c, a*b - c, x + a*b, x - a*b: one rounding where they contract.
-template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);   // in the source's order
-        return arith::fused(kc_x, kc_y, kc_z);
-    } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) + static_cast<kc_C&&>(kc_c);
+// Every multiply-add, its operands in the source's order (x, y, z): x*y ± z, -(x*y) ± z
+// (kc_Where arith::after), x ± y*z (arith::before) and x ±= y*z (arith::target, x by
+// reference). kc_NegP: the product is subtracted or negated; kc_NegC: the addend after it is
+// subtracted. Where they contract, one rounding, fused(±a, b, ±c), each operand converted to
+// the product's type in the order the source evaluates them (for x ±= y*z the right side
+// first, as C++17 does), and x ±= y*z's result converted back to x's type; otherwise the
+// expression as written.
+#define KC_FWD(kc_v) static_cast<decltype(kc_v)&&>(kc_v)
+template <arith::where kc_Where, bool kc_NegP, bool kc_NegC, class kc_X, class kc_Y, class kc_Z>
+constexpr decltype(auto) mul_add(kc_X&& kc_x, kc_Y&& kc_y, kc_Z&& kc_z) {
+    static_assert(kc_Where == arith::after || !kc_NegC, "only a*b - c subtracts the addend");
+    if constexpr (kc_Where == arith::after) {
+        if constexpr (arith::contracts<kc_X, kc_Y, kc_Z>()) {
+            using kc_M = arith::bare_t<decltype(kc_x * kc_y)>;
+            const kc_M kc_a = kc_M(kc_x), kc_b = kc_M(kc_y), kc_c = kc_M(kc_z);
+            return arith::fused(kc_NegP ? -kc_a : kc_a, kc_b, kc_NegC ? -kc_c : kc_c);
+        } else if constexpr (!kc_NegP && !kc_NegC) return KC_FWD(kc_x) * KC_FWD(kc_y) + KC_FWD(kc_z);
+        else if constexpr (!kc_NegP) return KC_FWD(kc_x) * KC_FWD(kc_y) - KC_FWD(kc_z);
+        else if constexpr (!kc_NegC) return -(KC_FWD(kc_x) * KC_FWD(kc_y)) + KC_FWD(kc_z);
+        else return -(KC_FWD(kc_x) * KC_FWD(kc_y)) - KC_FWD(kc_z);
+    } else if constexpr (arith::contracts<kc_Y, kc_Z, kc_X>()) {
+        using kc_M = arith::bare_t<decltype(kc_y * kc_z)>;
+        if constexpr (kc_Where == arith::before) {
+            const kc_M kc_c = kc_M(kc_x), kc_a = kc_M(kc_y), kc_b = kc_M(kc_z);
+            return arith::fused(kc_NegP ? -kc_a : kc_a, kc_b, kc_c);
+        } else {
+            const kc_M kc_a = kc_M(kc_y), kc_b = kc_M(kc_z), kc_c = kc_M(kc_x);   // C++17: the right side first
+            kc_x = cvt<arith::bare_t<kc_X>>(arith::fused(kc_NegP ? -kc_a : kc_a, kc_b, kc_c));
+            return kc_x;
+        }
+    } else if constexpr (kc_Where == arith::before) {
+        if constexpr (kc_NegP) return KC_FWD(kc_x) - KC_FWD(kc_y) * KC_FWD(kc_z);
+        else return KC_FWD(kc_x) + KC_FWD(kc_y) * KC_FWD(kc_z);
+    } else if constexpr (kc_NegP) return static_cast<kc_X&>(kc_x -= KC_FWD(kc_y) * KC_FWD(kc_z));
+    else return static_cast<kc_X&>(kc_x += KC_FWD(kc_y) * KC_FWD(kc_z));
 }
-template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
-        return arith::fused(kc_x, kc_y, -kc_z);
-    } else return static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b) - static_cast<kc_C&&>(kc_c);
-}
-template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) add_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_z = kc_M(kc_x), kc_p = kc_M(kc_a), kc_q = kc_M(kc_b);
-        return arith::fused(kc_p, kc_q, kc_z);
-    } else return static_cast<kc_X&&>(kc_x) + static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
-}
-template <class kc_X, class kc_A, class kc_B> constexpr decltype(auto) sub_mul(kc_X&& kc_x, kc_A&& kc_a, kc_B&& kc_b) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_X>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_z = kc_M(kc_x), kc_p = kc_M(kc_a), kc_q = kc_M(kc_b);
-        return arith::fused(-kc_p, kc_q, kc_z);
-    } else return static_cast<kc_X&&>(kc_x) - static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
-}
-// -(a*b) + c and -(a*b) - c.
-template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_mad(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
-        return arith::fused(-kc_x, kc_y, kc_z);
-    } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) + static_cast<kc_C&&>(kc_c);
-}
-template <class kc_A, class kc_B, class kc_C> constexpr decltype(auto) neg_msub(kc_A&& kc_a, kc_B&& kc_b, kc_C&& kc_c) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_C>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_x = kc_M(kc_a), kc_y = kc_M(kc_b), kc_z = kc_M(kc_c);
-        return arith::fused(-kc_x, kc_y, -kc_z);
-    } else return -(static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b)) - static_cast<kc_C&&>(kc_c);
-}
-// s += a*b and s -= a*b: s = s ± a*b with one rounding, then converted back to s's type.
-template <class kc_S, class kc_A, class kc_B> constexpr kc_S& add_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_p = kc_M(kc_a), kc_q = kc_M(kc_b), kc_z = kc_M(kc_s);   // C++17: the right side first
-        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(kc_p, kc_q, kc_z));
-        return kc_s;
-    } else return kc_s += static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
-}
-template <class kc_S, class kc_A, class kc_B> constexpr kc_S& sub_mul_to(kc_S& kc_s, kc_A&& kc_a, kc_B&& kc_b) {
-    if constexpr (arith::contracts<kc_A, kc_B, kc_S>()) {
-        using kc_M = arith::bare_t<decltype(kc_a * kc_b)>;
-        const kc_M kc_p = kc_M(kc_a), kc_q = kc_M(kc_b), kc_z = kc_M(kc_s);   // C++17: the right side first
-        kc_s = cvt<arith::bare_t<kc_S>>(arith::fused(-kc_p, kc_q, kc_z));
-        return kc_s;
-    } else return kc_s -= static_cast<kc_A&&>(kc_a) * static_cast<kc_B&&>(kc_b);
-}
+#undef KC_FWD
 
 // a << n and a >> n with PTX's clamped amount (read as unsigned: a negative one is large).
 template <class kc_A, class kc_N> constexpr decltype(auto) shl(kc_A&& kc_a, kc_N&& kc_n) {
@@ -189,12 +171,16 @@ template <class kc_A, class kc_N> constexpr kc_A& shr_to(kc_A& kc_a, kc_N&& kc_n
 // are traced in that order, at that line, and checked mode's bounds check sees a load of
 // N_s[0][16] (a reference to it would be one past the row's end, which C++ allows). The
 // compound forms take their target by reference.
-#define KC_IN_ORDER3(kc_name, kc_fn, kc_Ref)                                                          \
+// The multiply-adds' names (one for each of mul_add's forms) are the rewriter's: a braced list
+// deduces its operands' types only for a class template named whole, not for mul_add<...>.
+#define KC_IN_ORDER3(kc_name, kc_Ref, kc_Where, kc_NegP, kc_NegC)                                   \
     template <class kc_A, class kc_B, class kc_C> struct kc_name {                                  \
         kc_A kc_Ref kc_a;                                                                           \
         kc_B kc_b;                                                                                  \
         kc_C kc_c;                                                                                  \
-        constexpr decltype(auto) operator()() { return kc_fn(kc_a, kc_b, kc_c); }                   \
+        constexpr decltype(auto) operator()() {                                                     \
+            return ::kc::mul_add<arith::kc_Where, kc_NegP, kc_NegC>(kc_a, kc_b, kc_c);              \
+        }                                                                                           \
     };                                                                                              \
     template <class kc_A, class kc_B, class kc_C> kc_name(kc_A kc_Ref, kc_B, kc_C) -> kc_name<kc_A, kc_B, kc_C>;
 #define KC_IN_ORDER2(kc_name, kc_fn, kc_Ref)                                                          \
@@ -205,10 +191,10 @@ template <class kc_A, class kc_N> constexpr kc_A& shr_to(kc_A& kc_a, kc_N&& kc_n
     };                                                                                              \
     template <class kc_A, class kc_B> kc_name(kc_A kc_Ref, kc_B) -> kc_name<kc_A, kc_B>;
 #define KC_VALUE
-KC_IN_ORDER3(mad_, mad, KC_VALUE) KC_IN_ORDER3(msub_, msub, KC_VALUE) KC_IN_ORDER3(add_mul_, add_mul, KC_VALUE)
-KC_IN_ORDER3(sub_mul_, sub_mul, KC_VALUE) KC_IN_ORDER3(neg_mad_, neg_mad, KC_VALUE)
-KC_IN_ORDER3(neg_msub_, neg_msub, KC_VALUE)
-KC_IN_ORDER3(add_mul_to_, add_mul_to, &) KC_IN_ORDER3(sub_mul_to_, sub_mul_to, &)
+KC_IN_ORDER3(mad_, KC_VALUE, after, false, false) KC_IN_ORDER3(msub_, KC_VALUE, after, false, true)
+KC_IN_ORDER3(neg_mad_, KC_VALUE, after, true, false) KC_IN_ORDER3(neg_msub_, KC_VALUE, after, true, true)
+KC_IN_ORDER3(add_mul_, KC_VALUE, before, false, false) KC_IN_ORDER3(sub_mul_, KC_VALUE, before, true, false)
+KC_IN_ORDER3(add_mul_to_, &, target, false, false) KC_IN_ORDER3(sub_mul_to_, &, target, true, false)
 KC_IN_ORDER2(shl_, shl, KC_VALUE) KC_IN_ORDER2(shr_, shr, KC_VALUE)
 KC_IN_ORDER2(shl_to_, shl_to, &) KC_IN_ORDER2(shr_to_, shr_to, &)
 #undef KC_VALUE

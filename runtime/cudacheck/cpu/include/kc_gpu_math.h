@@ -1,22 +1,27 @@
-// expf, tanhf, rsqrtf, rnorm3df and __expf as an NVIDIA GPU computes them, bit for bit.
+// expf, tanhf, logf, log1pf, rsqrtf, rnorm3df, __expf, __sinf, __cosf and __sincosf as an
+// NVIDIA GPU computes them, bit for bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, __expf to ex2.approx of x * log2(e),
-// and expf and tanhf to a few correctly rounded float operations around ex2.approx and
-// rcp.approx. Those three instructions run on the special-function unit, whose results are not
-// documented to the bit: they are looked up in tables measured on an H100 (cpu/gpumath.py
-// says how, and how one table serves every input). The operations around them are the ones
-// the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md). The front end
-// (runtime/cudacheck/arith.py) rewrites device code's calls of these functions to call
-// kc::gpu_expf and the rest.
+// __sinf and __cosf to sin.approx and cos.approx, and expf and tanhf to a few correctly
+// rounded float operations around ex2.approx and rcp.approx. Those instructions run on the
+// special-function unit, whose results are not documented to the bit: they are looked up in
+// tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every
+// input). logf and log1pf are float operations alone (a polynomial). The operations are the
+// ones the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md). The front end
+// (runtime/cudacheck/arith.py) rewrites device code's calls of expf, tanhf, logf, log1pf,
+// rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the rest; __sinf, __cosf and
+// __sincosf, CUDA's own names, are defined here.
 //
-// The tables reach the kernel's library through kc_gpu_math_tables, which
-// cudacheck.cpu.gpumath.install() fills when the library is loaded; the symbol exists only
-// in a library whose code uses one of these functions.
+// The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
+// cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
+// in a library whose code uses it.
 #pragma once
 
 extern "C" {
 // ex2 for x >= 0, ex2 for x < 0, rcp, rsqrt: 4-bit differences from the references below.
 __attribute__((visibility("default"))) inline const unsigned char* kc_gpu_math_tables[4];
+// sin.approx's quarter wave Q[r], r < 2^23
+__attribute__((visibility("default"))) inline const float* kc_gpu_sine;
 }
 
 namespace kc {
@@ -92,10 +97,41 @@ inline float rsqrt(float x) {
     return (float)ldexp((double)v, -half);
 }
 
+// PTX sin.approx.f32 (cos: turn = true), .ftz or not alike: t = x * 1/(2 pi) rounded toward
+// zero, in turns; T = the fraction of |t| in 25 fixed-point bits, truncated (a quarter turn
+// later for the cosine); the quarter wave at T's offset in its quadrant, mirrored in odd
+// quadrants, negative in the lower half-turn and (the sine) for x of negative sign.
+inline float sincos_approx(float x, bool cosine) {
+    if (!__builtin_isfinite(x)) return __builtin_nanf("");
+    double t = fabs((double)x) * (double)from_bits(0x3E22F983);   // exact: 24 x 24 bits
+    float tf = (float)t;
+    if ((double)tf > t) tf = nextafterf(tf, 0.0f);                 // toward zero
+    double turns = (double)tf;
+    uint32_t T = (uint32_t)((turns - floor(turns)) * 0x1p25);
+    if (cosine) T = (T + (1u << 23)) & ((1u << 25) - 1);
+    uint32_t quadrant = T >> 23, r = T & ((1u << 23) - 1);
+    if (quadrant & 1) r = (1u << 23) - 1 - r;
+    if (!kc_gpu_sine) __builtin_trap();   // gpumath.install() was not run on this library: a bug of the runtime
+    float v = kc_gpu_sine[r];
+    bool negative = (quadrant >= 2) != (!cosine && __builtin_signbit(x));
+    return negative ? -v : v;
+}
+
 // fused multiply-add rounded once, then flushed like an .ftz instruction under KC_FTZ
 inline float fma_(float a, float b, float c) { return kc::intr::fz(fmaf(a, b, c)); }
 inline float mul_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a * b)); }
 inline float add_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a + b)); }
+inline float i2f(int32_t i) { return (float)i; }   // exact here: multiples of 2^23 below 2^31
+
+// log(2^e m) = e ln 2 + log1p(f), f = m - 1 with m in [split, 2 split), by a polynomial in f
+// whose last steps are f + f^2 (f p(f)) and the fused e ln 2 +. The split, the coefficients and
+// the order of operations are those of CUDA's logf and log1pf.
+inline float log_poly(float f, const uint32_t (&c)[8], float e) {
+    float p = fma_(from_bits(c[0]), f, from_bits(c[1]));
+    for (int k = 2; k < 8; ++k) p = fma_(p, f, from_bits(c[k]));
+    p = fma_(p, f, -0.5f);
+    return fma_(e, from_bits(0x3F317218), fma_(mul_(f, p), f, f));
+}
 }  // namespace gpumath
 
 // expf: j = round(x log2 e) clamped to [-126, 126], r = x log2 e - j with log2 e in two
@@ -146,6 +182,39 @@ inline float gpu_rnorm3df(float x, float y, float z) {
     return top == __builtin_inff() ? 0.0f : r;
 }
 
+// logf: subnormal x scaled by 2^23 first; m = x / 2^e in [2/3, 4/3) by integer arithmetic on
+// the bits; +inf and NaN through x * inf + inf, which makes negative x NaN; 0 gives -inf.
+inline float gpu_logf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0xBE055027, 0x3E1039F6, 0xBDF8CDCC, 0x3E0F2955,
+                                  0xBE2AD8B9, 0x3E4CED0B, 0xBE7FFF22, 0x3EAAAA78};
+    x = kc::intr::fz(x);
+    bool tiny = x < from_bits(0x00800000);
+    float y = tiny ? mul_(x, from_bits(0x4B000000)) : x;
+    uint32_t u = bits(y), k = (u - 0x3F2AAAABu) & 0xFF800000u;
+    float e = fma_(i2f((int32_t)k), from_bits(0x34000000), tiny ? -23.0f : 0.0f);
+    float r = log_poly(add_(from_bits(u - k), -1.0f), c, e);
+    if (u >= 0x7F800000u) r = fma_(y, __builtin_inff(), __builtin_inff());
+    return y == 0.0f ? -__builtin_inff() : r;
+}
+
+// log1pf: 1 + x rounded toward zero gives the exponent e; f = x / 2^e + (2^-e / 4 ... - 1)
+// exactly as the PTX forms it; NaN for x < -1 and NaN x, +inf for +inf, -0 for -0.
+inline float gpu_log1pf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0xBD39BF78, 0x3DD80012, 0xBE0778E0, 0x3E146475,
+                                  0xBE2A68DD, 0x3E4CAF9E, 0xBE800042, 0x3EAAAAE6};
+    x = kc::intr::fz(x);
+    uint32_t u = bits(x), k = (bits(__fadd_rz(x, 1.0f)) - 0x3F400000u) & 0xFF800000u;
+    float f = add_(fma_(0.25f, from_bits(0x40800000u - k), -1.0f), from_bits(u - k));
+    float r = log_poly(f, c, mul_(i2f((int32_t)k), from_bits(0x34000000)));
+    if (u >= 0x7F800000u) {
+        if ((int32_t)u >= -1082130431) r = fma_(x, __builtin_inff(), __builtin_inff());
+        if (x == 0.0f) r = -0.0f;
+    }
+    return r;
+}
+
 // __expf: ex2.approx of x * log2(e). Under KC_FTZ (CuPy's -ftz=true) the table's
 // ex2.approx.ftz; without it a GPU keeps subnormal results, which the table does not hold:
 // the C library's expf then.
@@ -154,3 +223,7 @@ inline float gpu_fast_expf(float x) {
     return gpumath::ex2_ftz(gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B)));
 }
 }  // namespace kc
+
+inline float __sinf(float x) { return kc::gpumath::sincos_approx(x, false); }
+inline float __cosf(float x) { return kc::gpumath::sincos_approx(x, true); }
+inline void __sincosf(float x, float* s, float* c) { *s = __sinf(x); *c = __cosf(x); }

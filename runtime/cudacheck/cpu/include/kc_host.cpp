@@ -101,9 +101,7 @@ using namespace kc;
 // own calls bind to it.
 extern "C" void exit(int code) noexcept { end_program(code); }
 
-extern "C" __attribute__((visibility("default"))) int kc_program_run(const HostCallbacks* callbacks, HostCrash* out,
-                                                                     int (*main_fn)(int, char**), int argc,
-                                                                     char** argv) {
+extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, int argc, char** argv) {
     cb = *callbacks;
     crash = out;
     Dl_info d;
@@ -112,7 +110,7 @@ extern "C" __attribute__((visibility("default"))) int kc_program_run(const HostC
     backtrace(warm, 1);   // loads the unwinder now, not in the signal handler
     install_fatal_signal_handler(&on_host_signal);
     signal(SIGPIPE, SIG_DFL);
-    end_program(main_fn(argc, argv));
+    end_program(kc_main(argc, argv));
 }
 
 cudaError_t cudaMalloc(void** devPtr, size_t size, int line) { return record(cb.malloc(devPtr, size, line)); }
@@ -335,8 +333,7 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
     return cudaSuccess;
 }
 
-// The launcher's entry for a program's launch: the workers run `body` (a launched_body<P...>).
-extern "C" __attribute__((visibility("default"))) int kc_spawn_body(void (*body)(void**), const LaunchDesc* d,
-                                                                    int32_t* pids) {
+// The launcher's entry for a program's launch (kc_host_abi.h).
+extern "C" int kc_spawn_body(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
     return spawn(body, d, pids);
 }

@@ -230,3 +230,8 @@ inline KernelLaunch<P...> launch_kernel(int id, int line, void (*fn)(P...), dim3
     return KernelLaunch<P...>{id, line, fn, grid, block, shared};
 }
 }  // namespace kc
+
+// The stub that runtime/cudacheck/cpu/compiler.py writes after the program's source, calling
+// its main; kc_program_run (kc_host.cpp) runs it. Declared here, which both see, so that g++
+// checks the stub against it.
+extern "C" int kc_main(int argc, char** argv);

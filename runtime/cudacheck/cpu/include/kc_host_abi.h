@@ -1,9 +1,11 @@
-// The layouts a whole program's host side (kc_host.cpp) shares with the Python side
-// (runtime/cudacheck/cpu/host.py, host_api.py), declared once: here, read as kc_abi.h is
-// (runtime/cudacheck/cpu/abi.py). Only kc_host.cpp includes it: a program's own code never
-// sees these names.
+// The layouts and entry points a whole program's host side (kc_host.cpp) shares with the
+// Python side (runtime/cudacheck/cpu/host.py, host_api.py), declared once: here, read as
+// kc_abi.h is (runtime/cudacheck/cpu/abi.py). Only kc_host.cpp includes it: a program's own
+// code never sees these names.
 #pragma once
 #include <stdint.h>
+
+#include "kc_abi.h"
 
 namespace kc {
 
@@ -31,3 +33,16 @@ struct HostCrash {
 };
 
 }  // namespace kc
+
+// ---- entry points (see kc_abi.h's) ----------------------------------------------------------
+
+// Runs the program's main (kc_main, kc_host.h) in the child that host.py forks, with its calls
+// of the CUDA runtime API answered by `callbacks`; never returns: the program's end ends the
+// process, and a fatal signal in host code leaves its account in `out`.
+extern "C" __attribute__((visibility("default"))) int kc_program_run(const kc::HostCallbacks* callbacks,
+                                                                     kc::HostCrash* out, int argc, char** argv);
+
+// The launcher's entry for a program's launch (HostCallbacks::launch hands host_api.py `body`,
+// a launched_body<P...>): as kc_spawn_n, the workers running `body`.
+extern "C" __attribute__((visibility("default"))) int kc_spawn_body(void (*body)(void**), const kc::LaunchDesc* d,
+                                                                    int32_t* pids);

@@ -521,22 +521,20 @@ inline float __frsqrt_rn(float x) { using kc::intr::fz; return fz((float)(1.0 / 
 
 // ---- fast-math intrinsics -------------------------------------------------------------------
 // A GPU computes these with approximate instructions (ex2.approx, lg2.approx, sin.approx,
-// ...), within the bounds of the Programming Guide's "Intrinsic Functions" table. Here the
-// values are the C library's accurate ones (so they differ from a GPU's in the last bits, within
-// the table's bounds, and for __sinf/__cosf/__tanf of arguments past pi by far more, where a
-// GPU's are poor: __cosf(2^32) is 1.0 on an H100); what is the GPU's: under KC_FTZ subnormal
-// arguments and results are zero of the same sign (not in __tanhf), and __powf is 2^(y log2 x)
-// (NaN for x < 0, and for 0^0, 1^inf, inf^0).
+// ...), within the bounds of the Programming Guide's "Intrinsic Functions" table. __sinf,
+// __cosf and __sincosf are the GPU's, bit for bit (kc_gpu_math.h), and so is __expf under
+// KC_FTZ, where device code's calls of it go to kc::gpu_fast_expf. The others here are
+// the C library's accurate values (so they differ from a GPU's in the last bits, within the
+// table's bounds, and for __tanf of arguments past pi by far more, where a GPU's is poor);
+// what is the GPU's: under KC_FTZ subnormal arguments and results are zero of the same sign
+// (not in __tanhf), and __powf is 2^(y log2 x) (NaN for x < 0, and for 0^0, 1^inf, inf^0).
 inline float __expf(float x) { using kc::intr::fz; return fz(expf(fz(x))); }
 inline float __exp10f(float x) { using kc::intr::fz; return fz(exp10f(fz(x))); }
 inline float __logf(float x) { using kc::intr::fz; return fz(logf(fz(x))); }
 inline float __log2f(float x) { using kc::intr::fz; return fz(log2f(fz(x))); }
 inline float __log10f(float x) { using kc::intr::fz; return fz(log10f(fz(x))); }
-inline float __sinf(float x) { using kc::intr::fz; return fz(sinf(fz(x))); }
-inline float __cosf(float x) { using kc::intr::fz; return fz(cosf(fz(x))); }
 inline float __tanf(float x) { using kc::intr::fz; return fz(tanf(fz(x))); }
 inline float __tanhf(float x) { return tanhf(x); }   // a GPU's tanh.approx keeps subnormals
-inline void __sincosf(float x, float* s, float* c) { *s = __sinf(x); *c = __cosf(x); }
 inline float __powf(float x, float y) {
     using kc::intr::fz;
     return fz((float)exp2((double)fz(y) * log2((double)fz(x))));

@@ -1,6 +1,6 @@
 // Plain runs of a kernel that reads through volatile pointers (compiler.py: POLL_FLAGS). The
 // kernel's unit is instrumented as checked mode's is, but here every entry point does nothing
-// except a volatile read's, which hands the location to poll() (kc_runtime.cpp): a thread
+// except a volatile read's, which hands the location to poll() (kc_poll.cpp): a thread
 // spinning on a flag another thread sets lets the others of its block run, and a block that
 // waits for a block that cannot run is reported instead of hanging. Kernels without
 // `volatile` are built without any of this.

@@ -1,8 +1,14 @@
-// What the runtime's own translation units share: kc_runtime.cpp (fibers, scheduler,
-// launcher) and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's
-// unit never includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per
-// variant and cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
+// What the runtime's own translation units share: one unit per role,
+//   kc_scheduler.cpp  a block's threads as fibers: barriers, warp operations, collectives
+//   kc_poll.cpp       threads that poll memory, and the watchdog of blocks that only poll
+//   kc_launch.cpp     the launcher: worker processes, fatal signals, failed asserts
+//   kc_memory.cpp     shared variables, asynchronous copies, atomics, __device__ variables
+// and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's unit never
+// includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per variant and
+// cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
 #pragma once
+#include <unistd.h>
+
 #include "cuda_cpu.h"
 #include "kc_abi.h"
 #include "kc_findings.h"
@@ -26,7 +32,9 @@ extern const LaunchDesc* launch;  // the launch this worker runs
 constexpr size_t DYNAMIC_SHARED_CAPACITY = 227 * 1024;
 extern unsigned char dynamic_smem[DYNAMIC_SHARED_CAPACITY + 4096];
 
-// The block scheduler's state (its protocol: kc_runtime.cpp).
+inline size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// The block scheduler's state (its protocol: kc_scheduler.cpp).
 struct Scheduler {
     Thread* threads = nullptr;
     unsigned nthreads = 0, capacity = 0;
@@ -41,7 +49,14 @@ struct Scheduler {
 };
 extern Scheduler sched;
 
-// One asynchronous copy (cp.async) a thread issued (kc_runtime.cpp: async_copy).
+// The scheduler as the launcher drives it: fibers for n threads, once per worker, then one
+// block after another, each to completion.
+bool reserve_threads(unsigned n, size_t stack_size);
+void run_block(const uint32_t* order, uint32_t block, int end_line);
+// The running thread has blocked, exited or yielded: the next RUNNABLE thread of the pass runs.
+void yield_to_scheduler();
+
+// One asynchronous copy (cp.async) a thread issued (kc_memory.cpp: async_copy).
 struct AsyncCopy {
     char* dst;
     const char* src;
@@ -51,9 +66,17 @@ struct AsyncCopy {
     int line;
 };
 
+// Each thread's queue of the copies it issued (kc_memory.cpp), which lives as the scheduler's
+// fibers do: made with them, emptied as each block starts, and completed as its thread exits.
+void async_reserve(unsigned n);
+void async_block_start(unsigned nthreads);
+void async_thread_exit(unsigned thread);
+
 // Every atomic and every volatile read of a thread: a thread that keeps finding one location
-// unchanged lets the others of its block run (kc_runtime.cpp).
+// unchanged lets the others of its block run (kc_poll.cpp).
 void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
+// A pass of the scheduler in which threads poll and none got further (kc_poll.cpp).
+void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
 
 #ifdef KC_CHECKED
 // Checked mode's hooks, which the scheduler and the launcher call (kc_check_*.cpp).

@@ -1,6 +1,7 @@
 // Included by the launch stubs at the end of the kernel's translation unit
 // (runtime/cudacheck/cpu/compiler.py writes one stub per kernel):
 //   static void kc_body_K(void** a) { ::kc::invoke(&name, a); }
+//   KC_VISIBLE kc_spawn_n kc_spawn_K;   (its prototype: kc_abi.h)
 //   KC_VISIBLE int kc_spawn_K(const kc::LaunchDesc* d, int32_t* pids) { return kc::spawn(kc_body_K, d, pids); }
 // A whole program's host code (kc_host.h) includes it too.
 #pragma once
@@ -15,7 +16,7 @@ int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids);
 
 // Sends SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT to `handler` on a stack of its own (the
 // fault may be a stack overflow), and lets SIGINT and SIGTERM kill the process again where
-// the caller ignores or handles them (Jupyter does). A kernel's workers (kc_runtime.cpp)
+// the caller ignores or handles them (Jupyter does). A kernel's workers (kc_launch.cpp)
 // and a whole program's main (kc_host.cpp) install their own handler with it.
 void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*));
 

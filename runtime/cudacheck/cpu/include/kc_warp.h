@@ -1,4 +1,4 @@
-// What <mma.h> and <cuda_pipeline.h> need from the runtime (kc_runtime.cpp): warp-collective
+// What <mma.h> and <cuda_pipeline.h> need from the runtime (kc_runtime.h): warp-collective
 // operations and asynchronous copies. Only those two headers include it, so a kernel that
 // uses neither compiles none of it.
 #pragma once
@@ -22,7 +22,7 @@ private:
 // arrived at the same one, the scheduler calls run(lanes, lane) for each lane in turn, with
 // `cur` that lane's thread, and lanes[l] the Collective of lane l. Until then no lane runs,
 // so every lane's operands (its fragments) are intact while any lane's part is computed.
-// Protocol and checks: kc_runtime.cpp (release_complete_warps), kc_check_sync.cpp (check_collective).
+// Protocol and checks: kc_scheduler.cpp (release_complete_warps), kc_check_sync.cpp (check_collective).
 struct Collective;
 using CollectiveRun = void (*)(Collective* const* lanes, unsigned lane);
 struct Collective {
@@ -46,7 +46,7 @@ bool warp_collective(Collective* c);
                                 uint64_t need, int line);
 
 // Asynchronous copies (cp.async) of one thread: issued, committed in batches, completed at
-// __pipeline_wait_prior. kc_runtime.cpp performs a copy when its thread waits for it (or
+// __pipeline_wait_prior. kc_memory.cpp performs a copy when its thread waits for it (or
 // exits), never before: a kernel that reads the destination too early sees what a GPU may
 // show it, the old contents; checked mode reports the read.
 void async_copy(void* dst, const void* src, size_t size, size_t zfill, void* pc, int line);

@@ -1,0 +1,376 @@
+// The block scheduler: the threads of a block as fibers, each run from one barrier or warp
+// operation to the next, and the waits they reach resolved (block barriers, warp operations,
+// warp-collective operations). The launcher (kc_launch.cpp) runs its blocks on it one after
+// another; a thread polling memory yields to it through poll() (kc_poll.cpp). The only unit
+// that includes kc_fiber.h: its context switch is assembly, defined once per library.
+#include <sys/mman.h>
+
+#include "kc_fiber.h"
+#include "kc_runtime.h"
+
+namespace kc {
+
+Thread* cur;
+uint3 block_idx;
+dim3 block_dim, grid_dim;
+
+// Protocol. Every thread starts RUNNABLE. A pass walks the threads in schedule order;
+// each RUNNABLE one runs until it reaches a barrier (AT_SYNCTHREADS), a warp operation
+// (AT_WARP: __syncwarp, a shuffle, a vote) or returns (EXITED), and then switches straight
+// to the next RUNNABLE thread of the pass. The last one switches back to run_block, which
+// resolves the waits:
+//   1. a group of a warp's threads waiting at a warp operation with one mask is released
+//      when every live lane of the mask waits there (lanes that exited are left out); the
+//      operation's results (shuffled values, ballots) are computed then, for all of them.
+//      A warp-collective operation (wmma: kc_warp.h) is performed, lane by lane, only when
+//      all 32 lanes of the warp wait at that one call; otherwise its lanes are released
+//      without it (checked mode reports that instead);
+//   2. otherwise, if every live thread of the block waits at __syncthreads, all are
+//      released: the next barrier interval begins (__syncthreads_count and its kin
+//      compute their result now);
+//   3. otherwise, if every thread has exited, the block is done;
+//   4. otherwise the block's threads wait at different barriers (a divergent barrier).
+//      Hardware counts arrivals at barrier 0 whichever line they come from, so the
+//      runtime releases everyone and carries on, as a GPU usually does (a wmma operation
+//      among them is not performed). Checked mode reports it instead.
+// A thread runs without interruption from one barrier to the next, so a run is
+// reproducible, and code that relies on lock-step warps without __syncwarp fails here as
+// it may on a GPU since Volta.
+
+Scheduler sched;
+
+// Fibers for n threads, once per worker: stacks with a PROT_NONE guard page under each, so
+// a runaway recursion or a local array larger than the stack faults (and is reported as a
+// stack overflow) instead of silently overwriting the neighbouring thread's stack.
+bool reserve_threads(unsigned n, size_t stack_size) {
+    if (n <= sched.capacity) return true;
+    size_t page = page_size();
+    size_t slot = ((stack_size + page - 1) / page) * page + page;
+    void* mem = mmap(nullptr, slot * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) return false;
+    for (unsigned i = 0; i < n; ++i) mprotect(static_cast<char*>(mem) + i * slot, page, PROT_NONE);
+    sched.threads = new Thread[n];
+    async_reserve(n);
+    sched.stacks = static_cast<char*>(mem);
+    sched.slot = slot;
+    sched.capacity = n;
+    return true;
+}
+
+// The running thread has just blocked or exited: hand over to the next RUNNABLE thread
+// after it in this pass, or back to run_block when there is none.
+void yield_to_scheduler() {
+    Thread* self = cur;
+    for (unsigned k = self->pos + 1; k < sched.nthreads; ++k) {
+        Thread* t = &sched.threads[sched.order[k]];
+        if (t->state == RUNNABLE) {
+            cur = t;
+            my_status->thread = t->linear;
+            kc_switch(&self->sp, t->sp);
+            return;
+        }
+    }
+    kc_switch(&self->sp, sched.sched_sp);
+}
+
+[[noreturn]] void fiber_main(void*) {
+    sched.body(sched.args);
+    async_thread_exit(cur->linear);
+    sched.progress++;
+    cur->state = EXITED;
+    yield_to_scheduler();
+    __builtin_unreachable();
+}
+
+void syncthreads(int line, uint8_t op, int pred) {
+    sched.progress++;
+    cur->state = AT_SYNCTHREADS;
+    cur->op = op;
+    cur->value = uint64_t(pred != 0);
+    cur->line = line;
+    yield_to_scheduler();
+}
+
+uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line) {
+    sched.progress++;
+    cur->state = AT_WARP;
+    cur->op = op;
+    cur->mask = mask;
+    cur->value = value;
+    cur->arg = arg;
+    cur->width = width;
+    cur->line = line;
+    ++sched.waiting_warp;
+    yield_to_scheduler();
+    return cur->result;
+}
+
+bool warp_collective(Collective* c) {
+    sched.progress++;
+    cur->state = AT_WARP;
+    cur->op = COLLECTIVE;
+    cur->mask = 0xffffffffu;
+    cur->value = reinterpret_cast<uint64_t>(c);
+    cur->arg = 0;
+    cur->width = 32;
+    cur->line = c->line;
+    ++sched.waiting_warp;
+    yield_to_scheduler();
+    return cur->result == 1;
+}
+
+// The lanes of the warp starting at thread lo that wait at the same collective call as t.
+static unsigned collective_lanes(unsigned lo, unsigned hi, const Thread& t) {
+    unsigned m = 0;
+    CollectiveRun run = reinterpret_cast<const Collective*>(t.value)->run;
+    for (unsigned i = lo; i < hi; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state == AT_WARP && u.op == COLLECTIVE && u.line == t.line &&
+            reinterpret_cast<const Collective*>(u.value)->run == run)
+            m |= 1u << (i - lo);
+    }
+    return m;
+}
+
+// Every lane's part of a collective, lane by lane, each as its own thread (for checked
+// mode's accounting of the accesses it makes).
+static void run_collective(unsigned lo) {
+    Thread* running = cur;
+    Collective* lanes[32];
+    for (unsigned l = 0; l < 32; ++l) lanes[l] = reinterpret_cast<Collective*>(sched.threads[lo + l].value);
+    for (unsigned l = 0; l < 32; ++l) {
+        cur = &sched.threads[lo + l];
+        my_status->thread = cur->linear;
+        lanes[l]->run(lanes, l);
+    }
+    cur = running;
+    my_status->thread = running->linear;
+}
+
+unsigned active_mask(int line) {
+    // On a GPU, the lanes that execute this call together. Here: the lanes of the warp that
+    // wait at this line once no thread of the block can run. Where lanes of one warp wait
+    // at __activemask() on several lines, the earliest line goes first, so that lanes that
+    // skipped a branch wait for those that took it, as a warp reconverges after an `if`.
+    // Mask 0: it is no lane's member mask, so no other warp operation counts it as arrived.
+    return unsigned(warp_op(ACTIVEMASK, 0, 0, 0, 32, line));
+}
+
+// The lanes of the warp starting at lo that wait at __activemask() on the same line as t.
+static unsigned activemask_group(unsigned lo, unsigned hi, const Thread& t) {
+    unsigned m = 0;
+    for (unsigned i = lo; i < hi; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state == AT_WARP && u.op == ACTIVEMASK && u.line == t.line) m |= 1u << (i - lo);
+    }
+    return m;
+}
+
+void thread_exit(int line) { cur->exit_line = line; }
+
+// The result of warp operation `op` for lane `lane` of a released group of warp `w`.
+static uint64_t warp_result(unsigned w, unsigned group, const Thread& t, unsigned lane) {
+    const Thread* base = &sched.threads[w * 32];
+    auto val = [&](unsigned l) { return base[l].value; };
+    int width = t.width;
+    unsigned seg = lane & ~unsigned(width - 1);
+    switch (t.op) {
+    case SHFL_IDX: return val(seg + (unsigned(t.arg) & unsigned(width - 1)));
+    case SHFL_UP: return lane >= seg + unsigned(t.arg) ? val(lane - t.arg) : t.value;
+    case SHFL_DOWN: return lane + unsigned(t.arg) < seg + unsigned(width) ? val(lane + t.arg) : t.value;
+    case SHFL_XOR: {
+        unsigned src = lane ^ (unsigned(t.arg) & 31u);
+        return (src & ~unsigned(width - 1)) == seg ? val(src) : t.value;
+    }
+    default: break;
+    }
+    uint64_t acc = 0;
+    bool first = true;
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!((group >> l) & 1u)) continue;
+        uint64_t v = val(l);
+        switch (t.op) {
+        case BALLOT: acc |= uint64_t(v != 0) << l; break;
+        case ANY: acc = acc || v; break;
+        case ALL: acc = first ? v != 0 : (acc && v); break;
+        case MATCH_ANY: if (v == t.value) acc |= 1ull << l; break;
+        case MATCH_ALL: acc = first ? group : (v == val(lane) ? acc : 0); break;
+        case REDUCE_ADD: acc = uint32_t(acc + v); break;
+        case REDUCE_ADD_S: acc = uint64_t(int64_t(acc) + int64_t(v)); break;
+        case REDUCE_MIN: acc = first || uint32_t(v) < uint32_t(acc) ? v : acc; break;
+        case REDUCE_MAX: acc = first || uint32_t(v) > uint32_t(acc) ? v : acc; break;
+        case REDUCE_MIN_S: acc = first || int64_t(v) < int64_t(acc) ? v : acc; break;
+        case REDUCE_MAX_S: acc = first || int64_t(v) > int64_t(acc) ? v : acc; break;
+        case REDUCE_AND: acc = first ? v : (acc & v); break;
+        case REDUCE_OR: acc |= v; break;
+        case REDUCE_XOR: acc ^= v; break;
+        default: break;
+        }
+        first = false;
+    }
+    return acc;
+}
+
+// Rule 1 of the protocol; returns whether any group was released. A group is the
+// threads of one warp waiting with one mask; it is complete when every lane of the mask
+// waits in it or has exited. (Checked mode reports a mask that names an exited lane, or
+// lanes waiting at different operations.)
+bool release_complete_warps() {
+    if (!sched.waiting_warp) return false;
+    bool released = false;
+    for (unsigned w = 0; w * 32 < sched.nthreads; ++w) {
+        unsigned lo = w * 32, hi = lo + 32 < sched.nthreads ? lo + 32 : sched.nthreads;
+        bool reconverged = false;   // one __activemask() group per warp and pass: the earliest line's
+        for (unsigned i = lo; i < hi; ++i) {
+            const Thread& t = sched.threads[i];
+            if (t.state != AT_WARP) continue;
+            if (t.op == ACTIVEMASK) {
+                bool earliest = !reconverged;
+                for (unsigned j = lo; j < hi && earliest; ++j)
+                    earliest = !(sched.threads[j].state == AT_WARP && sched.threads[j].op == ACTIVEMASK &&
+                                 sched.threads[j].line < t.line);
+                if (!earliest) continue;
+                unsigned group = activemask_group(lo, hi, t);
+                reconverged = true;
+                for (unsigned l = 0; l < 32; ++l)
+                    if ((group >> l) & 1u) {
+                        sched.threads[lo + l].result = group;
+                        sched.threads[lo + l].state = RUNNABLE;
+                        --sched.waiting_warp;
+                    }
+                released = true;
+                continue;
+            }
+            unsigned mask = t.mask, group = 0;
+            bool complete = true;
+            for (unsigned l = 0; l < 32 && complete; ++l) {
+                if (!((mask >> l) & 1u)) continue;
+                if (lo + l >= hi) continue;   // lanes past the block's last thread do not exist
+                const Thread& u = sched.threads[lo + l];
+                if (u.state == AT_WARP && u.mask == mask) group |= 1u << l;
+                else if (u.state != EXITED) complete = false;
+            }
+            if (!complete || !group) continue;
+            bool whole = false;   // a collective that all 32 lanes reached: performed
+            if (t.op == COLLECTIVE) {
+#ifdef KC_CHECKED
+                check_collective(w, group);
+#endif
+                whole = hi - lo == 32 && collective_lanes(lo, hi, t) == 0xffffffffu;
+                if (whole) run_collective(lo);
+            } else {
+#ifdef KC_CHECKED
+                check_warp_group(w, mask, t.line);
+#endif
+            }
+            for (unsigned l = 0; l < 32; ++l) {
+                if (!((group >> l) & 1u)) continue;
+                Thread& u = sched.threads[lo + l];
+                u.result = u.op == COLLECTIVE ? uint64_t(whole) : warp_result(w, group, u, l);
+            }
+            for (unsigned l = 0; l < 32; ++l)
+                if ((group >> l) & 1u) {
+                    sched.threads[lo + l].state = RUNNABLE;
+                    --sched.waiting_warp;
+                }
+#ifdef KC_CHECKED
+            if (t.op == SYNCWARP) check_warp_released(w, group);
+#endif
+            released = true;
+        }
+    }
+    return released;
+}
+
+// Rule 2: the block barrier releases; __syncthreads_count and its kin get their result.
+void release_block_barrier() {
+    uint64_t count = 0, all = 1, any = 0;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& t = sched.threads[i];
+        if (t.state != AT_SYNCTHREADS) continue;
+        count += t.value;
+        all &= t.value;
+        any |= t.value;
+    }
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Thread& t = sched.threads[i];
+        if (t.state == AT_SYNCTHREADS || t.state == AT_WARP) {
+            t.result = t.state == AT_WARP && t.op == COLLECTIVE ? 0   // not performed (rule 4)
+                       : t.op == BARRIER_COUNT ? count : t.op == BARRIER_AND ? all : any;
+            t.state = RUNNABLE;
+        }
+    }
+    sched.waiting_warp = 0;
+}
+
+extern "C" void kc_register_namespace_shared();   // generated with the launch stubs
+
+// Runs one block to completion. `order` lists linear thread ids in schedule order.
+void run_block(const uint32_t* order, uint32_t block, int end_line) {
+    sched.order = order;
+    size_t page = page_size();
+    unsigned bx = block_dim.x, by = block_dim.y;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Thread& t = sched.threads[i];
+        t = Thread{};
+        t.idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
+        t.linear = i;
+        t.state = RUNNABLE;
+        // Stacks sit at a stride that is a multiple of the page size, so their tops would
+        // all map to the same cache sets; shifting each by a different number of cache
+        // lines ("colouring") keeps the fibers' live frames from evicting each other.
+        char* lo = sched.stacks + i * sched.slot + page;
+        size_t colour = (i % 61) * 64;
+        t.sp = fiber_init(lo, sched.slot - page - colour, &fiber_main, nullptr);
+    }
+    for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
+    async_block_start(sched.nthreads);
+    sched.waiting_warp = 0;
+#ifdef KC_CHECKED
+    check_block_start(block);
+#else
+    (void)block;
+    (void)end_line;
+#endif
+    kc_register_namespace_shared();
+    uint64_t progress = sched.progress, stalled_since = 0, others = 0;
+    for (;;) {
+        for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
+            Thread* t = &sched.threads[order[k]];
+            if (t->state != RUNNABLE) continue;
+            cur = t;
+            my_status->thread = t->linear;
+            kc_switch(&sched.sched_sp, t->sp);
+            break;
+        }
+        if (release_complete_warps()) continue;
+        bool spinning = false;   // threads that yielded in poll
+        for (unsigned i = 0; i < sched.nthreads && !spinning; ++i) spinning = sched.threads[i].state == RUNNABLE;
+        if (spinning) {
+            if (sched.progress != progress) {
+                progress = sched.progress;
+                stalled_since = 0;
+                my_status->stalled = 0;
+                __atomic_fetch_add(&my_status->progress, 1, __ATOMIC_RELAXED);
+            } else {
+                stalled_pass(block, stalled_since, others);
+            }
+            continue;
+        }
+        my_status->stalled = 0;
+        bool all_exited = true;
+        for (unsigned i = 0; i < sched.nthreads && all_exited; ++i) all_exited = sched.threads[i].state == EXITED;
+        if (all_exited) {
+#ifdef KC_CHECKED
+            check_interval_end();
+#endif
+            return;
+        }
+#ifdef KC_CHECKED
+        check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
+#endif
+        release_block_barrier();
+    }
+}
+
+}  // namespace kc
