@@ -26,6 +26,9 @@ This machine, for reports and cache keys: cpu_cores(), compiler_version(cxx=None
     nvcc_path(), header_digest() (a digest of the CPU runtime's headers).
 The runtime's data: encode_gpu_math_tables(measured), for the script that measures the
     GPU's special-function approximations.
+Tensor maps for Hopper's tensor memory accelerator (kernels/hopper.cu): tensor_map_2d(array,
+    box_rows, box_cols, ...) a TensorMap a kernel takes by value; pad_rows(array) a copy whose
+    rows start 16 bytes apart as the TMA needs; TensorMapError.
 """
 from . import errors
 from .config import config
@@ -36,8 +39,9 @@ from .gpu import gpu_available
 from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, OPTIN_SHARED_LIMIT
 from .module import Function, RawKernel, RawModule, resolve_backend
 from .program import ProgramResult, run_program
+from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d
 
 __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "resolve_backend", "config", "run_program",
            "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT", "analyze",
            "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
-           *errors.__all__]
+           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", *errors.__all__]

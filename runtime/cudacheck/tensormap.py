@@ -1,0 +1,248 @@
+"""Tensor maps: how the Hopper kernels (kernels/hopper.cu) name the matrices they load tiles of.
+
+On a GPU of compute capability 9.0 or newer, the tensor memory accelerator (TMA) copies a
+tile of a matrix into shared memory in one instruction; the instruction names a tensor map
+and the tile's corner, and the map holds the rest: the matrix's address, sizes and row
+pitch, the tile's ("box's") shape, how the box is laid out in shared memory (the swizzle),
+and what a load reads outside the matrix (zeros). The CUDA driver encodes a map
+(cuTensorMapEncodeTiled) into 128 opaque bytes, which a kernel takes by value, as a
+`const __grid_constant__` parameter of a 128-byte struct aligned to 64 bytes:
+
+    import cudacheck
+    map_m = cudacheck.tensor_map_2d(M, box_rows=128, box_cols=64, element="bf16")
+    kernel(grid, block, (map_m, map_n, P, m, k, n), shared_mem=...)
+
+tensor_map_2d returns a TensorMap: a NumPy array of one 128-byte element (TENSOR_MAP_DTYPE),
+which CuPy passes by value (for a one-element NumPy array the driver copies the size of the
+kernel's parameter, 128 bytes, from the array's data; the copy on the host needs no
+alignment of its own, and is 64-byte aligned all the same). The map holds the matrix's
+address, not its data: it is valid while the matrix lives, and the TensorMap keeps a
+reference to the matrix (its `source`) so that the matrix lives at least as long.
+
+The TMA needs every row of the matrix to start on a multiple of 16 bytes: for 16-bit
+elements, a row length that is a multiple of 8. pad_rows(a) returns a view of a padded copy
+whose rows do (a pitched copy, as cudaMallocPitch makes): the map covers the view's columns
+only, and loads past them read zeros, not the padding.
+
+Every error is a TensorMapError that says what is wrong: no CuPy array, no GPU or driver, a
+driver without tensor maps, a GPU older than compute capability 9.0, rows not aligned, or a
+box the TMA cannot copy.
+"""
+import ctypes
+import ctypes.util
+from functools import lru_cache
+
+import numpy as np
+
+from .errors import KernelError
+
+# CUtensorMapDataType (cuda.h), and each type's size in bytes.
+ELEMENTS = {"uint8": (0, 1), "uint16": (1, 2), "uint32": (2, 4), "int32": (3, 4), "uint64": (4, 8),
+            "int64": (5, 8), "fp16": (6, 2), "fp32": (7, 4), "fp64": (8, 8), "bf16": (9, 2),
+            "fp32_ftz": (10, 4), "tf32": (11, 4), "tf32_ftz": (12, 4)}
+# The element an array's dtype names when `element` is not given. NumPy has no bfloat16: BF16
+# data travels as uint16 bits, so say element="bf16" for it. The TMA copies bits, so signed
+# 8- and 16-bit integers go as the unsigned types of their size (zero fill is all-zero bits).
+FROM_DTYPE = {"float16": "fp16", "float32": "fp32", "float64": "fp64", "uint8": "uint8", "int8": "uint8",
+              "uint16": "uint16", "int16": "uint16", "uint32": "uint32", "int32": "int32",
+              "uint64": "uint64", "int64": "int64"}
+INTERLEAVE_NONE = 0                                     # CUtensorMapInterleave
+SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}                  # CUtensorMapSwizzle: bytes -> enum
+L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}            # CUtensorMapL2promotion: bytes -> enum
+OOB_FILL = {"zero": 0, "nan": 1}                        # CUtensorMapFloatOOBfill: NONE (zeros), NAN_REQUEST_ZERO_FMA
+TENSOR_MAP_BYTES = 128
+TENSOR_MAP_ALIGN = 64
+# One element of 128 bytes, as the kernel's `struct alignas(64) TensorMap { unsigned long long opaque[16]; }`.
+TENSOR_MAP_DTYPE = np.dtype({"names": ["opaque"], "formats": [(np.uint64, (16,))]})
+MAX_BOX = 256                                           # the most elements of a box in each dimension
+CUDA_SUCCESS = 0
+
+
+class TensorMapError(KernelError, ValueError):
+    """A tensor map that cannot be made: the message says why and what to do."""
+
+
+class TensorMap(np.ndarray):
+    """A tensor map's 128 bytes, as a NumPy array of one element that CuPy passes to a kernel
+    by value. `source` is the matrix it maps (kept alive by this reference); `box` the box as
+    (rows, columns); `element`, `swizzle` as encoded."""
+
+    def __array_finalize__(self, obj):
+        for name in ("source", "box", "element", "swizzle"):
+            setattr(self, name, getattr(obj, name, None))
+
+
+@lru_cache(maxsize=1)
+def _driver():
+    """libcuda with its entry points typed; raises TensorMapError without a driver."""
+    names = ["libcuda.so.1", "libcuda.so", ctypes.util.find_library("cuda")]
+    lib, problems = None, []
+    for name in filter(None, names):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError as e:
+            problems.append(str(e))
+    if lib is None:
+        raise TensorMapError("cannot load the CUDA driver (libcuda.so.1): " + "; ".join(problems)
+                             + ". Tensor maps need an NVIDIA GPU and its driver on this machine.")
+    lib.cuInit.argtypes, lib.cuInit.restype = [ctypes.c_uint], ctypes.c_int
+    lib.cuDriverGetVersion.argtypes, lib.cuDriverGetVersion.restype = [ctypes.POINTER(ctypes.c_int)], ctypes.c_int
+    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib.cuGetErrorName.restype = ctypes.c_int
+    try:
+        encode = lib.cuTensorMapEncodeTiled
+    except AttributeError:
+        raise TensorMapError(f"this CUDA driver (for CUDA {_driver_version(lib)}) has no cuTensorMapEncodeTiled: "
+                             "tensor maps came with the drivers of CUDA 12.0; update the NVIDIA driver") from None
+    u64p, u32p = ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)
+    encode.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p, u32p, u32p,
+                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    encode.restype = ctypes.c_int
+    result = lib.cuInit(0)
+    if result != CUDA_SUCCESS:
+        raise TensorMapError(f"the CUDA driver does not start (cuInit: {_error_name(lib, result)}): "
+                             "no usable NVIDIA GPU here")
+    return lib
+
+
+def _driver_version(lib):
+    v = ctypes.c_int(0)
+    if lib.cuDriverGetVersion(ctypes.byref(v)) != CUDA_SUCCESS:
+        return "unknown"
+    return f"{v.value // 1000}.{v.value % 1000 // 10}"
+
+
+def _error_name(lib, code):
+    name = ctypes.c_char_p()
+    if lib.cuGetErrorName(code, ctypes.byref(name)) == CUDA_SUCCESS and name.value:
+        return f"{name.value.decode()} ({code})"
+    return f"CUresult {code}"
+
+
+def _is_cupy(array):
+    return type(array).__module__.split(".")[0] == "cupy" and hasattr(getattr(array, "data", None), "ptr")
+
+
+def _check_device(array):
+    """A TMA exists from compute capability 9.0 (Hopper) on."""
+    try:
+        cc = int(array.device.compute_capability)
+    except Exception:  # noqa: BLE001 - no device to ask: the driver call will say
+        return
+    if cc < 90:
+        raise TensorMapError(f"tensor maps need a GPU of compute capability 9.0 or newer (an H100 or H200); "
+                             f"this array is on a GPU of compute capability {cc // 10}.{cc % 10}")
+
+
+def _element(array, element):
+    name = FROM_DTYPE.get(array.dtype.name) if element is None else element
+    if name is None:
+        raise TensorMapError(f"no tensor-map element type for dtype {array.dtype}; say which with element= "
+                             f"(one of {', '.join(ELEMENTS)})")
+    if name not in ELEMENTS:
+        raise TensorMapError(f"unknown element {name!r}: one of {', '.join(ELEMENTS)}")
+    code, size = ELEMENTS[name]
+    if size != array.dtype.itemsize:
+        raise TensorMapError(f"element {name!r} is {size} bytes, but the array's dtype {array.dtype} is "
+                             f"{array.dtype.itemsize}")
+    return name, code, size
+
+
+def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_promotion=256, oob_fill="zero"):
+    """The tensor map of a 2-D CuPy array (rows x columns, each row contiguous, rows
+    `array.strides[0]` bytes apart) whose loads copy boxes of box_rows x box_cols elements,
+    the box's corner given in the kernel as (column, row). The driver takes dimensions
+    innermost first: sizes (columns, rows), the row pitch in bytes, box (box_cols, box_rows),
+    element strides (1, 1).
+
+    element: the element type (a key of ELEMENTS: "bf16", "fp16", "fp32", ...); by default the
+    array's dtype names it (uint16 data is "uint16": say "bf16" for BF16 bits).
+    swizzle: 0, 32, 64 or 128 bytes; with a swizzle a box row (box_cols elements) is at most
+    that many bytes. l2_promotion: 0, 64, 128 or 256 bytes. oob_fill: "zero" (elements
+    outside the array load as zeros) or "nan" (as NaN, floating-point elements only)."""
+    if not _is_cupy(array):
+        raise TensorMapError(f"a tensor map needs a CuPy array in GPU memory; got {type(array).__module__}."
+                             f"{type(array).__name__} (copy it to the GPU with cupy.asarray first)")
+    if array.ndim != 2:
+        raise TensorMapError(f"tensor_map_2d maps a 2-D array; this one has shape {array.shape}")
+    name, code, size = _element(array, element)
+    rows, cols = array.shape
+    row_pitch, col_step = array.strides
+    if rows < 1 or cols < 1:
+        raise TensorMapError(f"an empty array (shape {array.shape}) has no tensor map")
+    if col_step != size:
+        raise TensorMapError(f"the elements of a row must be contiguous (the column stride is {col_step} bytes, "
+                             f"the element {size}): map a C-contiguous array, or a view of whole rows")
+    if row_pitch <= 0 or row_pitch % 16 or row_pitch >= 2 ** 40:
+        raise TensorMapError(f"rows are {row_pitch} bytes apart, and the TMA needs a positive multiple of 16 "
+                             f"below 2^40 ({cols} columns of {size} bytes): pad the rows with "
+                             f"cudacheck.pad_rows(array)")
+    if row_pitch < cols * size:
+        raise TensorMapError(f"rows {row_pitch} bytes apart overlap ({cols} columns of {size} bytes)")
+    if array.data.ptr % 16:
+        raise TensorMapError(f"the array starts at an address that is not a multiple of 16 bytes "
+                             f"({array.data.ptr:#x}): the TMA needs one; map a fresh array or pad_rows(array)")
+    box_rows, box_cols = int(box_rows), int(box_cols)
+    for what, v in (("box_rows", box_rows), ("box_cols", box_cols)):
+        if not 1 <= v <= MAX_BOX:
+            raise TensorMapError(f"{what}={v}: a box has 1 to {MAX_BOX} elements in each dimension")
+    if box_cols * size % 16:
+        raise TensorMapError(f"a box row of {box_cols} elements is {box_cols * size} bytes: the TMA copies whole "
+                             f"multiples of 16 bytes")
+    if swizzle not in SWIZZLE:
+        raise TensorMapError(f"swizzle={swizzle!r}: one of {', '.join(map(str, SWIZZLE))} (bytes)")
+    if swizzle and box_cols * size > swizzle:
+        raise TensorMapError(f"with the {swizzle}-byte swizzle a box row is at most {swizzle} bytes; "
+                             f"{box_cols} elements of {size} bytes are {box_cols * size}")
+    if l2_promotion not in L2_PROMOTION:
+        raise TensorMapError(f"l2_promotion={l2_promotion!r}: one of {', '.join(map(str, L2_PROMOTION))} (bytes)")
+    if oob_fill not in OOB_FILL:
+        raise TensorMapError(f"oob_fill={oob_fill!r}: 'zero' or 'nan'")
+    if oob_fill == "nan" and not name.startswith(("fp", "bf", "tf")):
+        raise TensorMapError(f"oob_fill='nan' is for floating-point elements, not {name!r}")
+    _check_device(array)
+    lib = _driver()
+
+    raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN)   # the driver writes 64-byte aligned
+    address = -(-ctypes.addressof(raw) // TENSOR_MAP_ALIGN) * TENSOR_MAP_ALIGN
+    dims = (ctypes.c_uint64 * 2)(cols, rows)
+    strides = (ctypes.c_uint64 * 1)(row_pitch)
+    box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
+    element_strides = (ctypes.c_uint32 * 2)(1, 1)
+    result = lib.cuTensorMapEncodeTiled(ctypes.c_void_p(address), code, 2, ctypes.c_void_p(array.data.ptr), dims,
+                                        strides, box, element_strides, INTERLEAVE_NONE, SWIZZLE[swizzle],
+                                        L2_PROMOTION[l2_promotion], OOB_FILL[oob_fill])
+    if result != CUDA_SUCCESS:
+        raise TensorMapError(f"cuTensorMapEncodeTiled refused the map: {_error_name(lib, result)}; element {name}, "
+                             f"{rows} x {cols} elements, rows {row_pitch} bytes apart, box {box_rows} x {box_cols}, "
+                             f"swizzle {swizzle}, address {array.data.ptr:#x}")
+
+    # The 128 bytes, in a host buffer aligned as the kernel's struct is (CuPy does not need it).
+    host = np.zeros(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN, np.uint8)
+    start = -host.ctypes.data % TENSOR_MAP_ALIGN
+    host[start:start + TENSOR_MAP_BYTES] = np.frombuffer(ctypes.string_at(address, TENSOR_MAP_BYTES), np.uint8)
+    tmap = host[start:start + TENSOR_MAP_BYTES].view(TENSOR_MAP_DTYPE).reshape(()).view(TensorMap)
+    tmap.source, tmap.box, tmap.element, tmap.swizzle = array, (box_rows, box_cols), name, swizzle
+    return tmap
+
+
+def pad_rows(array, alignment=16):
+    """The 2-D array (CuPy, or NumPy, copied to the GPU) with each row starting on a multiple
+    of `alignment` bytes: a view of its columns in a zero-padded copy (or the array itself,
+    where its rows already do). Its tensor map covers the columns only."""
+    import cupy
+    array = cupy.asarray(array)
+    if array.ndim != 2:
+        raise TensorMapError(f"pad_rows pads a 2-D array; this one has shape {array.shape}")
+    rows, cols = array.shape
+    size = array.dtype.itemsize
+    if alignment % size:
+        raise TensorMapError(f"rows cannot start every {alignment} bytes with {size}-byte elements")
+    per = alignment // size
+    pitch = -(-cols // per) * per
+    if array.strides == (pitch * size, size) and array.data.ptr % alignment == 0:
+        return array
+    padded = cupy.zeros((rows, pitch), array.dtype)
+    padded[:, :cols] = array
+    return padded[:, :cols]

@@ -1,0 +1,520 @@
+"""On an H100 or H200: the Hopper kernels of kernels/hopper.cu (issue 30) beside cuBLAS.
+
+For each precision (BF16, FP16) and each kernel (matmul_tma_wgmma, matmul_warp_specialized,
+matmul_persistent), in a process of its own, so that a kernel that faults or hangs cannot
+take the others with it (one that runs past --timeout is stopped, and skipped at the other
+precisions):
+  * cuBLAS (course/tiling_course/cublas.py, the precision's gemm: float accumulation and a
+    float result) is the reference, checked itself against a float64 NumPy product first;
+  * the kernel is compiled by NVRTC for sm_90a (-arch=sm_90a -std=c++17, the -D options
+    given, -DHOPPER_FP16 for FP16) and its registers, spills and compiler log are printed;
+  * correctness first: on a small awkward shape against float64 NumPy (of the same rounded
+    inputs), on an awkward shape and on the square one against cuBLAS. The error is
+    max |P - R| / (|M| |N|) elementwise: the difference in units of the scale every float
+    accumulation error is bounded by; it must be at most TOL_FACTOR * k * 2^-24, twice the
+    worst-case bound of each product's float accumulation (real errors are far below it, a
+    wrong index gives errors near 1). P starts as NaN, so an element never stored fails;
+  * then time: CUDA events around each launch, after --warmup launches, the kernel's and
+    cuBLAS's launches alternating, the median of --repeats; TFLOP/s = 2 m n k / time.
+Matrices whose rows are not a multiple of 16 bytes (the awkward shapes) are given to the
+kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
+accepts) and to cuBLAS as they are.
+
+    python scripts/bench_hopper.py --output $OUT/bench_hopper.json
+    python scripts/bench_hopper.py -D WS_STAGES=3 -D WS_WG_M=128 -D WS_BN=128 --kernels matmul_persistent
+    python scripts/bench_hopper.py --precisions bf16 --size 8192 --repeats 50
+
+Shapes are written MxNxK: P is M x N, the product's depth K. Tile sizes are kernels/hopper.cu's
+macros (K1_BN, K1_STAGES, WS_BN, WS_WG_M, WS_STAGES, GROUP_M, PRODUCER_REGS, CONSUMER_REGS),
+set with -D; each kernel's launch configuration is read back from the compiled module.
+"""
+import argparse
+import datetime
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT / "runtime", ROOT / "course"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent")
+PRECISIONS = ("bf16", "fp16")
+ARCH_OPTIONS = ("-arch=sm_90a", "-std=c++17")
+TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| scale
+# What the config arrays say if they cannot be read: kernels/hopper.cu's defaults.
+DEFAULTS = {"K1_BN": 128, "K1_STAGES": 4, "WS_BN": 256, "WS_WG_M": 64, "WS_STAGES": 4}
+
+
+def parse_shape(text):
+    try:
+        m, n, k = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a shape is MxNxK, e.g. 1000x1500x700") from None
+    if min(m, n, k) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every size is at least 1")
+    return m, n, k
+
+
+def shape_name(shape):
+    m, n, k = shape
+    return f"{m}x{n}x{k}"
+
+
+def arguments(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=list(PRECISIONS))
+    ap.add_argument("--kernels", nargs="+", choices=KERNELS, default=list(KERNELS))
+    ap.add_argument("--size", type=int, default=4096, help="the timed square shape's M = N = K (default 4096)")
+    ap.add_argument("--awkward", type=parse_shape, default=(1000, 1500, 700),
+                    help="a shape checked against cuBLAS and timed, MxNxK (default 1000x1500x700)")
+    ap.add_argument("--small", type=parse_shape, default=(129, 250, 77),
+                    help="a shape checked against float64 NumPy, MxNxK (default 129x250x77)")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="a macro for kernels/hopper.cu, e.g. -D WS_STAGES=3 (repeatable)")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--timeout", type=float, default=90.0,
+                    help="seconds one kernel's process may take at one precision (default 90)")
+    ap.add_argument("--compiler", choices=("auto", "nvrtc", "rawmodule"), default="auto",
+                    help="nvrtc: NVRTC called directly with exactly the options above, its cubin loaded by "
+                         "cupy.RawModule(path=...), with ptxas's register report in the log; rawmodule: "
+                         "cupy.RawModule(code=..., options=...); auto (default): nvrtc, then rawmodule")
+    ap.add_argument("--source", type=Path, default=ROOT / "kernels" / "hopper.cu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--output", type=Path, help="write every result as JSON here")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every kernel in this process (no isolation, no timeout): for debugging")
+    ap.add_argument("--worker", nargs=2, metavar=("KERNEL", "PRECISION"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker-output", type=Path, help=argparse.SUPPRESS)
+    opts = ap.parse_args(argv)
+    for d in opts.define:
+        name = d.split("=", 1)[0]
+        if not name.isidentifier():
+            ap.error(f"-D {d!r}: a define is NAME or NAME=VALUE")
+    return opts
+
+
+# ---- In a worker: one kernel at one precision ---------------------------------------------
+
+def log(*parts):
+    print(*parts, flush=True)
+
+
+def versions():
+    import cupy
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(cupy.cuda.Device().id)
+    try:
+        nvrtc = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
+    except Exception:  # noqa: BLE001 - recorded as unknown
+        nvrtc = "unknown"
+
+    def cuda_version(v):
+        return f"{v // 1000}.{v % 1000 // 10}"
+    return {"device": props["name"].decode(), "compute_capability": f"{props['major']}.{props['minor']}",
+            "sm_count": props["multiProcessorCount"], "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "cuda_runtime": cuda_version(rt.runtimeGetVersion()), "cuda_driver": cuda_version(rt.driverGetVersion()),
+            "nvrtc": nvrtc, "cupy": cupy.__version__, "python": platform.python_version(),
+            "host": platform.node()}
+
+
+def compile_options(opts, prec):
+    defines = tuple(f"-D{d}" for d in opts.define) + (("-DHOPPER_FP16",) if prec == "fp16" else ())
+    return ARCH_OPTIONS + defines
+
+
+def compile_nvrtc(source, options):
+    """NVRTC with exactly these options (and ptxas's report), the cubin loaded by RawModule."""
+    import cupy
+    from cupy_backends.cuda.libs import nvrtc
+    options = options + ("--ptxas-options=-v",)
+    prog = nvrtc.createProgram(source, "hopper.cu", (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, options)
+        except nvrtc.NVRTCError as e:
+            raise RuntimeError(f"NVRTC: {e}\n{nvrtc.getProgramLog(prog)}") from None
+        log_text = nvrtc.getProgramLog(prog)
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    fd, path = tempfile.mkstemp(suffix=".cubin", prefix="hopper_")
+    with os.fdopen(fd, "wb") as f:
+        f.write(cubin)
+    module = cupy.RawModule(path=path)
+    return module, log_text, path
+
+
+def compile_rawmodule(source, options):
+    import cupy
+    module = cupy.RawModule(code=source, options=options)
+    module.compile()
+    return module, "", None
+
+
+def build(opts, prec, kernel):
+    """The compiled module, its kernel and how it was built; raises with the compiler's log."""
+    source = opts.source.read_text(encoding="utf-8")
+    options = compile_options(opts, prec)
+    methods = {"auto": ("nvrtc", "rawmodule"), "nvrtc": ("nvrtc",), "rawmodule": ("rawmodule",)}[opts.compiler]
+    failures = []
+    for method in methods:
+        start = time.perf_counter()
+        try:
+            module, text, _ = (compile_nvrtc if method == "nvrtc" else compile_rawmodule)(source, options)
+            function = module.get_function(kernel)
+        except Exception as e:  # noqa: BLE001 - every way of failing is reported, then the next tried
+            failures.append(f"[{method}] {type(e).__name__}: {e}")
+            log(f"  compile ({method}) failed:\n{failures[-1]}")
+            continue
+        info = {"method": method, "options": list(options), "seconds": round(time.perf_counter() - start, 2),
+                "log": text, "failures": failures}
+        return module, function, info
+    raise RuntimeError("no way of compiling worked:\n" + "\n".join(failures))
+
+
+def launch_config(module, kernel, opts):
+    """{threads, block_m, block_n, smem, stages}: the module's own `<kernel>_config` array, or
+    else kernels/hopper.cu's formulas for the defines given."""
+    import cupy
+    try:
+        ptr = module.get_global(f"{kernel}_config")
+        values = [int(v) for v in cupy.ndarray((5,), cupy.int32, ptr).get()]
+        source = "module"
+    except Exception as e:  # noqa: BLE001 - the formulas below are the fallback
+        log(f"  (could not read {kernel}_config: {e}; using the defines)")
+        d = dict(DEFAULTS)
+        d.update({k: int(v) for k, _, v in (x.partition("=") for x in opts.define) if k in DEFAULTS and v})
+        if kernel == "matmul_tma_wgmma":
+            values = [128, 64, d["K1_BN"], d["K1_STAGES"] * (64 * 128 + d["K1_BN"] * 128) + 1024, d["K1_STAGES"]]
+        else:
+            bm = 2 * d["WS_WG_M"]
+            values = [384, bm, d["WS_BN"], d["WS_STAGES"] * (bm * 128 + d["WS_BN"] * 128) + 1024, d["WS_STAGES"]]
+        source = "defines"
+    threads, bm, bn, smem, stages = values
+    return {"threads": threads, "block_m": bm, "block_n": bn, "smem": smem, "stages": stages, "from": source}
+
+
+def make_inputs(shape, prec, seed):
+    """M, N on the GPU in the precision's device format, and the float32 values they hold."""
+    import cupy
+
+    from tiling_course import precision
+    m, n, k = shape
+    rs = cupy.random.RandomState(seed)
+    x = rs.standard_normal((m, k), dtype=cupy.float32)
+    y = rs.standard_normal((k, n), dtype=cupy.float32)
+    M, N = precision.to_device_format(x, prec), precision.to_device_format(y, prec)
+    return M, N, precision.rounded(x, prec), precision.rounded(y, prec)
+
+
+def compare(P, R, scale, k):
+    """The error of P against the reference R in units of scale = |M||N| (elementwise)."""
+    import cupy
+    tol = TOL_FACTOR * k * 2.0 ** -24
+    ratio = cupy.abs(P - R) / cupy.maximum(scale, 1e-30)
+    ratio = cupy.where(cupy.isnan(ratio), cupy.inf, ratio)          # NaN (never stored) fails
+    err = float(ratio.max())
+    bad = ratio > tol
+    out = {"error": err, "tolerance": tol, "ok": bool(err <= tol), "bad": int(bad.sum())}
+    if out["bad"]:
+        rows, cols = cupy.nonzero(bad)
+        flat = int(ratio.argmax())
+        out.update({"worst_at": [flat // P.shape[1], flat % P.shape[1]],
+                    "bad_rows": [int(rows.min()), int(rows.max())], "bad_cols": [int(cols.min()), int(cols.max())]})
+    return out
+
+
+def time_pair(run_a, run_b, warmup, repeats):
+    """Median milliseconds of a and of b, their launches alternating."""
+    import cupy
+    for _ in range(warmup):
+        run_a()
+        run_b()
+    cupy.cuda.Device().synchronize()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = ([], [])
+    for _ in range(repeats):
+        for run, t in ((run_a, times[0]), (run_b, times[1])):
+            start.record()
+            run()
+            end.record()
+            end.synchronize()
+            t.append(cupy.cuda.get_elapsed_time(start, end))
+
+    def median(v):
+        v = sorted(v)
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+    return median(times[0]), median(times[1])
+
+
+def tflops(shape, ms):
+    m, n, k = shape
+    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+def worker(opts, kernel, prec, save=None):
+    """One kernel at one precision on every shape; returns its record (JSON-able). save(record)
+    is called as the record grows, so that a run stopped for hanging still reports its start."""
+    save = save or (lambda rec: None)
+    import cupy
+    import numpy as np
+
+    from cudacheck import pad_rows, tensor_map_2d
+    from tiling_course.cublas import Cublas
+
+    rec = {"kernel": kernel, "precision": prec, "versions": versions(), "shapes": [], "error": None}
+    log(f"== {kernel} {prec} on {rec['versions']['device']}")
+    cub = Cublas()
+    sm_count = rec["versions"]["sm_count"]
+    try:
+        module, function, info = build(opts, prec, kernel)
+    except Exception as e:  # noqa: BLE001 - reported, and cuBLAS is still measured below
+        module = function = None
+        rec["error"] = f"compile: {e}"
+        log(f"  COMPILE FAILED: {e}")
+    if function is not None:
+        rec["compile"] = info
+        save(rec)
+        log(f"  compiled by {info['method']} in {info['seconds']} s, options {' '.join(info['options'])}")
+        if info["log"].strip():
+            log("  compiler log:\n" + "\n".join("    " + line for line in info["log"].strip().splitlines()))
+        cfg = launch_config(module, kernel, opts)
+        rec["config"] = cfg
+        attrs = {}
+        try:
+            attrs = {k: v for k, v in function.attributes.items()}
+        except Exception as e:  # noqa: BLE001 - attributes are informative only
+            log(f"  (no attributes: {e})")
+        rec["attributes"] = attrs
+        log(f"  config {cfg}")
+        log(f"  registers {attrs.get('num_regs')}, local (spill) bytes {attrs.get('local_size_bytes')}, "
+            f"static shared {attrs.get('shared_size_bytes')}, max threads per block "
+            f"{attrs.get('max_threads_per_block')}")
+        if attrs.get("max_threads_per_block", cfg["threads"]) < cfg["threads"]:
+            rec["error"] = (f"launch impossible: {cfg['threads']} threads per block, at most "
+                            f"{attrs['max_threads_per_block']} with {attrs.get('num_regs')} registers each")
+            log("  " + rec["error"])
+            function = None
+        else:
+            try:
+                function.max_dynamic_shared_size_bytes = cfg["smem"]
+            except Exception as e:  # noqa: BLE001 - reported; the launch will then fail and say so
+                log(f"  setting max_dynamic_shared_size_bytes={cfg['smem']} failed: {e}")
+
+    def launcher(M, N, P, shape):
+        m, n, k = shape
+        Mp, Np = pad_rows(M), pad_rows(N)
+        element = "bf16" if prec == "bf16" else "fp16"
+        map_m = tensor_map_2d(Mp, box_rows=cfg["block_m"], box_cols=64, element=element)
+        map_n = tensor_map_2d(Np, box_rows=64, box_cols=64, element=element)
+        if kernel == "matmul_persistent":
+            tiles = -(-m // cfg["block_m"]) * -(-n // cfg["block_n"])
+            grid = (min(sm_count, tiles),)
+        else:
+            grid = (-(-n // cfg["block_n"]), -(-m // cfg["block_m"]))
+        args = (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n))
+
+        def run():
+            function(grid, (cfg["threads"],), args, shared_mem=cfg["smem"])
+        run.grid = grid
+        run.keep = (Mp, Np)             # the padded copies live as long as the launcher
+        return run
+
+    shapes = [("small", opts.small, "float64"), ("awkward", opts.awkward, "cublas"),
+              ("square", (opts.size,) * 3, "cublas")]
+    for label, shape, reference in shapes:
+        m, n, k = shape
+        entry = {"label": label, "shape": {"m": m, "n": n, "k": k}, "reference": reference}
+        rec["shapes"].append(entry)
+        save(rec)
+        M, N, Mf, Nf = make_inputs(shape, prec, opts.seed)
+        R = cupy.empty((m, n), cupy.float32)
+        cub.gemm(M, N, R, prec)
+        if reference == "float64":
+            exact = Mf.get().astype(np.float64) @ Nf.get().astype(np.float64)
+            scale = np.abs(Mf.get()).astype(np.float64) @ np.abs(Nf.get()).astype(np.float64)
+            ref, scale = cupy.asarray(exact), cupy.asarray(scale)
+            entry["cublas_check"] = compare(R.astype(cupy.float64), ref, scale, k)
+            log(f"  {label} m={m} n={n} k={k}: cuBLAS vs float64 error {entry['cublas_check']['error']:.3g} "
+                f"(tolerance {entry['cublas_check']['tolerance']:.3g})")
+        else:
+            ref, scale = R, cupy.abs(Mf) @ cupy.abs(Nf)
+        if function is None:
+            continue
+        P = cupy.full((m, n), cupy.nan, cupy.float32)
+        try:
+            run = launcher(M, N, P, shape)
+            entry["grid"] = list(run.grid)
+            run()
+            cupy.cuda.Device().synchronize()
+        except Exception as e:  # noqa: BLE001 - a failed launch ends this kernel's run
+            entry["error"] = f"{type(e).__name__}: {e}"
+            rec["error"] = f"{label}: {entry['error']}"
+            log(f"  {label} m={m} n={n} k={k}: LAUNCH FAILED: {entry['error']}")
+            if "cudaError" in entry["error"] or "CUDA_ERROR" in entry["error"] or "CUDARuntimeError" in entry["error"]:
+                break                   # the context may be unusable: stop here
+            continue
+        check = compare(P.astype(ref.dtype), ref, scale, k)
+        entry["check"] = check
+        verdict = "ok" if check["ok"] else "WRONG"
+        where = "" if check["ok"] else (f", {check['bad']} elements over, worst at {check['worst_at']}, rows "
+                                        f"{check['bad_rows']}, columns {check['bad_cols']}")
+        log(f"  {label} m={m} n={n} k={k}: {verdict} vs {reference}: error {check['error']:.3g} "
+            f"(tolerance {check['tolerance']:.3g}){where}")
+        save(rec)
+        if label == "small":
+            continue
+        del ref, scale
+        ms, cublas_ms = time_pair(run, functools.partial(cub.gemm, M, N, R, prec), opts.warmup, opts.repeats)
+        entry.update({"ms": ms, "tflops": tflops(shape, ms), "cublas_ms": cublas_ms,
+                      "cublas_tflops": tflops(shape, cublas_ms), "ratio": cublas_ms / ms})
+        log(f"  {label} m={m} n={n} k={k}: {ms:.4f} ms, {entry['tflops']:.1f} TFLOP/s; cuBLAS {cublas_ms:.4f} ms, "
+            f"{entry['cublas_tflops']:.1f} TFLOP/s; ratio {entry['ratio']:.3f}")
+        save(rec)
+    return rec
+
+
+def run_worker(opts):
+    kernel, prec = opts.worker
+
+    def save(rec):
+        if opts.worker_output:
+            opts.worker_output.write_text(json.dumps(rec, indent=1, default=str))
+    try:
+        rec = worker(opts, kernel, prec, save)
+    except Exception:  # noqa: BLE001 - the record says what went wrong
+        rec = {"kernel": kernel, "precision": prec, "error": traceback.format_exc(), "shapes": []}
+        log(rec["error"])
+    save(rec)
+    return 0
+
+
+# ---- The parent: every kernel at every precision, each in its own process -----------------
+
+def child(opts, kernel, prec):
+    """Runs one worker process; its record, or one saying why there is none."""
+    fd, path = tempfile.mkstemp(suffix=".json", prefix=f"{kernel}_{prec}_")
+    os.close(fd)
+    argv = [sys.executable, str(Path(__file__).resolve()), "--worker", kernel, prec, "--worker-output", path,
+            "--size", str(opts.size), "--awkward", shape_name(opts.awkward), "--small", shape_name(opts.small),
+            "--warmup", str(opts.warmup), "--repeats", str(opts.repeats), "--compiler", opts.compiler,
+            "--source", str(opts.source), "--seed", str(opts.seed)]
+    for d in opts.define:
+        argv += ["-D", d]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(argv, timeout=opts.timeout)
+        text = Path(path).read_text()
+        rec = json.loads(text) if text.strip() else None
+        if rec is None:
+            rec = {"kernel": kernel, "precision": prec, "shapes": [],
+                   "error": f"the worker exited with status {done.returncode} and no record"}
+    except subprocess.TimeoutExpired:
+        text = Path(path).read_text()           # what the worker had recorded when it was stopped
+        rec = json.loads(text) if text.strip() else {"kernel": kernel, "precision": prec, "shapes": []}
+        rec["hung"] = True
+        rec["error"] = f"stopped after {opts.timeout:.0f} s (a hang: a barrier waited forever?)"
+        if rec["shapes"] and "check" not in rec["shapes"][-1]:
+            rec["shapes"][-1]["error"] = "hung"
+        log(f"  {kernel} {prec}: {rec['error']}")
+    finally:
+        Path(path).unlink(missing_ok=True)
+    rec["wall_seconds"] = round(time.perf_counter() - start, 1)
+    return rec
+
+
+def summary(records, opts):
+    meta = next((r["versions"] for r in records if r.get("versions")), {})
+    lines = ["", "=" * 100,
+             f"Hopper kernels beside cuBLAS on {meta.get('device', '?')} (compute capability "
+             f"{meta.get('compute_capability', '?')}, {meta.get('sm_count', '?')} SMs), {meta.get('date', '?')}",
+             f"CUDA runtime {meta.get('cuda_runtime', '?')}, driver {meta.get('cuda_driver', '?')}, NVRTC "
+             f"{meta.get('nvrtc', '?')}, CuPy {meta.get('cupy', '?')}, Python {meta.get('python', '?')}",
+             f"defines: {' '.join('-D' + d for d in opts.define) or '(defaults)'}; error = max |P - R| / (|M||N|), "
+             f"tolerance {TOL_FACTOR:g} * k * 2^-24"]
+    for prec in opts.precisions:
+        for label in ("small", "awkward", "square"):
+            entries = [(r, next((e for e in r.get("shapes", []) if e["label"] == label), None))
+                       for r in records if r["precision"] == prec]
+            if not entries:
+                continue
+            # cuBLAS's row: from a process that timed it, else from any that ran it.
+            found = [e for _, e in entries if e is not None]
+            ref = next((e for e in found if "cublas_ms" in e), found[0] if found else None)
+            rows = []
+            if ref is not None:
+                cc, t = ref.get("cublas_check"), ref.get("cublas_tflops")
+                check = f"{cc['error']:.2g} {'ok' if cc['ok'] else 'WRONG'}" if cc else "reference"
+                rows.append(("cuBLAS", check, f"{ref['cublas_ms']:.4f}" if t else "-", f"{t:.1f}" if t else "-",
+                             "1.000" if t else "-", ""))
+            for r, entry in entries:
+                if entry is None:
+                    rows.append((r["kernel"], "-", "-", "-", "-", (r.get("error") or "no result").splitlines()[-1]))
+                    continue
+                c = entry.get("check")
+                check = f"{c['error']:.2g} {'ok' if c['ok'] else 'WRONG'}" if c else "-"
+                note = entry.get("error") or (r.get("error") if not c else "") or ""
+                timed = "ms" in entry
+                rows.append((r["kernel"], check, f"{entry['ms']:.4f}" if timed else "-",
+                             f"{entry['tflops']:.1f}" if timed else "-", f"{entry['ratio']:.3f}" if timed else "-",
+                             note.splitlines()[-1] if note else ""))
+            lines.append("")
+            where = "" if ref is None else "  m={m} n={n} k={k}".format(**ref["shape"])
+            lines.append(f"{prec.upper()}  {label}{where}")
+            lines.append(f"  {'kernel':<26}{'check':<16}{'ms':>10}{'TFLOP/s':>10}{'vs cuBLAS':>11}  note")
+            for name, check, ms, tf, ratio, note in rows:
+                lines.append(f"  {name:<26}{check:<16}{ms:>10}{tf:>10}{ratio:>11}  {note[:60]}")
+    lines.append("=" * 100)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    opts = arguments(argv)
+    if opts.worker:
+        return run_worker(opts)
+    log(f"kernels/hopper.cu: {', '.join(opts.kernels)} at {', '.join(opts.precisions)}; "
+        f"defines {opts.define or '(defaults)'}")
+    records, hung = [], set()
+    for prec in opts.precisions:
+        for kernel in opts.kernels:
+            if kernel in hung:
+                records.append({"kernel": kernel, "precision": prec, "shapes": [],
+                                "error": "skipped: it hung at an earlier precision"})
+                continue
+            if opts.in_process:
+                try:
+                    rec = worker(opts, kernel, prec)
+                except Exception:  # noqa: BLE001 - recorded
+                    rec = {"kernel": kernel, "precision": prec, "shapes": [], "error": traceback.format_exc()}
+                    log(rec["error"])
+            else:
+                rec = child(opts, kernel, prec)
+            if rec.get("hung"):
+                hung.add(kernel)
+            records.append(rec)
+    text = summary(records, opts)
+    log(text)
+    failed = [f"{r['kernel']} {r['precision']}" for r in records
+              if r.get("error") or any(not e.get(key, {"ok": True})["ok"]
+                                       for e in r.get("shapes", []) for key in ("check", "cublas_check"))]
+    log(f"{len(records) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
+    if opts.output:
+        opts.output.parent.mkdir(parents=True, exist_ok=True)
+        opts.output.write_text(json.dumps({"defines": opts.define, "tolerance_factor": TOL_FACTOR,
+                                           "records": records, "summary": text}, indent=1, default=str))
+        log(f"wrote {opts.output}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
