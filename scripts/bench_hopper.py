@@ -1,9 +1,9 @@
 """On an H100 or H200: the Hopper kernels of kernels/hopper.cu (issue 30) beside cuBLAS.
 
 For each precision (BF16, FP16) and each kernel (matmul_tma_wgmma, matmul_warp_specialized,
-matmul_persistent), in a process of its own, so that a kernel that faults or hangs cannot
-take the others with it (one that runs past --timeout is stopped, and skipped at the other
-precisions):
+matmul_persistent, matmul_clustered, matmul_async_store), in a process of its own, so that a
+kernel that faults or hangs cannot take the others with it (one that runs past --timeout is
+stopped, and skipped at the other precisions):
   * cuBLAS (course/tiling_course/cublas.py, the precision's gemm: float accumulation and a
     float result) is the reference, checked itself against a float64 NumPy product first;
   * the kernel is compiled by NVRTC for sm_90a (-arch=sm_90a -std=c++17, the -D options
@@ -18,15 +18,23 @@ precisions):
     cuBLAS's launches alternating, the median of --repeats; TFLOP/s = 2 m n k / time.
 Matrices whose rows are not a multiple of 16 bytes (the awkward shapes) are given to the
 kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
-accepts) and to cuBLAS as they are.
+accepts) and to cuBLAS as they are. matmul_async_store writes P through a tensor map of its
+own (float, boxes of matmul_async_store_box), so its P is allocated with padded rows too.
+The clustered kernels (matmul_clustered, matmul_async_store: clusters of 2 blocks, set by the
+kernel's __cluster_dims__) get a grid of 2 x min(clusters that fit at once, pairs of tiles);
+the clusters that fit are asked of the driver (cuOccupancyMaxActiveClusters), or taken to be
+SMs / 2 where it cannot answer, and the number is printed and recorded.
 
     python scripts/bench_hopper.py --output $OUT/bench_hopper.json
     python scripts/bench_hopper.py -D WS_STAGES=3 -D WS_WG_M=128 -D WS_BN=128 --kernels matmul_persistent
     python scripts/bench_hopper.py --precisions bf16 --size 8192 --repeats 50
+    python scripts/bench_hopper.py --kernels matmul_persistent matmul_clustered matmul_async_store
+    python scripts/bench_hopper.py -D CL_STAGES=3 -D EPI_BUFS=5 --kernels matmul_async_store
 
 Shapes are written MxNxK: P is M x N, the product's depth K. Tile sizes are kernels/hopper.cu's
-macros (K1_BN, K1_STAGES, WS_BN, WS_WG_M, WS_STAGES, GROUP_M, PRODUCER_REGS, CONSUMER_REGS),
-set with -D; each kernel's launch configuration is read back from the compiled module.
+macros (K1_BN, K1_STAGES, WS_BN, WS_WG_M, WS_STAGES, GROUP_M, PRODUCER_REGS, CONSUMER_REGS,
+CL_STAGES, CL_GROUP_M, EPI_BUFS), set with -D; each kernel's launch configuration is read
+back from the compiled module.
 """
 import argparse
 import datetime
@@ -46,12 +54,20 @@ for _p in (ROOT / "runtime", ROOT / "course"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent")
+KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent", "matmul_clustered",
+           "matmul_async_store")
+# Blocks per cluster of the clustered kernels (kernels/hopper.cu's CLUSTER, fixed by their
+# __cluster_dims__): each cluster walks pairs of tiles, one above the other, persistently.
+CLUSTERED = {"matmul_clustered": 2, "matmul_async_store": 2}
+# Kernels that store P through a tensor map of it (passed in place of P): {rows, columns} of
+# its boxes, read from the module's <kernel>_box, else these.
+STORES_BY_TMA = {"matmul_async_store": (64, 32)}
 PRECISIONS = ("bf16", "fp16")
 ARCH_OPTIONS = ("-arch=sm_90a", "-std=c++17")
 TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| scale
 # What the config arrays say if they cannot be read: kernels/hopper.cu's defaults.
-DEFAULTS = {"K1_BN": 128, "K1_STAGES": 4, "WS_BN": 256, "WS_WG_M": 64, "WS_STAGES": 4}
+DEFAULTS = {"K1_BN": 128, "K1_STAGES": 4, "WS_BN": 256, "WS_WG_M": 64, "WS_STAGES": 4, "CL_STAGES": None,
+            "EPI_BUFS": 2}
 
 
 def parse_shape(text):
@@ -198,10 +214,45 @@ def launch_config(module, kernel, opts):
             values = [128, 64, d["K1_BN"], d["K1_STAGES"] * (64 * 128 + d["K1_BN"] * 128) + 1024, d["K1_STAGES"]]
         else:
             bm = 2 * d["WS_WG_M"]
-            values = [384, bm, d["WS_BN"], d["WS_STAGES"] * (bm * 128 + d["WS_BN"] * 128) + 1024, d["WS_STAGES"]]
+            stages = (d["CL_STAGES"] or d["WS_STAGES"]) if kernel in CLUSTERED else d["WS_STAGES"]
+            smem = stages * (bm * 128 + d["WS_BN"] * 128) + 1024
+            if kernel in STORES_BY_TMA:
+                smem += 2 * d["EPI_BUFS"] * 8192
+            values = [384, bm, d["WS_BN"], smem, stages]
         source = "defines"
     threads, bm, bn, smem, stages = values
-    return {"threads": threads, "block_m": bm, "block_n": bn, "smem": smem, "stages": stages, "from": source}
+    cfg = {"threads": threads, "block_m": bm, "block_n": bn, "smem": smem, "stages": stages, "from": source}
+    if kernel in STORES_BY_TMA:
+        try:
+            ptr = module.get_global(f"{kernel}_box")
+            cfg["p_box"] = [int(v) for v in cupy.ndarray((2,), cupy.int32, ptr).get()]
+        except Exception as e:  # noqa: BLE001 - kernels/hopper.cu's box is the fallback
+            log(f"  (could not read {kernel}_box: {e}; using {STORES_BY_TMA[kernel]})")
+            cfg["p_box"] = list(STORES_BY_TMA[kernel])
+    return cfg
+
+
+def max_active_clusters(function, cluster, threads, smem, sm_count):
+    """How many clusters of `cluster` blocks of this kernel fit on the GPU at once: the driver's
+    cuOccupancyMaxActiveClusters (the cluster size is the kernel's own, from __cluster_dims__,
+    so the launch configuration leaves it unspecified). Raises where the driver cannot answer."""
+    import ctypes
+
+    class LaunchConfig(ctypes.Structure):       # cuda.h's CUlaunchConfig
+        _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                    ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                    ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p), ("attrs", ctypes.c_void_p),
+                    ("numAttrs", ctypes.c_uint)]
+    lib = ctypes.CDLL("libcuda.so.1")
+    query = lib.cuOccupancyMaxActiveClusters
+    query.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_void_p, ctypes.POINTER(LaunchConfig)]
+    query.restype = ctypes.c_int
+    config = LaunchConfig(cluster * sm_count, 1, 1, threads, 1, 1, smem, None, None, 0)
+    count = ctypes.c_int(0)
+    result = query(ctypes.byref(count), ctypes.c_void_p(function.kernel.ptr), ctypes.byref(config))
+    if result != 0:
+        raise RuntimeError(f"cuOccupancyMaxActiveClusters returned CUresult {result}")
+    return count.value
 
 
 def make_inputs(shape, prec, seed):
@@ -310,6 +361,19 @@ def worker(opts, kernel, prec, save=None):
                 function.max_dynamic_shared_size_bytes = cfg["smem"]
             except Exception as e:  # noqa: BLE001 - reported; the launch will then fail and say so
                 log(f"  setting max_dynamic_shared_size_bytes={cfg['smem']} failed: {e}")
+            if kernel in CLUSTERED:
+                cfg["cluster"] = CLUSTERED[kernel]
+                try:
+                    cfg["max_clusters"] = max_active_clusters(function, cfg["cluster"], cfg["threads"], cfg["smem"],
+                                                              sm_count)
+                    cfg["max_clusters_from"] = "driver"
+                except Exception as e:  # noqa: BLE001 - the SMs are the fallback
+                    log(f"  (cuOccupancyMaxActiveClusters: {type(e).__name__}: {e}; assuming SMs / {cfg['cluster']})")
+                    cfg["max_clusters"], cfg["max_clusters_from"] = 0, "SMs"
+                if cfg["max_clusters"] < 1:
+                    cfg["max_clusters"], cfg["max_clusters_from"] = sm_count // cfg["cluster"], "SMs"
+                log(f"  clusters of {cfg['cluster']} at once: {cfg['max_clusters']} ({cfg['max_clusters_from']}; "
+                    f"{sm_count} SMs)")
 
     def launcher(M, N, P, shape):
         m, n, k = shape
@@ -320,9 +384,18 @@ def worker(opts, kernel, prec, save=None):
         if kernel == "matmul_persistent":
             tiles = -(-m // cfg["block_m"]) * -(-n // cfg["block_n"])
             grid = (min(sm_count, tiles),)
+        elif kernel in CLUSTERED:
+            size, tiles_m, tiles_n = cfg["cluster"], -(-m // cfg["block_m"]), -(-n // cfg["block_n"])
+            pairs = -(-tiles_m // size) * tiles_n          # a cluster's tiles: one above the other
+            grid = (size * min(cfg["max_clusters"], pairs),)
         else:
             grid = (-(-n // cfg["block_n"]), -(-m // cfg["block_m"]))
-        args = (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n))
+        if kernel in STORES_BY_TMA:
+            rows, cols = cfg["p_box"]
+            map_p = tensor_map_2d(P, box_rows=rows, box_cols=cols, element="fp32")
+            args = (map_m, map_n, map_p, np.int32(m), np.int32(k), np.int32(n))
+        else:
+            args = (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n))
 
         def run():
             function(grid, (cfg["threads"],), args, shared_mem=cfg["smem"])
@@ -352,6 +425,8 @@ def worker(opts, kernel, prec, save=None):
         if function is None:
             continue
         P = cupy.full((m, n), cupy.nan, cupy.float32)
+        if kernel in STORES_BY_TMA:
+            P = pad_rows(P)             # the TMA stores rows that start on multiples of 16 bytes
         try:
             run = launcher(M, N, P, shape)
             entry["grid"] = list(run.grid)

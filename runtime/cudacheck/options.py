@@ -15,8 +15,17 @@ IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_m
                             r"--maxrregcount|-ftz|--ftz|-prec-div|--prec-div|-prec-sqrt|--prec-sqrt|-dw|--disable-warnings)\b")
 
 
+# An architecture with its arch-specific features (sm_90a: wgmma, setmaxnreg), for which NVRTC
+# defines __CUDA_ARCH_FEAT_SM90_ALL: group 1 the compute capability.
+_ARCH_FEATURES = re.compile(r"^(?:-arch|--gpu-architecture)=?(?:sm|compute)_(\d+)a\Z")
+
+
 def _user_flag(option):
-    """A -D or -I option as g++ and clang spell it ("-DX=1", "-Ipath"), or None."""
+    """A -D or -I option as g++ and clang spell it ("-DX=1", "-Ipath"), the macro an
+    arch-specific architecture defines (-arch=sm_90a), or None."""
+    arch = _ARCH_FEATURES.match(option)
+    if arch:
+        return f"-D__CUDA_ARCH_FEAT_SM{arch.group(1)}_ALL"
     m = _DEFINE_OR_INCLUDE.match(option)
     if m is None:
         return None

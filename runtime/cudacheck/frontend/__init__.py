@@ -14,6 +14,8 @@ By role:
 - reader.py: the reader (analyze, Reader), with dtypes.py for C++ types as NumPy dtypes;
 - nvrtc.py: what NVRTC refuses, refused here too;
 - cpu_build.py: what the CPU runtime cannot run, and the CPU build's edits;
+- ptx.py (reading: ptx_parse.py, translating: ptx_translate.py): inline PTX as C++ for the
+  CPU build, or refused by name;
 - launches.py: the launch finder of whole programs (find_launches).
 """
 from .launches import LaunchFinder, find_launches

@@ -3,14 +3,16 @@ uses it is left out of the build, with the line and construct, so that the rest 
 still runs), and the text of the line-preserving edits cpu/compiler.py applies to the source
 (Program.edits): `__device__` variables in a section every worker shares, `extern __shared__`
 arrays as views of the launch's dynamic shared memory, `static __shared__` as plain
-`__shared__`, static shared arrays registered as a thread passes them, and a kernel's
-`return` recorded with its line.
+`__shared__`, static shared arrays registered as a thread passes them, a kernel's `return`
+recorded with its line, and inline PTX translated into C++ (ptx.py).
 """
 import re
 
 from ..errors import UnsupportedFeatureError
 from ..listing import numbered
+from . import ptx
 from .libclang import SOURCE_NAME
+from .ptx import PtxError
 
 # What the CPU runtime does not provide, by the identifier that gives it away.
 # (<cuda_fp16.h>, <cuda_bf16.h>, <mma.h> and <cuda_pipeline.h> are provided: a kernel that uses
@@ -79,18 +81,20 @@ def shared_registration(sid, name):
 
 def unsupported(functions, errors, edits, templates, line_tokens):
     """Kernels the CPU runtime cannot run, each with the line and construct; their
-    definitions (and those of device functions only they need) are left out of the
+    bodies (and those of the device functions that cannot run either) are left out of the
     CPU build, so the rest of the file still runs.
 
     functions: the reader's USR -> (cursor, qualified name, what its body holds); errors:
     clang's (line, column, message) in the source; line_tokens(fn, line): the spellings of a
     function's tokens on one line. Returns (kernel name -> (line, construct), the edits with
-    each such definition's removal)."""
+    each such body's removal and the other functions' inline PTX translated)."""
     bad = {}   # function USR -> (line, construct)
     for usr, (fn, _qual, info) in functions.items():
         lo, hi = info["lines"]
-        if info["asm"]:
-            bad[usr] = (info["asm"][0], "inline PTX assembly (asm)")
+        try:
+            edits.extend(asm_edits(info))
+        except PtxError as e:
+            bad[usr] = (e.line, e.construct)
             continue
         for line, _col, text in errors:
             if lo <= line <= hi:
@@ -105,7 +109,7 @@ def unsupported(functions, errors, edits, templates, line_tokens):
         for usr, (_fn, _qual, info) in functions.items():
             if usr in bad:
                 continue
-            for callee, name, line, *_ in info["calls"]:
+            for callee, name, line, *_ in sorted(info["calls"], key=lambda call: call[2]):   # the first, by line
                 if callee in bad:
                     bad[usr] = (line, f"{bad[callee][1]}, through {name}()")
                     changed = True
@@ -114,12 +118,29 @@ def unsupported(functions, errors, edits, templates, line_tokens):
     for usr, (line, what) in bad.items():
         fn, qual, info = functions[usr]
         start, end = info["extent"]
-        edits.append((start, end, ""))
-        edits = [e for e in edits if not (start <= e[0] < end) or e == (start, end, "")]
+        # What is left out becomes `;`: a function's body, so that it stays declared (a template's
+        # explicit specializations need it), or a constructor's whole definition (reader.py).
+        edits.append((start, end, ";"))
+        edits = [e for e in edits if not (start <= e[0] < end) or e == (start, end, ";")]
         if info["kernel"]:
             name = qual if (qual in templates or fn.mangled_name != fn.spelling) else fn.spelling
             out[name] = (line, what)
     return out, edits
+
+
+def asm_edits(info):
+    """The edits that translate a function's asm statements (the reader's ptx.AsmStmt, or the
+    PtxError of one it could not read) into C++ (ptx.py), or the PtxError of the first the CPU
+    build does not translate. Host code's assembly is the host's, which the CPU runtime does
+    not run."""
+    out = []
+    for stmt in info["asm"]:
+        if isinstance(stmt, PtxError):
+            raise stmt
+        if not info["device"]:
+            raise PtxError("inline assembly in host code", stmt.line)
+        out += ptx.edits(stmt)
+    return out
 
 
 def construct(message, tokens):

@@ -7,7 +7,7 @@ import re
 
 from ..arith import Rewriter, fmad_enabled
 from ..options import user_flags
-from . import cpu_build, nvrtc
+from . import cpu_build, nvrtc, ptx
 from .dtypes import element_dtype, parameter
 from .libclang import (
     CUDA_ARCH_FLAG,
@@ -88,6 +88,7 @@ class Reader:
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
         self._extern_types = {}
         self.functions = {}     # USR -> (cursor, qualified name, what its body holds) of each function defined here
+        self._macros = None     # name -> [(offset, tokens)] of the source's macro definitions, once asked for
         self.arith = Rewriter(self.ci, tu, self.code, fmad_enabled(self.options), self.mine)
         for c in tu.cursor.get_children():
             if self.mine(c):
@@ -225,7 +226,7 @@ class Reader:
     # -- function bodies --
     def _body(self, fn, qual, kernel):
         """Walk one function definition: its shared variables, returns (of a kernel), calls,
-        array subscripts and inline assembly."""
+        array subscripts and inline assembly (asm statements, read for cpu_build)."""
         K = self.ci.CursorKind
         self._registrations = []
         # Device code: what NVRTC (or nvcc's device side) compiles. In a whole program, host
@@ -233,7 +234,12 @@ class Reader:
         device = not self.program or bool(self.annotations(fn) & {"kc_device", "kc_global"})
         if device:
             self.arith.function(fn)
-        info = {"calls": set(), "asm": [], "extent": (fn.extent.start.offset, fn.extent.end.offset),
+        # What cpu_build leaves out of a function it cannot run: its body (a template's
+        # declaration stays, for its explicit specializations); a constructor's whole definition,
+        # whose initializers precede the body.
+        body = next((ch for ch in fn.get_children() if ch.kind == K.COMPOUND_STMT), None)
+        removed = fn if body is None or fn.kind == K.CONSTRUCTOR else body
+        info = {"calls": set(), "asm": [], "extent": (removed.extent.start.offset, removed.extent.end.offset),
                 "lines": (fn.extent.start.line, fn.extent.end.line), "kernel": kernel, "device": device}
         stack = [(ch, None, False) for ch in reversed(list(fn.get_children()))]   # in source order
         while stack:
@@ -249,19 +255,49 @@ class Reader:
                 # A call, or a function named without being called (its address taken).
                 ref = c.referenced
                 if ref is not None and (k == K.CALL_EXPR or ref.kind == K.FUNCTION_DECL):
-                    info["calls"].add((ref.get_usr(), ref.spelling, c.location.line, *origin(self.ci, ref)))
+                    info["calls"].add((self._callee(ref), ref.spelling, c.location.line, *origin(self.ci, ref)))
                     if self.program and ref.spelling == "cudaMalloc":
                         self._allocation(c)
             elif k == K.TYPE_REF and device:
                 nvrtc.check_type_ref(self.ci, c, self.source)
             elif k in (K.ASM_STMT, K.MS_ASM_STMT):
-                info["asm"].append(c.location.line)
+                info["asm"].append(self._asm(c))
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
                 self._subscript(c)
             stack.extend((ch, c if k == K.DECL_STMT else stmt, in_lambda or k == K.LAMBDA_EXPR)
                          for ch in reversed(list(c.get_children())))
         self.edits.extend(self._registrations)
         self.functions[fn.get_usr()] = (fn, qual, info)
+
+    def _callee(self, ref):
+        """The USR of the definition a call of `ref` runs: an instance of a template defined
+        here (f<1>) runs the template's, which is what cpu_build leaves out when it cannot run."""
+        usr = ref.get_usr()
+        if usr not in self.functions:
+            pattern = self.ci.conf.lib.clang_getSpecializedCursorTemplate(ref)
+            if pattern is not None and pattern.get_usr() in self.functions:
+                return pattern.get_usr()
+        return usr
+
+    def _asm(self, c):
+        """An asm statement as the CPU build translates it (ptx.AsmStmt), or the PtxError of
+        what it cannot read."""
+        try:
+            return ptx.read_asm(self.tokens(c), c.location.line,
+                                lambda name: self._string_macro(name, c.extent.start.offset))
+        except ptx.PtxError as e:
+            return e
+
+    def _string_macro(self, name, before):
+        """The string literals (spellings) that object-like macro `name`, as the source last
+        defines it before offset `before`, stands for; None if it stands for anything else."""
+        if self._macros is None:
+            self._macros = {}
+            for m in self.tu.cursor.get_children():
+                if m.kind == self.ci.CursorKind.MACRO_DEFINITION and self.mine(m):
+                    self._macros.setdefault(m.spelling, []).append((m.extent.start.offset, self.tokens(m)[1:]))
+        body = next((toks for at, toks in reversed(self._macros.get(name, [])) if at < before), None)
+        return [t.spelling for t in body] if body and all(t.kind.name == "LITERAL" for t in body) else None
 
     def _subscript(self, c):
         """An array subscript: the array's name and outer bound, by line (Program.subscripts)."""

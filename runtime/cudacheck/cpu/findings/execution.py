@@ -2,7 +2,8 @@
 barrier the threads of a block reach apart (divergence), a warp operation whose mask names
 lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (collective),
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
-and a block that waits for another that cannot run beside it (stall). Each takes the
+a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier
+that nothing will complete (mbarrier_stall). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
@@ -69,6 +70,20 @@ def operand(f, ctx):
         cls = InvalidOperandError
         msg = (f"{who} with a destination ({addr:#x}) outside shared memory: asynchronous copies go from global "
                "to shared memory (cp.async.shared.global); anything else is undefined on a GPU.")
+    elif problem.startswith("mbarrier"):
+        cls = InvalidOperandError
+        was = need - 2**64 if need >= 2**63 else need   # a transaction count, signed
+        msg = who + {
+            "mbarrier_address": f" on the mbarrier at {addr:#x}, which is not an 8-byte aligned address in shared "
+                                "memory: an mbarrier object is 8 bytes of shared memory, aligned to 8 (declare it "
+                                "`__shared__ unsigned long long bar;`); a GPU's result is undefined.",
+            "mbarrier_count": f" with a count of {value}: an mbarrier expects 1 to {need} arrivals per phase.",
+            "mbarrier_arrivals": f" arriving as {value} thread{'s' if value > 1 else ''} when the barrier's current "
+                                 f"phase expects {need} more: more arrivals than mbarrier.init's count in one phase "
+                                 "are undefined on a GPU. Arrive once per phase from each thread the count includes.",
+            "mbarrier_tx": f" changing the transaction count by {value} bytes (it was {was}): an mbarrier's "
+                           "transaction count must stay within +-(2^20 - 1) bytes.",
+        }[problem]
     else:   # src_not_global
         cls = InvalidOperandError
         msg = (f"{who} with a source ({addr:#x}) in shared memory: asynchronous copies go from global to shared "
@@ -184,6 +199,42 @@ def stall(f, ctx):
             "another block.")
     return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
                                 address=f["address"], resident=resident)
+
+
+def mbarrier_stall(f, ctx):
+    """A thread waits at an mbarrier (inline PTX: try_wait or test_wait) whose phase nothing that
+    can still run will complete."""
+    block, thread, line, expected = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["expected"]
+    needs = [f"{f['pending']} more of its {expected} arrival{'s' if expected > 1 else ''}"] if f["pending"] else []
+    if f["tx"] > 0:
+        needs.append(f"{f['tx']} more transaction bytes (expected with expect_tx, not yet completed)")
+    elif f["tx"] < 0:
+        needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected")
+    groups = {}
+    for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
+        groups.setdefault((state, at), set()).add(i)
+    everyone = set(range(len(f["states"])))
+
+    def where(state, at):
+        return {"M": f"wait at an mbarrier on line {at}", "S": f"wait at __syncthreads() on line {at}",
+                "W": f"wait at a warp operation on line {at}", "R": "poll memory",
+                "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
+    ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
+    parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
+    parts.append(("the others " if len(ordered) > 1 else "all threads ") + where(*ordered[-1][0]))
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line} for the "
+           f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, which "
+           f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + "; ".join(parts)
+           + ".")
+    for q in sorted({line, *(at for (state, at) in groups if state != "E" and at)}):
+        msg += ctx.quote(q)
+    msg += ("\nA phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
+            "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
+            "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count includes "
+            "arrives once per phase, that each wait asks for the parity of the phase it needs, and that the bytes "
+            "expected match those the copies deliver. A GPU hangs here.")
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                address=f["address"])
 
 
 def _describe(group, everyone, ctx):

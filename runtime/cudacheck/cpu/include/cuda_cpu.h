@@ -137,6 +137,8 @@ struct Thread {
     uint64_t poll_key;     // the operands of the atomic that read it (0: a volatile read),
     uint32_t polls;        // and how many such reads in a row found it unchanged (kc_poll.cpp: poll)
     const void* poll_pc;
+    const void* mbarrier;  // while it is switched out at a wait for an mbarrier's phase: the
+    int mbarrier_line;     // barrier and the wait's line (0: it waits for none; kc_ptx.cpp)
 };
 extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;
@@ -270,6 +272,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #include "kc_gpu_arith.h"
 #include "kc_intrinsics.h"
 #include "kc_gpu_math.h"
+#include "kc_ptx.h"
 
 #ifdef KC_PROGRAM
 // A whole program: its host code has the C library and the CUDA runtime API.

@@ -10,6 +10,10 @@
 // by the order this run happened to take, so the verdict is the same under every schedule.
 // A race is held until the interval ends (kc_check_core.cpp: check_interval_end).
 //
+// Mbarriers (inline PTX, kc_ptx.cpp) order accesses within an interval: what a thread did
+// before it arrived on a barrier is ordered before what a thread does once its wait has seen
+// that phase complete (see "mbarriers" below).
+//
 // Asynchronous copies (cp.async). A copy in flight marks the shared elements it will write
 // (Shadow::pend) when it is issued, after it is checked as a write against this interval's
 // accesses; any access of a marked element, by any thread, is reported at once. When its
@@ -21,6 +25,92 @@
 
 namespace kc {
 
+// ---- mbarriers ---------------------------------------------------------------------------------
+// Each thread knows, of every other thread, how many of its accesses of this interval (its
+// `seq`) are ordered before its own next ones: a vector clock over seq, kept from a block's
+// first mbarrier on. A barrier gathers the clocks of the threads arriving on its current phase
+// and, as phases complete, of all its completed phases; a thread whose wait sees a phase
+// complete takes in the latter. Rows and clocks of an older interval or block count as zeros.
+struct BarrierClock {
+    const void* bar;
+    uint64_t arrived_at, completed_at;   // the interval each clock is of
+    uint32_t* arrived;
+    uint32_t* completed;
+};
+static struct {
+    unsigned n = 0;             // threads of the block: each clock's length
+    uint32_t* known = nullptr;  // n x n: row t, column u: accesses of u ordered before t's next
+    uint64_t* row_at = nullptr; // the interval of each row
+    BarrierClock bars[64];
+} mb;
+
+static uint64_t interval() { return uint64_t(my_status->block) << 32 | chk.epoch; }
+
+static uint32_t* current(uint32_t* c, uint64_t& at) {   // clock c, zeros if it is of an older interval
+    if (at != interval()) memset(c, 0, sizeof(uint32_t) * mb.n);
+    at = interval();
+    return c;
+}
+
+static void join(uint32_t* into, const uint32_t* from) {
+    for (unsigned u = 0; u < mb.n; ++u) into[u] = into[u] > from[u] ? into[u] : from[u];
+}
+
+static uint32_t* row(unsigned t) { return current(mb.known + size_t(t) * mb.n, mb.row_at[t]); }
+
+static BarrierClock& barrier_clock(const void* bar) {
+    if (mb.n != sched.nthreads) {   // the first mbarrier of a launch (every block has as many threads)
+        mb.n = sched.nthreads;
+        free(mb.known);
+        free(mb.row_at);
+        mb.known = static_cast<uint32_t*>(calloc(size_t(mb.n) * mb.n, sizeof(uint32_t)));
+        mb.row_at = static_cast<uint64_t*>(calloc(mb.n, sizeof(uint64_t)));
+        for (BarrierClock& b : mb.bars) {
+            free(b.arrived);
+            free(b.completed);
+            b = BarrierClock{nullptr, 0, 0, static_cast<uint32_t*>(calloc(mb.n, sizeof(uint32_t))),
+                             static_cast<uint32_t*>(calloc(mb.n, sizeof(uint32_t)))};
+        }
+    }
+    BarrierClock* free_slot = nullptr;
+    for (BarrierClock& b : mb.bars) {
+        if (b.bar == bar) return b;
+        if (!free_slot && (!b.bar || (b.arrived_at != interval() && b.completed_at != interval()))) free_slot = &b;
+    }
+    BarrierClock& b = free_slot ? *free_slot : mb.bars[0];   // past 64 live barriers: the first forgets
+    b.bar = bar;
+    b.arrived_at = b.completed_at = 0;
+    return b;
+}
+
+void check_mbarrier_init(const void* bar) {
+    BarrierClock& b = barrier_clock(bar);
+    b.arrived_at = b.completed_at = 0;
+}
+
+void check_mbarrier_arrive(const void* bar) {
+    BarrierClock& b = barrier_clock(bar);
+    uint32_t* c = current(b.arrived, b.arrived_at);
+    join(c, row(cur->linear));
+    if (c[cur->linear] < cur->seq) c[cur->linear] = cur->seq;
+}
+
+void check_mbarrier_complete(const void* bar) {
+    BarrierClock& b = barrier_clock(bar);
+    join(current(b.completed, b.completed_at), current(b.arrived, b.arrived_at));
+    b.arrived_at = 0;
+}
+
+void check_mbarrier_acquire(const void* bar) {
+    BarrierClock& b = barrier_clock(bar);
+    join(row(cur->linear), current(b.completed, b.completed_at));
+}
+
+// Whether access a (of this interval) is ordered before thread t's next one by mbarriers.
+static bool barrier_ordered(const AccessRec& a, const Thread* t) {
+    return mb.n && mb.row_at[t->linear] == interval() && a.seq < mb.known[size_t(t->linear) * mb.n + a.tid];
+}
+
 // ---- what orders two accesses of one element ------------------------------------------------
 // A wmma load or store is the whole warp's access: which lane touches which element is
 // unspecified in CUDA, so it is ordered with another access of that warp (its own lane's
@@ -29,6 +119,7 @@ static bool ordered(const AccessRec& a, const Thread* t, bool atomic) {
     if (a.epoch != chk.epoch || (a.atomic && atomic)) return true;
     bool same_warp = a.tid / 32 == t->linear / 32;
     if (same_warp && a.wepoch != chk.warp_epoch[t->linear / 32]) return true;
+    if (barrier_ordered(a, t)) return true;
     if (a.collective || chk.collective) return same_warp && a.collective && chk.collective;
     return a.tid == t->linear;
 }

@@ -64,6 +64,10 @@ static uint64_t now_ms() {
 }
 
 [[noreturn]] static void report_stall(uint32_t block, uint64_t nblocks) {
+    for (unsigned i = 0; i < sched.nthreads; ++i) {   // one waits at an mbarrier: its own report (kc_ptx.cpp)
+        const Thread& u = sched.threads[i];
+        if (u.state == RUNNABLE && u.mbarrier_line) mbarrier_stall(block, u);
+    }
     const Thread* t = nullptr;
     for (unsigned i = 0; i < sched.nthreads && !t; ++i)
         if (sched.threads[i].state == RUNNABLE) t = &sched.threads[i];

@@ -3,6 +3,7 @@
 //   kc_poll.cpp       threads that poll memory, and the watchdog of blocks that only poll
 //   kc_launch.cpp     the launcher: worker processes, fatal signals, failed asserts
 //   kc_memory.cpp     shared variables, asynchronous copies, atomics, __device__ variables
+//   kc_ptx.cpp        what translated inline PTX needs: the shared window, mbarriers
 // and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's unit never
 // includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per variant and
 // cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
@@ -77,6 +78,8 @@ void async_thread_exit(unsigned thread);
 void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
 // A pass of the scheduler in which threads poll and none got further (kc_poll.cpp).
 void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
+// The report of such a block when thread t waits at an mbarrier (kc_ptx.cpp).
+[[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t);
 
 #ifdef KC_CHECKED
 // Checked mode's hooks, which the scheduler and the launcher call (kc_check_*.cpp).
@@ -93,6 +96,12 @@ void shared_region(int id, const char* name, void* addr, size_t bytes, size_t el
                    const unsigned* dims, bool dynamic);
 void check_async_issue(const AsyncCopy& c);
 void check_async_complete(const AsyncCopy& c);
+// An mbarrier orders what its arriving threads did before what its waiters do after the phase
+// completes (kc_check_races.cpp).
+void check_mbarrier_init(const void* bar);
+void check_mbarrier_arrive(const void* bar);
+void check_mbarrier_complete(const void* bar);
+void check_mbarrier_acquire(const void* bar);
 #endif
 
 }  // namespace kc

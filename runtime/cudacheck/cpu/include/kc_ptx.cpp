@@ -1,0 +1,167 @@
+// What translated inline PTX needs of the runtime (kc_ptx.h): the shared window, and the
+// mbarrier object, whose waits yield to the block scheduler (kc_scheduler.cpp) so that the
+// threads they wait for run, and whose wait that nothing can complete is reported.
+#include "kc_runtime.h"
+
+// The static __shared__ section of the kernel's library (kc_device.ld); absent where the kernel
+// has no static shared variable.
+extern "C" char __start_kc_shared[] __attribute__((weak));
+extern "C" char __stop_kc_shared[] __attribute__((weak));
+
+namespace kc {
+
+// ---- the shared window --------------------------------------------------------------------
+// Shared memory is two regions of the kernel's library here: the static section and the
+// dynamic buffer (kc_memory.cpp), a few hundred KiB apart at most. Offsets count from the lower
+// one, so that both fit the 32 bits a GPU's shared addresses have, and offset arithmetic (the
+// next barrier of an array: + 8) maps back as the pointer's would.
+static uintptr_t window() {
+    uintptr_t s = reinterpret_cast<uintptr_t>(__start_kc_shared), d = reinterpret_cast<uintptr_t>(dynamic_smem);
+    return s && s < d ? s : d;
+}
+
+uint64_t shared_offset(const void* p) { return reinterpret_cast<uintptr_t>(p) - window(); }
+
+void* shared_address(uint64_t offset) { return reinterpret_cast<void*>(window() + offset); }
+
+static bool in_shared(const void* p, size_t size) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p), s = reinterpret_cast<uintptr_t>(__start_kc_shared);
+    uintptr_t d = reinterpret_cast<uintptr_t>(dynamic_smem);
+    return (s && a >= s && a + size <= reinterpret_cast<uintptr_t>(__stop_kc_shared)) ||
+           (a >= d && a + size <= d + DYNAMIC_SHARED_CAPACITY);
+}
+
+// ---- the mbarrier object ----------------------------------------------------------------------
+// Its state, packed into the barrier's 8 bytes (the kernel never reads them):
+//   bits  0-19  pending arrivals of the current phase
+//   bits 20-39  arrivals each phase expects (mbarrier.init's count)
+//   bits 40-61  tx-count, two's complement: bytes of transactions the phase still waits for
+//               (below zero when bytes complete before they are expected, as PTX allows)
+//   bit  63     the current phase's parity
+constexpr uint32_t MAX_COUNT = (1u << 20) - 1;   // PTX's bound on counts and on |tx-count|
+struct MBarrier {
+    uint32_t pending, expected;
+    int32_t tx;
+    uint32_t phase;
+};
+
+static MBarrier unpack(uint64_t w) {
+    int32_t tx = int32_t((w >> 40) & 0x3fffff);
+    return {uint32_t(w & 0xfffff), uint32_t((w >> 20) & 0xfffff), tx >= (1 << 21) ? tx - (1 << 22) : tx,
+            uint32_t(w >> 63)};
+}
+
+static uint64_t pack(const MBarrier& b) {
+    return uint64_t(b.pending) | uint64_t(b.expected) << 20 | (uint64_t(uint32_t(b.tx)) & 0x3fffff) << 40 |
+           uint64_t(b.phase) << 63;
+}
+
+static uint64_t* barrier(void* bar, const char* what, int line) {
+    if (reinterpret_cast<uintptr_t>(bar) % 8 || !in_shared(bar, 8))
+        operand_error("mbarrier_address", what, bar, reinterpret_cast<uintptr_t>(bar) % 8, 8, line);
+    return static_cast<uint64_t*>(bar);
+}
+
+// The phase completes when nothing is pending: the next one begins, expecting as many arrivals.
+static void complete_if_done(MBarrier& b, void* bar) {
+    if (b.pending || b.tx) return;
+#ifdef KC_CHECKED
+    check_mbarrier_complete(bar);
+#else
+    (void)bar;
+#endif
+    b.phase ^= 1u;
+    b.pending = b.expected;
+}
+
+void mbarrier_init(void* bar, uint32_t count, int line) {
+    uint64_t* w = barrier(bar, "mbarrier.init", line);
+    if (count == 0 || count > MAX_COUNT) operand_error("mbarrier_count", "mbarrier.init", bar, count, MAX_COUNT, line);
+    *w = pack({count, count, 0, 0});
+#ifdef KC_CHECKED
+    check_mbarrier_init(bar);
+#endif
+}
+
+static void add_tx(void* bar, int64_t tx, const char* what, int line) {
+    uint64_t* w = barrier(bar, what, line);
+    MBarrier b = unpack(*w);
+    int64_t now = int64_t(b.tx) + tx;
+    if (now > int64_t(MAX_COUNT) || now < -int64_t(MAX_COUNT))
+        operand_error("mbarrier_tx", what, bar, uint64_t(tx < 0 ? -tx : tx), uint64_t(b.tx), line);
+    b.tx = int32_t(now);
+    complete_if_done(b, bar);
+    *w = pack(b);
+    sched.progress++;
+}
+
+void mbarrier_expect_tx(void* bar, uint32_t tx, int line) { add_tx(bar, tx, "mbarrier.expect_tx", line); }
+
+void mbarrier_complete_tx(void* bar, uint32_t tx, int line) {
+    add_tx(bar, -int64_t(tx), "mbarrier.complete_tx", line);
+}
+
+uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
+    const char* what = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
+    if (tx) add_tx(bar, tx, what, line);
+    uint64_t* w = barrier(bar, what, line);
+    MBarrier b = unpack(*w);
+    if (count == 0 || count > b.pending) operand_error("mbarrier_arrivals", what, bar, count, b.pending, line);
+#ifdef KC_CHECKED
+    check_mbarrier_arrive(bar);
+#endif
+    uint64_t state = b.phase;
+    b.pending -= count;
+    complete_if_done(b, bar);
+    *w = pack(b);
+    sched.progress++;   // a waiter may get further
+    return state;
+}
+
+bool mbarrier_wait(void* bar, uint32_t parity, int line) {
+    uint64_t* w = barrier(bar, "mbarrier.try_wait", line);
+    if (unpack(*w).phase == parity) {   // the phase of this parity is the current one, not complete
+        // Still RUNNABLE: the next pass of the scheduler runs it again. While it is switched
+        // out, a report of a block that cannot finish (mbarrier_stall) finds where it waits.
+        cur->mbarrier = bar;
+        cur->mbarrier_line = line;
+        yield_to_scheduler();
+        cur->mbarrier_line = 0;
+        if (unpack(*w).phase == parity) return false;
+    }
+#ifdef KC_CHECKED
+    check_mbarrier_acquire(bar);
+#endif
+    return true;
+}
+
+// ---- a wait that nothing can complete ---------------------------------------------------------
+// The block's threads only wait (kc_poll.cpp: stalled_pass), thread t at an mbarrier: the
+// barrier's state and where every thread of the block is, as JSON (kc_findings.def).
+[[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t) {
+    MBarrier b = unpack(*static_cast<const uint64_t*>(t.mbarrier));
+    char* buf = my_status->message;
+    size_t n = sizeof my_status->message;
+    int k = finding(buf, n, Finding::mbarrier_stall,
+                    "\"block\":%u,\"thread\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
+                    "\"expected\":%u,\"tx\":%d,\"states\":\"",
+                    block, t.linear, t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier), b.phase,
+                    b.pending, b.expected, b.tx);
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
+        const Thread& u = sched.threads[i];
+        buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
+                   : u.mbarrier_line ? 'M' : 'R';
+    }
+    k += snprintf(buf + k, n - k, "\",\"lines\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
+        const Thread& u = sched.threads[i];
+        int at = u.state == EXITED ? u.exit_line : u.state == RUNNABLE ? u.mbarrier_line : u.line;
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
+    }
+    snprintf(buf + k, n - k, "]}");
+    my_status->code = CHECK_FAILED;
+    fflush(stdout);
+    _exit(5);
+}
+
+}  // namespace kc

@@ -1,0 +1,50 @@
+// Inline PTX on the CPU runtime: what the front end's translation of an asm statement calls
+// (runtime/cudacheck/frontend/ptx.py says which instructions it translates, and why those),
+// and the built-ins that make a shared address: the shared window, the mbarrier object
+// (kc_ptx.cpp), elect.sync and the proxy fences. Every call carries the instruction's line.
+#pragma once
+
+namespace kc {
+
+// ---- the shared window ----------------------------------------------------------------
+// A shared address is an offset in the block's shared memory, as a GPU's 32-bit shared
+// window has it (cvta.to.shared, __cvta_generic_to_shared); shared_address maps one back.
+uint64_t shared_offset(const void* p);
+void* shared_address(uint64_t offset);
+
+// ---- the mbarrier object (PTX ISA: mbarrier) -------------------------------------------
+// It lives in the 8 bytes of shared memory the kernel reserves for it (kc_ptx.cpp packs its
+// state there). A phase completes when its pending arrivals and its transaction count both
+// reach zero; the barrier then flips its phase parity and expects its count of arrivals again.
+// A misuse a GPU leaves undefined (a count out of range, more arrivals than a phase expects, an
+// address outside shared memory or not 8-byte aligned) is reported as an InvalidOperandError.
+void mbarrier_init(void* bar, uint32_t count, int line);
+// expect-tx of `tx` bytes (arrive.expect_tx), then the arrival of `count` threads; returns the
+// state of the phase arrived on (its parity), for try_wait and test_wait.
+uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line);
+void mbarrier_expect_tx(void* bar, uint32_t tx, int line);
+void mbarrier_complete_tx(void* bar, uint32_t tx, int line);
+// try_wait and test_wait: whether the phase of this parity has completed (the current phase has
+// the other parity). If not, the thread lets the others of its block run first, as a GPU's
+// try_wait suspends it, and answers for the barrier as it finds it then: a loop of waits
+// lets the producers arrive. A wait that nothing can complete is a ForwardProgressError.
+bool mbarrier_wait(void* bar, uint32_t parity, int line);
+
+// ---- elect.sync: the lowest lane of `mask` that reaches it, once all of them have ------------
+// (A caller outside its own mask, undefined in PTX, gets lane 31 rather than a count of zeros.)
+inline uint32_t elect_sync(uint32_t mask, int line) {
+    return uint32_t(__builtin_ctz(uint32_t(warp_op(BALLOT, mask, 1, 0, 32, line)) | 0x80000000u));
+}
+
+// ---- proxy fences ------------------------------------------------------------------------------
+// Between the generic proxy (the kernel's own loads and stores) and the async proxy (TMA, wgmma)
+// and after initialising mbarriers: nothing here performs memory operations behind the
+// kernel's back, so they order only what the compiler may move. The checks of the async proxy
+// hook here.
+inline void fence_proxy_async(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+}  // namespace kc
+
+inline size_t __cvta_generic_to_shared(const void* p) { return size_t(::kc::shared_offset(p)); }
+inline void* __cvta_shared_to_generic(size_t a) { return ::kc::shared_address(a); }

@@ -1,0 +1,83 @@
+"""Inline PTX in device code, translated into C++ the CPU runtime runs.
+
+Hopper kernels reach what CUDA C++ does not spell (mbarriers, elected lanes, TMA, wgmma)
+through `asm volatile(...)` statements. The CPU build translates a defined subset of PTX,
+the one such kernels wrap around their TMA copies and tensor-core instructions:
+
+- data movement and integer arithmetic: mov (.b16/.u16/.s16/.b32/.u32/.s32/.b64/.u64/.s64/.f32/
+  .f64/.pred), setp.{eq,ne,lt,le,gt,ge,lo,ls,hi,hs}[.{and,or,xor}] on 16-, 32- and 64-bit
+  integers, selp, add, sub, mul.lo, shl, shr, and, or, xor, not, cvt between integer types,
+  cvta to and from the shared window (and the global one: generic memory here);
+- the special registers %laneid, %warpid (the warp of the block: a GPU's may differ, which PTX
+  allows), %tid, %ntid, %ctaid and %nctaid;
+- control flow: `{ }` scopes, `.reg` declarations (`r<4>` declares r0..r3), labels (each made
+  unique to its asm statement and scope), bra and the guards @p / @!p;
+- elect.sync (the lowest lane of the mask is elected), setmaxnreg (no registers are modelled:
+  nothing), fence.proxy.async and fence.mbarrier_init.release.cluster (compiler fences here,
+  each a named hook of cpu/include/kc_ptx.h for the async-proxy checks to come);
+- the mbarrier object (cpu/include/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
+  arrive.expect_tx, expect_tx, complete_tx, and try_wait / test_wait on a parity or a state,
+  of a CTA's shared memory (.cluster scope and shared::cluster are not modelled).
+
+How. ptx_parse.py reads the asm statement from its tokens and its template into statements,
+which ptx_translate.py translates one by one. The statement's operands stay in the source
+where they are, so that the build's other edits inside them (arith.py's) still apply: the
+text around them is replaced (edits(), line by line as the CPU build's edits are) so that
+each output operand is bound by reference and each input evaluated once into a local, in
+source order, before any instruction runs; outputs are written back at the end (PTX reads
+all inputs before it writes an output). The block is `do { ... } while (0)`, a statement
+wherever the asm statement was one. Runtime calls carry the instruction's own source line,
+for the runtime's reports.
+
+Anything else is refused by name, never left to g++: an instruction outside the subset
+(cp.async.bulk.tensor, wgmma.*), a modifier not modelled (add.sat, .cluster), an operand,
+constraint or register the translation does not know. ptx_parse.PtxError names it and its
+line; cpu_build.unsupported leaves the kernel out of the CPU build, and asking for it raises
+UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `wgmma.mma_async...`
+(line 42), which the CPU runtime does not provide; ... It can run on a GPU with
+backend='gpu'."
+"""
+from .ptx_parse import PtxError, read_asm
+from .ptx_translate import translate
+
+__all__ = ["PtxError", "read_asm", "edits"]
+
+# The C++ type of an operand, by its constraint's letter ("n": an immediate).
+CONSTRAINT = {"h": "uint16_t", "r": "uint32_t", "l": "uint64_t", "f": "float", "d": "double", "n": "uint64_t"}
+
+
+def edits(stmt):
+    """The edits (start, end, text) that make asm statement `stmt` (ptx_parse.AsmStmt) C++, or
+    the PtxError of what it uses that the CPU build does not translate: an instruction first,
+    for the refusal to name it, then operands it could not read."""
+    ops = stmt.operands or []
+    local = {}   # operand number -> the C++ local that holds it in the block
+    for k, op in enumerate(ops):
+        if op.letter.isdigit():   # an input tied to an output: the same register
+            j = int(op.letter)
+            if j >= len(ops) or not ops[j].output:
+                raise PtxError(f'inline PTX assembly with the operand constraint "{op.letter}"', stmt.line)
+            local[k] = f"kc_p{j}"
+        else:
+            local[k] = f"kc_p{k}"
+    body = ("__atomic_signal_fence(__ATOMIC_SEQ_CST); " if "memory" in stmt.clobbers else "") + translate(stmt, local)
+    if stmt.problem:
+        raise stmt.problem
+    if not ops:
+        return [(stmt.span[0], stmt.span[1], f"do {{ {body} }} while (0)")]
+    out, at, opener = [], stmt.span[0], "do { "
+    for k, op in enumerate(ops):
+        if op.output:
+            opening = f"auto& kc_ref{k} = ("
+        else:
+            t = CONSTRAINT[ops[int(op.letter)].letter if op.letter.isdigit() else op.letter]
+            opening = f"const {t} kc_{'in' if op.letter.isdigit() else 'p'}{k} = ({t})("
+        out.append((at, op.span[0], opener + opening))
+        at, opener = op.span[1], "); "
+    tied = {int(op.letter): k for k, op in enumerate(ops) if op.letter.isdigit()}
+    outputs = [(k, CONSTRAINT[op.letter]) for k, op in enumerate(ops) if op.output]
+    declared = " ".join(f"{t} kc_p{k} = " + (f"kc_in{tied[k]};" if k in tied else f"({t})kc_ref{k};"
+                                              if ops[k].read else f"{t}();") for k, t in outputs)
+    written = " ".join(f"kc_ref{k} = (__typeof__(kc_ref{k}))kc_p{k};" for k, _ in outputs)
+    out.append((at, stmt.span[1], f"); {declared} {body} {written} }} while (0)"))
+    return out
