@@ -8,6 +8,7 @@ from numbers import Number
 import numpy as np
 
 from .errors import ArgumentError
+from .tensormap import TensorMap
 
 
 def _describe(value):
@@ -74,6 +75,13 @@ def check_arguments(kernel, args, array_type, array_hint):
     for i, (param, value) in enumerate(zip(kernel.params, args)):
         where = f"argument {i} (`{param.text}`) of {kernel.name}"
         if not param.pointer:
+            source = getattr(value, "source", None) if isinstance(value, TensorMap) else None
+            if source is not None and not isinstance(source, array_type):
+                lib = array_type.__module__.split(".")[0]
+                raise ArgumentError(f"{where} is the tensor map of a {type(source).__module__.split('.')[0]} array, "
+                                    f"but this backend takes {lib} arrays: make the map of a {lib} array "
+                                    "(cudacheck.tensor_map_2d maps a CuPy array for backend='gpu', a NumPy array for "
+                                    "backend='cpu')")
             out.append(convert_scalar(param, value, where))
             continue
         if not hasattr(value, "dtype") or not hasattr(value, "shape"):

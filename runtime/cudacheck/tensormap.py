@@ -24,9 +24,14 @@ elements, a row length that is a multiple of 8. pad_rows(a) returns a view of a 
 whose rows do (a pitched copy, as cudaMallocPitch makes): the map covers the view's columns
 only, and loads past them read zeros, not the padding.
 
-Every error is a TensorMapError that says what is wrong: no CuPy array, no GPU or driver, a
-driver without tensor maps, a GPU older than compute capability 9.0, rows not aligned, or a
-box the TMA cannot copy.
+On the CPU runtime (backend="cpu") the map of a NumPy array holds the same description in
+the runtime's own layout (kc_abi.h: CpuTensorMap), and each launch that passes it maps its
+source array as it maps an array argument, writing the mapped address into the map's copy
+(cpu/runner.py): the runtime's TMA copy (cpu/include/kc_tma.cpp) reads the matrix there.
+
+Every error is a TensorMapError that says what is wrong: neither a CuPy nor a NumPy array, no
+GPU or driver, a driver without tensor maps, a GPU older than compute capability 9.0, rows
+not aligned, or a box the TMA cannot copy.
 """
 import ctypes
 import ctypes.util
@@ -150,25 +155,31 @@ def _element(array, element):
 
 
 def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_promotion=256, oob_fill="zero"):
-    """The tensor map of a 2-D CuPy array (rows x columns, each row contiguous, rows
+    """The tensor map of a 2-D array (rows x columns, each row contiguous, rows
     `array.strides[0]` bytes apart) whose loads copy boxes of box_rows x box_cols elements,
     the box's corner given in the kernel as (column, row). The driver takes dimensions
     innermost first: sizes (columns, rows), the row pitch in bytes, box (box_cols, box_rows),
     element strides (1, 1).
+
+    A CuPy array gets the driver's map, for backend="gpu"; a NumPy array gets the CPU
+    runtime's (its layout: kc_abi.h's CpuTensorMap), for backend="cpu", checked by the same
+    rules. Each backend refuses the other's maps (arguments.check_arguments).
 
     element: the element type (a key of ELEMENTS: "bf16", "fp16", "fp32", ...); by default the
     array's dtype names it (uint16 data is "uint16": say "bf16" for BF16 bits).
     swizzle: 0, 32, 64 or 128 bytes; with a swizzle a box row (box_cols elements) is at most
     that many bytes. l2_promotion: 0, 64, 128 or 256 bytes. oob_fill: "zero" (elements
     outside the array load as zeros) or "nan" (as NaN, floating-point elements only)."""
-    if not _is_cupy(array):
-        raise TensorMapError(f"a tensor map needs a CuPy array in GPU memory; got {type(array).__module__}."
-                             f"{type(array).__name__} (copy it to the GPU with cupy.asarray first)")
+    on_cpu = isinstance(array, np.ndarray)
+    if not on_cpu and not _is_cupy(array):
+        raise TensorMapError(f"a tensor map needs a CuPy array (backend='gpu') or a NumPy array (backend='cpu'); "
+                             f"got {type(array).__module__}.{type(array).__name__}")
     if array.ndim != 2:
         raise TensorMapError(f"tensor_map_2d maps a 2-D array; this one has shape {array.shape}")
     name, code, size = _element(array, element)
     rows, cols = array.shape
     row_pitch, col_step = array.strides
+    address = array.ctypes.data if on_cpu else array.data.ptr
     if rows < 1 or cols < 1:
         raise TensorMapError(f"an empty array (shape {array.shape}) has no tensor map")
     if col_step != size:
@@ -180,9 +191,9 @@ def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_pr
                              f"cudacheck.pad_rows(array)")
     if row_pitch < cols * size:
         raise TensorMapError(f"rows {row_pitch} bytes apart overlap ({cols} columns of {size} bytes)")
-    if array.data.ptr % 16:
+    if address % 16:
         raise TensorMapError(f"the array starts at an address that is not a multiple of 16 bytes "
-                             f"({array.data.ptr:#x}): the TMA needs one; map a fresh array or pad_rows(array)")
+                             f"({address:#x}): the TMA needs one; map a fresh array or pad_rows(array)")
     box_rows, box_cols = int(box_rows), int(box_cols)
     for what, v in (("box_rows", box_rows), ("box_cols", box_cols)):
         if not 1 <= v <= MAX_BOX:
@@ -201,9 +212,34 @@ def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_pr
         raise TensorMapError(f"oob_fill={oob_fill!r}: 'zero' or 'nan'")
     if oob_fill == "nan" and not name.startswith(("fp", "bf", "tf")):
         raise TensorMapError(f"oob_fill='nan' is for floating-point elements, not {name!r}")
+    if on_cpu:
+        raw = _encode_cpu(address, size, rows, cols, row_pitch, box_rows, box_cols, swizzle, oob_fill)
+    else:
+        raw = _encode_driver(array, code, name, rows, cols, row_pitch, box_rows, box_cols, swizzle, l2_promotion,
+                             oob_fill)
+    # The 128 bytes, in a host buffer aligned as the kernel's struct is (CuPy does not need it).
+    host = np.zeros(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN, np.uint8)
+    start = -host.ctypes.data % TENSOR_MAP_ALIGN
+    host[start:start + TENSOR_MAP_BYTES] = np.frombuffer(raw, np.uint8)
+    tmap = host[start:start + TENSOR_MAP_BYTES].view(TENSOR_MAP_DTYPE).reshape(()).view(TensorMap)
+    tmap.source, tmap.box, tmap.element, tmap.swizzle = array, (box_rows, box_cols), name, swizzle
+    return tmap
+
+
+def _encode_cpu(address, size, rows, cols, row_pitch, box_rows, box_cols, swizzle, oob_fill):
+    """The CPU runtime's map (kc_abi.h: CpuTensorMap). `address` is the array's own: each
+    launch writes the address the array has there in its place (cpu/runner.py)."""
+    from .cpu import abi  # the CPU runtime's layouts (libclang): read only where a map is made for it
+    m = abi.CpuTensorMap(magic=abi.TENSOR_MAP_MAGIC, element_size=size, address=address, rows=rows, cols=cols,
+                         row_pitch=row_pitch, box_rows=box_rows, box_cols=box_cols, swizzle=swizzle,
+                         oob_nan=int(oob_fill == "nan"))
+    return bytes(m)
+
+
+def _encode_driver(array, code, name, rows, cols, row_pitch, box_rows, box_cols, swizzle, l2_promotion, oob_fill):
+    """The driver's encoding (cuTensorMapEncodeTiled) of a CuPy array's map: its 128 bytes."""
     _check_device(array)
     lib = _driver()
-
     raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN)   # the driver writes 64-byte aligned
     address = -(-ctypes.addressof(raw) // TENSOR_MAP_ALIGN) * TENSOR_MAP_ALIGN
     dims = (ctypes.c_uint64 * 2)(cols, rows)
@@ -217,22 +253,19 @@ def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_pr
         raise TensorMapError(f"cuTensorMapEncodeTiled refused the map: {_error_name(lib, result)}; element {name}, "
                              f"{rows} x {cols} elements, rows {row_pitch} bytes apart, box {box_rows} x {box_cols}, "
                              f"swizzle {swizzle}, address {array.data.ptr:#x}")
-
-    # The 128 bytes, in a host buffer aligned as the kernel's struct is (CuPy does not need it).
-    host = np.zeros(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN, np.uint8)
-    start = -host.ctypes.data % TENSOR_MAP_ALIGN
-    host[start:start + TENSOR_MAP_BYTES] = np.frombuffer(ctypes.string_at(address, TENSOR_MAP_BYTES), np.uint8)
-    tmap = host[start:start + TENSOR_MAP_BYTES].view(TENSOR_MAP_DTYPE).reshape(()).view(TensorMap)
-    tmap.source, tmap.box, tmap.element, tmap.swizzle = array, (box_rows, box_cols), name, swizzle
-    return tmap
+    return ctypes.string_at(address, TENSOR_MAP_BYTES)
 
 
 def pad_rows(array, alignment=16):
-    """The 2-D array (CuPy, or NumPy, copied to the GPU) with each row starting on a multiple
-    of `alignment` bytes: a view of its columns in a zero-padded copy (or the array itself,
-    where its rows already do). Its tensor map covers the columns only."""
-    import cupy
-    array = cupy.asarray(array)
+    """The 2-D array with each row starting on a multiple of `alignment` bytes: a view of its
+    columns in a zero-padded copy (or the array itself, where its rows already do). Its tensor
+    map covers the columns only. A NumPy array stays NumPy (for backend="cpu"); anything else
+    becomes a CuPy array."""
+    if isinstance(array, np.ndarray):
+        xp = np
+    else:
+        import cupy as xp
+        array = xp.asarray(array)
     if array.ndim != 2:
         raise TensorMapError(f"pad_rows pads a 2-D array; this one has shape {array.shape}")
     rows, cols = array.shape
@@ -241,8 +274,20 @@ def pad_rows(array, alignment=16):
         raise TensorMapError(f"rows cannot start every {alignment} bytes with {size}-byte elements")
     per = alignment // size
     pitch = -(-cols // per) * per
-    if array.strides == (pitch * size, size) and array.data.ptr % alignment == 0:
+    address = array.ctypes.data if xp is np else array.data.ptr
+    if array.strides == (pitch * size, size) and address % alignment == 0:
         return array
-    padded = cupy.zeros((rows, pitch), array.dtype)
+    padded = _aligned_zeros(xp, (rows, pitch), array.dtype, alignment)
     padded[:, :cols] = array
     return padded[:, :cols]
+
+
+def _aligned_zeros(xp, shape, dtype, alignment):
+    """Zeros whose start is a multiple of `alignment` bytes (CuPy's allocations always are;
+    NumPy's only to 16 bytes, or less)."""
+    if xp is not np:
+        return xp.zeros(shape, dtype)
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes].view(dtype).reshape(shape)

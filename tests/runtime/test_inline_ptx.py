@@ -434,16 +434,16 @@ extern "C" __global__ void misuse(float* out) {
 
 
 @pytest.mark.parametrize("asm,instruction", [
-    ('asm volatile("{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n"\n'
-     '        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %5, %6, p, 1, 1, 0, 1;\\n}"\n'
-     '        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(1), "l"(0ull), "l"(0ull));',
-     "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"),
-    ('asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes'
-     ' [%0], [%1, {%2, %3}], [%4];"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0) : "memory");',
-     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+    ('asm volatile("barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;" ::: "memory");',
+     "barrier.cluster.arrive.release"),
+    ('asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster'
+     ' [%0], [%1, {%2, %3}], [%4], %5;"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0), "h"((unsigned short)3) : '
+     '"memory");',
+     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"),
     ('asm("add.sat.s32 %0, %0, 1;" : "+r"(n));', "add.sat.s32"),
-    ('asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];" :: "r"(n));',
-     "mbarrier.arrive.release.cluster.shared::cta.b64"),
+    ('asm volatile("bar.sync %0, %1;" :: "r"(1), "r"(128) : "memory");', "bar.sync"),
+    ('asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(n), "f"(d[0]), "f"(d[1]) : "memory");',
+     "st.shared.v2.f32"),
 ])
 def test_an_instruction_outside_the_subset_is_refused_by_name_and_line(asm, instruction):
     src = r'''
@@ -482,27 +482,32 @@ def test_templates_and_operands_written_with_macros():
     src = r'''
 #define ADD "add.u32 "
 #define F2(i) "+f"(d[i]), "+f"(d[i + 1])
+#define R2(i) R1(i), R1(i + 4)
+#define R1(i) "+r"(x[i])
 extern "C" __global__ void runs(unsigned* x) {
     asm(ADD "%0, %0, 1;" : "+r"(x[threadIdx.x]));
+    if (threadIdx.x == 0)
+        asm("add.u32 %0, %0, 10; add.u32 %1, %1, 20;" : R2(1));
 }
 extern "C" __global__ void refused(float* d) {
     asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1}, %2, %3, 1, 1, 1, 0, 1;"
                  : F2(0) : "l"(0ull), "l"(0ull));
 }'''
     mod = cudacheck.RawModule(src, backend="cpu")
-    x = np.arange(4, dtype=np.uint32)
+    x = np.arange(8, dtype=np.uint32)
     mod.get_function("runs")(1, 4, (x,))
-    assert x.tolist() == [1, 2, 3, 4]
-    # operands a macro writes cannot be read, but the instruction is what the refusal names
-    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"instruction `wgmma\.mma_async\.sync.*` \(line 8\)"):
+    assert x.tolist() == [1, 12, 3, 4, 4, 25, 6, 7]   # operands a macro writes, macros within macros
+    # two accumulators where m64n8k16 has four: the refusal names the instruction and its line
+    with pytest.raises(cudacheck.UnsupportedFeatureError,
+                       match=r"instruction `wgmma\.mma_async\.sync.*` with an accumulator operand .*\(line 12\)"):
         mod.get_function("refused")
 
 
 def test_a_template_device_function_with_unsupported_ptx_refuses_its_callers():
     src = r'''
-template <int N> __device__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+template <int N> __device__ void fence() { asm volatile("barrier.cluster.arrive;" ::: "memory"); }
 extern "C" __global__ void k(float* x) { fence<1>(); x[0] = 1.0f; }'''
-    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"wgmma\.fence\.sync\.aligned.*through fence\(\)"):
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"barrier\.cluster\.arrive.*through fence\(\)"):
         cudacheck.RawModule(src, backend="cpu").get_function("k")
 
 

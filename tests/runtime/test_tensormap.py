@@ -16,9 +16,16 @@ import cudacheck
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_numpy_array_is_refused_saying_what_a_map_needs():
-    with pytest.raises(cudacheck.TensorMapError, match="needs a CuPy array in GPU memory.*cupy.asarray"):
-        cudacheck.tensor_map_2d(np.zeros((64, 64), np.float16), 64, 64)
+def test_a_list_is_refused_saying_what_a_map_needs():
+    with pytest.raises(cudacheck.TensorMapError, match="needs a CuPy array .* or a NumPy array"):
+        cudacheck.tensor_map_2d([[0.0] * 64] * 64, 64, 64)
+
+
+def test_a_numpy_map_is_checked_by_the_same_rules():
+    with pytest.raises(cudacheck.TensorMapError, match="pad_rows"):
+        cudacheck.tensor_map_2d(np.zeros((10, 7), np.float16), 8, 8, swizzle=0)
+    with pytest.raises(cudacheck.TensorMapError, match="at most 128 bytes"):
+        cudacheck.tensor_map_2d(np.zeros((64, 128), np.float16), 64, 128)
 
 
 @gpu

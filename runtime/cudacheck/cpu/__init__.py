@@ -15,6 +15,7 @@ from ..config import config
 from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
+from ..tensormap import TensorMap
 from . import abi, checked, compiler, findings, runner
 
 SCHEDULES = ("forward", "reverse", "random")
@@ -170,6 +171,7 @@ class CpuModule:
         kernel = self.kernels[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin)
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
+        maps = {i: a for i, a in enumerate(args) if isinstance(a, TensorMap) and a.source is not None}
         order = schedule_order(schedule, cfg.threads_per_block, seed)
         if (trace is not None or trace_threads is not None) and not self.check:
             raise ValueError("traces are recorded in checked mode: compile with check=True")
@@ -188,5 +190,5 @@ class CpuModule:
                                  workers=workers,
                                  shared_limit=DEFAULT_SHARED_LIMIT if optin is None else OPTIN_SHARED_LIMIT,
                                  order=order, schedule=schedule, check=setup, context=context)
-        return runner.run(plan, values)
+        return runner.run(plan, values, maps)
 

@@ -2,8 +2,9 @@
 
 The library is the kernel's translation unit (include/cuda_cpu.h, then the source with the
 front end's line-preserving edits, then one launch stub per kernel) linked with the
-runtime's (RUNTIME_UNITS: scheduler, polling, launcher, memory, inline PTX; in checked mode
-also one unit per check, include/kc_check_*.cpp), each compiled once per variant and cached. Checked
+runtime's (RUNTIME_UNITS: scheduler, polling, launcher, memory, inline PTX and its async proxy;
+in checked mode also one unit per check, include/kc_check_*.cpp), each compiled once per
+variant and cached. Checked
 mode compiles the kernel's unit with g++'s ThreadSanitizer and bounds instrumentation, whose
 hooks the checks implement: every load and store is checked, and the kernel keeps its own
 types.
@@ -149,7 +150,7 @@ def precompiled_header(cxx, flags, cache_dir):
 
 # The runtime's units, one per role (include/kc_runtime.h says which does what), each compiled
 # in the variant of the kernel it is linked with.
-RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp")
+RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp")
 # Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",

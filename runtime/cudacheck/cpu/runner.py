@@ -18,7 +18,17 @@ import numpy as np
 from ..config import config as settings
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
 from . import findings, system
-from .abi import ASSERT_FAILED, CHECK_FAILED, CRASHED, OK, OUT_OF_MEMORY, RUNNING, LaunchDesc, WorkerStatus
+from .abi import (
+    ASSERT_FAILED,
+    CHECK_FAILED,
+    CRASHED,
+    OK,
+    OUT_OF_MEMORY,
+    RUNNING,
+    CpuTensorMap,
+    LaunchDesc,
+    WorkerStatus,
+)
 
 SIGNAL_NAMES = {11: "SIGSEGV (an invalid memory access)", 7: "SIGBUS (a misaligned or invalid access)",
                 8: "SIGFPE (an integer division by zero)", 4: "SIGILL (an illegal instruction)",
@@ -95,12 +105,12 @@ def _allocation(a):
     return lo, lo + a.nbytes
 
 
-def _layout(kernel, args):
-    """The arrays of a launch as memory intervals: each pointer argument's whole allocation
+def _layout(arrays):
+    """The arrays of a launch as memory intervals: each array's whole allocation
     (_allocation), views of one array sharing one interval, so the kernel sees one memory,
-    as on a GPU. Returns a list of (start, end) and, per pointer argument, (interval index,
+    as on a GPU. Returns a list of (start, end) and, per array (by id), (interval index,
     offset in it)."""
-    spans = sorted({_allocation(a) for p, a in zip(kernel.params, args) if p.pointer})
+    spans = sorted({_allocation(a) for _, a in arrays})
     merged = []
     for lo, hi in spans:
         if merged and lo < merged[-1][1]:
@@ -108,12 +118,19 @@ def _layout(kernel, args):
         else:
             merged.append([lo, hi])
     where = {}
-    for p, a in zip(kernel.params, args):
-        if p.pointer:
-            ptr = a.__array_interface__["data"][0]
-            k = next(i for i, (lo, hi) in enumerate(merged) if lo <= ptr < hi or (lo == ptr == hi))
-            where[id(a)] = (k, ptr - merged[k][0])
+    for _, a in arrays:
+        ptr = a.__array_interface__["data"][0]
+        k = next(i for i, (lo, hi) in enumerate(merged) if lo <= ptr < hi or (lo == ptr == hi))
+        where[id(a)] = (k, ptr - merged[k][0])
     return merged, where
+
+
+def _mapped(kernel, args, maps):
+    """(name, array) of every array the launch maps: each pointer argument's, and the source
+    of each tensor map argument (maps: parameter index -> TensorMap), which the TMA reads
+    and writes as the kernel would through a pointer."""
+    out = [(p.name, a) for p, a in zip(kernel.params, args) if p.pointer]
+    return out + [(f"the matrix of {kernel.params[i].name}", m.source) for i, m in sorted(maps.items())]
 
 
 def _array_near(address, arrays):
@@ -129,31 +146,38 @@ def _array_near(address, arrays):
     return best[1] if best else ""
 
 
-def run(plan, args):
+def run(plan, args, maps=None):
     """Launch `plan` (a LaunchPlan) with `args`, checked against its kernel's parameters:
-    each array is copied into a slot, and back where the kernel changed it. Returns checked
-    mode's report (else None)."""
+    each array is copied into a slot, and back where the kernel changed it. `maps`
+    (parameter index -> TensorMap of a NumPy array): each map's source is mapped too, and the
+    map's copy in the launch holds the mapped address. Returns checked mode's report (else
+    None)."""
     global _slots
-    kernel = plan.kernel
+    kernel, maps = plan.kernel, maps or {}
     with _arena.lock:
         if _slots is None:
             _slots = system.Slots()
-        intervals, where = _layout(kernel, args)
+        mapped = _mapped(kernel, args, maps)
+        intervals, where = _layout(mapped)
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
             ctypes.memmove(starts[k], lo, hi - lo)
         values, arrays = [], []
-        for p, a in zip(kernel.params, args):
+        for i, (p, a) in enumerate(zip(kernel.params, args)):
             if p.pointer:
                 k, off = where[id(a)]
                 values.append(ctypes.c_void_p(starts[k] + off))
                 arrays.append((p.name, starts[k] + off, a.nbytes))
             else:
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
+                if i in maps:
+                    k, off = where[id(maps[i].source)]
+                    CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
+                    arrays.append((f"the matrix of {p.name}", starts[k] + off, maps[i].source.nbytes))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
         report = execute(plan, LaunchMemory(argv, arrays, extents, _slots))
-        _copy_back(kernel, args, where, starts, intervals)
+        _copy_back(kernel, mapped, where, starts, intervals)
         return report
 
 
@@ -204,10 +228,10 @@ def execute(plan, memory):
     return check.report(plan.schedule) if check is not None else None
 
 
-def _copy_back(kernel, args, where, starts, intervals):
+def _copy_back(kernel, mapped, where, starts, intervals):
     """Every allocation whose bytes the kernel changed gets them back, through whichever
-    parameter points into it (a write through a const_cast pointer, or through a view past
-    its own elements, reaches the caller too, as on a GPU)."""
+    array of the launch (`mapped`: (name, array)) lies in it (a write through a const_cast
+    pointer, or through a view past its own elements, reaches the caller too, as on a GPU)."""
     for k, (lo, hi) in enumerate(intervals):
         if hi == lo:
             continue
@@ -215,9 +239,9 @@ def _copy_back(kernel, args, where, starts, intervals):
         mine = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(lo))
         if np.array_equal(now, mine):
             continue
-        for p, a in zip(kernel.params, args):
-            if p.pointer and where[id(a)][0] == k and not _writable(a):
-                raise KernelRuntimeError(f"kernel `{kernel.name}` wrote into `{p.name}`, a read-only array (through a "
+        for name, a in mapped:
+            if where[id(a)][0] == k and not _writable(a):
+                raise KernelRuntimeError(f"kernel `{kernel.name}` wrote into `{name}`, a read-only array (through a "
                                          "const pointer cast to non-const); pass a writable copy")
         mine[:] = now
 

@@ -17,7 +17,19 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   each a named hook of cpu/include/kc_ptx.h for the async-proxy checks to come);
 - the mbarrier object (cpu/include/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
   arrive.expect_tx, expect_tx, complete_tx, and try_wait / test_wait on a parity or a state,
-  of a CTA's shared memory (.cluster scope and shared::cluster are not modelled).
+  of a CTA's shared memory;
+- the async proxy (ptx_async.py; cpu/include/kc_async.cpp), performed at once:
+  cp.async.bulk.tensor.2d from global to shared memory through a tensor map, completing on an
+  mbarrier (cudacheck.tensor_map_2d of a NumPy array: kc_abi.h's CpuTensorMap), and
+  wgmma.mma_async m64nNk16 with f32 accumulators and bf16 or f16 operands read through matrix
+  descriptors, with wgmma.fence, commit_group and wait_group (hooks);
+- clusters of one: a launch here has no clusters, so each CTA is a cluster of one (rank 0):
+  mapa to rank 0 is the identity (another rank is an InvalidOperandError), shared::cluster
+  addresses are the CTA's own, and .cluster scope orders as .cta. What needs a real cluster
+  (barrier.cluster, %cluster_ctarank, %clusterid, multicast) is refused.
+
+Operands a function-like macro writes (`F8(0)` for eight "+f" operands) are read from the
+macro's expansion; such a statement is replaced whole.
 
 How. ptx_parse.py reads the asm statement from its tokens and its template into statements,
 which ptx_translate.py translates one by one. The statement's operands stay in the source
@@ -30,10 +42,10 @@ wherever the asm statement was one. Runtime calls carry the instruction's own so
 for the runtime's reports.
 
 Anything else is refused by name, never left to g++: an instruction outside the subset
-(cp.async.bulk.tensor, wgmma.*), a modifier not modelled (add.sat, .cluster), an operand,
+(barrier.cluster, bar.sync, st.shared), a modifier not modelled (add.sat, .multicast), an operand,
 constraint or register the translation does not know. ptx_parse.PtxError names it and its
 line; cpu_build.unsupported leaves the kernel out of the CPU build, and asking for it raises
-UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `wgmma.mma_async...`
+UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `barrier.cluster.arrive`
 (line 42), which the CPU runtime does not provide; ... It can run on a GPU with
 backend='gpu'."
 """
@@ -65,19 +77,27 @@ def edits(stmt):
         raise stmt.problem
     if not ops:
         return [(stmt.span[0], stmt.span[1], f"do {{ {body} }} while (0)")]
-    out, at, opener = [], stmt.span[0], "do { "
+    openings = []
     for k, op in enumerate(ops):
         if op.output:
-            opening = f"auto& kc_ref{k} = ("
+            openings.append(f"auto& kc_ref{k} = (")
         else:
             t = CONSTRAINT[ops[int(op.letter)].letter if op.letter.isdigit() else op.letter]
-            opening = f"const {t} kc_{'in' if op.letter.isdigit() else 'p'}{k} = ({t})("
-        out.append((at, op.span[0], opener + opening))
-        at, opener = op.span[1], "); "
+            openings.append(f"const {t} kc_{'in' if op.letter.isdigit() else 'p'}{k} = ({t})(")
     tied = {int(op.letter): k for k, op in enumerate(ops) if op.letter.isdigit()}
     outputs = [(k, CONSTRAINT[op.letter]) for k, op in enumerate(ops) if op.output]
     declared = " ".join(f"{t} kc_p{k} = " + (f"kc_in{tied[k]};" if k in tied else f"({t})kc_ref{k};"
                                               if ops[k].read else f"{t}();") for k, t in outputs)
     written = " ".join(f"kc_ref{k} = (__typeof__(kc_ref{k}))kc_p{k};" for k, _ in outputs)
-    out.append((at, stmt.span[1], f"); {declared} {body} {written} }} while (0)"))
+    closing = f"); {declared} {body} {written} }} while (0)"
+    if any(op.span is None for op in ops):
+        # An operand a macro wrote is nowhere in the source: the statement is replaced whole,
+        # every operand written out from its tokens.
+        return [(stmt.span[0], stmt.span[1],
+                 "do { " + "); ".join(o + op.text for o, op in zip(openings, ops)) + closing)]
+    out, at, opener = [], stmt.span[0], "do { "
+    for opening, op in zip(openings, ops):
+        out.append((at, op.span[0], opener + opening))
+        at, opener = op.span[1], "); "
+    out.append((at, stmt.span[1], closing))
     return out

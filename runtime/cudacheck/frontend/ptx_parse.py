@@ -21,8 +21,9 @@ class Operand:
     letter: str          # the constraint's register class: r, l, h, f, d or n; a digit: tied to that output
     output: bool         # "=" or "+"
     read: bool           # an input, or "+": its value goes in
-    span: tuple          # the expression's (start, end) offsets in the source
+    span: tuple          # the expression's (start, end) offsets in the source; None where a macro wrote it
     name: str = ""       # `[name]`, for %[name]
+    text: str = ""       # the expression, as C++ (for an operand a macro wrote)
 
 
 @dataclass
@@ -44,10 +45,12 @@ class AsmStmt:
 LETTERS = set("rlhfdn")
 
 
-def read_asm(tokens, line, strings=lambda name: None):
+def read_asm(tokens, line, strings=lambda name: None, macros=lambda name: None):
     """The AsmStmt of an ASM_STMT's tokens (libclang Tokens: spelling, kind, extent), or
     PtxError for what the CPU build does not read. strings(name): the string literals a macro
-    the template names stands for (`"mma." WG_TYPES " {"`), or None."""
+    the template names stands for (`"mma." WG_TYPES " {"`), or None. macros(name): a
+    function-like macro's (parameters, body spellings), or None: operands such a macro writes
+    (`F8(0)` for `"+f"(d[0]), ..., "+f"(d[7])`) are read from its expansion."""
     toks = [t for t in tokens if t.kind.name != "COMMENT"]
     if not toks or toks[0].spelling not in ("asm", "__asm__", "__asm"):
         raise PtxError("inline PTX assembly written by a macro", line)
@@ -71,7 +74,7 @@ def read_asm(tokens, line, strings=lambda name: None):
                    extended=len(sections) > 1)
     try:
         for k, section in enumerate(sections[1:3]):
-            for op in _split(section, ",") if section else []:
+            for op in _split(_expand(section, macros, line), ",") if section else []:
                 stmt.operands.append(_operand(op, output=k == 0, line=line))
     except PtxError as e:
         stmt.operands, stmt.problem = None, e
@@ -120,8 +123,55 @@ def _operand(toks, output, line):
     letter = constraint.lstrip("=+")
     if letter not in LETTERS and not (letter.isdigit() and not output):
         raise PtxError(f'inline PTX assembly with the operand constraint "{constraint}"', line)
-    return Operand(letter, output, not output or constraint.startswith("+"),
-                   (toks[2].extent.start.offset, toks[-2].extent.end.offset), name)
+    expr = toks[2:-1]
+    span = None if any(t.extent is None for t in expr) else (expr[0].extent.start.offset, expr[-1].extent.end.offset)
+    return Operand(letter, output, not output or constraint.startswith("+"), span, name,
+                   " ".join(t.spelling for t in expr))
+
+
+@dataclass
+class _Kind:
+    name: str
+
+
+@dataclass
+class _Token:
+    """A token of a macro's expansion: a libclang Token's spelling and kind, and no extent."""
+    spelling: str
+    kind: _Kind
+    extent: object = None
+
+
+def _token(spelling):
+    kind = "LITERAL" if spelling[:1] in "\"'" or spelling[:1].isdigit() else \
+        "IDENTIFIER" if re.fullmatch(r"[A-Za-z_]\w*", spelling) else "PUNCTUATION"
+    return _Token(spelling, _Kind(kind))
+
+
+def _expand(toks, macros, line, depth=0):
+    """toks with each function-like macro call (a name macros() knows, then its arguments in
+    parentheses) replaced by its body, the parameters by the arguments' tokens, recursively."""
+    out, i = [], 0
+    while i < len(toks):
+        t = toks[i]
+        macro = macros(t.spelling) if t.kind.name == "IDENTIFIER" and i + 1 < len(toks) and \
+            toks[i + 1].spelling == "(" else None
+        if macro is None:
+            out.append(t)
+            i += 1
+            continue
+        if depth > 16:
+            raise PtxError(f"inline PTX assembly with operands written by a recursive macro (`{t.spelling}`)", line)
+        params, body = macro
+        close = _matching(toks, i + 1)
+        args = _split(toks[i + 2:close], ",") if close > i + 2 else []
+        if len(args) != len(params):
+            raise PtxError(f"inline PTX assembly with operands written by a macro (`{t.spelling}`)", line)
+        bound = dict(zip(params, args))
+        body = [x for b in body for x in (bound[b] if b in bound else [_token(b)])]
+        out += _expand(body, macros, line, depth + 1)
+        i = close + 1
+    return out
 
 
 # ---- the template ----------------------------------------------------------------------------

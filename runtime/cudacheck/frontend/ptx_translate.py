@@ -3,6 +3,7 @@ PTX ptx.py describes, instruction by instruction, each with PTX's semantics (wra
 arithmetic, clamped shift amounts, setp's predicate pairs), and the PtxError of anything else."""
 import re
 
+from .ptx_async import AsyncInstructions
 from .ptx_parse import MARK, PtxError, statements
 
 CTYPE = {"pred": "bool", "b16": "uint16_t", "u16": "uint16_t", "s16": "int16_t", "b32": "uint32_t",
@@ -20,11 +21,13 @@ PRED = {"and": "&&", "or": "||", "xor": "!="}
 BITS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
 NUMBER = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?|\d+U?")
 # Qualifiers an mbarrier instruction may carry here, besides .b64: the shared window of the CTA
-# (none: a generic address), and CTA-scoped ordering, which a block's fibers already have.
-SPACE = {"shared", "shared::cta"}
-MBARRIER = {"init": set(), "arrive": {"release", "relaxed", "cta"}, "expect_tx": {"relaxed", "cta"},
-            "complete_tx": {"relaxed", "cta"}, "try_wait": {"acquire", "relaxed", "cta"},
-            "test_wait": {"acquire", "relaxed", "cta"}}
+# (none: a generic address), and CTA-scoped ordering, which a block's fibers already have. A
+# launch here has no clusters (a CTA is a cluster of one: mapa maps only to itself), so the
+# cluster's shared window is the CTA's, and ordering at cluster scope is the CTA's.
+SPACE = {"shared", "shared::cta", "shared::cluster"}
+MBARRIER = {"init": set(), "arrive": {"release", "relaxed", "cta", "cluster"}, "expect_tx": {"relaxed", "cta"},
+            "complete_tx": {"relaxed", "cta"}, "try_wait": {"acquire", "relaxed", "cta", "cluster"},
+            "test_wait": {"acquire", "relaxed", "cta", "cluster"}}
 
 
 def translate(stmt, local):
@@ -33,7 +36,7 @@ def translate(stmt, local):
     return _Template(stmt, local).body()
 
 
-class _Template:
+class _Template(AsyncInstructions):
     def __init__(self, stmt, local):
         self.stmt, self.uid, self.local = stmt, stmt.span[0], local
         self.labels = {}   # (scope number, label) -> C++ label
@@ -336,7 +339,7 @@ class _Template:
 
 
 HANDLERS = {"mov", "setp", "selp", "add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "cvt", "cvta",
-            "elect", "setmaxnreg", "fence", "bra", "mbarrier"}
+            "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa"}
 
 
 def _pair(toks):

@@ -284,20 +284,40 @@ class Reader:
         what it cannot read."""
         try:
             return ptx.read_asm(self.tokens(c), c.location.line,
-                                lambda name: self._string_macro(name, c.extent.start.offset))
+                                lambda name: self._string_macro(name, c.extent.start.offset),
+                                lambda name: self._function_macro(name, c.extent.start.offset))
         except ptx.PtxError as e:
             return e
 
-    def _string_macro(self, name, before):
-        """The string literals (spellings) that object-like macro `name`, as the source last
-        defines it before offset `before`, stands for; None if it stands for anything else."""
+    def _macro(self, name, before):
+        """The tokens of macro `name`'s definition (its name first), as the source last defines
+        it before offset `before`, or None."""
         if self._macros is None:
             self._macros = {}
             for m in self.tu.cursor.get_children():
                 if m.kind == self.ci.CursorKind.MACRO_DEFINITION and self.mine(m):
-                    self._macros.setdefault(m.spelling, []).append((m.extent.start.offset, self.tokens(m)[1:]))
-        body = next((toks for at, toks in reversed(self._macros.get(name, [])) if at < before), None)
+                    self._macros.setdefault(m.spelling, []).append((m.extent.start.offset, self.tokens(m)))
+        return next((toks for at, toks in reversed(self._macros.get(name, [])) if at < before), None)
+
+    def _string_macro(self, name, before):
+        """The string literals (spellings) that object-like macro `name` stands for; None if it
+        stands for anything else."""
+        body = (self._macro(name, before) or [None])[1:]
         return [t.spelling for t in body] if body and all(t.kind.name == "LITERAL" for t in body) else None
+
+    def _function_macro(self, name, before):
+        """(parameters, body spellings) of function-like macro `name`, or None: `F8(i)`."""
+        toks = self._macro(name, before)
+        # Function-like: its `(` right after the name, no space between (else the body's).
+        if not toks or len(toks) < 2 or toks[1].spelling != "(" or \
+                toks[1].extent.start.offset != toks[0].extent.end.offset:
+            return None
+        toks = toks[1:]
+        close = next((k for k, t in enumerate(toks) if t.spelling == ")"), None)
+        params = [t.spelling for t in toks[1:close] if t.spelling != ","] if close else None
+        if params is None or not all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
+            return None
+        return params, [t.spelling for t in toks[close + 1:]]
 
     def _subscript(self, c):
         """An array subscript: the array's name and outer bound, by line (Program.subscripts)."""

@@ -32,6 +32,25 @@ def lane_ranges(lanes):
     return ", ".join(out)
 
 
+# The async proxy's misuses (cpu/include/kc_async.cpp): what each is, from its value and need.
+ASYNC_PROXY = {
+    "async_shared": " with shared-memory offset {value} for {need} bytes, outside the block's shared memory.",
+    "tensor_map": " with a tensor map the CPU runtime did not make (its first word is {value:#x}): pass the map "
+                  "cudacheck.tensor_map_2d made of a NumPy array, by value, and its address (&map).",
+    "tma_dst": " with a destination {value} bytes past a multiple of {need}: a TMA box lands on a 128-byte "
+               "aligned shared address (1,024 for the 128-byte swizzle's pattern).",
+    "wgmma_base_offset": " with a matrix descriptor whose base offset is {value}: the CPU runtime reads operands "
+                         "whose swizzle pattern starts on its own alignment (base offset 0) only.",
+    "wgmma_block": " in a block of {value} threads: a wgmma is the operation of a whole warpgroup (128 threads), "
+                   "and this thread's warpgroup ends at thread {need}.",
+    "wgmma_operands": " with descriptor {value:#x} where another thread of its warpgroup passed {need:#x}: the "
+                      "warpgroup's 128 threads pass the same descriptors, shape and immediates.",
+    "wgmma_warpgroup": " while a thread of its warpgroup has exited ({value} of {need} arrived): a wgmma is one "
+                       "operation of the warpgroup's 128 threads, all of which must reach it.",
+    "mapa_rank": " for CTA rank {value}: this launch has no clusters (each block is a cluster of one, rank 0).",
+}
+
+
 def operand(f, ctx):
     thread, block, line = ctx.thread(f["thread"]), ctx.block(f["block"]), f["line"]
     what, problem, addr, value, need = f["what"], f["problem"], f["address"], f["value"], f["need"]
@@ -84,6 +103,9 @@ def operand(f, ctx):
             "mbarrier_tx": f" changing the transaction count by {value} bytes (it was {was}): an mbarrier's "
                            "transaction count must stay within +-(2^20 - 1) bytes.",
         }[problem]
+    elif problem in ASYNC_PROXY:
+        cls = InvalidOperandError
+        msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need)
     else:   # src_not_global
         cls = InvalidOperandError
         msg = (f"{who} with a source ({addr:#x}) in shared memory: asynchronous copies go from global to shared "

@@ -57,6 +57,24 @@ struct TraceRecord {
     uint8_t width;               // elements it covers: 4 for a float4 load from a float array
     uint8_t pad[2];
 };
+// A tensor map of the CPU runtime (cudacheck.tensor_map_2d of a NumPy array): the 128 bytes a
+// kernel takes by value as its `TensorMap`, in place of the driver's opaque encoding, read by
+// the TMA copy (kc_tma.cpp). `address` is the matrix's in the launch: each launch maps the
+// map's source array as it maps an array argument and writes the mapped address here
+// (cpu/runner.py). `magic` tells a map of this layout from any other 128 bytes.
+constexpr uint32_t TENSOR_MAP_MAGIC = 0x4b43544du;   // "KCTM"
+struct CpuTensorMap {
+    uint32_t magic;
+    uint32_t element_size;       // bytes: 1, 2, 4 or 8
+    uint64_t address;            // element (0, 0)
+    uint64_t rows, cols;         // the matrix's sizes, in elements
+    uint64_t row_pitch;          // bytes from one row to the next (a multiple of 16)
+    uint32_t box_rows, box_cols; // the box a load copies, in elements
+    uint32_t swizzle;            // bytes: 0, 32, 64 or 128
+    uint32_t oob_nan;            // elements outside the matrix load as NaN (else zeros)
+    uint8_t reserved[72];        // up to the 128 bytes of a CUtensorMap
+};
+
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;
 constexpr int MAX_PARAMS = 64;

@@ -24,7 +24,7 @@ uint64_t shared_offset(const void* p) { return reinterpret_cast<uintptr_t>(p) - 
 
 void* shared_address(uint64_t offset) { return reinterpret_cast<void*>(window() + offset); }
 
-static bool in_shared(const void* p, size_t size) {
+bool in_shared(const void* p, size_t size) {
     uintptr_t a = reinterpret_cast<uintptr_t>(p), s = reinterpret_cast<uintptr_t>(__start_kc_shared);
     uintptr_t d = reinterpret_cast<uintptr_t>(dynamic_smem);
     return (s && a >= s && a + size <= reinterpret_cast<uintptr_t>(__stop_kc_shared)) ||

@@ -44,6 +44,27 @@ inline uint32_t elect_sync(uint32_t mask, int line) {
 inline void fence_proxy_async(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
+// ---- the async proxy (kc_async.cpp), performed at once --------------------------------------
+// cp.async.bulk.tensor.2d, global to shared: the box of tensor map `map` (kc_abi.h: CpuTensorMap)
+// whose corner is column x, row y, into shared memory at dst (a window offset, 128-byte
+// aligned), laid out by the map's swizzle, elements outside the matrix written as zeros (or
+// NaN); then its bytes, the whole box's, complete on the mbarrier at bar.
+void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line);
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}: d holds the addresses of this thread's
+// N/2 accumulators; type 0 is bf16, 1 f16. It returns when the whole warpgroup has arrived and
+// the product is in every thread's accumulators.
+void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
+               int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line);
+// The wgmma's fence, commit and wait: with the products computed at the mma, ordering points for
+// the compiler only; the checks of the async proxy hook here.
+inline void wgmma_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void wgmma_commit(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void wgmma_wait(uint32_t, int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+// mapa.shared::cluster: the shared::cluster address of `address` in the CTA of rank `rank`. A
+// launch here has no clusters (each CTA is a cluster of one): rank 0 maps an address to itself,
+// any other is an InvalidOperandError.
+uint64_t mapa(uint64_t address, uint32_t rank, int line);
+
 }  // namespace kc
 
 inline size_t __cvta_generic_to_shared(const void* p) { return size_t(::kc::shared_offset(p)); }

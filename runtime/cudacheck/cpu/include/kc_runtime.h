@@ -4,6 +4,7 @@
 //   kc_launch.cpp     the launcher: worker processes, fatal signals, failed asserts
 //   kc_memory.cpp     shared variables, asynchronous copies, atomics, __device__ variables
 //   kc_ptx.cpp        what translated inline PTX needs: the shared window, mbarriers
+//   kc_async.cpp      and its async proxy: the TMA's tensor copies, wgmma
 // and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's unit never
 // includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per variant and
 // cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
@@ -80,6 +81,8 @@ void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
 void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
 // The report of such a block when thread t waits at an mbarrier (kc_ptx.cpp).
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t);
+// Whether [p, p + size) lies in the block's shared memory, static or dynamic (kc_ptx.cpp).
+bool in_shared(const void* p, size_t size);
 
 #ifdef KC_CHECKED
 // Checked mode's hooks, which the scheduler and the launcher call (kc_check_*.cpp).

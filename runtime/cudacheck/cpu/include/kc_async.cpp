@@ -1,0 +1,191 @@
+// The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copy into shared
+// memory, and the warpgroup multiply (wgmma). Both are performed at once, where a GPU runs them
+// in the background: a copy's bytes are in place before it completes its transaction on the
+// mbarrier (the phase completes only once every byte expected has arrived, as on a GPU), and a
+// wgmma's products are in the accumulators before the warpgroup goes on (wgmma.wait_group
+// then has nothing to wait for).
+#include <string.h>
+
+#include "kc_runtime.h"
+
+namespace kc {
+
+// ---- swizzles ---------------------------------------------------------------------------------
+// The TMA writes a box, and wgmma reads its operands, through one permutation of shared-memory
+// addresses (CUDA C++ Programming Guide, "Tensor memory access": swizzle modes; PTX ISA,
+// wgmma "Shared Memory Matrix Layout"): with the S-byte swizzle (S = 32, 64 or 128), the
+// 16-byte chunk bits 4 .. 4+log2(S/16)-1 of an address are XORed with bits 7 .. 7+log2(S/16)-1,
+// so within each group of 8 rows of 128 bytes (1,024 bytes for S = 128) the chunk c of row r
+// lands at chunk c ^ r. Addresses are offsets in the shared window (kc_ptx.h), which the
+// kernel aligns as it would on a GPU (1,024 bytes for the 128-byte swizzle).
+static uint64_t swizzled(uint64_t a, uint32_t bytes) {
+    uint64_t bits = bytes == 128 ? 7 : bytes == 64 ? 3 : bytes == 32 ? 1 : 0;
+    return a ^ ((a >> 3) & (bits << 4));
+}
+
+static char* shared_bytes(uint64_t offset, size_t size, const char* what, int line) {
+    char* p = static_cast<char*>(shared_address(offset));
+    if (!in_shared(p, size)) operand_error("async_shared", what, p, offset, size, line);
+    return p;
+}
+
+// ---- the TMA: cp.async.bulk.tensor.2d (kc_abi.h: CpuTensorMap) ---------------------------------
+void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
+    const char* what = "cp.async.bulk.tensor";
+    const CpuTensorMap* m = static_cast<const CpuTensorMap*>(map);
+    if (m->magic != TENSOR_MAP_MAGIC) operand_error("tensor_map", what, map, m->magic, TENSOR_MAP_MAGIC, line);
+    uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * m->box_rows;
+    if (dst % 128) operand_error("tma_dst", what, shared_address(dst), dst % 128, 128, line);
+    char* box = shared_bytes(dst, bytes, what, line);
+    char* window = box - dst;
+    const char* src = reinterpret_cast<const char*>(uintptr_t(m->address));
+    for (uint32_t i = 0; i < m->box_rows; ++i) {
+        int64_t r = int64_t(y) + i;
+        for (uint32_t j = 0; j < m->box_cols; ++j) {
+            int64_t c = int64_t(x) + j;
+            char* to = window + swizzled(dst + i * row + j * es, m->swizzle);
+            if (r >= 0 && c >= 0 && uint64_t(r) < m->rows && uint64_t(c) < m->cols)
+                memcpy(to, src + uint64_t(r) * m->row_pitch + uint64_t(c) * es, es);
+            else if (!m->oob_nan)
+                memset(to, 0, es);
+            else   // the element type's canonical NaN: all ones but the sign
+                for (uint64_t b = 0; b < es; ++b) to[b] = char(b + 1 == es ? 0x7f : 0xff);
+        }
+    }
+    // Every byte of the box counts, those written as fill too.
+    mbarrier_complete_tx(shared_address(bar), uint32_t(bytes), line);
+}
+
+// ---- wgmma: the warpgroup's rendezvous ----------------------------------------------------------
+// A wgmma is one operation of the warpgroup's 128 threads (4 warps). Each thread leaves the
+// addresses of its accumulators (locals of the translated asm statement, on its own stack) and
+// yields to the scheduler; the 128th to arrive computes the whole 64 x N product for all of
+// them, and the others find it done when they run again.
+constexpr unsigned WARPGROUP = 128, MAX_WARPGROUPS = 1024 / WARPGROUP;
+struct Operands {
+    uint64_t desc_a, desc_b;
+    uint32_t n, type, scale_d, trans_a, trans_b;
+    int32_t scale_a, scale_b;
+    bool operator!=(const Operands& o) const { return memcmp(this, &o, sizeof o) != 0; }
+};
+struct Warpgroup {
+    unsigned arrived = 0;
+    uint64_t generation = 0;
+    Operands ops;
+    float* const* d[WARPGROUP];
+};
+static Warpgroup groups[MAX_WARPGROUPS];
+
+// A matrix descriptor (PTX ISA, wgmma "Matrix Descriptor Format"), its fields in bytes.
+struct Descriptor {
+    uint64_t start, lbo, sbo;
+    uint32_t swizzle;   // bytes: 0, 128, 64, 32 (modes 0 to 3)
+};
+
+static Descriptor decode(uint64_t d, int line) {
+    static const uint32_t bytes[4] = {0, 128, 64, 32};
+    if ((d >> 49) & 7)   // the base offset: for a pattern not anchored at its own alignment, not modelled
+        operand_error("wgmma_base_offset", "wgmma.mma_async", nullptr, (d >> 49) & 7, 0, line);
+    return {(d & 0x3fff) << 4, ((d >> 16) & 0x3fff) << 4, ((d >> 32) & 0x3fff) << 4, bytes[d >> 62]};
+}
+
+// The shared offset of element (r, k) of an operand: r its row of M (A) or column of N (B), k
+// its step of the 16 of K. The canonical layouts (PTX ISA, wgmma "Shared Memory Matrix
+// Layout"; CUTLASS's GmmaDescriptor names them so), in 16-bit elements, T = 8 to 16 bytes:
+//   K-major, S-byte swizzle:  r in groups of 8 rows S bytes apart, the groups SBO apart;
+//                             k contiguous (16 values: 32 bytes of a row)
+//   K-major, no swizzle:      8 x 8 core matrices (8 rows of 16 bytes), r's next SBO, k's LBO
+//   MN-major, S-byte swizzle: r contiguous over S bytes, the next S bytes LBO on;
+//                             k in groups of 8 rows S bytes apart, the groups SBO apart
+//   MN-major, no swizzle:     core matrices (8 values of r by 8 rows of k), r's next SBO, k's LBO
+// and then the swizzle, on the whole address.
+static uint64_t element(const Descriptor& m, bool mn_major, uint32_t r, uint32_t k) {
+    uint64_t a;
+    if (!mn_major)
+        a = m.swizzle ? (r / 8) * m.sbo + (r % 8) * m.swizzle + k * 2
+                      : (r / 8) * m.sbo + (r % 8) * 16 + (k / 8) * m.lbo + (k % 8) * 2;
+    else if (m.swizzle) {
+        uint32_t span = m.swizzle / 2;   // values of r per S bytes
+        a = (r / span) * m.lbo + (r % span) * 2 + (k / 8) * m.sbo + (k % 8) * m.swizzle;
+    } else
+        a = (r / 8) * m.sbo + (r % 8) * 2 + (k / 8) * m.lbo + (k % 8) * 16;
+    return swizzled(m.start + a, m.swizzle);
+}
+
+static float value(uint16_t bits, uint32_t type) {
+    if (type == 0) return __builtin_bit_cast(float, uint32_t(bits) << 16);   // bf16: float's upper half
+    return float(__builtin_bit_cast(_Float16, bits));
+}
+
+// D (64 x N) = A (64 x 16) B (16 x N) + (scale_d ? D : 0), D spread over the warpgroup as the PTX
+// ISA's "register fragment layout for accumulator matrix D" of m64nNk16 says: thread t (warp
+// w = t / 32, lane l) holds, for each 8 columns j, d[4j], d[4j+1] at row 16w + l/4, columns 8j +
+// 2(l%4) and the next, and d[4j+2], d[4j+3] eight rows below. Each product of 16-bit values is
+// exact in float; the 16 of a step are summed in float, in order of k, onto the accumulator (a
+// GPU's order and internal precision within a step are not specified: results may differ from
+// it by float rounding).
+static void multiply(Warpgroup& g, int line) {
+    const Operands& o = g.ops;
+    Descriptor da = decode(o.desc_a, line), db = decode(o.desc_b, line);
+    static float A[64][16], B[16][256];
+    for (uint32_t i = 0; i < 64; ++i)
+        for (uint32_t k = 0; k < 16; ++k) {
+            uint64_t at = element(da, o.trans_a, i, k);
+            A[i][k] = o.scale_a * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
+                                        o.type);
+        }
+    for (uint32_t k = 0; k < 16; ++k)
+        for (uint32_t n = 0; n < o.n; ++n) {
+            uint64_t at = element(db, o.trans_b, n, k);
+            B[k][n] = o.scale_b * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
+                                        o.type);
+        }
+    for (uint32_t t = 0; t < WARPGROUP; ++t) {
+        uint32_t w = t / 32, l = t % 32;
+        for (uint32_t j = 0; j < o.n / 8; ++j)
+            for (uint32_t h = 0; h < 4; ++h) {
+                uint32_t row = 16 * w + l / 4 + 8 * (h / 2), col = 8 * j + 2 * (l % 4) + h % 2;
+                float* d = g.d[t][4 * j + h];
+                float acc = o.scale_d ? *d : 0.0f;
+                for (uint32_t k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
+                *d = acc;
+            }
+    }
+}
+
+void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
+               int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
+    const char* what = "wgmma.mma_async";
+    unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP;
+    if (first + WARPGROUP > sched.nthreads)
+        operand_error("wgmma_block", what, nullptr, sched.nthreads, first + WARPGROUP, line);
+    Warpgroup& g = groups[wg];
+    // The operands are the warpgroup's: every thread must pass the same ones.
+    Operands o{desc_a, desc_b, n, type, scale_d, trans_a, trans_b, scale_a, scale_b};
+    if (g.arrived == 0) g.ops = o;
+    else if (o != g.ops) operand_error("wgmma_operands", what, nullptr, desc_a, g.ops.desc_a, line);
+    g.d[cur->linear - first] = d;
+    uint64_t generation = g.generation;
+    sched.progress++;
+    if (++g.arrived == WARPGROUP) {
+        multiply(g, line);
+        g.arrived = 0;
+        g.generation++;
+        return;
+    }
+    while (g.generation == generation) {
+        for (unsigned i = first; i < first + WARPGROUP; ++i)   // a thread that left can never arrive
+            if (sched.threads[i].state == EXITED)
+                operand_error("wgmma_warpgroup", what, nullptr, g.arrived, WARPGROUP, line);
+        yield_to_scheduler();
+    }
+}
+
+// mapa: a CTA launched without a cluster is a cluster of one, rank 0; its own shared::cluster
+// addresses are its shared::cta ones.
+uint64_t mapa(uint64_t address, uint32_t rank, int line) {
+    if (rank != 0) operand_error("mapa_rank", "mapa.shared::cluster", nullptr, rank, 0, line);
+    return address;
+}
+
+}  // namespace kc

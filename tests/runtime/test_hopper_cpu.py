@@ -1,0 +1,197 @@
+"""kernels/hopper.cu on the CPU runtime: its non-clustered kernels, unchanged, BF16 and FP16,
+against float64 NumPy of the rounded inputs on awkward shapes (launched as
+scripts/bench_hopper.py launches them on a GPU, with tensor maps of NumPy arrays); the TMA
+copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
+hand-built descriptors; the clustered kernels refused by instruction and line; and tensor
+maps refused by the backend that cannot read them."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudacheck
+
+ROOT = Path(__file__).resolve().parents[2]
+HOPPER = (ROOT / "kernels" / "hopper.cu").read_text()
+OPTIONS = ("-arch=sm_90a", "-std=c++17")
+KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent")
+
+
+def bf16(x):
+    """float32 -> bfloat16 bits (uint16), rounded to nearest even, and their float values."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return bits, (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def rounded(x, prec):
+    if prec == "bf16":
+        return bf16(x)
+    h = x.astype(np.float16)
+    return h, h.astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def modules():
+    return {prec: cudacheck.RawModule(HOPPER, backend="cpu",
+                                      options=OPTIONS + (("-DHOPPER_FP16",) if prec == "fp16" else ()))
+            for prec in ("bf16", "fp16")}
+
+
+def launch(module, kernel, M, N, m, k, n, prec, sms=3):
+    """bench_hopper.py's launch: the kernel's *_config, maps of the padded matrices (boxes of
+    BM x 64 for M, 64 x 64 for N, the 128-byte swizzle), its grid."""
+    threads, bm, bn, smem, _ = (int(v) for v in module.get_global(f"{kernel}_config").array)
+    Mp, Np = cudacheck.pad_rows(M), cudacheck.pad_rows(N)
+    element = "bf16" if prec == "bf16" else "fp16"
+    map_m = cudacheck.tensor_map_2d(Mp, box_rows=bm, box_cols=64, element=element)
+    map_n = cudacheck.tensor_map_2d(Np, box_rows=64, box_cols=64, element=element)
+    if kernel == "matmul_persistent":
+        grid = (min(sms, -(-m // bm) * -(-n // bn)),)
+    else:
+        grid = (-(-n // bn), -(-m // bm))
+    P = np.full((m, n), np.nan, np.float32)
+    f = module.get_function(kernel)
+    f.max_dynamic_shared_size_bytes = smem
+    f(grid, (threads,), (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n)), shared_mem=smem)
+    return P
+
+
+@pytest.mark.parametrize("prec", ["bf16", "fp16"])
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("shape", [(70, 130, 100), (128, 256, 64)])
+def test_hopper_kernels_match_float64(modules, kernel, prec, shape, rng):
+    m, n, k = shape
+    (M, Mf), (N, Nf) = rounded(rng.standard_normal((m, k), np.float32), prec), \
+        rounded(rng.standard_normal((k, n), np.float32), prec)
+    P = launch(modules[prec], kernel, M, N, m, k, n, prec)
+    exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
+    scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
+    assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)
+
+
+TMA = r"""
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+extern "C" __global__ void tma(const __grid_constant__ TensorMap map, int x, int y, unsigned short* out, int bytes) {
+    __shared__ unsigned long long bar;
+    extern __shared__ unsigned char smem[];
+    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+    asm volatile("{ .reg .b64 s; mbarrier.arrive.expect_tx.shared::cta.b64 s, [%0], %1; }" :: "r"(b), "r"(bytes));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(base), "l"(&map), "r"(x), "r"(y), "r"(b) : "memory");
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(b));
+    const unsigned short* s = (const unsigned short*)__cvta_shared_to_generic(base);
+    for (int i = 0; i < bytes / 2; ++i) out[i] = s[i];
+}
+"""
+
+
+def swizzle128(offset):
+    """The 128-byte swizzle: the 16-byte chunk bits [4:6] XOR the row bits [7:9]."""
+    return offset ^ (((offset >> 7) & 7) << 4)
+
+
+@pytest.mark.parametrize("swizzle", [0, 128])
+def test_tma_copies_a_box_at_an_edge_with_zero_fill_and_the_swizzle(swizzle, rng):
+    a = rng.integers(1, 60000, (20, 72), dtype=np.uint16)
+    tmap = cudacheck.tensor_map_2d(a, box_rows=16, box_cols=64, swizzle=swizzle)
+    out = np.zeros(16 * 64, np.uint16)
+    x, y = 40, 10   # the box reaches past the last row (19) and the last column (71)
+    cudacheck.RawModule(TMA, backend="cpu").get_function("tma")(1, 1, (tmap, np.int32(x), np.int32(y), out,
+                                                                        np.int32(out.nbytes)), shared_mem=4096)
+    box = np.zeros((16, 64), np.uint16)
+    box[:10, :32] = a[10:20, 40:72]
+    expect = np.zeros(16 * 64, np.uint16)
+    for i in range(16):
+        for j in range(64):
+            off = 2 * (i * 64 + j)
+            expect[(swizzle128(off) if swizzle else off) // 2] = box[i, j]
+    assert np.array_equal(out, expect)
+    # one element against the rule: row 3, column 8 (chunk 1) lands in chunk 1 ^ 3 = 2
+    assert out[(3 * 128 + 2 * 16) // 2 if swizzle else (3 * 128 + 16) // 2] == a[13, 48]
+
+
+WGMMA = r"""
+extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D) {
+    extern __shared__ unsigned char smem[];
+    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
+    // A: 64 x 16, K-major, 128-byte swizzle: row i at byte 128 i (+ 1,024 per 8 rows), k 2 bytes apart
+    // B: 16 x 8, MN-major: row k of 8 values at byte 128 k, in the next 2,048 bytes
+    for (int t = threadIdx.x; t < 64 * 16; t += 128) {
+        int i = t / 16, kk = t % 16, off = i * 128 + kk * 2;
+        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = A[t];
+    }
+    for (int t = threadIdx.x; t < 16 * 8; t += 128) {
+        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
+        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
+    }
+    __syncthreads();
+    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    float d[4];
+    for (int j = 0; j < 4; ++j) d[j] = 1.0f;
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %6, 0; "
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 1; }"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(1));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
+    D[r * 8 + c] = d[0];
+    D[r * 8 + c + 1] = d[1];
+    D[(r + 8) * 8 + c] = d[2];
+    D[(r + 8) * 8 + c + 1] = d[3];
+}
+"""
+
+
+def test_one_wgmma_against_numpy_with_hand_built_descriptors(rng):
+    (A, Af), (B, Bf) = bf16(rng.standard_normal((64, 16), np.float32)), bf16(rng.standard_normal((16, 8), np.float32))
+    D = np.zeros((64, 8), np.float32)
+    cudacheck.RawModule(WGMMA, backend="cpu").get_function("one_wgmma")(1, 128, (A, B, D), shared_mem=16384)
+    exact = Af.astype(np.float64) @ Bf.astype(np.float64) + 1.0
+    scale = np.abs(Af.astype(np.float64)) @ np.abs(Bf.astype(np.float64)) + 1.0
+    assert np.all(np.abs(D - exact) <= 17 * 2.0 ** -24 * scale)
+
+
+@pytest.mark.parametrize("kernel,line_text", [("matmul_clustered", "init_cluster_barriers(smem_u32(full), "),
+                                              ("matmul_async_store", "init_cluster_barriers(smem_u32(full), ")])
+def test_the_clustered_kernels_are_refused_by_instruction_and_line(modules, kernel, line_text):
+    lines = HOPPER.splitlines()
+    start = next(i for i, s in enumerate(lines) if f"{kernel}(" in s and "__global__" not in s and "config" not in s
+                 and s.startswith(kernel))
+    line = next(i for i in range(start, len(lines)) if line_text in lines[i]) + 1
+    with pytest.raises(cudacheck.UnsupportedFeatureError,
+                       match=rf"`{kernel}` uses the inline PTX instruction `barrier\.cluster\.arrive\.release`.*"
+                             rf"\(line {line}\)"):
+        modules["bf16"].get_function(kernel)
+
+
+def test_a_map_of_a_numpy_array_holds_the_cpu_layout():
+    a = cudacheck.pad_rows(np.zeros((10, 7), np.float16))
+    tmap = cudacheck.tensor_map_2d(a, 8, 8, swizzle=0)
+    from cudacheck.cpu import abi
+    m = abi.CpuTensorMap.from_buffer_copy(tmap.tobytes())
+    assert (m.magic, m.element_size, m.rows, m.cols, m.row_pitch, m.box_rows, m.box_cols, m.swizzle) == \
+        (abi.TENSOR_MAP_MAGIC, 2, 10, 7, 16, 8, 8, 0)
+    assert m.address == a.ctypes.data and tmap.source is a
+
+
+def test_a_map_for_the_other_backend_is_refused(modules):
+    class FakeCupyArray:   # what a CuPy array's map keeps as its source
+        pass
+    M = np.zeros((64, 64), np.uint16)
+    tmap = cudacheck.tensor_map_2d(M, 64, 64, element="bf16")
+    tmap.source = FakeCupyArray()
+    f = modules["bf16"].get_function("matmul_tma_wgmma")
+    with pytest.raises(cudacheck.ArgumentError, match="tensor map of a .* array, but this backend takes numpy"):
+        f((1, 1), (128,), (tmap, tmap, np.zeros((64, 64), np.float32), 64, 64, 64), shared_mem=1024)
