@@ -140,10 +140,36 @@ class AsyncCopyRaceError(SharedMemoryRaceError):
     __pipeline_wait_prior (racecheck)."""
 
 
+class TileNotReadyError(SharedMemoryRaceError):
+    """Shared memory a TMA copy (cp.async.bulk.tensor) writes, read or written by a thread, or
+    read as a wgmma operand, before that thread (for a wgmma: a thread of each of its warps) has
+    observed the completion of the mbarrier phase the copy completes on: the async proxy's
+    write is visible only through that wait (or a __syncthreads() after it). `copy_line` is
+    the copy's line, `phase` the phase it completes on."""
+
+
+class WgmmaOperandRaceError(SharedMemoryRaceError):
+    """Shared memory a wgmma.mma_async reads as an operand, written (by a thread's store or a
+    TMA copy) before the warpgroup's wgmma.wait_group retired the wgmma's group: the
+    asynchronous multiply may read the new bytes or the old. `wgmma_line` is the wgmma's line."""
+
+
+class WarpgroupCollectiveError(WarpCollectiveError):
+    """A warpgroup-wide instruction (wgmma.mma_async: .sync.aligned) that not all four warps of
+    the warpgroup reach together, or that they reach at different lines: undefined on a GPU,
+    where it hangs or computes garbage. `missing` lists the warps that did not all arrive."""
+
+
 class InvalidOperandError(CheckError):
     """A wmma or asynchronous-copy call given an argument CUDA forbids: a copy size other
     than 4, 8 or 16 bytes, a zero-fill larger than the copy, a copy from shared or into
     global memory (a GPU traps or misbehaves)."""
+
+
+class TransactionCountError(InvalidOperandError):
+    """An mbarrier phase whose arrivals have all come while its copies completed more bytes
+    than expect_tx announced: the transaction count is below zero and the phase can never
+    complete. `expected` and `delivered` are the phase's bytes."""
 
 
 class MisalignedAddressError(InvalidOperandError):

@@ -154,7 +154,7 @@ RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.
 # Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
-               "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp")
+               "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
 
 
 def runtime_object(checked, unit, poll=False):

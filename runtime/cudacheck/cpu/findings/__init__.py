@@ -6,7 +6,9 @@ Every kind of finding is declared once, in include/kc_findings.def: its name, th
 it becomes and the fields of its JSON. This package reads that file (KINDS) and decodes a
 finding (to_exception) with the decoder named after its kind, which words the message:
 memory.py for what an access did (oob, race, async_race, global_race, uninit), execution.py
-for how the threads ran (divergence, warp, collective, operand, shared_limit, stall).
+for how the threads ran (divergence, warp, collective, operand, shared_limit, stall), hopper.py
+for the async proxy of Hopper kernels' inline PTX (tile_unwaited, wgmma_overwrite, tx_overflow,
+warpgroup).
 """
 import json
 import re
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from ... import errors
 from ...frontend import INCLUDE_DIR
-from . import execution, memory
+from . import execution, hopper, memory
 
 DECLARATIONS = INCLUDE_DIR / "kc_findings.def"
 
@@ -85,10 +87,11 @@ KINDS = declarations()
 
 
 def _decoder(kind):
-    found = [m for m in (memory, execution) if callable(getattr(m, kind, None))]
+    found = [m for m in (memory, execution, hopper) if callable(getattr(m, kind, None))]
     if len(found) != 1:
         raise ImportError(f"kc_findings.def declares the finding `{kind}`: one module of cudacheck.cpu.findings "
-                          f"(memory.py or execution.py) decodes it, in a function of that name; found {len(found)}")
+                          f"(memory.py, execution.py or hopper.py) decodes it, in a function of that name; "
+                          f"found {len(found)}")
     return getattr(found[0], kind)
 
 

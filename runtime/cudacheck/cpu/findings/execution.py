@@ -45,8 +45,6 @@ ASYNC_PROXY = {
                    "and this thread's warpgroup ends at thread {need}.",
     "wgmma_operands": " with descriptor {value:#x} where another thread of its warpgroup passed {need:#x}: the "
                       "warpgroup's 128 threads pass the same descriptors, shape and immediates.",
-    "wgmma_warpgroup": " while a thread of its warpgroup has exited ({value} of {need} arrived): a wgmma is one "
-                       "operation of the warpgroup's 128 threads, all of which must reach it.",
     "mapa_rank": " for CTA rank {value}: this launch has no clusters (each block is a cluster of one, rank 0).",
 }
 
@@ -228,10 +226,12 @@ def mbarrier_stall(f, ctx):
     can still run will complete."""
     block, thread, line, expected = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["expected"]
     needs = [f"{f['pending']} more of its {expected} arrival{'s' if expected > 1 else ''}"] if f["pending"] else []
+    balance = (f"this phase expected {f['tx_expected']} bytes with expect_tx and its copies delivered "
+               f"{f['tx_delivered']}")
     if f["tx"] > 0:
-        needs.append(f"{f['tx']} more transaction bytes (expected with expect_tx, not yet completed)")
+        needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
-        needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected")
+        needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
     groups = {}
     for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
         groups.setdefault((state, at), set()).add(i)

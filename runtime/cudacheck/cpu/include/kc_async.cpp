@@ -29,6 +29,15 @@ static char* shared_bytes(uint64_t offset, size_t size, const char* what, int li
     return p;
 }
 
+// An element's bytes, copied or zeroed by a loop the compiler may not turn into memcpy or
+// memset: checked mode's library replaces those with instrumented ones (kc_check_access.cpp),
+// which would account the copy's bytes as the issuing thread's own access of an array it does
+// not know; the copy is accounted by its own hooks (kc_check_async.cpp).
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void put(char* to, const char* from,
+                                                                                  uint64_t es) {
+    for (uint64_t b = 0; b < es; ++b) to[b] = from ? from[b] : 0;
+}
+
 // ---- the TMA: cp.async.bulk.tensor.2d (kc_abi.h: CpuTensorMap) ---------------------------------
 void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
     const char* what = "cp.async.bulk.tensor";
@@ -36,6 +45,9 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
     if (m->magic != TENSOR_MAP_MAGIC) operand_error("tensor_map", what, map, m->magic, TENSOR_MAP_MAGIC, line);
     uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * m->box_rows;
     if (dst % 128) operand_error("tma_dst", what, shared_address(dst), dst % 128, 128, line);
+#ifdef KC_CHECKED
+    check_tma_box(dst, m, x, y, line, __builtin_return_address(0));   // the box fits its shared array
+#endif
     char* box = shared_bytes(dst, bytes, what, line);
     char* window = box - dst;
     const char* src = reinterpret_cast<const char*>(uintptr_t(m->address));
@@ -43,16 +55,23 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
         int64_t r = int64_t(y) + i;
         for (uint32_t j = 0; j < m->box_cols; ++j) {
             int64_t c = int64_t(x) + j;
-            char* to = window + swizzled(dst + i * row + j * es, m->swizzle);
+            uint64_t at = swizzled(dst + i * row + j * es, m->swizzle);
+            char* to = window + at;
+#ifdef KC_CHECKED
+            check_tma_write(at, uint32_t(es), bar, line);
+#endif
             if (r >= 0 && c >= 0 && uint64_t(r) < m->rows && uint64_t(c) < m->cols)
-                memcpy(to, src + uint64_t(r) * m->row_pitch + uint64_t(c) * es, es);
+                put(to, src + uint64_t(r) * m->row_pitch + uint64_t(c) * es, es);
             else if (!m->oob_nan)
-                memset(to, 0, es);
+                put(to, nullptr, es);
             else   // the element type's canonical NaN: all ones but the sign
                 for (uint64_t b = 0; b < es; ++b) to[b] = char(b + 1 == es ? 0x7f : 0xff);
         }
     }
     // Every byte of the box counts, those written as fill too.
+#ifdef KC_CHECKED
+    check_tma_done(bar);
+#endif
     mbarrier_complete_tx(shared_address(bar), uint32_t(bytes), line);
 }
 
@@ -66,12 +85,17 @@ struct Operands {
     uint64_t desc_a, desc_b;
     uint32_t n, type, scale_d, trans_a, trans_b;
     int32_t scale_a, scale_b;
-    bool operator!=(const Operands& o) const { return memcmp(this, &o, sizeof o) != 0; }
+    bool operator!=(const Operands& o) const {   // field by field: the padding is indeterminate
+        return desc_a != o.desc_a || desc_b != o.desc_b || n != o.n || type != o.type || scale_d != o.scale_d ||
+               trans_a != o.trans_a || trans_b != o.trans_b || scale_a != o.scale_a || scale_b != o.scale_b;
+    }
 };
 struct Warpgroup {
     unsigned arrived = 0;
     uint64_t generation = 0;
     Operands ops;
+    int line;                 // the wgmma the first arrival reached
+    uint32_t here[4];         // the threads that have arrived, a mask per warp
     float* const* d[WARPGROUP];
 };
 static Warpgroup groups[MAX_WARPGROUPS];
@@ -124,19 +148,25 @@ static float value(uint16_t bits, uint32_t type) {
 // exact in float; the 16 of a step are summed in float, in order of k, onto the accumulator (a
 // GPU's order and internal precision within a step are not specified: results may differ from
 // it by float rounding).
-static void multiply(Warpgroup& g, int line) {
+static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
     const Operands& o = g.ops;
     Descriptor da = decode(o.desc_a, line), db = decode(o.desc_b, line);
     static float A[64][16], B[16][256];
     for (uint32_t i = 0; i < 64; ++i)
         for (uint32_t k = 0; k < 16; ++k) {
             uint64_t at = element(da, o.trans_a, i, k);
+#ifdef KC_CHECKED
+            check_wgmma_operand(at, wg, line);
+#endif
             A[i][k] = o.scale_a * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
                                         o.type);
         }
     for (uint32_t k = 0; k < 16; ++k)
         for (uint32_t n = 0; n < o.n; ++n) {
             uint64_t at = element(db, o.trans_b, n, k);
+#ifdef KC_CHECKED
+            check_wgmma_operand(at, wg, line);
+#endif
             B[k][n] = o.scale_b * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
                                         o.type);
         }
@@ -153,32 +183,93 @@ static void multiply(Warpgroup& g, int line) {
     }
 }
 
+// A wgmma that not all 128 threads of the warpgroup reach together (.sync.aligned): some have
+// left, or wait at a __syncthreads() they cannot pass while this one waits for them, or reached
+// a wgmma on another line. Where each thread is, as JSON (kc_findings.def: warpgroup).
+[[noreturn]] static void warpgroup_error(unsigned wg, const Warpgroup& g, int line, const char* problem) {
+    char* buf = my_status->message;
+    size_t n = sizeof my_status->message;
+    int k = finding(buf, n, Finding::warpgroup,
+                    "\"block\":%u,\"warpgroup\":%u,\"line\":%d,\"what\":\"wgmma.mma_async\",\"problem\":\"%s\","
+                    "\"arrived\":[%u,%u,%u,%u],\"states\":\"",
+                    my_status->block, wg, line, problem, g.here[0], g.here[1], g.here[2], g.here[3]);
+    for (unsigned i = 0; i < WARPGROUP; ++i) {
+        const Thread& u = sched.threads[wg * WARPGROUP + i];
+        buf[k++] = (g.here[i / 32] >> (i % 32)) & 1 ? 'A' : u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W'
+                   : u.state == EXITED ? 'E' : u.mbarrier_line ? 'M' : 'R';
+    }
+    k += snprintf(buf + k, n - k, "\",\"lines\":[");
+    for (unsigned i = 0; i < WARPGROUP; ++i) {
+        const Thread& u = sched.threads[wg * WARPGROUP + i];
+        int at = (g.here[i / 32] >> (i % 32)) & 1 ? g.line : u.state == EXITED ? u.exit_line
+                 : u.state == RUNNABLE ? u.mbarrier_line : u.line;
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
+    }
+    snprintf(buf + k, n - k, "]}");
+    my_status->code = CHECK_FAILED;
+    fflush(stdout);
+    _exit(5);
+}
+
 void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
                int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
     const char* what = "wgmma.mma_async";
-    unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP;
+    unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP, me = cur->linear - first;
     if (first + WARPGROUP > sched.nthreads)
         operand_error("wgmma_block", what, nullptr, sched.nthreads, first + WARPGROUP, line);
     Warpgroup& g = groups[wg];
-    // The operands are the warpgroup's: every thread must pass the same ones.
+    // The operands are the warpgroup's: every thread must pass the same ones, at the same wgmma.
     Operands o{desc_a, desc_b, n, type, scale_d, trans_a, trans_b, scale_a, scale_b};
-    if (g.arrived == 0) g.ops = o;
-    else if (o != g.ops) operand_error("wgmma_operands", what, nullptr, desc_a, g.ops.desc_a, line);
-    g.d[cur->linear - first] = d;
+    if (g.arrived == 0) {
+        g.ops = o;
+        g.line = line;
+    } else if (line != g.line) {
+        warpgroup_error(wg, g, line, "different");
+    } else if (o != g.ops) {
+        operand_error("wgmma_operands", what, nullptr, desc_a, g.ops.desc_a, line);
+    }
+    g.d[me] = d;
+    g.here[me / 32] |= 1u << (me % 32);
     uint64_t generation = g.generation;
     sched.progress++;
     if (++g.arrived == WARPGROUP) {
-        multiply(g, line);
+#ifdef KC_CHECKED
+        check_wgmma_begin(__builtin_return_address(0));
+#endif
+        multiply(g, wg, line);
         g.arrived = 0;
+        g.here[0] = g.here[1] = g.here[2] = g.here[3] = 0;
         g.generation++;
         return;
     }
     while (g.generation == generation) {
-        for (unsigned i = first; i < first + WARPGROUP; ++i)   // a thread that left can never arrive
-            if (sched.threads[i].state == EXITED)
-                operand_error("wgmma_warpgroup", what, nullptr, g.arrived, WARPGROUP, line);
+        // A thread that left, or waits at a block barrier (which this one's threads never reach
+        // while they wait here), can never arrive.
+        for (unsigned i = first; i < first + WARPGROUP; ++i) {
+            uint8_t state = sched.threads[i].state;
+            if (!((g.here[(i - first) / 32] >> (i % 32)) & 1) && (state == EXITED || state == AT_SYNCTHREADS))
+                warpgroup_error(wg, g, line, "missing");
+        }
         yield_to_scheduler();
     }
+}
+
+// commit_group and wait_group: the products are computed at the mma; checked mode counts the
+// groups, to know which operands a group may still be reading (kc_check_async.cpp).
+void wgmma_commit(int) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef KC_CHECKED
+    check_wgmma_commit();
+#endif
+}
+
+void wgmma_wait(uint32_t n, int) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef KC_CHECKED
+    check_wgmma_wait(n);
+#else
+    (void)n;
+#endif
 }
 
 // mapa: a CTA launched without a cluster is a cluster of one, rank 0; its own shared::cluster

@@ -16,6 +16,8 @@
 //   kc_check_sync.cpp          divergent barriers, warp masks and warp-collective operations
 //                              (synccheck)
 //   kc_check_init.cpp          reads of memory nothing has written (initcheck)
+//   kc_check_async.cpp         the async proxy (inline PTX): TMA tiles read before their mbarrier
+//                              phase completes, wgmma operands overwritten while it reads them
 //
 // Provenance. Every array argument lives alone in a slot of 2^slot_shift bytes of address
 // space (runtime/cudacheck/cpu/system.py), at the slot's middle, with nothing else mapped in
@@ -151,7 +153,8 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
 [[noreturn]] void out_of_bounds(const Region* r, const char* index, const char* dims, unsigned elem_size, uint32_t pc,
                                 uint32_t line, const char* what);
 // An access of `size` bytes at byte offset off (may be negative) outside region r.
-[[noreturn]] void outside(const Region* r, int64_t off, unsigned size, uint32_t pc, const char* what);
+[[noreturn]] void outside(const Region* r, int64_t off, unsigned size, uint32_t pc, const char* what,
+                          uint32_t line = 0);
 // A subscript found outside its dimension, now met by the access it leads to (in `r`, or in
 // a thread's local memory when r is null).
 [[noreturn]] void bad_subscript(const Region* r, uintptr_t a, unsigned size, uint32_t pc, Op op);
@@ -162,6 +165,10 @@ Region* subscripted(uintptr_t a);
 // One shared element's access against its history (probe: check without recording it).
 void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads,
                     bool probe = false);
+
+// ---- kc_check_async.cpp ------------------------------------------------------------------
+// A thread's load or store of shared memory against what the async proxy does to it.
+void check_async_access(const void* p, unsigned size, uint32_t pc, Op op);
 
 // ---- kc_check_global_races.cpp -----------------------------------------------------------
 void global_worker_start(const CheckDesc* c, Region* const* regions, int nregions);

@@ -73,6 +73,7 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
     }
     uint64_t granule = is_shared ? (r->granule ? r->granule : r->elem_size) : size;
     if (!is_shared) return;
+    check_async_access(p, size, pc, op);   // before the race check: its finding is the more precise
     for (uint64_t e = uint64_t(off) / granule; e <= (uint64_t(off) + size - 1) / granule; ++e)
         shared_element(r, e, pc, op, atomic, atomic_reads);
     cur->seq++;

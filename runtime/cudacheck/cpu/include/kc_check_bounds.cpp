@@ -24,7 +24,7 @@ static const char* kind_name(const Region* r) {
 }
 
 // An access of `size` bytes at byte offset off (may be negative) outside region r.
-[[noreturn]] void outside(const Region* r, int64_t off, unsigned size, uint32_t pc, const char* what) {
+[[noreturn]] void outside(const Region* r, int64_t off, unsigned size, uint32_t pc, const char* what, uint32_t line) {
     char ix[256], dims[128];
     unsigned unit = r->kind == SHARED && r->elem_size ? r->elem_size : size;   // else: the accessed type's
     int64_t idx = off >= 0 ? off / int64_t(unit) : -((-off + int64_t(unit) - 1) / int64_t(unit));
@@ -32,7 +32,7 @@ static const char* kind_name(const Region* r) {
     else snprintf(ix, sizeof ix, "[%lld]", (long long)idx);
     if (r->ndim >= 2) dims_json(dims, sizeof dims, r);
     else snprintf(dims, sizeof dims, "[%llu]", (unsigned long long)(r->bytes / unit));
-    out_of_bounds(r, ix, dims, unit, pc, 0, what);
+    out_of_bounds(r, ix, dims, unit, pc, line, what);
 }
 
 // A subscript found outside its dimension, now met by the access it leads to (in `r`, or

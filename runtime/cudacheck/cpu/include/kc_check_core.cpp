@@ -171,6 +171,7 @@ void check_worker_start(const LaunchDesc* d, unsigned w) {
 
 void check_block_start(uint32_t block) {
     global_block_start(block);
+    check_async_block_start();
     chk.epoch = 1;
     chk.interval_line = 0;
     memset(chk.warp_epoch, 0, sizeof chk.warp_epoch);
@@ -188,6 +189,7 @@ void check_block_start(uint32_t block) {
 // uninitialized read.
 void check_interval_end() {
     global_interval_end();
+    check_async_interval_end();
     if (chk.sub.set) {   // a local array's bad subscript, with no instrumented access since
         cur = &sched.threads[chk.sub.thread];
         bad_subscript(nullptr, 0, 0, 0, WRITE);

@@ -62,24 +62,62 @@ static uint64_t* barrier(void* bar, const char* what, int line) {
     return static_cast<uint64_t*>(bar);
 }
 
+// The bytes each barrier's current phase was told to expect (expect_tx) and those completed,
+// beside its packed state: for the report of a phase they do not balance (a copy's box larger
+// or smaller than the bytes expected), which the net tx-count alone cannot tell.
+struct TxTotals {
+    const void* bar;
+    uint32_t expected, delivered;
+};
+static TxTotals totals[64];
+
+static TxTotals& totals_of(const void* bar) {
+    for (TxTotals& t : totals)
+        if (t.bar == bar) return t;
+    for (TxTotals& t : totals)
+        if (!t.bar) return t = {bar, 0, 0};
+    return totals[0] = {bar, 0, 0};   // past 64 barriers: the first is reused
+}
+
 // The phase completes when nothing is pending: the next one begins, expecting as many arrivals.
 static void complete_if_done(MBarrier& b, void* bar) {
     if (b.pending || b.tx) return;
 #ifdef KC_CHECKED
     check_mbarrier_complete(bar);
-#else
-    (void)bar;
+    check_async_phase_complete(bar);
 #endif
+    totals_of(bar) = {bar, 0, 0};
     b.phase ^= 1u;
     b.pending = b.expected;
 }
+
+#ifdef KC_CHECKED
+// Checked mode: a phase all of whose arrivals have come with more bytes completed than expected
+// can never complete (only a bare expect_tx could still balance it): reported at once, with the
+// line of the arrival or copy that made it so, rather than as a stall later.
+static void check_tx_balance(const MBarrier& b, void* bar, int line) {
+    if (b.pending || b.tx >= 0) return;
+    const TxTotals& t = totals_of(bar);
+    char* buf = my_status->message;
+    finding(buf, sizeof my_status->message, Finding::tx_overflow,
+            "\"block\":%u,\"thread\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"expected\":%u,"
+            "\"delivered\":%u}",
+            my_status->block, cur->linear, line, (unsigned long long)shared_offset(bar), b.phase, t.expected,
+            t.delivered);
+    my_status->code = CHECK_FAILED;
+    fflush(stdout);
+    _exit(5);
+}
+#endif
 
 void mbarrier_init(void* bar, uint32_t count, int line) {
     uint64_t* w = barrier(bar, "mbarrier.init", line);
     if (count == 0 || count > MAX_COUNT) operand_error("mbarrier_count", "mbarrier.init", bar, count, MAX_COUNT, line);
     *w = pack({count, count, 0, 0});
+    totals_of(bar) = {bar, 0, 0};
 #ifdef KC_CHECKED
     check_mbarrier_init(bar);
+    check_async_init(bar);
 #endif
 }
 
@@ -90,6 +128,11 @@ static void add_tx(void* bar, int64_t tx, const char* what, int line) {
     if (now > int64_t(MAX_COUNT) || now < -int64_t(MAX_COUNT))
         operand_error("mbarrier_tx", what, bar, uint64_t(tx < 0 ? -tx : tx), uint64_t(b.tx), line);
     b.tx = int32_t(now);
+    TxTotals& t = totals_of(bar);
+    (tx > 0 ? t.expected : t.delivered) += uint32_t(tx > 0 ? tx : -tx);
+#ifdef KC_CHECKED
+    check_tx_balance(b, bar, line);
+#endif
     complete_if_done(b, bar);
     *w = pack(b);
     sched.progress++;
@@ -112,6 +155,9 @@ uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
 #endif
     uint64_t state = b.phase;
     b.pending -= count;
+#ifdef KC_CHECKED
+    check_tx_balance(b, bar, line);
+#endif
     complete_if_done(b, bar);
     *w = pack(b);
     sched.progress++;   // a waiter may get further
@@ -131,6 +177,7 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
     }
 #ifdef KC_CHECKED
     check_mbarrier_acquire(bar);
+    check_async_acquire(bar);
 #endif
     return true;
 }
@@ -140,13 +187,14 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
 // barrier's state and where every thread of the block is, as JSON (kc_findings.def).
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t) {
     MBarrier b = unpack(*static_cast<const uint64_t*>(t.mbarrier));
+    const TxTotals& tt = totals_of(t.mbarrier);
     char* buf = my_status->message;
     size_t n = sizeof my_status->message;
     int k = finding(buf, n, Finding::mbarrier_stall,
                     "\"block\":%u,\"thread\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
-                    "\"expected\":%u,\"tx\":%d,\"states\":\"",
+                    "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,\"states\":\"",
                     block, t.linear, t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier), b.phase,
-                    b.pending, b.expected, b.tx);
+                    b.pending, b.expected, b.tx, tt.expected, tt.delivered);
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
         const Thread& u = sched.threads[i];
         buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'

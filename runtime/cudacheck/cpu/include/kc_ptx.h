@@ -56,10 +56,11 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
 void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
                int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line);
 // The wgmma's fence, commit and wait: with the products computed at the mma, ordering points for
-// the compiler only; the checks of the async proxy hook here.
+// the compiler; commit and wait (kc_async.cpp) also count groups, for checked mode's check of
+// stores to operands a group still reads.
 inline void wgmma_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-inline void wgmma_commit(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-inline void wgmma_wait(uint32_t, int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+void wgmma_commit(int line);
+void wgmma_wait(uint32_t n, int line);
 // mapa.shared::cluster: the shared::cluster address of `address` in the CTA of rank `rank`. A
 // launch here has no clusters (each CTA is a cluster of one): rank 0 maps an address to itself,
 // any other is an InvalidOperandError.

@@ -105,6 +105,20 @@ void check_mbarrier_init(const void* bar);
 void check_mbarrier_arrive(const void* bar);
 void check_mbarrier_complete(const void* bar);
 void check_mbarrier_acquire(const void* bar);
+// The async proxy's checks (kc_check_async.cpp): mbarrier phases as threads observe them, the
+// TMA's writes and wgmma's reads of shared memory, wgmma groups.
+void check_async_block_start();
+void check_async_interval_end();
+void check_async_init(const void* bar);
+void check_async_phase_complete(const void* bar);
+void check_async_acquire(const void* bar);
+void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret);
+void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line);
+void check_tma_done(uint64_t bar);
+void check_wgmma_begin(const void* ret);
+void check_wgmma_operand(uint64_t off, unsigned wg, int line);
+void check_wgmma_commit();
+void check_wgmma_wait(uint32_t n);
 #endif
 
 }  // namespace kc

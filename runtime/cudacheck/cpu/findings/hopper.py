@@ -1,0 +1,119 @@
+"""The decoders of checked mode's findings about the async proxy of Hopper kernels' inline PTX
+(kc_findings.def; cpu/include/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
+before the thread observed its mbarrier phase (tile_unwaited), a wgmma operand overwritten
+while its group is in flight (wgmma_overwrite), a phase that got more bytes than expect_tx
+announced (tx_overflow), and a wgmma not all four warps of the warpgroup reach (warpgroup). No
+NVIDIA tool reports these: compute-sanitizer's racecheck does not model the async proxy. Each
+takes the finding's fields and the findings.Context it is read against, and returns the
+exception, its message worded for the student."""
+from ...errors import TileNotReadyError, TransactionCountError, WarpgroupCollectiveError, WgmmaOperandRaceError
+from .execution import lane_ranges
+
+
+def _element(f):
+    index = "".join(f"[{i}]" for i in f["index"])
+    return f"{f['array']}{index}"
+
+
+def _reader(f, ctx):
+    thread = ctx.thread(f["thread"])
+    if f["op"] == "wgmma":
+        w = f["thread"] // 32
+        return (f"warp {w} of warpgroup {f['warpgroup']} (threads {thread} on) reads {_element(f)} as an operand of "
+                f"the wgmma.mma_async on line {f['line']}")
+    verb = "reads" if f["op"] == "read" else "writes"
+    return f"thread {thread} (warpgroup {f['thread'] // 128}) {verb} {_element(f)} on line {f['line']}"
+
+
+def _quoted(msg, ctx, lines, advice):
+    """The message, each line it names quoted, then what to do."""
+    for q in sorted(set(lines)):
+        msg += ctx.quote(q)
+    return msg + "\n" + advice
+
+
+def tile_unwaited(f, ctx):
+    block, phase = ctx.block(f["block"]), f["phase"]
+    who = "no thread of that warp has" if f["op"] == "wgmma" else "it has"
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: {_reader(f, ctx)}, a byte the TMA copy on line "
+           f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
+           f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of the mbarrier at shared "
+           f"address {f['address']:#x}, and {who} observed only {f['observed']} of its phases complete.")
+    msg = _quoted(msg, ctx, (f["line"], f["copy_line"]),
+                  "The TMA writes shared memory through the async proxy: its bytes are visible to a thread only "
+                  "after that thread's mbarrier.try_wait (or test_wait) has seen the phase the copy completes on "
+                  "(or a __syncthreads() after another thread's such wait). Wait on the slot's barrier, with the "
+                  "parity of the phase this use of the slot fills, before any thread reads it or wgmma multiplies "
+                  "it; a GPU may otherwise read stale or half-written bytes.")
+    return TileNotReadyError(msg, kernel=ctx.kernel.name, block=block, thread=ctx.thread(f["thread"]),
+                             line=f["line"], array=f["array"], index=tuple(f["index"]), op=f["op"],
+                             warpgroup=f["warpgroup"], copy_line=f["copy_line"], phase=phase, address=f["address"])
+
+
+def wgmma_overwrite(f, ctx):
+    block, thread = ctx.block(f["block"]), ctx.thread(f["thread"])
+    writer = (f"the TMA copy on line {f['line']} (issued by thread {thread}) writes" if f["op"] == "copy"
+              else f"thread {thread} writes")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
+           f"wgmma.mma_async on line {f['wgmma_line']} of warpgroup {f['warpgroup']} still reads it: its group "
+           f"({f['group']}, counting the warpgroup's wgmma.commit_group from 0) is in flight, since the "
+           f"warpgroup's wgmma.wait_group has retired only groups below {f['retired']}.")
+    msg = _quoted(msg, ctx, (f["line"], f["wgmma_line"]),
+                  "A wgmma reads its shared-memory operands asynchronously, from its issue until a "
+                  "wgmma.wait_group N of its warpgroup leaves at most N newer groups pending. Wait for the group "
+                  "(wgmma.wait_group 0, or N small enough) before the tile is overwritten, and hand the slot back "
+                  "(an mbarrier arrival, a __syncthreads()) only after that wait.")
+    return WgmmaOperandRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
+                                 array=f["array"], index=tuple(f["index"]), op=f["op"], warpgroup=f["warpgroup"],
+                                 wgmma_line=f["wgmma_line"])
+
+
+def tx_overflow(f, ctx):
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    exp, got = f["expected"], f["delivered"]
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} at line {line} leaves the mbarrier at "
+           f"shared address {f['address']:#x} (phase of parity {f['parity']}) with all its arrivals in and more "
+           f"transaction bytes completed than expected: expect_tx announced {exp} bytes, the copies delivered "
+           f"{got} ({got - exp} too many). The transaction count is below zero, so the phase never completes."
+           + ctx.quote(line) +
+           "\nexpect_tx must announce exactly the bytes the phase's copies bring: a TMA box counts all its "
+           "bytes (box rows x box columns x element size, the zero-filled ones too), once per copy.")
+    return TransactionCountError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                 expected=exp, delivered=got, address=f["address"])
+
+
+STATE = {"S": "wait at __syncthreads() on line {}", "W": "wait at a warp operation on line {}",
+         "M": "wait at an mbarrier on line {}", "R": "are elsewhere", "A": "are at the wgmma on line {}"}
+
+
+def warpgroup(f, ctx):
+    block, wg, line = ctx.block(f["block"]), f["warpgroup"], f["line"]
+    masks = f["arrived"]
+    missing = [w for w in range(4) if masks[w] != 0xFFFFFFFF]
+    parts, where = [], {}
+    for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
+        if state == "A" and f["problem"] == "missing":
+            continue
+        text = (f"returned at line {at}" if at else "reached the end of the kernel") if state == "E" \
+            else STATE[state].format(at)
+        where.setdefault(text, []).append(i)
+    for text, ts in where.items():
+        warps = sorted({t // 32 for t in ts})
+        parts.append(f"warp{'s' if len(warps) > 1 else ''} {lane_ranges([4 * wg + w for w in warps])} "
+                     f"(threads {lane_ranges([128 * wg + t for t in ts])}) {text}")
+    head = f"kernel `{ctx.kernel.name}`: warpgroup {wg} (warps {4 * wg}-{4 * wg + 3}) of block {block}: "
+    if f["problem"] == "different":
+        msg = head + "its warps reach wgmma.mma_async at different lines: " + "; ".join(parts) + "."
+    else:
+        msg = (head + f"wgmma.mma_async on line {line} is not reached by warp"
+               f"{'s' if len(missing) > 1 else ''} {lane_ranges([4 * wg + w for w in missing])}: "
+               + "; ".join(parts) + ".")
+    for q in sorted({line, *(at for (state, at) in zip(f["states"], f["lines"]) if at)}):
+        msg += ctx.quote(q)
+    msg += ("\nwgmma.mma_async is .sync.aligned: all 128 threads of the warpgroup (4 warps) execute the same "
+            "wgmma together. Keep it out of conditions that differ between the warpgroup's threads (a check of "
+            "threadIdx.x that splits warps, an early return). A GPU hangs or computes garbage.")
+    return WarpgroupCollectiveError(msg, kernel=ctx.kernel.name, block=block, warpgroup=wg, line=line,
+                                    call=f["what"], missing=[4 * wg + w for w in missing],
+                                    arrived=[t for t in range(128) if (masks[t // 32] >> (t % 32)) & 1],
+                                    problem=f["problem"], mask=masks, groups={})

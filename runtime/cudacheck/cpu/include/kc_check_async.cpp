@@ -1,0 +1,283 @@
+// Checked mode's checks of the async proxy (kc_check.h): what the TMA writes and wgmma reads in
+// shared memory. The runtime's own units do both (kc_async.cpp), so the instrumentation never
+// sees them; kc_async.cpp calls the hooks here instead, byte range by byte range.
+//
+// The model (PTX ISA, "Memory consistency model": the async proxy; mbarrier complete-tx):
+//  - a TMA copy's write to shared memory is made by the async proxy and is visible to a
+//    thread only once that thread has observed the completion of the barrier phase the copy
+//    completes its bytes on: its own try_wait/test_wait of that phase succeeded, or, since a
+//    __syncthreads() orders everything before it, any thread's did before a barrier they
+//    both passed. A load or store of such a byte before then is a TileNotReadyError; so is a
+//    wgmma operand read when a warp of the warpgroup has not observed it (each warp issues
+//    its own part of the multiply on a GPU);
+//  - a wgmma reads its operand tiles from its issue until the warpgroup's wgmma.wait_group
+//    retires its group (wait_group N: all but the newest N committed groups are complete).
+//    A store to those bytes in that window, by a thread or a TMA copy, is a
+//    WgmmaOperandRaceError.
+// Each byte of the shared window (kc_ptx.h) has a Mark: the last TMA copy into it, and the
+// wgmmas (of up to two warpgroups) reading it. Phases are counted per barrier and block: a
+// copy completes on the phase its barrier is in when it is issued (the CPU runtime performs
+// it at once); a successful wait observes every phase completed so far.
+//
+// What this does not see: a wait observed through another thread by anything but a
+// __syncthreads() (a __syncwarp, an mbarrier chain), which it reports as not observed; a
+// wgmma's group retired by a wait_group the writer is not ordered after (the check uses the
+// order this run took); wgmma operand reads are not race-checked against earlier stores, nor
+// checked for initialization: a kernel may multiply chunks of a slot it did not load (past the
+// matrix's last column) whose products it never stores, as kernels/hopper.cu does.
+#include "kc_check.h"
+
+namespace kc {
+
+constexpr unsigned MAX_BARS = 64, MAX_WARPGROUPS = 8;
+
+struct Mark {
+    uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on
+    uint16_t copy_tid;
+    uint8_t copy_bar, copy_set;
+    struct { uint32_t line, group; uint8_t wg, set; } rd[2];   // wgmmas reading it, by warpgroup
+};
+
+static struct {
+    Mark* marks = nullptr;
+    uint64_t span = 0, lo = ~uint64_t(0), hi = 0;   // the window's bytes; those marked in this block
+    const void* bars[MAX_BARS];
+    unsigned nbars = 0, n = 0;
+    uint32_t completed[MAX_BARS];     // phases each barrier completed in this block
+    uint32_t floor[MAX_BARS];         // phases every thread has observed (a __syncthreads after a wait)
+    uint32_t* seen = nullptr;         // n x MAX_BARS: phases thread t observed complete
+    uint32_t committed[1024];         // wgmma groups each thread committed
+    uint32_t retired[MAX_WARPGROUPS]; // groups of each warpgroup below this one are complete
+    uint32_t retired_by[1024];        // ... as each thread's own wait_group found them
+    uint32_t copy_pc = 0, wgmma_pc = 0;
+    int checked_bar = -1;             // the (barrier, phase) a wgmma's warps were last found to have observed
+    uint32_t checked_phase = 0;
+} as;
+
+static int bar_index(const void* bar, bool add) {
+    for (unsigned b = 0; b < as.nbars; ++b)
+        if (as.bars[b] == bar) return int(b);
+    if (!add || as.nbars == MAX_BARS) return -1;   // past 64 barriers of a block: not tracked
+    as.bars[as.nbars] = bar;
+    as.completed[as.nbars] = as.floor[as.nbars] = 0;
+    return int(as.nbars++);
+}
+
+static uint32_t* seen_row(unsigned t) {
+    if (as.n != sched.nthreads) {
+        free(as.seen);
+        as.n = sched.nthreads;
+        as.seen = static_cast<uint32_t*>(calloc(size_t(as.n) * MAX_BARS, sizeof(uint32_t)));
+    }
+    return as.seen + size_t(t) * MAX_BARS;
+}
+
+static uint32_t observed(unsigned t, int b) {
+    uint32_t s = seen_row(t)[b];
+    return s > as.floor[b] ? s : as.floor[b];
+}
+
+// The Mark of window byte `off`, the window allocated at the first use (calloc: untouched pages
+// cost nothing); null past its end.
+static Mark* mark(uint64_t off) {
+    if (!as.marks) {
+        uint64_t dyn = shared_offset(dynamic_smem + DYNAMIC_SHARED_CAPACITY + 4096);
+        uint64_t stat = kc_shared_span() ? shared_offset(reinterpret_cast<char*>(kc_shared_lo()) + kc_shared_span()) : 0;
+        as.span = dyn > stat ? dyn : stat;
+        as.marks = static_cast<Mark*>(calloc(as.span, sizeof(Mark)));
+    }
+    if (off >= as.span) return nullptr;
+    if (off < as.lo) as.lo = off;
+    if (off + 1 > as.hi) as.hi = off + 1;
+    return &as.marks[off];
+}
+
+// ---- hooks: the block, barriers, mbarrier phases ------------------------------------------------
+void check_async_block_start() {
+    if (as.marks && as.hi > as.lo) memset(as.marks + as.lo, 0, (as.hi - as.lo) * sizeof(Mark));
+    as.lo = ~uint64_t(0);
+    as.hi = 0;
+    as.nbars = 0;
+    if (as.seen) memset(as.seen, 0, size_t(as.n) * MAX_BARS * sizeof(uint32_t));
+    memset(as.committed, 0, sizeof as.committed);
+    memset(as.retired, 0, sizeof as.retired);
+    memset(as.retired_by, 0, sizeof as.retired_by);
+}
+
+void check_async_interval_end() {   // a __syncthreads(): what one thread observed, all have
+    if (!as.seen || as.n != sched.nthreads) return;
+    for (unsigned b = 0; b < as.nbars; ++b)
+        for (unsigned t = 0; t < as.n; ++t)
+            if (as.seen[size_t(t) * MAX_BARS + b] > as.floor[b]) as.floor[b] = as.seen[size_t(t) * MAX_BARS + b];
+}
+
+void check_async_init(const void* bar) {   // mbarrier.init: its phases count from zero again
+    int b = bar_index(bar, true);
+    if (b < 0) return;
+    as.completed[b] = as.floor[b] = 0;
+    for (unsigned t = 0; t < sched.nthreads; ++t) seen_row(t)[b] = 0;
+}
+
+void check_async_phase_complete(const void* bar) {
+    int b = bar_index(bar, true);
+    if (b >= 0) as.completed[b]++;
+}
+
+void check_async_acquire(const void* bar) {   // a wait that found the phase complete
+    int b = bar_index(bar, true);
+    if (b >= 0) seen_row(cur->linear)[b] = as.completed[b];
+}
+
+// A writer of the wgmma's own warpgroup is ordered by its own wait_group (program order);
+// any other by the warpgroup's first.
+static uint32_t retired_for(unsigned wg) {
+    return cur->linear / 128 == wg ? as.retired_by[cur->linear] : as.retired[wg];
+}
+
+// ---- findings ----------------------------------------------------------------------------------
+// The shared array window byte `off` lies in, and its index there (ix: 128 bytes).
+static const char* where(char* ix, uint64_t off) {
+    const Region* r = region_at(shared_address(off), 1, 0, READ);
+    if (!is_shared(r)) {
+        snprintf(ix, 64, "[%llu]", (unsigned long long)off);
+        return "shared memory";
+    }
+    uint64_t g = r->granule ? r->granule : r->elem_size;
+    index_json(ix, 128, r, element_of(r, uint64_t(static_cast<char*>(shared_address(off)) - r->base) / g));
+    return r->name;
+}
+
+[[noreturn]] static void not_ready(uint64_t off, const Mark& m, unsigned thread, uint32_t pc, int line,
+                                   const char* op, int wg) {
+    char buf[1024], ix[128];
+    const char* name = where(ix, off);
+    finding(buf, sizeof buf, Finding::tile_unwaited,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
+            "\"warpgroup\":%d,\"address\":%llu,\"phase\":%u,\"observed\":%u,\"copy_thread\":%u,\"copy_line\":%u}",
+            name, ix, my_status->block, thread, pc, line, op, wg,
+            (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, observed(thread, m.copy_bar),
+            m.copy_tid, m.copy_line);
+    report(buf);
+}
+
+[[noreturn]] static void overwritten(uint64_t off, const Mark& m, int k, uint32_t pc, int line, const char* op) {
+    char buf[1024], ix[128];
+    const char* name = where(ix, off);
+    finding(buf, sizeof buf, Finding::wgmma_overwrite,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
+            "\"warpgroup\":%u,\"wgmma_line\":%u,\"group\":%u,\"retired\":%u}",
+            name, ix, my_status->block, cur->linear, pc, line, op, m.rd[k].wg,
+            m.rd[k].line, m.rd[k].group, retired_for(m.rd[k].wg));
+    report(buf);
+}
+
+static void check_in_flight(uint64_t off, const Mark& m, uint32_t pc, int line, const char* op) {
+    for (int k = 0; k < 2; ++k)
+        if (m.rd[k].set && m.rd[k].group >= retired_for(m.rd[k].wg)) overwritten(off, m, k, pc, line, op);
+}
+
+// ---- a thread's own loads and stores (kc_check_access.cpp: on_access) -----------------------------
+void check_async_access(const void* p, unsigned size, uint32_t pc, Op op) {
+    if (!as.marks) return;
+    uint64_t off = shared_offset(p);
+    if (off + size <= as.lo || off >= as.hi) return;
+    for (uint64_t a = off; a < off + size && a < as.span; ++a) {
+        const Mark& m = as.marks[a];
+        if (m.copy_set && observed(cur->linear, m.copy_bar) <= m.copy_phase)
+            not_ready(a, m, cur->linear, pc, 0, op == READ ? "read" : "write", -1);
+        if (op == WRITE) check_in_flight(a, m, pc, 0, "write");
+    }
+}
+
+// ---- the TMA (kc_async.cpp: tma_load_2d) ----------------------------------------------------------
+// Before the copy: its box must lie inside the shared array it lands in.
+void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret) {
+    as.copy_pc = pc_of(ret);
+    uint64_t bytes = uint64_t(m->box_cols) * m->element_size * m->box_rows;
+    char* p = static_cast<char*>(shared_address(dst));
+    Region* r = region_at(p, 1, as.copy_pc, WRITE);
+    if (!is_shared(r)) return;   // outside shared memory: kc_async.cpp refuses it
+    int64_t off = p - r->base;
+    if (off >= 0 && uint64_t(off) + bytes <= r->bytes) return;
+    static char via[256];
+    snprintf(via, sizeof via,
+             "the %u x %u box (%llu bytes) of the tensor map, corner (x %d, y %d), that cp.async.bulk.tensor "
+             "writes at shared offset %llu, bytes %lld to %lld of %s",
+             m->box_rows, m->box_cols, (unsigned long long)bytes, x, y, (unsigned long long)dst, (long long)off,
+             (long long)(off + int64_t(bytes) - 1), r->name);
+    chk.via = via;
+    int64_t first = off < 0 ? off : int64_t(r->bytes);   // the first byte outside
+    outside(r, first, r->elem_size, as.copy_pc, "write", uint32_t(line));
+}
+
+// One element the copy writes (after its swizzle), completing on the barrier at window offset bar.
+void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line) {
+    int b = bar_index(shared_address(bar), true);
+    for (uint64_t a = off; a < off + size; ++a) {
+        Mark* m = mark(a);
+        if (!m) continue;
+        check_in_flight(a, *m, as.copy_pc, line, "copy");
+        if (b < 0) continue;
+        m->copy_line = uint32_t(line);
+        m->copy_phase = as.completed[b];
+        m->copy_tid = uint16_t(cur->linear);
+        m->copy_bar = uint8_t(b);
+        m->copy_set = 1;
+    }
+    // The issuing thread's write, to the race and initialization checks.
+    char* p = static_cast<char*>(shared_address(off));
+    Region* r = region_at(p, size, as.copy_pc, WRITE);
+    if (!is_shared(r)) return;
+    uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
+    for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e)
+        shared_element(r, e, as.copy_pc, WRITE, false, false);
+}
+
+// The copy's bytes are in place and about to complete on the barrier: as an arrival of the
+// issuing thread, it orders them before what the barrier's waiters do (kc_check_races.cpp).
+void check_tma_done(uint64_t bar) {
+    cur->seq++;
+    check_mbarrier_arrive(shared_address(bar));
+}
+
+// ---- wgmma (kc_async.cpp: multiply) -----------------------------------------------------------------
+void check_wgmma_begin(const void* ret) {
+    as.wgmma_pc = pc_of(ret);
+    as.checked_bar = -1;
+}
+
+// One 2-byte operand element at window offset off, read by warpgroup wg's wgmma at `line`.
+void check_wgmma_operand(uint64_t off, unsigned wg, int line) {
+    for (uint64_t a = off; a < off + 2; ++a) {
+        Mark* m = mark(a);
+        if (!m) continue;
+        if (m->copy_set && !(as.checked_bar == m->copy_bar && as.checked_phase == m->copy_phase)) {
+            for (unsigned w = 0; w < 4; ++w) {   // each warp: one of its threads has observed the phase
+                bool ok = false;
+                for (unsigned l = 0; l < 32 && !ok; ++l) ok = observed(wg * 128 + w * 32 + l, m->copy_bar) > m->copy_phase;
+                if (!ok) not_ready(a, *m, wg * 128 + w * 32, as.wgmma_pc, line, "wgmma", int(wg));
+            }
+            as.checked_bar = m->copy_bar;
+            as.checked_phase = m->copy_phase;
+        }
+        // Read until the group this wgmma joins is retired: the warpgroup's own older mark, or a
+        // retired one, gives way.
+        uint32_t group = as.committed[cur->linear];
+        int k = 0;
+        if (m->rd[0].set && m->rd[0].wg != wg && m->rd[0].group >= as.retired[m->rd[0].wg]) k = 1;
+        m->rd[k] = {uint32_t(line), group, uint8_t(wg), 1};
+    }
+}
+
+void check_wgmma_commit() { as.committed[cur->linear]++; }
+
+// wait_group n: all but the newest n groups this thread committed are complete. The warpgroup's
+// threads execute it together (.sync.aligned): the first to get there retires for all.
+void check_wgmma_wait(uint32_t n) {
+    uint32_t c = as.committed[cur->linear], wg = cur->linear / 128;
+    if (c <= n) return;
+    if (c - n > as.retired_by[cur->linear]) as.retired_by[cur->linear] = c - n;
+    if (wg < MAX_WARPGROUPS && c - n > as.retired[wg]) as.retired[wg] = c - n;
+}
+
+}  // namespace kc

@@ -1,0 +1,156 @@
+"""Checked mode on Hopper kernels' inline PTX (cpu/include/kc_check_async.cpp): each hazard of
+the async proxy that no NVIDIA tool names, committed by one small kernel (a TMA copy of a 64 x 64
+bf16 tile onto an mbarrier, one wgmma m64n8k16 reading it), asserting the class, the line and
+the message's facts; the same kernel without the bug, and kernels/hopper.cu's three kernels on
+a small awkward shape, run checked with no finding."""
+import re
+
+import numpy as np
+import pytest
+from test_hopper_cpu import HOPPER, KERNELS, OPTIONS, bf16, launch
+
+import cudacheck
+
+# mode 0: correct. 1: no thread waits before the wgmma. 2: the issuing thread reads the tile
+# before waiting. 3: a thread stores into the A tile between its wgmma and wait_group. 4:
+# expect_tx of half the box. 5: expect_tx of twice the box. 6: warp 3 skips the wgmma.
+# 7: the box lands 12 KiB into the slot, past the end of the dynamic shared memory.
+SRC = r"""
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const unsigned short* B, float* D, int mode,
+                                   int* out) {
+    __shared__ unsigned long long bar;
+    extern __shared__ unsigned char smem[];
+    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
+    for (int t = threadIdx.x; t < 16 * 8; t += 128) {   // B: 16 x 8, MN-major, 128-byte swizzle, at base + 8192
+        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
+        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
+    }
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned bytes = mode == 4 ? 4096 : mode == 5 ? 16384 : 8192, dst = base + (mode == 7 ? 12288 : 0);
+        asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" :: "r"(b), "r"(bytes));
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"   // COPY
+                     " [%0], [%1, {%2, %3}], [%4];" :: "r"(dst), "l"(&map), "r"(0), "r"(0), "r"(b) : "memory");
+        if (mode == 2) out[0] = s[3];   // EARLY READ
+    }
+    if (mode != 1) {
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; "   // WAIT
+                         "selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done) : "r"(b));
+    }
+    if (mode == 6 && threadIdx.x >= 96) {
+        __syncthreads();   // SKIP
+        return;
+    }
+    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"   // WGMMA
+                 " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+    if (mode == 3 && threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // OVERWRITE (row 3, k 1: chunk 0 swizzled to 3)
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    if (threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // the group is retired: the tile may be reused
+    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
+    D[r * 8 + c] = d[0];
+    D[r * 8 + c + 1] = d[1];
+    D[(r + 8) * 8 + c] = d[2];
+    D[(r + 8) * 8 + c + 1] = d[3];
+    __syncthreads();
+}
+"""
+LINES = {tag: i + 1 for i, text in enumerate(SRC.splitlines()) for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}
+SHARED = 17408   # two slots' worth: A (8 KiB) and B at 8 KiB, and 1 KiB for the rounding up
+
+
+@pytest.fixture(scope="module")
+def hazards():
+    return cudacheck.RawModule(SRC, backend="cpu", check=True).get_function("hazards")
+
+
+def run(f, mode, rng):
+    (A, Af), (B, Bf) = bf16(rng.standard_normal((64, 64), np.float32)), bf16(rng.standard_normal((16, 8), np.float32))
+    tmap = cudacheck.tensor_map_2d(A, box_rows=64, box_cols=64, element="bf16", swizzle=128)
+    D, out = np.zeros((64, 8), np.float32), np.zeros(1, np.int32)
+    f(1, 128, (tmap, B, D, np.int32(mode), out), shared_mem=SHARED)
+    return D, Af[:, :16].astype(np.float64) @ Bf.astype(np.float64)
+
+
+def test_the_correct_kernel_has_no_finding_and_multiplies(hazards, rng):
+    D, exact = run(hazards, 0, rng)
+    assert np.allclose(D, exact, rtol=1e-5, atol=1e-5)
+
+
+def test_a_wgmma_of_a_tile_no_thread_waited_for(hazards, rng):
+    with pytest.raises(cudacheck.TileNotReadyError) as e:
+        run(hazards, 1, rng)
+    assert e.value.line == LINES["WGMMA"] and e.value.copy_line == LINES["COPY"] and e.value.op == "wgmma"
+    assert isinstance(e.value, cudacheck.SharedMemoryRaceError)
+    msg = str(e.value)
+    assert "warp 0 of warpgroup 0" in msg and "phase 0 (parity 0)" in msg and "observed only 0" in msg
+
+
+def test_a_read_of_the_tile_before_the_wait(hazards, rng):
+    with pytest.raises(cudacheck.TileNotReadyError) as e:
+        run(hazards, 2, rng)
+    assert e.value.line == LINES["EARLY READ"] and e.value.thread == (0, 0, 0) and e.value.op == "read"
+    assert f"the TMA copy on line {LINES['COPY']}" in str(e.value) and "smem[" in str(e.value)
+
+
+def test_a_store_into_an_operand_while_the_wgmma_is_in_flight(hazards, rng):
+    with pytest.raises(cudacheck.WgmmaOperandRaceError) as e:
+        run(hazards, 3, rng)
+    assert e.value.line == LINES["OVERWRITE"] and e.value.wgmma_line == LINES["WGMMA"]
+    assert e.value.thread == (5, 0, 0) and e.value.warpgroup == 0
+    assert "still reads it" in str(e.value) and "smem[" in str(e.value)
+
+
+def test_more_bytes_than_expect_tx_announced(hazards, rng):
+    with pytest.raises(cudacheck.TransactionCountError) as e:
+        run(hazards, 4, rng)
+    assert e.value.line == LINES["COPY"] and (e.value.expected, e.value.delivered) == (4096, 8192)
+    assert "expect_tx announced 4096 bytes, the copies delivered 8192" in str(e.value)
+
+
+def test_fewer_bytes_than_expect_tx_announced_stall_and_say_so(hazards, rng):
+    with pytest.raises(cudacheck.ForwardProgressError) as e:
+        run(hazards, 5, rng)
+    assert e.value.line == LINES["WAIT"]
+    assert "expected 16384 bytes with expect_tx and its copies delivered 8192" in str(e.value)
+
+
+def test_a_wgmma_one_warp_of_the_warpgroup_skips(hazards, rng):
+    with pytest.raises(cudacheck.WarpgroupCollectiveError) as e:
+        run(hazards, 6, rng)
+    assert isinstance(e.value, cudacheck.WarpCollectiveError)
+    assert e.value.line == LINES["WGMMA"] and e.value.missing == [3] and len(e.value.arrived) == 96
+    msg = str(e.value)
+    assert "not reached by warp 3" in msg and f"wait at __syncthreads() on line {LINES['SKIP']}" in msg
+
+
+def test_a_tma_box_past_the_end_of_shared_memory(hazards, rng):
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
+        run(hazards, 7, rng)
+    assert e.value.line == LINES["COPY"] and e.value.array == "smem" and e.value.op == "write"
+    assert "the 64 x 64 box (8192 bytes) of the tensor map" in str(e.value)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_the_hopper_kernels_run_checked_with_no_finding(kernel, rng):
+    module = cudacheck.RawModule(HOPPER, backend="cpu", options=OPTIONS, check=True)
+    m, n, k = 70, 300, 330   # 6 slices of k: every slot reused; two tiles of N (one persistent block)
+    (M, Mf), (N, Nf) = bf16(rng.standard_normal((m, k), np.float32)), bf16(rng.standard_normal((k, n), np.float32))
+    P = launch(module, kernel, M, N, m, k, n, "bf16", sms=1)
+    exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
+    scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
+    assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale)
