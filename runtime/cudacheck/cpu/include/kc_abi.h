@@ -59,7 +59,7 @@ struct TraceRecord {
 };
 // A tensor map of the CPU runtime (cudacheck.tensor_map_2d of a NumPy array): the 128 bytes a
 // kernel takes by value as its `TensorMap`, in place of the driver's opaque encoding, read by
-// the TMA copy (kc_tma.cpp). `address` is the matrix's in the launch: each launch maps the
+// the TMA copy (kc_async.cpp). `address` is the matrix's in the launch: each launch maps the
 // map's source array as it maps an array argument and writes the mapped address here
 // (cpu/runner.py). `magic` tells a map of this layout from any other 128 bytes.
 constexpr uint32_t TENSOR_MAP_MAGIC = 0x4b43544du;   // "KCTM"

@@ -151,25 +151,19 @@ static float value(uint16_t bits, uint32_t type) {
 static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
     const Operands& o = g.ops;
     Descriptor da = decode(o.desc_a, line), db = decode(o.desc_b, line);
+    // Element (m or n, k) of an operand, read from shared memory where its descriptor puts it.
+    auto operand = [&](const Descriptor& d, bool trans, uint32_t mn, uint32_t k, float scale) {
+        uint64_t at = element(d, trans, mn, k);
+#ifdef KC_CHECKED
+        check_wgmma_operand(at, wg, line);
+#endif
+        return scale * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)), o.type);
+    };
     static float A[64][16], B[16][256];
     for (uint32_t i = 0; i < 64; ++i)
-        for (uint32_t k = 0; k < 16; ++k) {
-            uint64_t at = element(da, o.trans_a, i, k);
-#ifdef KC_CHECKED
-            check_wgmma_operand(at, wg, line);
-#endif
-            A[i][k] = o.scale_a * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
-                                        o.type);
-        }
+        for (uint32_t k = 0; k < 16; ++k) A[i][k] = operand(da, o.trans_a, i, k, o.scale_a);
     for (uint32_t k = 0; k < 16; ++k)
-        for (uint32_t n = 0; n < o.n; ++n) {
-            uint64_t at = element(db, o.trans_b, n, k);
-#ifdef KC_CHECKED
-            check_wgmma_operand(at, wg, line);
-#endif
-            B[k][n] = o.scale_b * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)),
-                                        o.type);
-        }
+        for (uint32_t n = 0; n < o.n; ++n) B[k][n] = operand(db, o.trans_b, n, k, o.scale_b);
     for (uint32_t t = 0; t < WARPGROUP; ++t) {
         uint32_t w = t / 32, l = t % 32;
         for (uint32_t j = 0; j < o.n / 8; ++j)
