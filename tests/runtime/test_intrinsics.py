@@ -983,8 +983,9 @@ def test_rounding_mode_is_restored_and_not_folded():
 def test_fast_math_intrinsics(rng):
     """The C library's values (within 2 ulp of the true ones); __expf's the GPU's (ex2.approx
     of x log2(e): within the Programming Guide's 2 + floor(|1.173 x|) ulp), and __sinf's,
-    __cosf's and __sincosf's (sin.approx and cos.approx: within its absolute 2^-21.41 on
-    [-pi, pi], at most 1 in magnitude beyond); a GPU's flushing of subnormal arguments and
+    __cosf's and __sincosf's (sin.approx and cos.approx: within 2^-21.2 of the exact value on
+    [-pi, pi]: the H100's own, which the CPU runtime gives bit for bit, reach 2^-21.24 there,
+    past the Programming Guide's 2^-21.41; at most 1 in magnitude beyond); a GPU's flushing of subnormal arguments and
     results to zero, __powf's 2^(y log2 x) and __fdividef's zero quotient."""
     a, b = family_inputs("fast", rng)
     out = run_family("fast", [a, b])
@@ -1007,7 +1008,7 @@ def test_fast_math_intrinsics(rng):
                 exact = math.nan
             want = ftz(float(np.float32(exact))) if math.isfinite(exact) else exact
             if key in ("sinf", "cosf", "sincosf_s", "sincosf_c") and math.isfinite(xf):
-                if not (abs(got) <= 1 and (abs(xf) > math.pi or abs(got - exact) <= 2.0 ** -21.41)):
+                if not (abs(got) <= 1 and (abs(xf) > math.pi or abs(got - exact) <= 2.0 ** -21.2)):
                     bad.append((key, x, got, exact))
             elif math.isfinite(want) and math.isfinite(got) and want != 0:
                 ulps = 2 + math.floor(abs(1.173 * xf)) if key == "expf" else 2
