@@ -23,7 +23,11 @@ own (float, boxes of matmul_async_store_box), so its P is allocated with padded 
 The clustered kernels (matmul_clustered, matmul_async_store: clusters of 2 blocks, set by the
 kernel's __cluster_dims__) get a grid of 2 x min(clusters that fit at once, pairs of tiles);
 the clusters that fit are asked of the driver (cuOccupancyMaxActiveClusters), or taken to be
-SMs / 2 where it cannot answer, and the number is printed and recorded.
+SMs / 2 where it cannot answer, and the number is printed and recorded. Every launch here
+(config, tensor maps, grid) is tiling_course.hopper's, the rule the book's checker and the
+tests launch by too. --output writes the records, the summary and a "meta" block (the command,
+and the device, date and software of the first record): the format of the book's
+course/tiling_course/data/hopper-*.json, which tiling_course.hopper reads.
 
     python scripts/bench_hopper.py --output $OUT/bench_hopper.json
     python scripts/bench_hopper.py -D WS_STAGES=3 -D WS_WG_M=128 -D WS_BN=128 --kernels matmul_persistent
@@ -42,6 +46,7 @@ import functools
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -54,16 +59,11 @@ for _p in (ROOT / "runtime", ROOT / "course"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent", "matmul_clustered",
-           "matmul_async_store")
-# Blocks per cluster of the clustered kernels (kernels/hopper.cu's CLUSTER, fixed by their
-# __cluster_dims__): each cluster walks pairs of tiles, one above the other, persistently.
-CLUSTERED = {"matmul_clustered": 2, "matmul_async_store": 2}
-# Kernels that store P through a tensor map of it (passed in place of P): {rows, columns} of
-# its boxes, read from the module's <kernel>_box, else these.
-STORES_BY_TMA = {"matmul_async_store": (64, 32)}
-PRECISIONS = ("bf16", "fp16")
-ARCH_OPTIONS = ("-arch=sm_90a", "-std=c++17")
+# The launch rule of every kernel (its config, maps, grid) is tiling_course.hopper's.
+from tiling_course import hopper  # noqa: E402
+
+KERNELS = hopper.KERNELS
+PRECISIONS = hopper.PRECISIONS
 TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| scale
 # What the config arrays say if they cannot be read: kernels/hopper.cu's defaults.
 DEFAULTS = {"K1_BN": 128, "K1_STAGES": 4, "WS_BN": 256, "WS_WG_M": 64, "WS_STAGES": 4, "CL_STAGES": None,
@@ -143,11 +143,6 @@ def versions():
             "host": platform.node()}
 
 
-def compile_options(opts, prec):
-    defines = tuple(f"-D{d}" for d in opts.define) + (("-DHOPPER_FP16",) if prec == "fp16" else ())
-    return ARCH_OPTIONS + defines
-
-
 def compile_nvrtc(source, options):
     """NVRTC with exactly these options (and ptxas's report), the cubin loaded by RawModule."""
     import cupy
@@ -180,7 +175,7 @@ def compile_rawmodule(source, options):
 def build(opts, prec, kernel):
     """The compiled module, its kernel and how it was built; raises with the compiler's log."""
     source = opts.source.read_text(encoding="utf-8")
-    options = compile_options(opts, prec)
+    options = hopper.options(prec, opts.define)
     methods = {"auto": ("nvrtc", "rawmodule"), "nvrtc": ("nvrtc",), "rawmodule": ("rawmodule",)}[opts.compiler]
     failures = []
     for method in methods:
@@ -199,60 +194,24 @@ def build(opts, prec, kernel):
 
 
 def launch_config(module, kernel, opts):
-    """{threads, block_m, block_n, smem, stages}: the module's own `<kernel>_config` array, or
-    else kernels/hopper.cu's formulas for the defines given."""
-    import cupy
+    """hopper.config: the module's own `<kernel>_config` array ("from": "module"), or else
+    kernels/hopper.cu's formulas for the defines given ("from": "defines")."""
     try:
-        ptr = module.get_global(f"{kernel}_config")
-        values = [int(v) for v in cupy.ndarray((5,), cupy.int32, ptr).get()]
-        source = "module"
+        return {**hopper.config(module, kernel, log=log), "from": "module"}
     except Exception as e:  # noqa: BLE001 - the formulas below are the fallback
         log(f"  (could not read {kernel}_config: {e}; using the defines)")
-        d = dict(DEFAULTS)
-        d.update({k: int(v) for k, _, v in (x.partition("=") for x in opts.define) if k in DEFAULTS and v})
-        if kernel == "matmul_tma_wgmma":
-            values = [128, 64, d["K1_BN"], d["K1_STAGES"] * (64 * 128 + d["K1_BN"] * 128) + 1024, d["K1_STAGES"]]
-        else:
-            bm = 2 * d["WS_WG_M"]
-            stages = (d["CL_STAGES"] or d["WS_STAGES"]) if kernel in CLUSTERED else d["WS_STAGES"]
-            smem = stages * (bm * 128 + d["WS_BN"] * 128) + 1024
-            if kernel in STORES_BY_TMA:
-                smem += 2 * d["EPI_BUFS"] * 8192
-            values = [384, bm, d["WS_BN"], smem, stages]
-        source = "defines"
-    threads, bm, bn, smem, stages = values
-    cfg = {"threads": threads, "block_m": bm, "block_n": bn, "smem": smem, "stages": stages, "from": source}
-    if kernel in STORES_BY_TMA:
-        try:
-            ptr = module.get_global(f"{kernel}_box")
-            cfg["p_box"] = [int(v) for v in cupy.ndarray((2,), cupy.int32, ptr).get()]
-        except Exception as e:  # noqa: BLE001 - kernels/hopper.cu's box is the fallback
-            log(f"  (could not read {kernel}_box: {e}; using {STORES_BY_TMA[kernel]})")
-            cfg["p_box"] = list(STORES_BY_TMA[kernel])
-    return cfg
-
-
-def max_active_clusters(function, cluster, threads, smem, sm_count):
-    """How many clusters of `cluster` blocks of this kernel fit on the GPU at once: the driver's
-    cuOccupancyMaxActiveClusters (the cluster size is the kernel's own, from __cluster_dims__,
-    so the launch configuration leaves it unspecified). Raises where the driver cannot answer."""
-    import ctypes
-
-    class LaunchConfig(ctypes.Structure):       # cuda.h's CUlaunchConfig
-        _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
-                    ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
-                    ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p), ("attrs", ctypes.c_void_p),
-                    ("numAttrs", ctypes.c_uint)]
-    lib = ctypes.CDLL("libcuda.so.1")
-    query = lib.cuOccupancyMaxActiveClusters
-    query.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_void_p, ctypes.POINTER(LaunchConfig)]
-    query.restype = ctypes.c_int
-    config = LaunchConfig(cluster * sm_count, 1, 1, threads, 1, 1, smem, None, None, 0)
-    count = ctypes.c_int(0)
-    result = query(ctypes.byref(count), ctypes.c_void_p(function.kernel.ptr), ctypes.byref(config))
-    if result != 0:
-        raise RuntimeError(f"cuOccupancyMaxActiveClusters returned CUresult {result}")
-    return count.value
+    d = dict(DEFAULTS)
+    d.update({k: int(v) for k, _, v in (x.partition("=") for x in opts.define) if k in DEFAULTS and v})
+    if kernel == "matmul_tma_wgmma":
+        values = [128, 64, d["K1_BN"], d["K1_STAGES"] * (64 * 128 + d["K1_BN"] * 128) + 1024, d["K1_STAGES"]]
+    else:
+        bm = 2 * d["WS_WG_M"]
+        stages = (d["CL_STAGES"] or d["WS_STAGES"]) if kernel in hopper.CLUSTER else d["WS_STAGES"]
+        smem = stages * (bm * 128 + d["WS_BN"] * 128) + 1024
+        if kernel in hopper.P_BOX:
+            smem += 2 * d["EPI_BUFS"] * 8192
+        values = [384, bm, d["WS_BN"], smem, stages]
+    return {**hopper.config(module, kernel, values, log), "from": "defines"}
 
 
 def make_inputs(shape, prec, seed):
@@ -320,7 +279,6 @@ def worker(opts, kernel, prec, save=None):
     import cupy
     import numpy as np
 
-    from cudacheck import pad_rows, tensor_map_2d
     from tiling_course.cublas import Cublas
 
     rec = {"kernel": kernel, "precision": prec, "versions": versions(), "shapes": [], "error": None}
@@ -361,47 +319,12 @@ def worker(opts, kernel, prec, save=None):
                 function.max_dynamic_shared_size_bytes = cfg["smem"]
             except Exception as e:  # noqa: BLE001 - reported; the launch will then fail and say so
                 log(f"  setting max_dynamic_shared_size_bytes={cfg['smem']} failed: {e}")
-            if kernel in CLUSTERED:
-                cfg["cluster"] = CLUSTERED[kernel]
-                try:
-                    cfg["max_clusters"] = max_active_clusters(function, cfg["cluster"], cfg["threads"], cfg["smem"],
-                                                              sm_count)
-                    cfg["max_clusters_from"] = "driver"
-                except Exception as e:  # noqa: BLE001 - the SMs are the fallback
-                    log(f"  (cuOccupancyMaxActiveClusters: {type(e).__name__}: {e}; assuming SMs / {cfg['cluster']})")
-                    cfg["max_clusters"], cfg["max_clusters_from"] = 0, "SMs"
-                if cfg["max_clusters"] < 1:
-                    cfg["max_clusters"], cfg["max_clusters_from"] = sm_count // cfg["cluster"], "SMs"
+            if kernel in hopper.CLUSTER:
+                cfg["max_clusters"], cfg["max_clusters_from"], problem = hopper.max_clusters(function, cfg, sm_count)
+                if problem:
+                    log(f"  (cuOccupancyMaxActiveClusters: {problem}; assuming SMs / {cfg['cluster']})")
                 log(f"  clusters of {cfg['cluster']} at once: {cfg['max_clusters']} ({cfg['max_clusters_from']}; "
                     f"{sm_count} SMs)")
-
-    def launcher(M, N, P, shape):
-        m, n, k = shape
-        Mp, Np = pad_rows(M), pad_rows(N)
-        element = "bf16" if prec == "bf16" else "fp16"
-        map_m = tensor_map_2d(Mp, box_rows=cfg["block_m"], box_cols=64, element=element)
-        map_n = tensor_map_2d(Np, box_rows=64, box_cols=64, element=element)
-        if kernel == "matmul_persistent":
-            tiles = -(-m // cfg["block_m"]) * -(-n // cfg["block_n"])
-            grid = (min(sm_count, tiles),)
-        elif kernel in CLUSTERED:
-            size, tiles_m, tiles_n = cfg["cluster"], -(-m // cfg["block_m"]), -(-n // cfg["block_n"])
-            pairs = -(-tiles_m // size) * tiles_n          # a cluster's tiles: one above the other
-            grid = (size * min(cfg["max_clusters"], pairs),)
-        else:
-            grid = (-(-n // cfg["block_n"]), -(-m // cfg["block_m"]))
-        if kernel in STORES_BY_TMA:
-            rows, cols = cfg["p_box"]
-            map_p = tensor_map_2d(P, box_rows=rows, box_cols=cols, element="fp32")
-            args = (map_m, map_n, map_p, np.int32(m), np.int32(k), np.int32(n))
-        else:
-            args = (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n))
-
-        def run():
-            function(grid, (cfg["threads"],), args, shared_mem=cfg["smem"])
-        run.grid = grid
-        run.keep = (Mp, Np)             # the padded copies live as long as the launcher
-        return run
 
     shapes = [("small", opts.small, "float64"), ("awkward", opts.awkward, "cublas"),
               ("square", (opts.size,) * 3, "cublas")]
@@ -424,11 +347,9 @@ def worker(opts, kernel, prec, save=None):
             ref, scale = R, cupy.abs(Mf) @ cupy.abs(Nf)
         if function is None:
             continue
-        P = cupy.full((m, n), cupy.nan, cupy.float32)
-        if kernel in STORES_BY_TMA:
-            P = pad_rows(P)             # the TMA stores rows that start on multiples of 16 bytes
+        P = hopper.output(kernel, m, n, cupy)
         try:
-            run = launcher(M, N, P, shape)
+            run = hopper.launcher(function, kernel, cfg, M, N, P, sms=sm_count, clusters=cfg.get("max_clusters"))
             entry["grid"] = list(run.grid)
             run()
             cupy.cuda.Device().synchronize()
@@ -508,8 +429,13 @@ def child(opts, kernel, prec):
     return rec
 
 
+def first_versions(records):
+    """The device, date and software of the run: the first record's that has them."""
+    return next((r["versions"] for r in records if r.get("versions")), {})
+
+
 def summary(records, opts):
-    meta = next((r["versions"] for r in records if r.get("versions")), {})
+    meta = first_versions(records)
     lines = ["", "=" * 100,
              f"Hopper kernels beside cuBLAS on {meta.get('device', '?')} (compute capability "
              f"{meta.get('compute_capability', '?')}, {meta.get('sm_count', '?')} SMs), {meta.get('date', '?')}",
@@ -554,6 +480,7 @@ def summary(records, opts):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     opts = arguments(argv)
     if opts.worker:
         return run_worker(opts)
@@ -585,7 +512,10 @@ def main(argv=None):
     log(f"{len(records) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
     if opts.output:
         opts.output.parent.mkdir(parents=True, exist_ok=True)
-        opts.output.write_text(json.dumps({"defines": opts.define, "tolerance_factor": TOL_FACTOR,
+        # "meta" makes the file self-describing: the command that wrote it, then the device,
+        # date and software it ran on (tiling_course.hopper labels the book's tables with them).
+        meta = {"command": shlex.join(["python", "scripts/bench_hopper.py", *argv]), **first_versions(records)}
+        opts.output.write_text(json.dumps({"meta": meta, "defines": opts.define, "tolerance_factor": TOL_FACTOR,
                                            "records": records, "summary": text}, indent=1, default=str))
         log(f"wrote {opts.output}")
     return 1 if failed else 0

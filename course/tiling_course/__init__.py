@@ -7,6 +7,7 @@ uses; importing the package itself loads nothing else:
     matmul     the book's kernels and the one way to launch them
     tryout     a reader's kernel, run checked on the CPU (and on a GPU) against NumPy
     tasks      what tryout checks a kernel on: a matrix product, a block transpose, a histogram
+    hopper     chapter 9's Hopper kernels: their one launch rule, and what the H100 and H200 measured
     exercises  the exercises (exercises/*.toml, *.cu) and their checker: check(id, answer)
     corpus     wrong kernels, each an edit of a book kernel, and what checked mode says
     traces     checked-mode access counts and traces of the book's kernels

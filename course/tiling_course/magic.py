@@ -6,6 +6,9 @@
 stores the cell's source in the variable `tiled_src` and compiles it at once (checked
 mode on the CPU runtime, and NVRTC when a GPU is present), so a typo shows up in this
 cell, beside its numbered lines, rather than later. Loaded by tiling_course.notebook.setup().
+Compiler options may follow the name (`%%cuda hopper_src -arch=sm_90a -std=c++17`); a GPU
+that the options' -arch cannot run on (sm_90a code on a T4) is left out, and the message
+says so.
 
     %%cuda_program [--cpu | --gpu] [--check] [--time-limit SECONDS] [--save NAME] [ARGS...]
     #include <cstdio>
@@ -25,24 +28,41 @@ from cudacheck import KernelError, RawModule, gpu_available, run_program
 
 
 def cuda(line, cell):
-    name = line.strip()
+    name, *options = shlex.split(line) or [""]
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        print("Usage: %%cuda VARIABLE, then the CUDA C source on the following lines.")
+        print("Usage: %%cuda VARIABLE [OPTIONS], then the CUDA C source on the following lines.")
         return
     from IPython import get_ipython
     get_ipython().user_ns[name] = cell
-    backends = ["cpu"] + (["gpu"] if gpu_available() else [])
+    unfit = gpu_unfit(options) if gpu_available() else "none"
+    backends = ["cpu"] + ([] if unfit else ["gpu"])
     try:
         for backend in backends:
-            mod = RawModule(cell, backend=backend, check=backend == "cpu")
+            mod = RawModule(cell, backend=backend, check=backend == "cpu", options=tuple(options))
             mod.compile()   # here, so that a source's errors are reported as messages
     except KernelError as e:
         print(f"{type(e).__name__}: {e}")
         return
     found = ", ".join(f"`{k}`" for k in mod.kernels) or "no __global__ function"
     where = " and the GPU (NVRTC)" if "gpu" in backends else ""
+    if unfit not in ("", "none"):
+        where += f" (not for this GPU: {unfit})"
     from IPython.display import Markdown, display
     display(Markdown(f"Compiled {found} for the CPU runtime's checked mode{where}; source saved as `{name}`."))
+
+
+def gpu_unfit(options):
+    """Why the GPU here cannot run code built with these options, or "" if it can: an
+    -arch=sm_XY names compute capability X.Y or later, -arch=sm_XYa exactly X.Y."""
+    arch = next((m for o in options if (m := re.fullmatch(r"-arch=sm_(\d+)(a?)", o))), None)
+    if arch is None:
+        return ""
+    import cupy
+    have, want = int(cupy.cuda.Device().compute_capability), int(arch.group(1))
+    if have == want or (have > want and not arch.group(2)):
+        return ""
+    need = f"{want // 10}.{want % 10}" + ("" if arch.group(2) else " or later")
+    return f"{arch.group(0)[6:]} code runs on compute capability {need}, and this GPU's is {have // 10}.{have % 10}"
 
 
 def _program_options(line):

@@ -1,7 +1,7 @@
 """kernels/hopper.cu on the CPU runtime: its non-clustered kernels, unchanged, BF16 and FP16,
-against float64 NumPy of the rounded inputs on awkward shapes (launched as
-scripts/bench_hopper.py launches them on a GPU, with tensor maps of NumPy arrays); the TMA
-copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
+against float64 NumPy of the rounded inputs on awkward shapes (launched by tiling_course.hopper,
+the rule scripts/bench_hopper.py launches them by on a GPU, with tensor maps of NumPy arrays);
+the TMA copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
 hand-built descriptors; the clustered kernels refused by instruction and line; and tensor
 maps refused by the backend that cannot read them."""
 from pathlib import Path
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import cudacheck
+from tiling_course import hopper
 
 ROOT = Path(__file__).resolve().parents[2]
 HOPPER = (ROOT / "kernels" / "hopper.cu").read_text()
-OPTIONS = ("-arch=sm_90a", "-std=c++17")
-KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent")
+OPTIONS = hopper.ARCH_OPTIONS
+KERNELS = hopper.KERNELS[:3]   # the clustered ones are refused on the CPU runtime (below)
 
 
 def bf16(x):
@@ -33,28 +34,7 @@ def rounded(x, prec):
 
 @pytest.fixture(scope="module")
 def modules():
-    return {prec: cudacheck.RawModule(HOPPER, backend="cpu",
-                                      options=OPTIONS + (("-DHOPPER_FP16",) if prec == "fp16" else ()))
-            for prec in ("bf16", "fp16")}
-
-
-def launch(module, kernel, M, N, m, k, n, prec, sms=3):
-    """bench_hopper.py's launch: the kernel's *_config, maps of the padded matrices (boxes of
-    BM x 64 for M, 64 x 64 for N, the 128-byte swizzle), its grid."""
-    threads, bm, bn, smem, _ = (int(v) for v in module.get_global(f"{kernel}_config").array)
-    Mp, Np = cudacheck.pad_rows(M), cudacheck.pad_rows(N)
-    element = "bf16" if prec == "bf16" else "fp16"
-    map_m = cudacheck.tensor_map_2d(Mp, box_rows=bm, box_cols=64, element=element)
-    map_n = cudacheck.tensor_map_2d(Np, box_rows=64, box_cols=64, element=element)
-    if kernel == "matmul_persistent":
-        grid = (min(sms, -(-m // bm) * -(-n // bn)),)
-    else:
-        grid = (-(-n // bn), -(-m // bm))
-    P = np.full((m, n), np.nan, np.float32)
-    f = module.get_function(kernel)
-    f.max_dynamic_shared_size_bytes = smem
-    f(grid, (threads,), (map_m, map_n, P, np.int32(m), np.int32(k), np.int32(n)), shared_mem=smem)
-    return P
+    return {prec: cudacheck.RawModule(HOPPER, backend="cpu", options=hopper.options(prec)) for prec in ("bf16", "fp16")}
 
 
 @pytest.mark.parametrize("prec", ["bf16", "fp16"])
@@ -64,7 +44,7 @@ def test_hopper_kernels_match_float64(modules, kernel, prec, shape, rng):
     m, n, k = shape
     (M, Mf), (N, Nf) = rounded(rng.standard_normal((m, k), np.float32), prec), \
         rounded(rng.standard_normal((k, n), np.float32), prec)
-    P = launch(modules[prec], kernel, M, N, m, k, n, prec)
+    P, _ = hopper.launch(modules[prec], kernel, M, N, sms=3)
     exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
     scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
     assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)

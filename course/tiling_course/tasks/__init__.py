@@ -1,11 +1,12 @@
 """What the checker (tiling_course.tryout.run) tries a reader's kernel on: a task says
 what the kernel must compute, how it is launched and how its result is judged.
 
-    from tiling_course import matmul, tasks, tryout
+    from tiling_course import hopper, matmul, tasks, tryout
     tryout.run(src, "tiled")                                   # a matrix product of the book
     tryout.run(src, tasks.Matmul(matmul.Launch("tiled", function="mine")))   # the same, spelled out
     tryout.run(src, tasks.BlockTranspose(), tile=16)           # each tile of A transposed in place
     tryout.run(src, tasks.Histogram(), tile=128)               # values counted into bins
+    tryout.run(src, tasks.HopperMatmul("matmul_tma_wgmma", "fp16"), gpu=hopper.runs_here())
 
 tryout.run is one loop over shapes and places (checked mode on the CPU, then the GPU) for
 every task; a task supplies what differs between them:
@@ -36,12 +37,13 @@ every task; a task supplies what differs between them:
 An exercise names its task in its `launch` table (from_table).
 
 The tasks, one module each: base.py (Task, the interface above), matrix.py (Matmul,
-TensorCoreMatmul), transpose.py (BlockTranspose), histogram.py (Histogram); all of them
-importable from here.
+TensorCoreMatmul), hopper.py (HopperMatmul: a kernel of kernels/hopper.cu), transpose.py
+(BlockTranspose), histogram.py (Histogram); all of them importable from here.
 """
 from .. import matmul
 from .base import Task, stores
 from .histogram import Histogram
+from .hopper import HopperMatmul
 from .matrix import (
     UNIT_ROUNDOFF,
     Matmul,
@@ -54,17 +56,19 @@ from .matrix import (
 )
 from .transpose import BlockTranspose
 
-__all__ = ["TASKS", "UNIT_ROUNDOFF", "BlockTranspose", "Histogram", "Matmul", "Task", "TensorCoreMatmul", "compare",
-           "default_shapes", "from_table", "product", "stores", "tolerance", "writers"]
+__all__ = ["TASKS", "UNIT_ROUNDOFF", "BlockTranspose", "Histogram", "HopperMatmul", "Matmul", "Task",
+           "TensorCoreMatmul", "compare", "default_shapes", "from_table", "product", "stores", "tolerance", "writers"]
 
-TASKS = {"matmul": Matmul, "block_transpose": BlockTranspose, "histogram": Histogram}
+TASKS = {"matmul": Matmul, "block_transpose": BlockTranspose, "histogram": Histogram, "hopper": HopperMatmul}
 
 
 def from_table(table):
     """The task an exercise's `launch` table names: without `task` (or with task =
     "matmul") a matrix product, the other keys a matmul.Launch's ({kernel = "tiled",
     function = ...}); with task = "block_transpose" or "histogram", BlockTranspose's or
-    Histogram's ({function = ...}). KeyError or TypeError for what is not one of them."""
+    Histogram's ({function = ...}); with task = "hopper", HopperMatmul's ({kernel =
+    "matmul_tma_wgmma", precision = "fp16"}). KeyError, TypeError or ValueError for what is
+    not one of them."""
     table = dict(table)
     name = table.pop("task", "matmul")
     if name not in TASKS:

@@ -1,6 +1,7 @@
 """The matrix-product tasks: P = M @ N by a kernel of the book's form (Matmul), or by a
 tensor-core kernel at a precision (TensorCoreMatmul), compared with NumPy in float64 within
-float32's rounding bound."""
+float32's rounding bound; what they share (Product, RoundedInputs) serves the Hopper kernels'
+task too (hopper.py)."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ def compare(P, M, N):
     M and N are what the kernel multiplies (for a tensor-core kernel, its rounded inputs)."""
     ref = M.astype(np.float64) @ N.astype(np.float64)
     err = np.abs(np.asarray(P, np.float64) - ref)
-    bad = err > tolerance(M, N)
+    bad = ~(err <= tolerance(M, N))   # NaN too: an element never stored where P starts as NaN (hopper.output)
     if not bad.any():
         return None
     row, col = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
@@ -59,22 +60,13 @@ def default_shapes(kernel, tile):
     return [(1, 1, 1), (tile + 1, 2 * tile - 1, tile + 3), (2 * tile + 5, 7, 3 * tile - 2)]
 
 
-@dataclass(frozen=True)
-class Matmul(Task):
-    """P = M @ N, launched as `launch` says (matmul.run), compared with NumPy in float64
-    within float32's rounding bound."""
-    launch: matmul.Launch
+class Product(Task):
+    """What every matrix-product task shares: shapes (m, k, n), inputs uniform in [-1, 1),
+    P compared with their float64 product within float32's rounding bound."""
     rank = 3
     reference = "NumPy"
     result = "product"
     verdict = "matches NumPy in float64"
-
-    @property
-    def name(self):
-        return self.launch.name
-
-    def default_shapes(self, tile):
-        return default_shapes(self.launch.kernel, tile)
 
     def describe(self, shape):
         m, k, n = shape
@@ -88,15 +80,46 @@ class Matmul(Task):
         m, k, n = shape
         return rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
 
+    def compare(self, result, inputs, tile):
+        return compare(result, *inputs)
+
+
+class RoundedInputs:
+    """A product of a kernel whose inputs are rounded to `self.precision` (precision.rounded:
+    what it really multiplies): P must match the float64 product of those rounded inputs
+    within float accumulation's bound, the same bound as every FP32 kernel: the rounding of
+    the inputs is the precision's cost, not the kernel's error (chapter 8 measures it apart)."""
+
+    @property
+    def verdict(self):
+        return f"matches NumPy in float64 on its {self.precision.upper()}-rounded inputs"
+
+    def compare(self, result, inputs, tile):
+        return compare(result, *(precision.rounded(x, self.precision) for x in inputs))
+
+    def tile_note(self, tiles):
+        return f"({self.precision.upper()} inputs)"
+
+
+@dataclass(frozen=True)
+class Matmul(Product):
+    """P = M @ N, launched as `launch` says (matmul.run), compared with NumPy in float64
+    within float32's rounding bound."""
+    launch: matmul.Launch
+
+    @property
+    def name(self):
+        return self.launch.name
+
+    def default_shapes(self, tile):
+        return default_shapes(self.launch.kernel, tile)
+
     def run(self, code, inputs, tile, backend, check, **options):
         M, N = inputs
         return matmul.run(M, N, tile=tile, backend=backend, code=code, check=check, launch=self.launch, **options)
 
     def compile(self, code, tile, backend, check):
         return matmul.compile(self.launch.kernel, tile, backend, code, check, self.launch)
-
-    def compare(self, result, inputs, tile):
-        return compare(result, *inputs)
 
     def writers(self, code, inputs, tile, row, col):
         return writers(code, self.launch, *inputs, tile, row, col)
@@ -114,17 +137,10 @@ class Matmul(Task):
 
 
 @dataclass(frozen=True)
-class TensorCoreMatmul(Matmul):
-    """P = M @ N by a tensor-core kernel at `precision` (fp16, bf16, tf32): the inputs are
-    rounded to it (precision.rounded: what the kernel really multiplies), and P must match
-    the float64 product of those rounded inputs within float accumulation's bound, the
-    same bound as every FP32 kernel: the rounding of the inputs is the precision's cost,
-    not the kernel's error (chapter 8 measures it apart)."""
+class TensorCoreMatmul(RoundedInputs, Matmul):
+    """P = M @ N by a tensor-core kernel at `precision` (fp16, bf16, tf32), its inputs
+    rounded to it (RoundedInputs)."""
     precision: str = "fp16"
-
-    @property
-    def verdict(self):
-        return f"matches NumPy in float64 on its {self.precision.upper()}-rounded inputs"
 
     def run(self, code, inputs, tile, backend, check, **options):
         return super().run(code, inputs, tile, backend, check, precision=self.precision, **options)
@@ -132,14 +148,8 @@ class TensorCoreMatmul(Matmul):
     def compile(self, code, tile, backend, check):
         return matmul.compile(self.launch.kernel, tile, backend, code, check, self.launch, self.precision)
 
-    def compare(self, result, inputs, tile):
-        return compare(result, *(precision.rounded(x, self.precision) for x in inputs))
-
     def writers(self, code, inputs, tile, row, col):
         return writers(code, self.launch, *inputs, tile, row, col, self.precision)
-
-    def tile_note(self, tiles):
-        return f"({self.precision.upper()} inputs)"
 
 
 def product(launch, precision=None):

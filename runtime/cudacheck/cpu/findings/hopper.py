@@ -34,11 +34,15 @@ def _quoted(msg, ctx, lines, advice):
 
 def tile_unwaited(f, ctx):
     block, phase = ctx.block(f["block"]), f["phase"]
-    who = "no thread of that warp has" if f["op"] == "wgmma" else "it has"
+    # A wgmma reads for its whole warp: a wait by any of the warp's threads would have done.
+    n = f["observed"]
+    who = (f"no thread of that warp has waited for that phase (none has seen more than {n} of the barrier's "
+           "phases complete)" if f["op"] == "wgmma" else
+           f"the thread has not waited for that phase (it has seen {n} of the barrier's phases complete)")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {_reader(f, ctx)}, a byte the TMA copy on line "
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
            f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of the mbarrier at shared "
-           f"address {f['address']:#x}, and {who} observed only {f['observed']} of its phases complete.")
+           f"address {f['address']:#x}, and {who}.")
     msg = _quoted(msg, ctx, (f["line"], f["copy_line"]),
                   "The TMA writes shared memory through the async proxy: its bytes are visible to a thread only "
                   "after that thread's mbarrier.try_wait (or test_wait) has seen the phase the copy completes on "

@@ -1,0 +1,305 @@
+"""Chapter 9's Hopper kernels in the course: tiling_course.hopper (the one launch rule, the
+stored runs, the table and the figure) and the checker's task, tasks.HopperMatmul.
+
+Without a GPU: hopper.cu's three non-clustered kernels pass the checker in checked mode at
+BF16 and FP16 on fresh random inputs; the clustered ones are refused by the CPU runtime; each
+way of breaking the pipeline (no wait for a full slot, the wrong bytes announced, a flipped
+parity, a warp skipping the wgmma, a producer not waiting for a free slot) gives checked
+mode's named error at its line, in a message that fits a phone; a wrong store names the
+thread that made it; the stored H100 run is bench_hopper.py's format with its "meta", and
+every number the table, the figure and the accessors show is the file's. On an H100 or
+H200: the task passes on the GPU too, the clustered kernels included."""
+import json
+import re
+
+import pytest
+from conftest import ROOT, gpu
+from matplotlib.figure import Figure
+
+import cudacheck
+from tiling_course import hopper, matmul, perfdata, sources, style, tasks, tryout
+from tiling_course.perfplots import NoData
+
+HOPPER = sources.read(hopper.FILE)
+PLAIN = hopper.KERNELS[:3]           # those the CPU runtime runs
+MESSAGE_CHARS = 1400                 # as tests/course/test_exercises.py: a message fits a phone
+# The helpers' lines a finding names: the instruction, inside the helper the kernel calls.
+WGMMA_N128 = "wgmma.mma_async.sync.aligned.m64n128k16"      # matmul_tma_wgmma's (K1_BN = 128)
+WGMMA_N256 = "wgmma.mma_async.sync.aligned.m64n256k16"      # the warp-specialized kernels' (WS_BN = 256)
+COPY = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0]"
+WAIT = "mbarrier.try_wait.parity.shared::cta.b64"
+K1_FULL_WAIT = "        mbar_wait(full0 + 8 * s, (t / K1_STAGES) & 1);\n"
+CONSUMER_WAIT = "mbar_wait<(CLUSTER_SIZE > 1)>(full0 + 8 * s, (it / STAGES) & 1);"
+PRODUCER_WAIT = "mbar_wait(empty0 + 8 * s, ((it / WS_STAGES) & 1) ^ 1);"
+EXPECT = "mbar_arrive_expect_tx(bar, ROWS * ROW_BYTES + chunks * CHUNK_BYTES);"
+WGMMA_CALL = "            wgmma<BN_>(d[mt], da, db);"
+SKIP_WARP_3 = "            if (threadIdx.x % 128 / 32 != 3)   // warp 3 of each warpgroup skips it\n" + WGMMA_CALL
+
+
+def line_of(code, text):
+    """The line number of the one line of `code` holding `text`."""
+    (line,) = [i for i, s in enumerate(code.splitlines(), 1) if text in s]
+    return line
+
+
+def tried(kernel, edits, rng, prec="bf16"):
+    """(the edited hopper.cu, tryout's Outcome on it, checked on the CPU runtime only)."""
+    code = matmul.apply_edits(HOPPER, edits, f"a wrong {kernel}", hopper.FILE)
+    return code, tryout.run(code, tasks.HopperMatmul(kernel, prec), gpu=False, quiet=True, rng=rng)
+
+
+@pytest.mark.parametrize("prec", hopper.PRECISIONS)
+@pytest.mark.parametrize("kernel", PLAIN)
+def test_the_book_kernels_pass_in_checked_mode(kernel, prec, rng):
+    out = tryout.run(None, tasks.HopperMatmul(kernel, prec), gpu=False, quiet=True, rng=rng)
+    assert out, out.message
+    sizes = ", ".join(f"{m}x{k}·{k}x{n}" for m, k, n in tasks.hopper.SHAPES)
+    assert out.message.startswith(f"✓ `{kernel}` ({prec.upper()} inputs) matches NumPy in float64 on its "
+                                  f"{prec.upper()}-rounded inputs on {sizes}, run on the CPU runtime in checked mode")
+
+
+def test_the_default_shapes_reuse_every_slot_and_walk_tiles():
+    """k = 300 is five slices through four slots; matmul_persistent's CPU grid of CPU_SMS blocks
+    has fewer blocks than the 2 x 2 tiles, so a block walks two."""
+    m, k, n = tasks.hopper.SHAPES[2]
+    fn = hopper.compile("matmul_persistent", backend="cpu")
+    cfg = hopper.config(fn.module, "matmul_persistent")
+    assert -(-k // 64) > cfg["stages"]
+    tiles = -(-m // cfg["block_m"]) * -(-n // cfg["block_n"])
+    assert hopper.grid("matmul_persistent", cfg, m, n, hopper.CPU_SMS) == (hopper.CPU_SMS,) and tiles > hopper.CPU_SMS
+    assert all(k % 64 for _, k, _ in tasks.hopper.SHAPES[:3])
+
+
+@pytest.mark.parametrize("kernel", hopper.KERNELS[3:])
+def test_the_clustered_kernels_are_refused_on_the_cpu(kernel, rng):
+    out = tryout.run(None, tasks.HopperMatmul(kernel), gpu=False, quiet=True, rng=rng)
+    assert out.kind == "UnsupportedFeatureError", out.message
+    assert "barrier.cluster.arrive.release" in out.message and "backend='gpu'" in out.message
+
+
+def test_the_task_is_named_by_an_exercise_table_and_refuses_what_hopper_cu_lacks():
+    assert tasks.from_table({"task": "hopper", "kernel": "matmul_tma_wgmma", "precision": "fp16"}) == \
+        tasks.HopperMatmul("matmul_tma_wgmma", "fp16")
+    with pytest.raises(KeyError, match="no kernel 'matmul_tiled' in hopper.cu"):
+        tasks.from_table({"task": "hopper", "kernel": "matmul_tiled"})
+    with pytest.raises(ValueError, match="hopper.cu multiplies in bf16 or fp16; got precision='tf32'"):
+        tasks.HopperMatmul(precision="tf32")
+
+
+# ---- Hazards: each a small edit of hopper.cu, each named by checked mode at its line -------
+
+def assert_finding(out, cls, code, line_text, shape=tasks.hopper.SHAPES[0]):
+    """The failure is checked mode's `cls` at the line holding line_text, on `shape`, said in
+    a message that names the kernel, the shape, the place and the line, and fits a phone."""
+    assert out.kind == cls.__name__ and isinstance(out.error, cls), out.message
+    line = line_of(code, line_text)
+    assert out.error.line == line and out.shape == shape
+    m, k, n = shape
+    assert out.message.startswith(f"✗ `{out.error.kernel}` on {m}x{k} times {k}x{n}, the CPU runtime in checked "
+                                  f"mode: **{cls.__name__}**")
+    assert f"line {line}" in out.message and len(out.message) <= MESSAGE_CHARS, out.message
+
+
+@pytest.mark.parametrize("kernel,wait,wgmma", [("matmul_tma_wgmma", K1_FULL_WAIT, WGMMA_N128),
+                                               ("matmul_persistent", CONSUMER_WAIT, WGMMA_N256)],
+                         ids=["matmul_tma_wgmma", "matmul_persistent"])
+def test_a_wgmma_of_a_slot_nobody_waited_for(kernel, wait, wgmma, rng):
+    code, out = tried(kernel, [(wait, "")], rng)
+    assert_finding(out, cudacheck.TileNotReadyError, code, wgmma)
+    e = out.error
+    assert e.op == "wgmma" and e.copy_line == line_of(code, COPY) and e.phase == 0
+    assert e.warpgroup == (0 if kernel == "matmul_tma_wgmma" else 1)    # the first consumer
+    assert f"the TMA copy on line {e.copy_line}" in out.message and "before its mbarrier phase completed" in out.message
+
+
+def test_fewer_bytes_announced_than_a_box_brings(rng):
+    """M's tile counted in elements (ROWS * BK), not bytes: the phase's bytes go below zero
+    within one box."""
+    code, out = tried("matmul_tma_wgmma", [(EXPECT, EXPECT.replace("ROWS * ROW_BYTES", "ROWS * BK"))], rng)
+    assert_finding(out, cudacheck.TransactionCountError, code, COPY)
+    assert (out.error.expected, out.error.delivered) == (20480, 24576)       # 64 x 64 + 2 boxes of N, 3 boxes
+    assert "expect_tx announced 20480 bytes, the copies delivered 24576 (4096 too many)" in out.message
+
+
+def test_a_whole_box_fewer_announced_completes_the_phase_early(rng):
+    """One box of N fewer: the phase completes when the others have landed, the last box's
+    bytes count toward the slot's next phase, and the wgmma reads that box before it is
+    visible: checked mode names the read (as a GPU would misbehave), not the count."""
+    edit = EXPECT.replace("chunks * CHUNK_BYTES", "(chunks - 1) * CHUNK_BYTES")
+    code, out = tried("matmul_persistent", [(EXPECT, edit)], rng)
+    assert_finding(out, cudacheck.TileNotReadyError, code, WGMMA_N256)
+    assert out.error.phase == 1 and "completes on phase 1 (parity 1)" in out.message
+
+
+def test_more_bytes_announced_than_the_boxes_bring_stall_and_say_so(rng):
+    edit = EXPECT.replace("chunks * CHUNK_BYTES", "(chunks + 1) * CHUNK_BYTES")
+    code, out = tried("matmul_tma_wgmma", [(EXPECT, edit)], rng)
+    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT)
+    assert "expected 32768 bytes with expect_tx and its copies delivered 24576" in out.message
+    assert "A GPU hangs here" in out.message
+
+
+@pytest.mark.parametrize("wait,flipped,thread,needs", [
+    (CONSUMER_WAIT, CONSUMER_WAIT.replace("(it / STAGES) & 1", "((it / STAGES) & 1) ^ 1"), (128, 0, 0),
+     "phase of parity 1, which still needs 1 more of its 1 arrival"),
+    (PRODUCER_WAIT, PRODUCER_WAIT.replace("((it / WS_STAGES) & 1) ^ 1", "(it / WS_STAGES) & 1"), (0, 0, 0),
+     "phase of parity 0, which still needs 8 more of its 8 arrivals")], ids=["consumer", "producer"])
+def test_a_wait_for_the_wrong_parity(wait, flipped, thread, needs, rng):
+    """The consumer asking for parity 1 of a slot whose phase 0 has completed waits for a phase
+    nobody will fill; the producer asking for parity 0 of a fresh `empty` barrier waits for
+    consumers that wait for it. (On a GPU the consumer's may instead pass at once, if the copy
+    has not landed yet: parity 1 is then the phase before the barrier's first.)"""
+    code, out = tried("matmul_persistent", [(wait, flipped)], rng)
+    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT)
+    assert out.error.thread == thread and needs in out.message
+
+
+@pytest.mark.parametrize("kernel,wgmma,missing", [("matmul_tma_wgmma", WGMMA_N128, [3]),
+                                                  ("matmul_persistent", WGMMA_N256, [7])],
+                         ids=["matmul_tma_wgmma", "matmul_persistent"])
+def test_a_warp_that_skips_the_wgmma(kernel, wgmma, missing, rng):
+    code, out = tried(kernel, [(WGMMA_CALL, SKIP_WARP_3)], rng, prec="fp16")
+    assert_finding(out, cudacheck.WarpgroupCollectiveError, code, wgmma)
+    assert out.error.missing == missing and f"not reached by warp {missing[0]}" in out.message
+
+
+def test_a_producer_that_does_not_wait_for_a_free_slot(rng):
+    """Only the shape whose slots are reused shows it: the producer runs ahead and refills
+    each slot twice, so a consumer waits for a phase already passed and the next never comes
+    (on a GPU the refills may instead overwrite a tile being multiplied)."""
+    code, out = tried("matmul_persistent", [(f"                {PRODUCER_WAIT}   // the slot is free\n", "")], rng)
+    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT, shape=tasks.hopper.SHAPES[2])
+    assert out.error.thread == (128, 0, 0)
+
+
+# ---- Wrong values: who stores the element ----------------------------------------------------
+
+def test_a_wrong_store_names_the_thread_that_made_it(rng):
+    pair = "*reinterpret_cast<FloatPair*>(p) = FloatPair{x, y};"
+    code, out = tried("matmul_persistent", [(pair, pair.replace("{x, y}", "{x, x}"))], rng)
+    assert out.kind == "wrong values", out.message
+    row, col, (t, _, _) = out.details["row"], out.details["col"], out.details["threads"][0]
+    assert len(out.details["threads"]) == 1 and col % 2 == 1         # the second of a pair
+    # store_tile's layout: consumer t // 128 - 1 has rows 64 c ..., warp w rows 16 w + lane / 4 (+ 8)
+    warp, lane = t % 128 // 32, t % 32
+    assert row % 128 // 64 == t // 128 - 1 and row % 64 % 8 == lane // 4 and row % 64 // 16 == warp
+    assert col % 8 // 2 == lane % 4
+    assert f"Thread {(t, 0, 0)} of block {out.details['block']} (blocks of 384 x 1 threads) stores it." in out.message
+
+
+def test_an_element_never_stored_names_its_tiles_block(rng):
+    guard = "    if (r >= m)\n        return;"
+    code, out = tried("matmul_tma_wgmma", [(guard, guard.replace("m)", "m - 1)"))], rng)     # the last row never stored
+    assert out.kind == "wrong values" and out.details["row"] == tasks.hopper.SHAPES[0][0] - 1, out.message
+    block = (out.details["col"] // 128, out.details["row"] // 64, 0)
+    assert f"No thread of block {block} (blocks of 128 x 1 threads), nor of any other block, stores it." \
+        in out.message
+
+
+# ---- The stored runs --------------------------------------------------------------------------
+
+def stored():
+    return [json.loads(perfdata.data_file(f).read_text()) for f in hopper.FILES if perfdata.data_file(f).is_file()]
+
+
+def test_each_stored_run_is_bench_hoppers_output_with_its_meta():
+    runs = stored()
+    assert [r.source for r in hopper.datasets()][0] == "hopper-h100.json" and len(runs) == len(hopper.datasets())
+    for d in runs:
+        assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
+        first = next(r["versions"] for r in d["records"] if r.get("versions"))
+        assert d["meta"] == {"command": d["meta"]["command"], **first}
+        assert d["meta"]["command"].startswith("python scripts/bench_hopper.py ")
+        assert [(r["kernel"], r["precision"]) for r in d["records"]] == \
+            [(k, p) for p in hopper.PRECISIONS for k in hopper.KERNELS]
+
+
+def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
+    """Here without a GPU the worker fails, and says so; the file still has its meta."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_hopper", ROOT / "scripts" / "bench_hopper.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    argv = ["--kernels", "matmul_persistent", "--precisions", "fp16", "--in-process", "--output",
+            str(tmp_path / "out.json")]
+    bench.main(argv)
+    d = json.loads((tmp_path / "out.json").read_text())
+    assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
+    assert d["meta"]["command"] == "python scripts/bench_hopper.py " + " ".join(argv)
+
+
+def test_the_accessors_are_the_files_numbers():
+    for run, d in zip(hopper.datasets(), stored()):
+        assert run.label.startswith(f"{d['meta']['device']}, measured {d['meta']['date'][:10]} (CUDA runtime ")
+        for r in d["records"]:
+            for e in r["shapes"][1:]:
+                k, p, s = r["kernel"], r["precision"], e["label"]
+                m, n, kk = (e["shape"][x] for x in "mnk")
+                assert run.ratio(k, p, s) == e["ratio"] == pytest.approx(e["cublas_ms"] / e["ms"])
+                assert run.tflops(k, p, s) == e["tflops"] == pytest.approx(2 * m * n * kk / e["ms"] / 1e9)
+                assert run.cublas_tflops(k, p, s) == e["cublas_tflops"]
+                # bench_hopper's own summary printed the same ratio
+                assert re.search(rf"{k} +\S+ ok +{e['ms']:.4f} +{e['tflops']:.1f} +{e['ratio']:.3f}", d["summary"])
+            ok, error, shapes = run.checks(r["kernel"], r["precision"])
+            assert ok and shapes == 3 and error == max(e["check"]["error"] for e in r["shapes"])
+        assert (run.size(), run.size("awkward")) == ("4096^3", "1000x1500x700")
+
+
+def test_the_table_shows_every_kernel_with_its_numbers():
+    html = hopper.table().data
+    for run in hopper.datasets():
+        assert run.label in html
+        for p in run.precisions:
+            for k in run.kernels:
+                sq, aw = run.entry(k, p, "square"), run.entry(k, p, "awkward")
+                assert (f"<td>{p.upper()}</td><td><code>{k}</code></td><td>{sq['tflops']:.0f} ({sq['ratio']:.2f})</td>"
+                        f"<td>{aw['tflops']:.1f} ({aw['ratio']:.2f})</td>"
+                        f"<td>{sq['cublas_tflops']:.0f} / {aw['cublas_tflops']:.1f}</td><td>✓ 3 shapes") in html
+    assert isinstance(hopper.table(()), NoData) and isinstance(hopper.plot(()), NoData)
+
+
+def test_the_figure_draws_each_ratio_in_the_chapters_order():
+    fig = hopper.plot()
+    assert isinstance(fig, Figure) and style.smallest_font_pt(fig) >= style.MIN_FONT_PT
+    runs = hopper.datasets()
+    assert all(run.label in fig.get_suptitle() for run in runs)
+    for ax, run in zip(fig.axes, runs):
+        assert [t.get_text().replace("\n", "_") for t in ax.get_xticklabels()] == \
+            [k.removeprefix("matmul_") for k in hopper.KERNELS]
+        bars = [round(b.get_height(), 9) for b in ax.patches]
+        assert bars == [round(run.ratio(k, p), 9) for p in run.precisions for k in run.kernels]
+        assert any(list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())
+
+
+def test_runs_here_only_on_compute_capability_9():
+    if not cudacheck.gpu_available():
+        assert hopper.runs_here() is False
+    else:
+        import cupy
+        assert hopper.runs_here() == (cupy.cuda.Device().compute_capability == "90")
+
+
+# ---- On an H100 or H200 ----------------------------------------------------------------------
+
+hopper_gpu = pytest.mark.skipif(not hopper.runs_here(), reason="needs a GPU of compute capability 9.0")
+
+
+@gpu
+@hopper_gpu
+@pytest.mark.parametrize("prec", hopper.PRECISIONS)
+@pytest.mark.parametrize("kernel", PLAIN)
+def test_the_task_passes_on_the_gpu_too(kernel, prec, rng):
+    out = tryout.run(None, tasks.HopperMatmul(kernel, prec), gpu=True, quiet=True, rng=rng)
+    assert out and "run on the CPU runtime in checked mode and the GPU" in out.message, out.message
+
+
+@gpu
+@hopper_gpu
+@pytest.mark.parametrize("prec", hopper.PRECISIONS)
+@pytest.mark.parametrize("kernel", hopper.KERNELS)
+def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
+    task = tasks.HopperMatmul(kernel, prec)
+    for shape in task.default_shapes(16):
+        inputs = task.inputs(shape, rng)
+        P, _ = task.run(None, inputs, 16, "gpu", False)
+        assert task.compare(P.get(), inputs, 16) is None, (kernel, prec, shape)
