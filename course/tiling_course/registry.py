@@ -78,7 +78,7 @@ CHAPTERS = (
     Chapter("06_beyond", widgets=(Widget("rungs", "rung_explorer"),)),
     Chapter("07_program", widgets=(Widget("host-bugs", "host_bug_quiz", predict=True),)),
     Chapter("08_tensor_cores"),
-    Chapter("09_hopper", exercises=False),
+    Chapter("09_hopper"),
 )
 
 

@@ -26,7 +26,7 @@ import pytest
 
 import cudacheck
 from cudacheck import KernelError
-from tiling_course import exercises, matmul, registry, tasks, tryout
+from tiling_course import exercises, hopper, matmul, registry, sources, tasks, tryout
 from tiling_course.exercises import checker, requirements
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
@@ -200,6 +200,11 @@ def test_kernel_exercises_try_awkward_shapes():
             assert (1, 16) in ex.shapes or any(n == 1 for n, _ in ex.shapes), ex.id
             assert any(n > 2 * t and n % t for n, _ in ex.shapes for t in ex.tiles), ex.id
             continue
+        if isinstance(ex.task, tasks.HopperMatmul):   # hopper.cu's tiles: 64 deep slices, 4 slots, 64 rows
+            assert (1, 1, 1) in ex.shapes and any(m != k != n != m for m, k, n in ex.shapes), ex.id
+            assert any(k % 64 for _, k, _ in ex.shapes) and any(k > 4 * 64 for _, k, _ in ex.shapes), ex.id
+            assert any(m % 64 and n % 64 for m, _, n in ex.shapes), ex.id
+            continue
         if matmul.KERNELS[ex.launch.kernel].shapes is matmul.Shapes.ANY:
             assert (1, 1, 1) in ex.shapes, ex.id
             assert any(m != k != n != m for m, k, n in ex.shapes), ex.id
@@ -269,6 +274,21 @@ def test_a_change_to_a_book_kernel_reaches_the_exercises_made_from_it(monkeypatc
             changed += _from_book(source)
     assert changed > len(KERNEL_EXERCISES)
     assert "    // changed\n" in exercises.starter("tiling-1") and "    // changed\n" in exercises.starter("perf-2")
+
+
+def test_a_change_to_a_kernel_file_reaches_the_exercises_made_from_it(monkeypatch):
+    """{kernel_file = "hopper.cu"} is read on every call, as a book kernel is: a change to the
+    file reaches every source made from it, and an edit whose text left it stops, naming
+    its exercise."""
+    made = [(ex, s) for ex in KERNEL_EXERCISES for s in [ex.starter, ex.solution] + [w.source for w in ex.wrong]
+            if s.kernel_file]
+    assert {ex.chapter for ex, _ in made} == {"09_hopper"} and {s.kernel_file for _, s in made} == {"hopper.cu"}
+    read = sources.read
+    monkeypatch.setattr(sources, "read", lambda name: "// changed\n" + read(name))
+    assert all(s.text().startswith("// changed\n") for _, s in made)
+    monkeypatch.setattr(sources, "read", lambda name: read(name).replace("mbar_arrive_expect_tx(bar, ROWS", "x(ROWS"))
+    with pytest.raises(ValueError, match=r"exercise hp-2: .*hopper\.cu"):
+        exercises.starter("hp-2")
 
 
 def test_an_edit_whose_text_left_the_book_kernel_stops_loudly(monkeypatch):
@@ -442,6 +462,8 @@ BROKEN = [  # (file, text, replacement, what the error says)
     ("01_naive.toml", "tiles = [16]", 'tiles = "16"', r"01_naive\.toml, exercise naive-1: tiles should be list"),
     ("01_naive.toml", 'solution = {book = "naive"}', 'solution = {book = "naif"}',
      r"01_naive\.toml, exercise naive-1: no such source: book = 'naif'"),
+    ("09_hopper.toml", 'solution = {kernel_file = "hopper.cu"}', 'solution = {kernel_file = "hoper.cu"}',
+     r"09_hopper\.toml, exercise hp-1: no such source: kernel_file = 'hoper.cu'"),
     ("01_naive.toml", 'launch = {kernel = "naive"}', 'launch = {kernel = "naif"}',
      r"01_naive\.toml, exercise naive-1: .*no kernel 'naif'"),
     ("01_naive.toml", "[[exercise]]", "[[exercise]", r"01_naive\.toml: cannot read it as TOML"),
@@ -569,8 +591,9 @@ def test_chapter_cells_have_the_notebook_form(stem):
         md, start, chk = rest[3 * i:3 * i + 3]
         assert md[0] == "markdown" and md[2].startswith(f"### Exercise {i + 1}: {ex.title}")
         assert start[:2] == ("code", [])
-        head = {"value": "", "program": f"%%cuda_program --cpu --check --save {ex.var}\n"}.get(ex.kind,
-                                                                                          f"%%cuda {ex.var}\n")
+        options = hopper.options(ex.task.precision) if isinstance(ex.task, tasks.HopperMatmul) else ()
+        head = {"value": "", "program": f"%%cuda_program --cpu --check --save {ex.var}\n"}.get(
+            ex.kind, " ".join(("%%cuda", ex.var) + options) + "\n")
         assert start[2] == head + exercises.starter(ex.id).rstrip()
         assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
     assert "show_solution" not in str(cells)

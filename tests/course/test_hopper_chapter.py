@@ -86,7 +86,7 @@ def test_the_counters_and_the_larger_size_are_the_logs():
 def test_the_padded_rows_the_chapter_shows():
     M = np.zeros((129, 77), np.float16)
     assert cudacheck.pad_rows(M).strides[0] // 2 == 80
-    assert "rows start 80 values apart" in prose()
+    assert "rows start 80 values (160 bytes) apart" in prose()
 
 
 def test_every_cuda_excerpt_is_the_kernels_own_lines():

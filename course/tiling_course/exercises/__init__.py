@@ -44,6 +44,9 @@ A kernel's source is one of
     "x.cu"                                a file of cu/ in this package
     {book = "tiled"}                      a kernel of the book (tiling_course.matmul; of a
                                           file of several, only its own function)
+    {kernel_file = "hopper.cu"}           a whole file of the book's kernels/ (tiling_course.sources),
+                                          for a task that compiles a file of several kernels
+                                          (tasks.HopperMatmul)
     {wrong = "no_zero_fill"}              a wrong kernel of tiling_course.corpus
     {solution = true}                     the exercise's solution, where that has no name
                                           of its own (it is itself an edit)

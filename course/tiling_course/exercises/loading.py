@@ -4,7 +4,7 @@ Exercise; DataError names the file, the exercise and what is wrong."""
 import tomllib
 from importlib import resources
 
-from .. import corpus, matmul, programs, tasks
+from .. import corpus, matmul, programs, sources, tasks
 from . import requirements
 from .model import DataError, Exercise, Source, Wrong
 
@@ -22,8 +22,8 @@ _PROGRAM = {"runs": list}
 _KINDS = {"write": (_KERNEL, {"launch", "shapes"}), "fix": (_KERNEL, {"launch", "shapes"}),
           "value": (_VALUE, {"variable", "unit"}), "program": (_PROGRAM, {"runs"})}
 _WRONG = {"name": str, "what": str, "expect": str}
-_SOURCE = {"book": str, "file": str, "wrong": str, "solution": bool, "program": bool, "host_bug": str,
-           "edits": list}
+_SOURCE = {"book": str, "kernel_file": str, "file": str, "wrong": str, "solution": bool, "program": bool,
+           "host_bug": str, "edits": list}
 
 
 def default_root():
@@ -142,10 +142,13 @@ def _source(spec, t, root, where, solution=None):
     edits = tuple(map(tuple, edits))
     bases = [key for key in spec if key != "edits"]
     if len(bases) != 1:
-        raise DataError(f"{where}: a source has one of book, file, wrong, solution, program, host_bug: {spec!r}")
+        raise DataError(f"{where}: a source has one of book, kernel_file, file, wrong, solution, program, "
+                        f"host_bug: {spec!r}")
     base, value = bases[0], spec[bases[0]]
     if base == "book" and value in matmul.KERNELS:
         return Source(t["id"], book=value, edits=edits)
+    if base == "kernel_file" and value in {f.name for f in sources.files()}:
+        return Source(t["id"], kernel_file=value, edits=edits)
     if base == "wrong" and value in corpus.WRONG:
         return Source(t["id"], wrong=value, edits=edits)
     if base == "program" and value and t["kind"] == "program":

@@ -4,7 +4,7 @@ wrong kernel, a file of cu/, an edit of another source, ...) and its known wrong
 data and of the student edition."""
 from dataclasses import dataclass
 
-from .. import corpus, matmul, programs, tasks
+from .. import corpus, matmul, programs, sources, tasks
 
 
 class DataError(ValueError):
@@ -24,6 +24,7 @@ class Source:
     """A source as the data gives it; text() builds it."""
     exercise: str                   # whose source it is, for the errors
     book: str = ""                  # a kernel of tiling_course.matmul
+    kernel_file: str = ""           # a whole file of the book's kernels (tiling_course.sources)
     wrong: str = ""                 # a wrong kernel of tiling_course.corpus
     file: str = ""                  # a file of cu/, read into `code` when the data is loaded
     code: str = ""                  # that file's text, or a value exercise's Python code
@@ -36,6 +37,8 @@ class Source:
         # Built on every call, never stored: a change to a book kernel shows at once.
         if self.book:
             src, base = _book(self.book), f"the book's {self.book}"
+        elif self.kernel_file:
+            src, base = sources.read(self.kernel_file), self.kernel_file
         elif self.wrong:
             src, base = corpus.WRONG[self.wrong].source(), f"the wrong kernel {self.wrong}"
         elif self.base is not None:

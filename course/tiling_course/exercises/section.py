@@ -1,6 +1,7 @@
 """A chapter's exercise section as its notebook holds it (scripts/sync_notebooks.py writes
 it there): an introduction, the import, then per exercise its statement, the starter cell
 and the check."""
+from .. import hopper, tasks
 
 _INTRO = ("## Exercises\n\nEach exercise gives you a kernel to write or to fix (or a number to find). Edit the cell, "
           "run it, then run the check below it: it runs your kernel in checked mode on the CPU runtime, on fresh "
@@ -26,9 +27,17 @@ def cells(found):
     for i, ex in enumerate(found, 1):
         start = ex.starter.text().rstrip()
         out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}"),
-                _cell("code", head.get(ex.kind, "%%cuda {var}\n").format(var=ex.var) + start),
+                _cell("code", head.get(ex.kind, "%%cuda {var}" + _options(ex) + "\n").format(var=ex.var) + start),
                 _cell("code", f'exercises.check("{ex.id}", {ex.var})')]
     return out
+
+
+def _options(ex):
+    """The compiler options a kernel exercise's %%cuda cell needs, after its variable: hopper.cu's
+    (-arch=sm_90a -std=c++17, as the chapter's own cell has them) for the Hopper task, else none."""
+    if isinstance(ex.task, tasks.HopperMatmul):
+        return "".join(f" {o}" for o in hopper.options(ex.task.precision))
+    return ""
 
 
 def _cell(kind, source):
