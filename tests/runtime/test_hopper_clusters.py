@@ -244,3 +244,18 @@ def test_the_clustered_kernel_without_its_final_cluster_barrier_is_an_error():
     with pytest.raises(cudacheck.InvalidOperandError, match=r"mbarrier\.arrive\.shared::cluster .* which had already "
                                                             r"exited"):
         launch(module, "matmul_clustered", M, N, 70, 300, 330, "bf16")
+
+
+def test_a_whole_program_that_launches_a_clustered_kernel_is_refused():
+    src = r'''
+#include <cstdio>
+__global__ void __cluster_dims__(2, 1, 1) k(int* x) { x[blockIdx.x] = 1; }
+int main() {
+    int* d;
+    cudaMalloc(&d, 2 * sizeof(int));
+    k<<<2, 32>>>(d);
+    cudaFree(d);
+    return 0;
+}'''
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"kernel `k` runs in thread-block clusters"):
+        cudacheck.run_program(src, backend="cpu")

@@ -80,8 +80,6 @@ extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0,
 #define __constant__ __attribute__((annotate("kc_constant")))
 #define __managed__ __attribute__((annotate("kc_managed")))
 #define __shared__ __attribute__((annotate("kc_shared")))
-// A kernel's cluster: the front end reads the macro's arguments where the annotation is.
-#define __cluster_dims__(...) __attribute__((annotate("kc_cluster_dims")))
 #else
 #define __global__
 #define __device__
@@ -103,8 +101,12 @@ extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0,
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
-#ifndef KC_FRONTEND
-#define __cluster_dims__(...)   // the launch stubs give the cluster (runtime/cudacheck/cpu/compiler.py)
+// A kernel's cluster: the front end reads the macro's arguments where its annotation is, and
+// the launch stubs have g++ evaluate them (runtime/cudacheck/cpu/compiler.py).
+#ifdef KC_FRONTEND
+#define __cluster_dims__(...) __attribute__((annotate("kc_cluster_dims")))
+#else
+#define __cluster_dims__(...)
 #endif
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))

@@ -1,9 +1,10 @@
-// The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copy into shared
-// memory, and the warpgroup multiply (wgmma). Both are performed at once, where a GPU runs them
-// in the background: a copy's bytes are in place before it completes its transaction on the
-// mbarrier (the phase completes only once every byte expected has arrived, as on a GPU), and a
-// wgmma's products are in the accumulators before the warpgroup goes on (wgmma.wait_group
-// then has nothing to wait for).
+// The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copies into shared
+// memory and back to global memory, and the warpgroup multiply (wgmma). All are performed at
+// once, where a GPU runs them in the background: a copy's bytes are in place before it
+// completes its transaction on the mbarrier (the phase completes only once every byte expected
+// has arrived, as on a GPU), a store's before its bulk group is committed, and a wgmma's
+// products are in the accumulators before the warpgroup goes on (wgmma.wait_group and
+// cp.async.bulk.wait_group then have nothing to wait for).
 #include <string.h>
 
 #include "kc_runtime.h"
