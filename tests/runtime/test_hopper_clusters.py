@@ -259,3 +259,20 @@ int main() {
 }'''
     with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"kernel `k` runs in thread-block clusters"):
         cudacheck.run_program(src, backend="cpu")
+
+
+def test_checked_mode_orders_the_blocks_threads_by_the_cluster_barrier():
+    # thread 0's write, everyone's read and thread 5's write are ordered by the cluster barrier
+    # alone (no __syncthreads): no race
+    src = r'''
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(float* out) {
+    __shared__ float x;
+    if (threadIdx.x == 0) x = 1.0f + blockIdx.x;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    if (threadIdx.x == 5) x = 0.0f;
+}'''
+    out = np.zeros(128, np.float32)
+    cudacheck.RawModule(src, backend="cpu", check=True).get_function("k")((2,), (64,), (out,))
+    assert out.tolist() == [1.0] * 64 + [2.0] * 64

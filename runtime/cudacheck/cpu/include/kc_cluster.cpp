@@ -267,10 +267,21 @@ void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uin
 // Every thread of every block of the cluster arrives once per phase; a wait returns once the
 // phase it arrived in has completed. A waiting thread stays RUNNABLE (as at an mbarrier), so
 // that turns go on to the blocks still to arrive.
+// Checked mode: the barrier orders what the block's threads did before their arrivals before
+// what each does after its wait, as an mbarrier of the block would (kc_check_races.cpp); the
+// phase, completed in whichever block arrived last, is gathered here at this block's first
+// wait that finds it complete.
 static ClusterBarrier solo;   // a launch without clusters: each block is a cluster of one
+#ifdef KC_CHECKED
+static const char checked_key = 0;   // the cluster barrier's clocks, as those of an mbarrier at this address
+static uint32_t checked_phase;       // the phases whose arrivals the clocks have gathered
+#endif
 
 void cluster_arrive(int) {
     ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+#ifdef KC_CHECKED
+    check_mbarrier_arrive(&checked_key);
+#endif
     cur->cluster_phase = b.phase + 1;
     if (++b.arrived == cl.size * sched.nthreads) b.arrived = 0, b.phase++;
     sched.progress++;
@@ -279,6 +290,13 @@ void cluster_arrive(int) {
 void cluster_wait(int) {
     const ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
     while (b.phase < cur->cluster_phase) yield_to_scheduler();
+#ifdef KC_CHECKED
+    if (checked_phase < b.phase) {
+        check_mbarrier_complete(&checked_key);
+        checked_phase = b.phase;
+    }
+    check_mbarrier_acquire(&checked_key);
+#endif
 }
 
 }  // namespace kc
