@@ -7,9 +7,9 @@ refused: a grid that is not a whole number of clusters, mapa or a multicast mask
 rank outside the cluster, and a block that exits while the other still arrives on its barrier."""
 import numpy as np
 import pytest
+from test_hopper_cpu import HOPPER, OPTIONS, rounded
 
 import cudacheck
-from test_hopper_cpu import HOPPER, OPTIONS, rounded
 
 CLUSTERED = ("matmul_clustered", "matmul_async_store")
 FINAL_BARRIER = "    cluster_sync();                             // no block leaves while the other may signal it\n"
@@ -30,7 +30,8 @@ def launch(module, kernel, M, N, m, k, n, prec, clusters=132, P=None):
     element = "bf16" if prec == "bf16" else "fp16"
     map_m = cudacheck.tensor_map_2d(cudacheck.pad_rows(M), box_rows=bm, box_cols=64, element=element)
     map_n = cudacheck.tensor_map_2d(cudacheck.pad_rows(N), box_rows=64, box_cols=64, element=element)
-    pairs = -(-(-(-m // bm)) // 2) * -(-n // bn)
+    tiles_m = -(-m // bm)
+    pairs = -(-tiles_m // 2) * -(-n // bn)
     grid = (2 * min(clusters, pairs),)
     f = module.get_function(kernel)
     f.max_dynamic_shared_size_bytes = smem
@@ -47,7 +48,8 @@ def launch(module, kernel, M, N, m, k, n, prec, clusters=132, P=None):
 
 
 def inputs(rng, m, n, k, prec):
-    return rounded(rng.standard_normal((m, k), np.float32), prec), rounded(rng.standard_normal((k, n), np.float32), prec)
+    return (rounded(rng.standard_normal((m, k), np.float32), prec),
+            rounded(rng.standard_normal((k, n), np.float32), prec))
 
 
 # (m, n, k, clusters): one tile of rows (the pair's lower tile past the matrix); three tiles of
@@ -87,7 +89,7 @@ __device__ void registers(unsigned* out) {
     asm("mov.u32 %0, %%cluster_ctarank; mov.u32 %1, %%cluster_nctarank; mov.u32 %2, %%clusterid.x; "
         "mov.u32 %3, %%clusterid.y; mov.u32 %4, %%nclusterid.x; mov.u32 %5, %%nclusterid.y; "
         "mov.u32 %6, %%cluster_ctaid.x; mov.u32 %7, %%cluster_ctaid.y; mov.u32 %8, %%cluster_nctaid.x; "
-        "mov.u32 %9, %%cluster_nctaid.y; mov.u32 %10, %%is_explicit_cluster;"
+        "mov.u32 %9, %%cluster_nctaid.y; { .reg .pred p; mov.pred p, %%is_explicit_cluster; selp.u32 %10, 1, 0, p; }"
         : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7]), "=r"(v[8]),
           "=r"(v[9]), "=r"(v[10]));
     if (threadIdx.x == 0)

@@ -27,8 +27,14 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..config import config
-from ..errors import (CompileError, HostCrashError, HostDeviceAccessError, KernelError, KernelTimeoutError,
-                      UnsupportedFeatureError)
+from ..errors import (
+    CompileError,
+    HostCrashError,
+    HostDeviceAccessError,
+    KernelError,
+    KernelTimeoutError,
+    UnsupportedFeatureError,
+)
 from ..frontend import SOURCE_NAME, analyze, find_launches
 from ..listing import numbered
 from . import SourceLines, abi, compiler, runner, system

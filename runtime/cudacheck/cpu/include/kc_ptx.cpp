@@ -201,7 +201,8 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
     const char* what = "bar.sync";
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
     if (count == 0) count = sched.nthreads;
-    if (count % 32 || count > sched.nthreads) operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
+    if (count % 32 || count > sched.nthreads)
+        operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
     if (id == 0 && count == sched.nthreads) return syncthreads(line, BARRIER, 0);
     uint32_t generation = sched.named_generation[id];
     sched.progress++;
