@@ -278,3 +278,25 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) k(float* out) {
     out = np.zeros(128, np.float32)
     cudacheck.RawModule(src, backend="cpu", check=True).get_function("k")((2,), (64,), (out,))
     assert out.tolist() == [1.0] * 64 + [2.0] * 64
+
+
+NAMED = r'''
+// Warps 0-1 and warps 2-3 each pass values through shared memory, meeting at their own named
+// barrier (1 and 2), never at the block's.
+extern "C" __global__ void pairs_of_warps(float* out) {
+    __shared__ float x[128];
+    unsigned t = threadIdx.x, half = t / 64, a = (unsigned)__cvta_generic_to_shared(&x[t]);
+    asm volatile("st.shared.f32 [%0], %1;" :: "r"(a), "f"(float(t)) : "memory");
+    asm volatile("bar.sync %0, 64;" :: "r"(1 + half) : "memory");
+    out[t] = x[half * 64 + (t + 1) % 64];
+    asm volatile("barrier.sync.aligned %0, 64;" :: "r"(1 + half) : "memory");
+    x[t] = 0.0f;
+}'''
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_named_barriers_order_their_own_threads(check):
+    out = np.zeros(128, np.float32)
+    cudacheck.RawModule(NAMED, backend="cpu", check=check).get_function("pairs_of_warps")(1, 128, (out,))
+    t = np.arange(128)
+    assert out.tolist() == (t // 64 * 64 + (t + 1) % 64).tolist()

@@ -63,4 +63,5 @@ class ClusterInstructions:
             self.bad(f"a vector operand that is not {n} registers in braces")
         values = [self.value([tok], t) for tok in b[1:-1:2]] if vec else [self.value(b, t)]
         stores = " ".join(f"kc_q[{i}] = {v};" for i, v in enumerate(values))
-        return f"{{ {STORE[t]}* kc_q = ({STORE[t]}*)::kc::shared_address({self.address(a)}); {stores} }}"
+        at = f"::kc::cluster_local({self.address(a)}, \"st.shared\", {line})"   # (not another block's)
+        return f"{{ {STORE[t]}* kc_q = ({STORE[t]}*)::kc::shared_address({at}); {stores} }}"

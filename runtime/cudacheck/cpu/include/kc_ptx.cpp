@@ -196,7 +196,12 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
 // bar.sync id, count: the barrier completes when `count` threads have arrived (a GPU counts whole
 // warps: the kernel's threads arrive as warps do when every lane of theirs calls it). Waiting
 // threads stay RUNNABLE, as at an mbarrier, so the others of the block run on. Barrier 0 with
-// every thread of the block is __syncthreads().
+// every thread of the block is __syncthreads(). Checked mode: it orders what its threads did
+// before it before what they do after, as an mbarrier of theirs would (kc_check_races.cpp).
+#ifdef KC_CHECKED
+static const char named_clock[16] = {};   // each named barrier's clocks, as an mbarrier's at this address
+#endif
+
 void named_barrier(uint32_t id, uint32_t count, int line) {
     const char* what = "bar.sync";
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
@@ -206,12 +211,20 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
     if (id == 0 && count == sched.nthreads) return syncthreads(line, BARRIER, 0);
     uint32_t generation = sched.named_generation[id];
     sched.progress++;
+#ifdef KC_CHECKED
+    check_mbarrier_arrive(&named_clock[id]);
+#endif
     if (++sched.named_arrived[id] == count) {
         sched.named_arrived[id] = 0;
         sched.named_generation[id]++;
-        return;
+#ifdef KC_CHECKED
+        check_mbarrier_complete(&named_clock[id]);
+#endif
     }
     while (sched.named_generation[id] == generation) yield_to_scheduler();
+#ifdef KC_CHECKED
+    check_mbarrier_acquire(&named_clock[id]);
+#endif
 }
 
 // ---- a wait that nothing can complete ---------------------------------------------------------
