@@ -120,6 +120,7 @@ def with_cluster(config, dims, kernel):
             raise LaunchConfigError(
                 f"grid{config.grid}: kernel `{kernel}` runs in clusters of {dims} blocks (__cluster_dims__), so "
                 f"the grid must be a whole number of clusters, but gridDim.{'xyz'[axis]} = {n} is not a multiple of "
-                f"{c}; CUDA refuses the launch (cudaErrorInvalidClusterSize). Round the grid up to a multiple of the "
+                f"{c}; CUDA refuses the launch (cudaErrorInvalidClusterSize, CuPy's CUDA_ERROR_INVALID_CLUSTER_SIZE: "
+                "cluster misconfiguration). Round the grid up to a multiple of the "
                 "cluster, and let the extra blocks skip work that lies past the data")
     return replace(config, cluster=dims)
