@@ -1,6 +1,6 @@
 """Launch configuration: grid and block sizes and shared memory, checked before any
 launch on either backend, against the limits every current NVIDIA GPU shares."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral
 
 from .errors import LaunchConfigError
@@ -8,6 +8,7 @@ from .errors import LaunchConfigError
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+MAX_CLUSTER_SIZE = 8   # blocks per cluster, the portable limit (Hopper opts into 16)
 # Shared memory (static + dynamic) a block gets without opting in to more (CUDA's default),
 # and the most it can opt into (H100 and H200: 227 KiB; the CPU runtime states the same).
 DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -35,6 +36,12 @@ class LaunchConfig:
     grid: tuple
     block: tuple
     shared_mem: int
+    cluster: tuple = (1, 1, 1)   # blocks per cluster along each axis (the kernel's __cluster_dims__)
+
+    @property
+    def cluster_size(self):
+        x, y, z = self.cluster
+        return x * y * z
 
     @property
     def threads_per_block(self):
@@ -97,3 +104,23 @@ def check_launch(grid, block, shared_mem=0, optin=None, static=0, optin_limit=OP
             f"use per block ({'48 KiB without opting in' if optin is None else 'its opt-in'}"
             f"{f', less {static} of static shared memory' if static and optin is None else ''}); {how}")
     return LaunchConfig(g, b, int(shared_mem))
+
+
+def with_cluster(config, dims, kernel):
+    """config with the cluster of `kernel` (its __cluster_dims__: dims, missing ones 0), checked
+    as CUDA checks a clustered launch: a grid that is not a whole number of clusters along each
+    axis, or a cluster of more than 8 blocks, is refused (cudaErrorInvalidClusterSize)."""
+    dims = tuple(d or 1 for d in dims)
+    size = dims[0] * dims[1] * dims[2]
+    if size > MAX_CLUSTER_SIZE:
+        raise LaunchConfigError(f"kernel `{kernel}` has __cluster_dims__{dims}: {size} blocks per cluster, more than "
+                                f"the {MAX_CLUSTER_SIZE} a launch may have (cudaErrorInvalidClusterSize)")
+    for axis, (n, c) in enumerate(zip(config.grid, dims)):
+        if n % c:
+            raise LaunchConfigError(
+                f"grid{config.grid}: kernel `{kernel}` runs in clusters of {dims} blocks (__cluster_dims__), so "
+                f"the grid must be a whole number of clusters, but gridDim.{'xyz'[axis]} = {n} is not a multiple of "
+                f"{c}; CUDA refuses the launch (cudaErrorInvalidClusterSize, CuPy's CUDA_ERROR_INVALID_CLUSTER_SIZE: "
+                "cluster misconfiguration). Round the grid up to a multiple of the "
+                "cluster, and let the extra blocks skip work that lies past the data")
+    return replace(config, cluster=dims)

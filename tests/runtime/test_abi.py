@@ -113,7 +113,7 @@ def _bound():
 
 def test_every_function_the_package_calls_is_declared():
     names = _bound()
-    assert set(names) == {"kc_share_device_memory", "kc_device_var_0", "kc_spawn_0", "kc_spawn_body",
+    assert set(names) == {"kc_share_device_memory", "kc_device_var_0", "kc_spawn_0", "kc_cluster_0", "kc_spawn_body",
                           "kc_program_run"}
     for name in names:
         abi.entry_point(name)   # BoundaryError where no prototype declares it

@@ -2,8 +2,8 @@
 against float64 NumPy of the rounded inputs on awkward shapes (launched by tiling_course.hopper,
 the rule scripts/bench_hopper.py launches them by on a GPU, with tensor maps of NumPy arrays);
 the TMA copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
-hand-built descriptors; the clustered kernels refused by instruction and line; and tensor
-maps refused by the backend that cannot read them."""
+hand-built descriptors; and tensor maps refused by the backend that cannot read them. The
+clustered kernels: test_hopper_clusters.py."""
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from tiling_course import hopper
 ROOT = Path(__file__).resolve().parents[2]
 HOPPER = (ROOT / "kernels" / "hopper.cu").read_text()
 OPTIONS = hopper.ARCH_OPTIONS
-KERNELS = hopper.KERNELS[:3]   # the clustered ones are refused on the CPU runtime (below)
+KERNELS = hopper.KERNELS[:3]   # the clustered ones: test_hopper_clusters.py
 
 
 def bf16(x):
@@ -141,19 +141,6 @@ def test_one_wgmma_against_numpy_with_hand_built_descriptors(rng):
     exact = Af.astype(np.float64) @ Bf.astype(np.float64) + 1.0
     scale = np.abs(Af.astype(np.float64)) @ np.abs(Bf.astype(np.float64)) + 1.0
     assert np.all(np.abs(D - exact) <= 17 * 2.0 ** -24 * scale)
-
-
-@pytest.mark.parametrize("kernel,line_text", [("matmul_clustered", "init_cluster_barriers(smem_u32(full), "),
-                                              ("matmul_async_store", "init_cluster_barriers(smem_u32(full), ")])
-def test_the_clustered_kernels_are_refused_by_instruction_and_line(modules, kernel, line_text):
-    lines = HOPPER.splitlines()
-    start = next(i for i, s in enumerate(lines) if f"{kernel}(" in s and "__global__" not in s and "config" not in s
-                 and s.startswith(kernel))
-    line = next(i for i in range(start, len(lines)) if line_text in lines[i]) + 1
-    with pytest.raises(cudacheck.UnsupportedFeatureError,
-                       match=rf"`{kernel}` uses the inline PTX instruction `barrier\.cluster\.arrive\.release`.*"
-                             rf"\(line {line}\)"):
-        modules["bf16"].get_function(kernel)
 
 
 def test_a_map_of_a_numpy_array_holds_the_cpu_layout():

@@ -434,16 +434,13 @@ extern "C" __global__ void misuse(float* out) {
 
 
 @pytest.mark.parametrize("asm,instruction", [
-    ('asm volatile("barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;" ::: "memory");',
-     "barrier.cluster.arrive.release"),
-    ('asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster'
-     ' [%0], [%1, {%2, %3}], [%4], %5;"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0), "h"((unsigned short)3) : '
-     '"memory");',
-     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"),
+    ('asm volatile("bar.arrive %0, %1;" :: "r"(1), "r"(128) : "memory");', "bar.arrive"),
+    ('asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes'
+     ' [%0], [%1, {%2, %3, %2}], [%4];"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0) : "memory");',
+     "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"),
     ('asm("add.sat.s32 %0, %0, 1;" : "+r"(n));', "add.sat.s32"),
-    ('asm volatile("bar.sync %0, %1;" :: "r"(1), "r"(128) : "memory");', "bar.sync"),
-    ('asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(n), "f"(d[0]), "f"(d[1]) : "memory");',
-     "st.shared.v2.f32"),
+    ('asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(d[0]), "=f"(d[1]) : "r"(n) : "memory");',
+     "ld.shared.v2.f32"),
 ])
 def test_an_instruction_outside_the_subset_is_refused_by_name_and_line(asm, instruction):
     src = r'''
@@ -505,9 +502,9 @@ extern "C" __global__ void refused(float* d) {
 
 def test_a_template_device_function_with_unsupported_ptx_refuses_its_callers():
     src = r'''
-template <int N> __device__ void fence() { asm volatile("barrier.cluster.arrive;" ::: "memory"); }
+template <int N> __device__ void fence() { asm volatile("bar.arrive 1, 64;" ::: "memory"); }
 extern "C" __global__ void k(float* x) { fence<1>(); x[0] = 1.0f; }'''
-    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"barrier\.cluster\.arrive.*through fence\(\)"):
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"bar\.arrive.*through fence\(\)"):
         cudacheck.RawModule(src, backend="cpu").get_function("k")
 
 

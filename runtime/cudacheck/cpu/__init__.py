@@ -14,7 +14,7 @@ from ..arguments import check_arguments
 from ..config import config
 from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
-from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
+from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch, with_cluster
 from ..tensormap import TensorMap
 from . import abi, checked, compiler, findings, runner
 
@@ -106,6 +106,13 @@ class DeviceGlobal:
         ctypes.memset(self.ptr, value, size)
 
 
+def _cluster_dims(lib, i):
+    """Kernel i's __cluster_dims__, as its launch stub evaluates them (0: not given)."""
+    dims = (ctypes.c_uint32 * 3)()
+    abi.bind(lib, f"kc_cluster_{i}")(dims)
+    return tuple(dims)
+
+
 def share_device_memory(lib, program):
     """Map a loaded library's device-variable section shared, so that every worker of its
     launches sees one copy; return ({name: (address, size, var)}, (section start, end))."""
@@ -153,6 +160,7 @@ class CpuModule:
         self.lib = compiler.load(path)
         self.lines = SourceLines(path)
         self.spawns = {name: abi.bind(self.lib, f"kc_spawn_{i}") for i, name in enumerate(kernels)}
+        self.clusters = {name: _cluster_dims(self.lib, i) for i, (name, k) in enumerate(kernels.items()) if k.cluster}
         self.device, self.device_section = share_device_memory(self.lib, self.program)
 
     def get_global(self, name):
@@ -170,6 +178,8 @@ class CpuModule:
         runner.LaunchPlan, which runner.run carries to the workers."""
         kernel = self.kernels[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin)
+        if name in self.clusters:
+            cfg = with_cluster(cfg, self.clusters[name], name)
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
         maps = {i: a for i, a in enumerate(args) if isinstance(a, TensorMap) and a.source is not None}
         order = schedule_order(schedule, cfg.threads_per_block, seed)

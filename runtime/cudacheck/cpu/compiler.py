@@ -90,6 +90,10 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
                      f"KC_VISIBLE kc_spawn_n kc_spawn_{i};\n"
                      f"KC_VISIBLE int kc_spawn_{i}(const ::kc::LaunchDesc* d, int32_t* pids) "
                      f"{{ return ::kc::spawn(kc_body_{i}, d, pids); }}")
+        if k.cluster:   # its __cluster_dims__, evaluated here, after the source's macros
+            stubs.append(f"KC_VISIBLE kc_cluster_n kc_cluster_{i};\n"
+                         f"KC_VISIBLE void kc_cluster_{i}(uint32_t* dims) "
+                         f"{{ const uint32_t c[3] = {{{k.cluster}}}; for (int a = 0; a < 3; ++a) dims[a] = c[a]; }}")
     register = [f"::kc::shared_register({sid}, ::{name});" for sid, name in program.namespace_shared]
     register += [f'(void)::kc::dynamic_shared("{s.name}", {s.id}, sizeof(::{s.name}[0]), '
                  f'::kc::granule_of(::{s.name}[0]));'
@@ -150,7 +154,8 @@ def precompiled_header(cxx, flags, cache_dir):
 
 # The runtime's units, one per role (include/kc_runtime.h says which does what), each compiled
 # in the variant of the kernel it is linked with.
-RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp")
+RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp",
+                 "kc_cluster.cpp")
 # Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",

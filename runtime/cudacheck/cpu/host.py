@@ -27,7 +27,14 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..config import config
-from ..errors import CompileError, HostCrashError, HostDeviceAccessError, KernelError, KernelTimeoutError
+from ..errors import (
+    CompileError,
+    HostCrashError,
+    HostDeviceAccessError,
+    KernelError,
+    KernelTimeoutError,
+    UnsupportedFeatureError,
+)
 from ..frontend import SOURCE_NAME, analyze, find_launches
 from ..listing import numbered
 from . import SourceLines, abi, compiler, runner, system
@@ -54,6 +61,13 @@ def build(source, options=(), check=False):
     if program.main_params < 0:
         raise CompileError(f"{SOURCE_NAME} has no main(): run_program runs a whole program. For kernels alone, "
                            "use cudacheck.RawModule or RawKernel.", backend="cpu")
+    clustered = sorted({k for k in (launch.kernel for launch in launches) if k in program.kernels and
+                        program.kernels[k].cluster})
+    if clustered:   # (a kernel launch here passes no __cluster_dims__ to the workers)
+        raise UnsupportedFeatureError(
+            f"kernel `{clustered[0]}` runs in thread-block clusters (__cluster_dims__), which the CPU runtime runs "
+            "for a kernel launched from Python (cudacheck.RawModule), not yet from a whole program's host code. It "
+            "can run on a GPU with backend='gpu'.", backend="cpu")
     path = compiler.build(code, program, [], options, checked=check, main_params=program.main_params, listing=source)
     return ProgramBuild(source, code, program, launches, str(path), check)
 

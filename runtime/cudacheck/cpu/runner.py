@@ -76,8 +76,10 @@ class LaunchPlan:
 
 
 def worker_count(config):
-    """How many workers a launch of this LaunchConfig spreads its blocks over."""
-    return max(1, min(settings.workers or system.cores(), config.blocks))
+    """How many workers a launch of this LaunchConfig spreads its blocks over: with clusters,
+    one per block of a cluster for each cluster that runs at once (kc_cluster.cpp)."""
+    size = config.cluster_size
+    return size * max(1, min(settings.workers or system.cores(), config.blocks // size))
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ def execute(plan, memory):
                       workers=workers, args=ctypes.cast(memory.argv, ctypes.c_void_p).value, status=base,
                       order=plan.order.ctypes.data if plan.order is not None else None, end_line=plan.end_line,
                       parent_pid=os.getpid(), time_limit_s=int(plan.time_limit) + 5,
+                      cluster=(ctypes.c_uint32 * 3)(*cfg.cluster),
                       check=ctypes.addressof(check_desc) if check_desc is not None else None)
     pids = (ctypes.c_int32 * workers)()
     with tempfile.TemporaryFile() as out:

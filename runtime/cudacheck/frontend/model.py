@@ -46,6 +46,7 @@ class Kernel:
     line: int                      # the line of the kernel's definition, 1-based
     end_line: int = 0              # the line of its closing brace
     linkage: str = "C"             # "C" (extern "C") or "C++" (the GPU backend passes its name expression)
+    cluster: str = ""              # __cluster_dims__'s arguments as written ("CLUSTER, 1, 1"); "": none
 
 
 @dataclass(frozen=True)

@@ -9,24 +9,34 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   integers, selp, add, sub, mul.lo, shl, shr, and, or, xor, not, cvt between integer types,
   cvta to and from the shared window (and the global one: generic memory here);
 - the special registers %laneid, %warpid (the warp of the block: a GPU's may differ, which PTX
-  allows), %tid, %ntid, %ctaid and %nctaid;
+  allows), %tid, %ntid, %ctaid and %nctaid, and the cluster's (ptx_cluster.py):
+  %cluster_ctarank, %cluster_nctarank, %clusterid, %nclusterid, %cluster_ctaid,
+  %cluster_nctaid and %is_explicit_cluster, as PTX defines them;
 - control flow: `{ }` scopes, `.reg` declarations (`r<4>` declares r0..r3), labels (each made
   unique to its asm statement and scope), bra and the guards @p / @!p;
 - elect.sync (the lowest lane of the mask is elected), setmaxnreg (no registers are modelled:
   nothing), fence.proxy.async and fence.mbarrier_init.release.cluster (compiler fences here,
   each a named hook of cpu/include/kc_ptx.h for the async-proxy checks to come);
+- st.shared[.v2|.v4] (a store through the shared window, which checked mode sees as the
+  kernel's own) and the named barriers bar.sync / barrier.sync id[, count];
 - the mbarrier object (cpu/include/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
   arrive.expect_tx, expect_tx, complete_tx, and try_wait / test_wait on a parity or a state,
-  of a CTA's shared memory;
+  of a CTA's shared memory, and arrive on another CTA's of the cluster (a remote arrival);
 - the async proxy (ptx_async.py; cpu/include/kc_async.cpp), performed at once:
   cp.async.bulk.tensor.2d from global to shared memory through a tensor map, completing on an
-  mbarrier (cudacheck.tensor_map_2d of a NumPy array: kc_abi.h's CpuTensorMap), and
-  wgmma.mma_async m64nNk16 with f32 accumulators and bf16 or f16 operands read through matrix
-  descriptors, with wgmma.fence, commit_group and wait_group (hooks);
-- clusters of one: a launch here has no clusters, so each CTA is a cluster of one (rank 0):
-  mapa to rank 0 is the identity (another rank is an InvalidOperandError), shared::cluster
-  addresses are the CTA's own, and .cluster scope orders as .cta. What needs a real cluster
-  (barrier.cluster, %cluster_ctarank, %clusterid, multicast) is refused.
+  mbarrier (cudacheck.tensor_map_2d of a NumPy array: kc_abi.h's CpuTensorMap), multicast to
+  the CTAs of a mask (.multicast::cluster), and from shared to global memory as a bulk group
+  (elements outside the matrix not written), with cp.async.bulk.commit_group and wait_group
+  (.read); wgmma.mma_async m64nNk16 with f32 accumulators and bf16 or f16 operands read
+  through matrix descriptors, with wgmma.fence, commit_group and wait_group (hooks);
+- clusters (ptx_cluster.py; cpu/include/kc_cluster.cpp): a kernel's __cluster_dims__ makes its
+  launch a clustered one (a launch without makes each CTA a cluster of one, rank 0). The CTAs
+  of a cluster run at once, each in a worker of its own, taking turns pass by pass; mapa gives
+  the shared::cluster address of another CTA's (a rank outside the cluster is an
+  InvalidOperandError), which an mbarrier arrival and a multicast copy reach, and any other
+  use of it is an InvalidOperandError; barrier.cluster.arrive (.release, .relaxed) and wait
+  (.acquire), .aligned or not, count every thread of the cluster; .cluster scope orders as
+  .cta does, the CTAs' turns being sequential.
 
 Operands a function-like macro writes (`F8(0)` for eight "+f" operands) are read from the
 macro's expansion; such a statement is replaced whole.
@@ -42,12 +52,11 @@ wherever the asm statement was one. Runtime calls carry the instruction's own so
 for the runtime's reports.
 
 Anything else is refused by name, never left to g++: an instruction outside the subset
-(barrier.cluster, bar.sync, st.shared), a modifier not modelled (add.sat, .multicast), an operand,
+(ld, bar.arrive, red), a modifier not modelled (add.sat, a 3-D tensor copy), an operand,
 constraint or register the translation does not know. ptx_parse.PtxError names it and its
 line; cpu_build.unsupported leaves the kernel out of the CPU build, and asking for it raises
-UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `barrier.cluster.arrive`
-(line 42), which the CPU runtime does not provide; ... It can run on a GPU with
-backend='gpu'."
+UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `bar.arrive` (line 42),
+which the CPU runtime does not provide; ... It can run on a GPU with backend='gpu'."
 """
 from .ptx_parse import PtxError, read_asm
 from .ptx_translate import translate

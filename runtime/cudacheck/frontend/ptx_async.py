@@ -1,38 +1,55 @@
-"""Translating the async proxy's instructions (ptx.py): the TMA's tensor copy into shared
-memory, the warpgroup multiply (wgmma) with its fence, commit and wait, and mapa, each a call
-of the runtime (cpu/include/kc_ptx.h). A mixin of ptx_translate._Template: self.value,
-self.address, self.register, self.refuse and self.bad read the operands."""
+"""Translating the async proxy's instructions (ptx.py): the TMA's tensor copies (into shared
+memory, multicast too, and back to global memory, with their bulk groups), the warpgroup
+multiply (wgmma) with its fence, commit and wait, each a call of the runtime
+(cpu/include/kc_ptx.h). A mixin of ptx_translate._Template: self.value, self.address,
+self.register, self.refuse and self.bad read the operands."""
 import re
 
 from .ptx_parse import MARK
 
-# cp.async.bulk.tensor.2d, global to this CTA's shared memory, its bytes completing on an
-# mbarrier: the one form of the TMA copy translated (no multicast, no cache hint, no store).
+# cp.async.bulk.tensor.2d, global to shared memory, its bytes completing on an mbarrier (no
+# cache hint), into this CTA or multicast to the cluster's; and shared to global as a bulk group.
 TMA_LOAD = [["async", "bulk", "tensor", "2d", space, "global", "mbarrier::complete_tx::bytes"]
             for space in ("shared::cluster", "shared::cta")]
+MULTICAST = [m + ["multicast::cluster"] for m in TMA_LOAD]
+TMA_STORE = ["async", "bulk", "tensor", "2d", "global", "shared::cta", "bulk_group"]
 WGMMA_TYPES = {("bf16", "bf16"): 0, ("f16", "f16"): 1}
 SHAPE = re.compile(r"m64n(\d+)k16")
 
 
 class AsyncInstructions:
     def _cp(self, mods, ops, line):
-        if mods not in TMA_LOAD:
+        if mods in (["async", "bulk", "commit_group"], ["async", "bulk", "wait_group"],
+                    ["async", "bulk", "wait_group", "read"]):
+            return self.bulk_group(mods[2], ops, line)
+        if mods == TMA_STORE:
+            dst, src = self.arity(ops, 2)
+            tmap, x, y = self.tensor(dst)
+            return f"::kc::tma_store_2d({tmap}, {x}, {y}, {self.address(src)}, {line});"
+        if mods not in TMA_LOAD + MULTICAST:
             self.refuse()
-        dst, src, bar = self.arity(ops, 3)
-        inner = src[1:-1] if src[:1] == ["["] and src[-1:] == ["]"] else []
-        if len(inner) != 7 or inner[1:3] != [",", "{"] or inner[4] != "," or inner[6] != "}":
-            self.bad(f"the source `{' '.join(src)}` (a tensor map and a corner {{x, y}})")
-        tmap, x, y = [inner[0]], [inner[3]], [inner[5]]
-        return (f"::kc::tma_load_2d({self.address(dst)}, (const void*)(uintptr_t){self.value(tmap, 'u64')}, "
-                f"{self.value(x, 's32')}, {self.value(y, 's32')}, {self.address(bar)}, {line});")
+        multicast = mods in MULTICAST
+        ops = self.arity(ops, 4 if multicast else 3)
+        tmap, x, y = self.tensor(ops[1])
+        where = f"{self.address(ops[0])}, {tmap}, {x}, {y}, {self.address(ops[2])}"
+        if multicast:
+            return f"::kc::tma_load_multicast({where}, {self.value(ops[3], 'u16')}, {line});"
+        return f"::kc::tma_load_2d({where}, {line});"
 
-    def _mapa(self, mods, ops, line):
-        if mods not in (["shared::cluster", "u32"], ["shared::cluster", "u64"]):
-            self.refuse()
-        d, a, rank = self.arity(ops, 3)
-        t = mods[1]
-        return self.assign(d, f"(({'uint32_t' if t == 'u32' else 'uint64_t'})::kc::mapa({self.value(a, t)}, "
-                              f"{self.value(rank, 'u32')}, {line}))")
+    def tensor(self, toks):
+        """`[map, {x, y}]`: the tensor map's address and the box's corner, as C++."""
+        inner = toks[1:-1] if toks[:1] == ["["] and toks[-1:] == ["]"] else []
+        if len(inner) != 7 or inner[1:3] != [",", "{"] or inner[4] != "," or inner[6] != "}":
+            self.bad(f"the tensor operand `{' '.join(toks)}` (a tensor map and a corner {{x, y}})")
+        return (f"(const void*)(uintptr_t){self.value([inner[0]], 'u64')}", self.value([inner[3]], "s32"),
+                self.value([inner[5]], "s32"))
+
+    def bulk_group(self, op, ops, line):
+        if op == "commit_group":
+            self.arity(ops, 0)
+            return f"::kc::bulk_commit({line});"
+        n, = self.arity(ops, 1)
+        return f"::kc::bulk_wait(uint32_t({self.value(n, 'u32')}), {line});"
 
     def _wgmma(self, mods, ops, line):
         if mods[1:3] != ["sync", "aligned"]:

@@ -4,6 +4,8 @@ arithmetic, clamped shift amounts, setp's predicate pairs), and the PtxError of 
 import re
 
 from .ptx_async import AsyncInstructions
+from .ptx_cluster import SPECIAL as CLUSTER_SPECIAL
+from .ptx_cluster import ClusterInstructions
 from .ptx_parse import MARK, PtxError, statements
 
 CTYPE = {"pred": "bool", "b16": "uint16_t", "u16": "uint16_t", "s16": "int16_t", "b32": "uint32_t",
@@ -14,16 +16,15 @@ WIDE = {t for t in INT if t[1:] in ("32", "64")}
 SPECIAL = {"%laneid": "::kc::cur->linear % 32u", "%warpid": "::kc::cur->linear / 32u",
            **{f"%{reg}.{a}": f"{var}.{a}" for reg, var in (("tid", "threadIdx"), ("ntid", "blockDim"),
                                                           ("ctaid", "blockIdx"), ("nctaid", "gridDim"))
-              for a in "xyz"}}
+              for a in "xyz"}, **CLUSTER_SPECIAL}
 CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">",
        "hs": ">="}
 PRED = {"and": "&&", "or": "||", "xor": "!="}
 BITS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
 NUMBER = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?|\d+U?")
 # Qualifiers an mbarrier instruction may carry here, besides .b64: the shared window of the CTA
-# (none: a generic address), and CTA-scoped ordering, which a block's fibers already have. A
-# launch here has no clusters (a CTA is a cluster of one: mapa maps only to itself), so the
-# cluster's shared window is the CTA's, and ordering at cluster scope is the CTA's.
+# or of the cluster (none: a generic address), and CTA- or cluster-scoped ordering, which the
+# blocks' fibers already have: the blocks of a cluster take turns (kc_cluster.cpp).
 SPACE = {"shared", "shared::cta", "shared::cluster"}
 MBARRIER = {"init": set(), "arrive": {"release", "relaxed", "cta", "cluster"}, "expect_tx": {"relaxed", "cta"},
             "complete_tx": {"relaxed", "cta"}, "try_wait": {"acquire", "relaxed", "cta", "cluster"},
@@ -36,7 +37,7 @@ def translate(stmt, local):
     return _Template(stmt, local).body()
 
 
-class _Template(AsyncInstructions):
+class _Template(AsyncInstructions, ClusterInstructions):
     def __init__(self, stmt, local):
         self.stmt, self.uid, self.local = stmt, stmt.span[0], local
         self.labels = {}   # (scope number, label) -> C++ label
@@ -317,9 +318,12 @@ class _Template(AsyncInstructions):
         if op not in MBARRIER or quals[-1:] != ["b64"] or not set(quals[:-1]) <= MBARRIER[op] | SPACE:
             self.refuse()
         shared = bool(set(quals) & SPACE)
+        cluster = "shared::cluster" in quals
 
-        def bar(toks):   # the barrier's address: in the shared window, or generic
+        def bar(toks):   # the barrier's address: in the shared window (this block's), or generic
             a = self.address(toks)
+            if cluster:
+                a = f"::kc::cluster_local({a}, \"mbarrier.{op}.shared::cluster\", {line})"
             return f"::kc::shared_address({a})" if shared else f"(void*)(uintptr_t){a}"
         if op == "init":
             a, n = self.arity(ops, 2)
@@ -332,6 +336,8 @@ class _Template(AsyncInstructions):
             ops = self.arity(ops, 3) if expect else self.arity(ops, 2, 3)
             count = "1u" if expect or len(ops) == 2 else self.value(ops[2], "u32")
             tx = self.value(ops[2], "u32") if expect else "0u"
+            if cluster and not expect:   # this block's barrier, or another's of the cluster
+                return self.assign(ops[0], f"::kc::mbarrier_arrive_cluster({self.address(ops[1])}, {count}, {line})")
             return self.assign(ops[0], f"::kc::mbarrier_arrive({bar(ops[1])}, {count}, {tx}, {line})")
         ops = self.arity(ops, 3, 4) if op == "try_wait" else self.arity(ops, 3)   # try_wait's time hint: unused
         phase = self.value(ops[2], "u32" if parity else "u64")
@@ -339,7 +345,7 @@ class _Template(AsyncInstructions):
 
 
 HANDLERS = {"mov", "setp", "selp", "add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "cvt", "cvta",
-            "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa"}
+            "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa", "barrier", "bar", "st"}
 
 
 def _pair(toks):

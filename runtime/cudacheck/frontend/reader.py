@@ -165,7 +165,16 @@ class Reader:
         name = c.spelling if linkage == "C" else qual
         params = tuple(self._param(a, a.type) for a in c.get_arguments())
         self.kernels[name] = Kernel(name=name, function=c.spelling, params=params, line=c.extent.start.line,
-                                    end_line=c.extent.end.line, linkage=linkage)
+                                    end_line=c.extent.end.line, linkage=linkage, cluster=self._cluster_dims(c))
+
+    def _cluster_dims(self, c):
+        """The arguments of the kernel's __cluster_dims__(...), as written (the launch stub has
+        g++ evaluate them, macros and all), or ""."""
+        for a in c.get_children():
+            if a.kind == self.ci.CursorKind.ANNOTATE_ATTR and a.spelling == "kc_cluster_dims":
+                text = self.code[a.extent.start.offset:a.extent.end.offset].decode(errors="replace")
+                return text[text.index("(") + 1:text.rindex(")")].strip()
+        return ""
 
     def _text(self, c):
         return self.code[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")

@@ -45,7 +45,16 @@ ASYNC_PROXY = {
                    "and this thread's warpgroup ends at thread {need}.",
     "wgmma_operands": " with descriptor {value:#x} where another thread of its warpgroup passed {need:#x}: the "
                       "warpgroup's 128 threads pass the same descriptors, shape and immediates.",
-    "mapa_rank": " for CTA rank {value}: this launch has no clusters (each block is a cluster of one, rank 0).",
+    "mapa_rank": " for CTA rank {value}: its cluster has {need} block(s), ranks 0 to {last} (a launch without "
+                 "__cluster_dims__ makes each block a cluster of one, rank 0).",
+    "multicast_mask": " with the multicast mask {value:#x}, whose bits name ranks outside its cluster of {need} "
+                      "block(s): bit r is the block of rank r.",
+    "cluster_remote": " on the shared::cluster address of the block of rank {value} (this block is rank {need}): the "
+                      "CPU runtime reaches another block's shared memory by mbarrier.arrive and multicast copies "
+                      "only.",
+    "barrier_id": " with barrier {value}: a block has named barriers 0 to {last}.",
+    "barrier_count": " with a count of {value} threads: a named barrier's count is a multiple of 32 (whole warps), "
+                     "at most the block's {need} threads.",
 }
 
 
@@ -101,9 +110,15 @@ def operand(f, ctx):
             "mbarrier_tx": f" changing the transaction count by {value} bytes (it was {was}): an mbarrier's "
                            "transaction count must stay within +-(2^20 - 1) bytes.",
         }[problem]
+    elif problem == "cluster_exited":
+        cls = InvalidOperandError
+        msg = (f"{who} on the block of rank {need} of its cluster, block {ctx.block(value)}, which had already "
+               "exited: its shared memory, and the barrier there, no longer exist (undefined on a GPU). A block of "
+               "a cluster must not exit while another may still signal it: end the kernel with a cluster barrier "
+               "(barrier.cluster.arrive + wait, cluster.sync()) after the last remote arrival.")
     elif problem in ASYNC_PROXY:
         cls = InvalidOperandError
-        msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need)
+        msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need, last=need - 1)
     else:   # src_not_global
         cls = InvalidOperandError
         msg = (f"{who} with a source ({addr:#x}) in shared memory: asynchronous copies go from global to shared "

@@ -101,6 +101,13 @@ extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0,
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+// A kernel's cluster: the front end reads the macro's arguments where its annotation is, and
+// the launch stubs have g++ evaluate them (runtime/cudacheck/cpu/compiler.py).
+#ifdef KC_FRONTEND
+#define __cluster_dims__(...) __attribute__((annotate("kc_cluster_dims")))
+#else
+#define __cluster_dims__(...)
+#endif
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
@@ -139,6 +146,7 @@ struct Thread {
     const void* poll_pc;
     const void* mbarrier;  // while it is switched out at a wait for an mbarrier's phase: the
     int mbarrier_line;     // barrier and the wait's line (0: it waits for none; kc_ptx.cpp)
+    uint32_t cluster_phase;  // the cluster barrier's phase it last arrived in, plus one (kc_cluster.cpp)
 };
 extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;

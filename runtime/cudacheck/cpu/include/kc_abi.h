@@ -43,6 +43,7 @@ struct LaunchDesc {
     int32_t end_line;            // source line of the kernel's closing brace
     int32_t parent_pid;          // the caller: workers die with it
     uint32_t time_limit_s;       // a worker's own alarm, past the caller's time limit
+    uint32_t cluster[3];         // blocks per cluster along each axis (1, 1, 1: none; kc_cluster.cpp)
     uint32_t pad;
     struct CheckDesc* check;     // checked mode's inputs and outputs (null when unchecked)
 };
@@ -136,3 +137,4 @@ extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(voi
 // with its family's type before it is defined; abi.bind gives kc_spawn_3 kc_spawn_n's types.
 typedef int kc_spawn_n(const kc::LaunchDesc* d, int32_t* pids);   // forks the launch's workers: 0, or -errno
 typedef void* kc_device_var_n();                                   // the variable's address
+typedef void kc_cluster_n(uint32_t* dims);   // a kernel's __cluster_dims__ (missing ones 0)

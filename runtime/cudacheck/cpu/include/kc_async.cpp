@@ -1,9 +1,10 @@
-// The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copy into shared
-// memory, and the warpgroup multiply (wgmma). Both are performed at once, where a GPU runs them
-// in the background: a copy's bytes are in place before it completes its transaction on the
-// mbarrier (the phase completes only once every byte expected has arrived, as on a GPU), and a
-// wgmma's products are in the accumulators before the warpgroup goes on (wgmma.wait_group
-// then has nothing to wait for).
+// The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copies into shared
+// memory and back to global memory, and the warpgroup multiply (wgmma). All are performed at
+// once, where a GPU runs them in the background: a copy's bytes are in place before it
+// completes its transaction on the mbarrier (the phase completes only once every byte expected
+// has arrived, as on a GPU), a store's before its bulk group is committed, and a wgmma's
+// products are in the accumulators before the warpgroup goes on (wgmma.wait_group and
+// cp.async.bulk.wait_group then have nothing to wait for).
 #include <string.h>
 
 #include "kc_runtime.h"
@@ -39,10 +40,15 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void put(ch
 }
 
 // ---- the TMA: cp.async.bulk.tensor.2d (kc_abi.h: CpuTensorMap) ---------------------------------
-void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
-    const char* what = "cp.async.bulk.tensor";
+static const CpuTensorMap* tensor_map(const void* map, const char* what, int line) {
     const CpuTensorMap* m = static_cast<const CpuTensorMap*>(map);
     if (m->magic != TENSOR_MAP_MAGIC) operand_error("tensor_map", what, map, m->magic, TENSOR_MAP_MAGIC, line);
+    return m;
+}
+
+void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
+    const char* what = "cp.async.bulk.tensor";
+    const CpuTensorMap* m = tensor_map(map, what, line);
     uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * m->box_rows;
     if (dst % 128) operand_error("tma_dst", what, shared_address(dst), dst % 128, 128, line);
 #ifdef KC_CHECKED
@@ -73,6 +79,26 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
     check_tma_done(bar);
 #endif
     mbarrier_complete_tx(shared_address(bar), uint32_t(bytes), line);
+}
+
+// cp.async.bulk.tensor.2d, shared to global: each element of the box inside the matrix, from
+// where the map's swizzle put it.
+void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line) {
+    const char* what = "cp.async.bulk.tensor (store)";
+    const CpuTensorMap* m = tensor_map(map, what, line);
+    uint64_t es = m->element_size, row = m->box_cols * es;
+    if (src % 128) operand_error("tma_dst", what, shared_address(src), src % 128, 128, line);
+    char* window = shared_bytes(src, row * m->box_rows, what, line) - src;
+    char* dst = reinterpret_cast<char*>(uintptr_t(m->address));
+    for (uint32_t i = 0; i < m->box_rows; ++i) {
+        int64_t r = int64_t(y) + i;
+        for (uint32_t j = 0; j < m->box_cols; ++j) {
+            int64_t c = int64_t(x) + j;
+            if (r >= 0 && c >= 0 && uint64_t(r) < m->rows && uint64_t(c) < m->cols)
+                put(dst + uint64_t(r) * m->row_pitch + uint64_t(c) * es, window + swizzled(src + i * row + j * es,
+                                                                                       m->swizzle), es);
+        }
+    }
 }
 
 // ---- wgmma: the warpgroup's rendezvous ----------------------------------------------------------
@@ -264,13 +290,6 @@ void wgmma_wait(uint32_t n, int) {
 #else
     (void)n;
 #endif
-}
-
-// mapa: a CTA launched without a cluster is a cluster of one, rank 0; its own shared::cluster
-// addresses are its shared::cta ones.
-uint64_t mapa(uint64_t address, uint32_t rank, int line) {
-    if (rank != 0) operand_error("mapa_rank", "mapa.shared::cluster", nullptr, rank, 0, line);
-    return address;
 }
 
 }  // namespace kc

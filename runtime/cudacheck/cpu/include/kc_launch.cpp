@@ -89,15 +89,19 @@ void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*)) {
     sched.nthreads = nthreads;
     sched.body = body;
     sched.args = d->args;
-    uint64_t nblocks = uint64_t(d->grid[0]) * d->grid[1] * d->grid[2];
-    for (uint64_t b = w; b < nblocks; b += d->workers) {
+    uint64_t first, step, count;   // blocks, or clusters (kc_cluster.cpp)
+    cluster_worker_start(d, w, first, step, count);
+    for (uint64_t unit = first; unit < count; unit += step) {
+        uint64_t b = cluster_block(unit);
         block_idx = uint3{unsigned(b % d->grid[0]), unsigned((b / d->grid[0]) % d->grid[1]),
                           unsigned(b / (uint64_t(d->grid[0]) * d->grid[1]))};
         my_status->block = unsigned(b);
         run_block(order, unsigned(b), d->end_line);
+        cluster_block_end();
         my_status->blocks_done++;
         __atomic_fetch_add(&my_status->progress, 1, __ATOMIC_RELAXED);
     }
+    cluster_worker_end();
     fflush(stdout);
     fflush(stderr);
     my_status->code = OK;
@@ -115,6 +119,8 @@ int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
         if (rc) return rc;
     }
 #endif
+    int rc = cluster_launch_start(d);
+    if (rc) return rc;
     for (unsigned w = 0; w < d->workers; ++w) {
         d->status[w].code = RUNNING;
         pid_t pid = fork();
@@ -122,10 +128,12 @@ int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
         if (pid < 0) {
             int err = errno;
             for (unsigned v = 0; v < w; ++v) kill(pids[v], SIGKILL);
+            cluster_launch_end();
             return -err;
         }
         pids[w] = pid;
     }
+    cluster_launch_end();
     return 0;
 }
 

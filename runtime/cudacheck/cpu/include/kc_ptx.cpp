@@ -144,14 +144,16 @@ void mbarrier_complete_tx(void* bar, uint32_t tx, int line) {
     add_tx(bar, -int64_t(tx), "mbarrier.complete_tx", line);
 }
 
-uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
-    const char* what = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
-    if (tx) add_tx(bar, tx, what, line);
+// `count` arrivals; `local`: of the running thread (checked mode orders its accesses before the
+// phase's completion), else of another block's thread (kc_cluster.cpp), which orders nothing here.
+static uint64_t arrive(void* bar, uint32_t count, const char* what, bool local, int line) {
     uint64_t* w = barrier(bar, what, line);
     MBarrier b = unpack(*w);
     if (count == 0 || count > b.pending) operand_error("mbarrier_arrivals", what, bar, count, b.pending, line);
 #ifdef KC_CHECKED
-    check_mbarrier_arrive(bar);
+    if (local) check_mbarrier_arrive(bar);
+#else
+    (void)local;
 #endif
     uint64_t state = b.phase;
     b.pending -= count;
@@ -163,6 +165,14 @@ uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
     sched.progress++;   // a waiter may get further
     return state;
 }
+
+uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
+    const char* what = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
+    if (tx) add_tx(bar, tx, what, line);
+    return arrive(bar, count, what, true, line);
+}
+
+void mbarrier_arrive_remote(void* bar, int line) { arrive(bar, 1, "mbarrier.arrive.shared::cluster", false, line); }
 
 bool mbarrier_wait(void* bar, uint32_t parity, int line) {
     uint64_t* w = barrier(bar, "mbarrier.try_wait", line);
@@ -180,6 +190,41 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
     check_async_acquire(bar);
 #endif
     return true;
+}
+
+// ---- named barriers ----------------------------------------------------------------------------
+// bar.sync id, count: the barrier completes when `count` threads have arrived (a GPU counts whole
+// warps: the kernel's threads arrive as warps do when every lane of theirs calls it). Waiting
+// threads stay RUNNABLE, as at an mbarrier, so the others of the block run on. Barrier 0 with
+// every thread of the block is __syncthreads(). Checked mode: it orders what its threads did
+// before it before what they do after, as an mbarrier of theirs would (kc_check_races.cpp).
+#ifdef KC_CHECKED
+static const char named_clock[16] = {};   // each named barrier's clocks, as an mbarrier's at this address
+#endif
+
+void named_barrier(uint32_t id, uint32_t count, int line) {
+    const char* what = "bar.sync";
+    if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
+    if (count == 0) count = sched.nthreads;
+    if (count % 32 || count > sched.nthreads)
+        operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
+    if (id == 0 && count == sched.nthreads) return syncthreads(line, BARRIER, 0);
+    uint32_t generation = sched.named_generation[id];
+    sched.progress++;
+#ifdef KC_CHECKED
+    check_mbarrier_arrive(&named_clock[id]);
+#endif
+    if (++sched.named_arrived[id] == count) {
+        sched.named_arrived[id] = 0;
+        sched.named_generation[id]++;
+#ifdef KC_CHECKED
+        check_mbarrier_complete(&named_clock[id]);
+#endif
+    }
+    while (sched.named_generation[id] == generation) yield_to_scheduler();
+#ifdef KC_CHECKED
+    check_mbarrier_acquire(&named_clock[id]);
+#endif
 }
 
 // ---- a wait that nothing can complete ---------------------------------------------------------

@@ -61,10 +61,38 @@ void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bo
 inline void wgmma_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 void wgmma_commit(int line);
 void wgmma_wait(uint32_t n, int line);
-// mapa.shared::cluster: the shared::cluster address of `address` in the CTA of rank `rank`. A
-// launch here has no clusters (each CTA is a cluster of one): rank 0 maps an address to itself,
-// any other is an InvalidOperandError.
+// cp.async.bulk.tensor.2d, shared to global (.bulk_group): the box of `map` whose corner is
+// column x, row y, from shared memory at src (laid out by the map's swizzle); only the elements
+// inside the matrix are written. Performed at once, so the bulk groups' commit and wait (.read
+// or not) have nothing left to wait for: ordering points for the compiler.
+void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line);
+inline void bulk_commit(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void bulk_wait(uint32_t, int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+// ---- named barriers: bar.sync / barrier.sync id, count (kc_ptx.cpp) ---------------------------
+// `count` threads (a multiple of 32; all of the block's when omitted) meet at barrier id (0-15).
+void named_barrier(uint32_t id, uint32_t count, int line);
+
+// ---- clusters (kc_cluster.cpp) -----------------------------------------------------------------
+// The special registers of the block's cluster (a launch without clusters: a cluster of one).
+enum ClusterRegister { CLUSTER_CTARANK, CLUSTER_NCTARANK, CLUSTER_ID, CLUSTER_NID, CLUSTER_CTAID, CLUSTER_NCTAID,
+                       CLUSTER_EXPLICIT };
+uint32_t cluster_register(ClusterRegister which, int axis);
+// mapa.shared::cluster: the shared::cluster address of `address` in the block of rank `rank` of
+// the cluster (a rank outside it is an InvalidOperandError).
 uint64_t mapa(uint64_t address, uint32_t rank, int line);
+// A shared::cluster address as this block's window offset; one of another block's is an
+// InvalidOperandError (the CPU runtime reaches another block only by the two calls below).
+uint64_t cluster_local(uint64_t address, const char* what, int line);
+// mbarrier.arrive.shared::cluster: on this block's barrier, or on another's, as PTX's remote
+// arrival (its state is the sink `_`: 0).
+uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line);
+// cp.async.bulk.tensor.2d ... .multicast::cluster: tma_load_2d into every block of the cluster whose
+// rank's bit is set in `mask`, at the same offsets dst and bar in each.
+void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line);
+// barrier.cluster.arrive and .wait: every thread of every block of the cluster.
+void cluster_arrive(int line);
+void cluster_wait(int line);
 
 }  // namespace kc
 

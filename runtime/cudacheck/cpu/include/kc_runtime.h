@@ -5,6 +5,7 @@
 //   kc_memory.cpp     shared variables, asynchronous copies, atomics, __device__ variables
 //   kc_ptx.cpp        what translated inline PTX needs: the shared window, mbarriers
 //   kc_async.cpp      and its async proxy: the TMA's tensor copies, wgmma
+//   kc_cluster.cpp    thread-block clusters: the workers of a cluster's blocks taking turns
 // and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's unit never
 // includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per variant and
 // cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
@@ -48,6 +49,7 @@ struct Scheduler {
     const uint32_t* order = nullptr;   // linear thread ids in schedule order
     unsigned waiting_warp = 0;         // threads now at a warp operation
     uint64_t progress = 0;             // advanced when a thread gets further (see poll)
+    uint32_t named_arrived[16], named_generation[16];   // bar.sync's barriers (kc_ptx.cpp)
 };
 extern Scheduler sched;
 
@@ -57,6 +59,20 @@ bool reserve_threads(unsigned n, size_t stack_size);
 void run_block(const uint32_t* order, uint32_t block, int end_line);
 // The running thread has blocked, exited or yielded: the next RUNNABLE thread of the pass runs.
 void yield_to_scheduler();
+
+// Clusters (kc_cluster.cpp): the group memory a launch's workers share, mapped by spawn before
+// the fork (0, or -errno) and unmapped in the caller after it; the blocks a worker runs, `count`
+// units (blocks, or clusters) from `first` by `step`, each unit's block, and its end; a turn,
+// between two passes of the scheduler.
+int cluster_launch_start(const LaunchDesc* d);
+void cluster_launch_end();
+void cluster_worker_start(const LaunchDesc* d, unsigned w, uint64_t& first, uint64_t& step, uint64_t& count);
+uint64_t cluster_block(uint64_t unit);
+void cluster_block_end();
+void cluster_worker_end();
+void cluster_turn();
+// An arrival from another block of the cluster (kc_ptx.cpp): no thread of this block's.
+void mbarrier_arrive_remote(void* bar, int line);
 
 // One asynchronous copy (cp.async) a thread issued (kc_memory.cpp: async_copy).
 struct AsyncCopy {

@@ -326,6 +326,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
     async_block_start(sched.nthreads);
     sched.waiting_warp = 0;
+    memset(sched.named_arrived, 0, sizeof sched.named_arrived);
 #ifdef KC_CHECKED
     check_block_start(block);
 #else
@@ -335,6 +336,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     kc_register_namespace_shared();
     uint64_t progress = sched.progress, stalled_since = 0, others = 0;
     for (;;) {
+        cluster_turn();   // the other blocks of its cluster run a pass each first (kc_cluster.cpp)
         for (unsigned k = 0; k < sched.nthreads; ++k) {   // one pass: enter its first thread
             Thread* t = &sched.threads[order[k]];
             if (t->state != RUNNABLE) continue;

@@ -1,0 +1,302 @@
+// Thread-block clusters (PTX ISA: "Cluster of Cooperative Thread Arrays"; kc_ptx.h declares
+// what translated inline PTX calls here). The blocks of a cluster run at the same time, each in
+// a worker process of its own, so that each keeps all its state where a block's is: its
+// shared memory at the fixed addresses the kernel's library gives it, its scheduler, and
+// checked mode's shadows and clocks. The workers of a cluster take turns: the one whose turn
+// it is runs one pass of its scheduler (kc_scheduler.cpp) and hands the turn to the next rank,
+// so the blocks' threads interleave as one block's do, and a run is reproducible.
+// A block reaches another's shared memory only through mapa's shared::cluster addresses:
+// an arrival on its mbarrier, or the part of a multicast copy meant for it. Either is a
+// message into the owner's inbox, performed by the owner at the start of its next turn (on a
+// GPU both complete asynchronously too), so that the owner's checks see them as its own
+// barrier's arrivals and the TMA's writes. The cluster barrier (barrier.cluster) counts in
+// the group's memory, which only the worker whose turn it is touches.
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "kc_runtime.h"
+
+namespace kc {
+
+constexpr unsigned MAX_CLUSTER = 16, INBOX = 512;
+// A shared::cluster address of the block of rank r: its shared::cta address (a window offset,
+// below 16 MiB) with r + 1 in the bits above; one without them is the executing block's own.
+constexpr unsigned RANK_SHIFT = 24;
+constexpr uint64_t OFFSET_MASK = (uint64_t(1) << RANK_SHIFT) - 1;
+
+// barrier.cluster: arrivals in its current phase, and phases completed.
+struct ClusterBarrier {
+    uint32_t arrived, phase;
+};
+
+enum MessageKind : uint32_t { ARRIVE, MULTICAST };
+struct Message {
+    uint32_t kind;
+    int32_t line;
+    uint32_t block, thread;    // the sender
+    uint64_t bar, dst;         // offsets in the owner's shared window
+    int32_t x, y;
+    CpuTensorMap map;          // a multicast's tensor map, as the sender read it
+};
+
+// The workers that run a group's clusters, one per rank, in the memory spawn maps before the fork.
+struct Group {
+    uint32_t turn;                         // the rank whose worker runs now (a futex word)
+    uint32_t finished;                     // blocks of this group's clusters finished, all told
+    ClusterBarrier barrier;
+    uint64_t progress[MAX_CLUSTER];        // each rank's scheduler progress, as it last handed over
+    uint32_t pending[MAX_CLUSTER];         // messages in each rank's inbox
+    Message inbox[MAX_CLUSTER][INBOX];
+};
+
+static Group* groups;          // the launch's, mapped by spawn (null: no clusters)
+static size_t groups_bytes;
+static struct {
+    Group* g = nullptr;        // this worker's group (null: a launch without clusters)
+    unsigned rank = 0, size = 1, first_worker = 0;
+    dim3 dims{1, 1, 1};        // blocks per cluster
+    uint64_t clusters_done = 0, seen = 0;   // clusters this worker finished; the peers' progress seen
+    uint32_t block = 0;        // the linear block running now
+} cl;
+
+static uint64_t cluster_size(const LaunchDesc* d) { return uint64_t(d->cluster[0]) * d->cluster[1] * d->cluster[2]; }
+
+int cluster_launch_start(const LaunchDesc* d) {
+    if (cluster_size(d) <= 1) return 0;
+    groups_bytes = sizeof(Group) * (d->workers / cluster_size(d));
+    void* m = mmap(nullptr, groups_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return -errno;
+    groups = static_cast<Group*>(m);
+    return 0;
+}
+
+void cluster_launch_end() {   // in the caller, once the workers have it
+    if (groups) munmap(groups, groups_bytes);
+    groups = nullptr;
+}
+
+// ---- taking turns ------------------------------------------------------------------------------
+static long futex(uint32_t* word, int op, uint32_t value, const timespec* timeout) {
+    return syscall(SYS_futex, word, op, value, timeout, nullptr, 0);
+}
+
+// A peer that failed (a finding, a crash) ends the launch: this worker stops, and the caller
+// reports the peer's failure.
+static void stop_if_a_peer_failed() {
+    for (unsigned r = 0; r < cl.size; ++r) {
+        uint32_t code = __atomic_load_n(&launch->status[cl.first_worker + r].code, __ATOMIC_RELAXED);
+        if (code != RUNNING && code != OK) {
+            my_status->code = OK;
+            _exit(0);
+        }
+    }
+}
+
+static void wait_turn() {
+    for (;;) {
+        uint32_t t = __atomic_load_n(&cl.g->turn, __ATOMIC_ACQUIRE);
+        if (t == cl.rank) return;
+        timespec pause{0, 20 * 1000000};
+        futex(&cl.g->turn, FUTEX_WAIT, t, &pause);
+        stop_if_a_peer_failed();
+    }
+}
+
+static void hand_over() {
+    cl.g->progress[cl.rank] = sched.progress;
+    __atomic_store_n(&cl.g->turn, (cl.rank + 1) % cl.size, __ATOMIC_RELEASE);
+    futex(&cl.g->turn, FUTEX_WAKE, 0x7fffffff, nullptr);
+}
+
+// A remote operation on a block that has exited: its shared memory is gone (undefined on a GPU).
+[[noreturn]] static void exited_target(const Message& m) {
+    my_status->code = CHECK_FAILED;
+    finding(my_status->message, sizeof my_status->message, Finding::operand,
+            "\"problem\":\"cluster_exited\",\"what\":\"%s\",\"address\":%llu,\"value\":%u,\"need\":%u,\"line\":%d,"
+            "\"block\":%u,\"thread\":%u}",
+            m.kind == ARRIVE ? "mbarrier.arrive.shared::cluster" : "cp.async.bulk.tensor (multicast)",
+            (unsigned long long)m.bar, cl.block, cl.rank, m.line, m.block, m.thread);
+    fflush(stdout);
+    _exit(5);
+}
+
+static void deliver(bool exited) {
+    uint32_t& n = cl.g->pending[cl.rank];
+    for (uint32_t i = 0; i < n; ++i) {
+        const Message& m = cl.g->inbox[cl.rank][i];
+        if (exited) exited_target(m);
+        if (m.kind == ARRIVE) mbarrier_arrive_remote(shared_address(m.bar), m.line);
+        else tma_load_2d(m.dst, &m.map, m.x, m.y, m.bar, m.line);
+    }
+    n = 0;
+}
+
+// What the peers did since this worker's last turn counts as progress here (kc_poll.cpp: a
+// block whose threads wait for another block's arrivals is not stalled while that block runs).
+static void note_peers_progress() {
+    uint64_t sum = 0;
+    for (unsigned r = 0; r < cl.size; ++r)
+        if (r != cl.rank) sum += cl.g->progress[r];
+    if (sum != cl.seen) sched.progress++;
+    cl.seen = sum;
+}
+
+void cluster_turn() {
+    if (!cl.g) return;
+    hand_over();
+    wait_turn();
+    note_peers_progress();
+    deliver(false);
+}
+
+// ---- the blocks a worker runs ------------------------------------------------------------------
+// Without clusters, worker w runs blocks w, w + workers, ...; with them, the workers form
+// groups of one worker per rank, and group g runs clusters g, g + groups, ..., each worker the
+// block of its rank.
+void cluster_worker_start(const LaunchDesc* d, unsigned w, uint64_t& first, uint64_t& step, uint64_t& count) {
+    uint64_t blocks = uint64_t(d->grid[0]) * d->grid[1] * d->grid[2], size = cluster_size(d);
+    cl.dims = dim3(d->cluster[0], d->cluster[1], d->cluster[2]);
+    if (size <= 1) {
+        first = w, step = d->workers, count = blocks;
+        return;
+    }
+    cl.size = unsigned(size);
+    cl.rank = w % cl.size;
+    cl.first_worker = w - cl.rank;
+    cl.g = &groups[w / cl.size];
+    first = w / cl.size, step = d->workers / cl.size, count = blocks / size;
+    if (first < count) wait_turn();
+}
+
+uint64_t cluster_block(uint64_t unit) {
+    if (!cl.g) return cl.block = uint32_t(unit);
+    uint64_t gx = grid_dim.x / cl.dims.x, gy = grid_dim.y / cl.dims.y;
+    uint64_t x = (unit % gx) * cl.dims.x + cl.rank % cl.dims.x;
+    uint64_t y = (unit / gx % gy) * cl.dims.y + cl.rank / cl.dims.x % cl.dims.y;
+    uint64_t z = (unit / (gx * gy)) * cl.dims.z + cl.rank / (cl.dims.x * cl.dims.y);
+    return cl.block = uint32_t(x + grid_dim.x * (y + uint64_t(grid_dim.y) * z));
+}
+
+// This worker's block has finished: it waits, still taking its turns, until every block of the
+// cluster has, so that the group starts its next cluster together. An arrival or a copy that
+// reaches the finished block meanwhile is an error.
+void cluster_block_end() {
+    if (!cl.g) return;
+    cl.g->finished++;
+    uint64_t all = ++cl.clusters_done * cl.size;
+    while (cl.g->finished < all) {
+        hand_over();
+        wait_turn();
+        deliver(true);
+    }
+}
+
+void cluster_worker_end() {
+    if (cl.g) hand_over();
+}
+
+// ---- special registers, mapa, remote arrivals, multicast -----------------------------------------
+uint32_t cluster_register(ClusterRegister which, int axis) {
+    const uint32_t dims[3] = {cl.dims.x, cl.dims.y, cl.dims.z}, grid[3] = {grid_dim.x, grid_dim.y, grid_dim.z};
+    const uint32_t ctaid[3] = {block_idx.x, block_idx.y, block_idx.z};
+    switch (which) {
+    case CLUSTER_CTARANK:
+        return ctaid[0] % dims[0] + dims[0] * (ctaid[1] % dims[1] + dims[1] * (ctaid[2] % dims[2]));
+    case CLUSTER_NCTARANK: return dims[0] * dims[1] * dims[2];
+    case CLUSTER_ID: return ctaid[axis] / dims[axis];
+    case CLUSTER_NID: return grid[axis] / dims[axis];
+    case CLUSTER_CTAID: return ctaid[axis] % dims[axis];
+    case CLUSTER_NCTAID: return dims[axis];
+    default: return cl.g != nullptr;   // %is_explicit_cluster
+    }
+}
+
+uint64_t mapa(uint64_t address, uint32_t rank, int line) {
+    if (rank >= cl.size) operand_error("mapa_rank", "mapa.shared::cluster", nullptr, rank, cl.size, line);
+    return (address & OFFSET_MASK) | uint64_t(rank + 1) << RANK_SHIFT;
+}
+
+// The rank a shared::cluster address names (this block's: its own), and its window offset.
+static unsigned rank_of(uint64_t address) {
+    uint64_t tag = address >> RANK_SHIFT;
+    return tag ? unsigned(tag - 1) : cl.rank;
+}
+
+uint64_t cluster_local(uint64_t address, const char* what, int line) {
+    if (rank_of(address) != cl.rank)
+        operand_error("cluster_remote", what, nullptr, rank_of(address), cl.rank, line);
+    return address & OFFSET_MASK;
+}
+
+// A message for rank r; the sender waits while r's inbox is full (r empties it at its turn).
+static Message& post(unsigned r, MessageKind kind, uint64_t bar, int line) {
+    while (cl.g->pending[r] == INBOX) yield_to_scheduler();
+    Message& m = cl.g->inbox[r][cl.g->pending[r]++];
+    m.kind = kind, m.line = line, m.block = cl.block, m.thread = cur->linear, m.bar = bar;
+    sched.progress++;
+    return m;
+}
+
+uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line) {
+    unsigned r = rank_of(address);
+    if (r == cl.rank) return mbarrier_arrive(shared_address(address & OFFSET_MASK), count, 0, line);
+    for (uint32_t i = 0; i < count; ++i) post(r, ARRIVE, address & OFFSET_MASK, line);
+    return 0;   // (PTX: a remote arrival's state is the sink `_`)
+}
+
+void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
+    if (mask >> cl.size)
+        operand_error("multicast_mask", "cp.async.bulk.tensor (multicast)", nullptr, mask, cl.size, line);
+    dst = cluster_local(dst, "cp.async.bulk.tensor (multicast)", line);
+    bar = cluster_local(bar, "cp.async.bulk.tensor (multicast)", line);
+    for (unsigned r = 0; r < cl.size; ++r) {
+        if (!((mask >> r) & 1)) continue;
+        if (r == cl.rank) {
+            tma_load_2d(dst, map, x, y, bar, line);
+            continue;
+        }
+        Message& m = post(r, MULTICAST, bar, line);
+        m.dst = dst, m.x = x, m.y = y;
+        memcpy(&m.map, map, sizeof m.map);
+    }
+}
+
+// ---- barrier.cluster ----------------------------------------------------------------------------
+// Every thread of every block of the cluster arrives once per phase; a wait returns once the
+// phase it arrived in has completed. A waiting thread stays RUNNABLE (as at an mbarrier), so
+// that turns go on to the blocks still to arrive.
+// Checked mode: the barrier orders what the block's threads did before their arrivals before
+// what each does after its wait, as an mbarrier of the block would (kc_check_races.cpp); the
+// phase, completed in whichever block arrived last, is gathered here at this block's first
+// wait that finds it complete.
+static ClusterBarrier solo;   // a launch without clusters: each block is a cluster of one
+#ifdef KC_CHECKED
+static const char checked_key = 0;   // the cluster barrier's clocks, as those of an mbarrier at this address
+static uint32_t checked_phase;       // the phases whose arrivals the clocks have gathered
+#endif
+
+void cluster_arrive(int) {
+    ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+#ifdef KC_CHECKED
+    check_mbarrier_arrive(&checked_key);
+#endif
+    cur->cluster_phase = b.phase + 1;
+    if (++b.arrived == cl.size * sched.nthreads) b.arrived = 0, b.phase++;
+    sched.progress++;
+}
+
+void cluster_wait(int) {
+    const ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+    while (b.phase < cur->cluster_phase) yield_to_scheduler();
+#ifdef KC_CHECKED
+    if (checked_phase < b.phase) {
+        check_mbarrier_complete(&checked_key);
+        checked_phase = b.phase;
+    }
+    check_mbarrier_acquire(&checked_key);
+#endif
+}
+
+}  // namespace kc

@@ -1,0 +1,67 @@
+"""Translating what a thread-block cluster adds to PTX (ptx.py): the cluster's special registers,
+mapa, the cluster barrier, and the block-level instructions the clustered kernels use beside
+them (named barriers, st.shared), each a call of the runtime (cpu/include/kc_ptx.h;
+kc_cluster.cpp). A mixin of ptx_translate._Template, as ptx_async.py's is."""
+
+# The special registers of the block's cluster: (register, axis) -> the runtime's name for it.
+CLUSTER_REGISTERS = {
+    "%cluster_ctarank": ("CLUSTER_CTARANK", 0), "%cluster_nctarank": ("CLUSTER_NCTARANK", 0),
+    "%is_explicit_cluster": ("CLUSTER_EXPLICIT", 0),
+    **{f"%{reg}.{a}": (name, i) for reg, name in (("clusterid", "CLUSTER_ID"), ("nclusterid", "CLUSTER_NID"),
+                                                   ("cluster_ctaid", "CLUSTER_CTAID"),
+                                                   ("cluster_nctaid", "CLUSTER_NCTAID"))
+       for i, a in enumerate("xyz")}}
+SPECIAL = {reg: f"::kc::cluster_register(::kc::{name}, {axis})" for reg, (name, axis) in CLUSTER_REGISTERS.items()}
+# st.shared's types, by their C++ type; vectors of 2 or 4.
+STORE = {"b32": "uint32_t", "u32": "uint32_t", "s32": "int32_t", "f32": "float", "b64": "uint64_t",
+         "u64": "uint64_t", "s64": "int64_t", "f64": "double"}
+
+
+class ClusterInstructions:
+    def _mapa(self, mods, ops, line):
+        if mods not in (["shared::cluster", "u32"], ["shared::cluster", "u64"]):
+            self.refuse()
+        d, a, rank = self.arity(ops, 3)
+        t = mods[1]
+        return self.assign(d, f"(({'uint32_t' if t == 'u32' else 'uint64_t'})::kc::mapa({self.value(a, t)}, "
+                              f"{self.value(rank, 'u32')}, {line}))")
+
+    def _barrier(self, mods, ops, line):
+        """barrier.cluster.arrive[.release|.relaxed][.aligned], barrier.cluster.wait[.acquire][.aligned],
+        and barrier.sync[.aligned] (bar.sync's other spelling)."""
+        if mods[:1] != ["cluster"]:
+            return self._bar(mods, ops, line)
+        self.arity(ops, 0)
+        op, rest = (mods[1:2] or [""])[0], set(mods[2:])
+        # .relaxed drops the ordering the default .release gives: stronger here, never weaker.
+        if op == "arrive" and len(rest) == len(mods) - 2 and rest <= {"release", "relaxed", "aligned"}:
+            return f"::kc::cluster_arrive({line});"
+        if op == "wait" and len(rest) == len(mods) - 2 and rest <= {"acquire", "aligned"}:
+            return f"::kc::cluster_wait({line});"
+        self.refuse()
+
+    def _bar(self, mods, ops, line):
+        """bar.sync id[, count] (barrier.sync[.aligned]): a named barrier of the block."""
+        if mods not in (["sync"], ["sync", "aligned"]):
+            self.refuse()
+        ops = self.arity(ops, 1, 2)
+        count = self.value(ops[1], "u32") if len(ops) == 2 else "0u"
+        return f"::kc::named_barrier({self.value(ops[0], 'u32')}, {count}, {line});"
+
+    def _st(self, mods, ops, line):
+        """st.shared[::cta][.v2|.v4].T [a], b: a store through the shared window, as the kernel's own
+        store (checked mode sees it)."""
+        space = mods[:1]
+        vec = mods[1] if len(mods) == 3 else ""
+        if space not in (["shared"], ["shared::cta"]) or len(mods) not in (2, 3) or vec not in ("", "v2", "v4") or \
+                mods[-1] not in STORE:
+            self.refuse()
+        t = mods[-1]
+        a, b = self.arity(ops, 2)
+        n = int(vec[1:]) if vec else 1
+        if vec and (b[:1] != ["{"] or b[-1:] != ["}"] or len(b) != 2 * n + 1 or b[2:-1:2] != [","] * (n - 1)):
+            self.bad(f"a vector operand that is not {n} registers in braces")
+        values = [self.value([tok], t) for tok in b[1:-1:2]] if vec else [self.value(b, t)]
+        stores = " ".join(f"kc_q[{i}] = {v};" for i, v in enumerate(values))
+        at = f"::kc::cluster_local({self.address(a)}, \"st.shared\", {line})"   # (not another block's)
+        return f"{{ {STORE[t]}* kc_q = ({STORE[t]}*)::kc::shared_address({at}); {stores} }}"

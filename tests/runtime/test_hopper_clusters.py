@@ -1,0 +1,302 @@
+"""Thread-block clusters on the CPU runtime: kernels/hopper.cu's clustered kernels
+(matmul_clustered, matmul_async_store), unchanged, BF16 and FP16, plain and checked, on
+awkward shapes against float64 NumPy of the rounded inputs, launched as
+scripts/bench_hopper.py launches them; the cluster's special registers as PTX defines them;
+an arrival on another block's mbarrier; a multicast copy into both blocks; and the misuses
+refused: a grid that is not a whole number of clusters, mapa or a multicast mask naming a
+rank outside the cluster, and a block that exits while the other still arrives on its barrier."""
+import numpy as np
+import pytest
+from test_hopper_cpu import HOPPER, OPTIONS, rounded
+
+import cudacheck
+
+CLUSTERED = ("matmul_clustered", "matmul_async_store")
+FINAL_BARRIER = "    cluster_sync();                             // no block leaves while the other may signal it\n"
+
+
+@pytest.fixture(scope="module")
+def modules():
+    return {(prec, check): cudacheck.RawModule(HOPPER, backend="cpu", check=check,
+                                               options=OPTIONS + (("-DHOPPER_FP16",) if prec == "fp16" else ()))
+            for prec in ("bf16", "fp16") for check in (False, True)}
+
+
+def launch(module, kernel, M, N, m, k, n, prec, clusters=132, P=None):
+    """bench_hopper.py's launch of a clustered kernel: two blocks for each of min(clusters,
+    pairs of tiles) clusters; matmul_async_store writes P (by default NaN, rows padded)
+    through a tensor map of its own."""
+    threads, bm, bn, smem, _ = (int(v) for v in module.get_global(f"{kernel}_config").array)
+    element = "bf16" if prec == "bf16" else "fp16"
+    map_m = cudacheck.tensor_map_2d(cudacheck.pad_rows(M), box_rows=bm, box_cols=64, element=element)
+    map_n = cudacheck.tensor_map_2d(cudacheck.pad_rows(N), box_rows=64, box_cols=64, element=element)
+    tiles_m = -(-m // bm)
+    pairs = -(-tiles_m // 2) * -(-n // bn)
+    grid = (2 * min(clusters, pairs),)
+    f = module.get_function(kernel)
+    f.max_dynamic_shared_size_bytes = smem
+    if P is None:
+        P = np.full((m, n), np.nan, np.float32)
+    if kernel == "matmul_async_store":
+        P = cudacheck.pad_rows(P)
+        rows, cols = (int(v) for v in module.get_global("matmul_async_store_box").array)
+        out = cudacheck.tensor_map_2d(P, box_rows=rows, box_cols=cols, element="fp32")
+    else:
+        out = P
+    f(grid, (threads,), (map_m, map_n, out, np.int32(m), np.int32(k), np.int32(n)), shared_mem=smem)
+    return P
+
+
+def inputs(rng, m, n, k, prec):
+    return (rounded(rng.standard_normal((m, k), np.float32), prec),
+            rounded(rng.standard_normal((k, n), np.float32), prec))
+
+
+# (m, n, k, clusters): one tile of rows (the pair's lower tile past the matrix); three tiles of
+# rows (an odd number: the last pair's lower tile past it) and a single cluster walking all pairs.
+SHAPES = [(70, 300, 330, 132), (300, 520, 200, 1)]
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("prec", ["bf16", "fp16"])
+@pytest.mark.parametrize("kernel", CLUSTERED)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_clustered_kernels_match_float64(modules, kernel, prec, check, shape, rng):
+    m, n, k, clusters = shape
+    (M, Mf), (N, Nf) = inputs(rng, m, n, k, prec)
+    P = launch(modules[(prec, check)], kernel, M, N, m, k, n, prec, clusters)
+    exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
+    scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
+    assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)
+
+
+def test_the_tma_store_writes_nothing_outside_p(modules, rng):
+    # P a view of a larger array: the boxes at its last rows and columns reach past it, into
+    # memory the launch maps too (P's whole allocation), which keeps its NaN
+    m, n, k = 70, 301, 64
+    (M, Mf), (N, Nf) = inputs(rng, m, n, k, "bf16")
+    whole = np.full((m + 64, 320), np.nan, np.float32)
+    P = launch(modules[("bf16", False)], "matmul_async_store", M, N, m, k, n, "bf16", P=whole[:m, :n])
+    assert np.allclose(P, Mf.astype(np.float64) @ Nf.astype(np.float64), rtol=1e-5, atol=1e-5)
+    outside = np.ones(whole.shape, bool)
+    outside[:m, :n] = False
+    assert np.isnan(whole[outside]).all()
+
+
+REGISTERS = r'''
+__device__ void registers(unsigned* out) {
+    unsigned b = blockIdx.x + gridDim.x * blockIdx.y, v[11];
+    asm("mov.u32 %0, %%cluster_ctarank; mov.u32 %1, %%cluster_nctarank; mov.u32 %2, %%clusterid.x; "
+        "mov.u32 %3, %%clusterid.y; mov.u32 %4, %%nclusterid.x; mov.u32 %5, %%nclusterid.y; "
+        "mov.u32 %6, %%cluster_ctaid.x; mov.u32 %7, %%cluster_ctaid.y; mov.u32 %8, %%cluster_nctaid.x; "
+        "mov.u32 %9, %%cluster_nctaid.y; { .reg .pred p; mov.pred p, %%is_explicit_cluster; selp.u32 %10, 1, 0, p; }"
+        : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7]), "=r"(v[8]),
+          "=r"(v[9]), "=r"(v[10]));
+    if (threadIdx.x == 0)
+        for (int i = 0; i < 11; ++i) out[b * 11 + i] = v[i];
+}
+extern "C" __global__ void __cluster_dims__(2, 2, 1) regs(unsigned* out) { registers(out); }
+extern "C" __global__ void plain_regs(unsigned* out) { registers(out); }'''
+
+
+@pytest.mark.parametrize("kernel,cluster", [("regs", (2, 2)), ("plain_regs", (1, 1))])
+def test_the_cluster_special_registers_are_as_ptx_defines_them(kernel, cluster):
+    grid = (4, 4)
+    out = np.zeros((4, 4, 11), np.uint32)   # [y][x]
+    cudacheck.RawModule(REGISTERS, backend="cpu").get_function(kernel)(grid, (32,), (out,))
+    cx, cy = cluster
+    for y in range(4):
+        for x in range(4):
+            rank = x % cx + cx * (y % cy)
+            assert out[y, x].tolist() == [rank, cx * cy, x // cx, y // cy, 4 // cx, 4 // cy, x % cx, y % cy, cx, cy,
+                                          int(cluster != (1, 1))], (x, y)
+
+
+PAIR = r'''
+__device__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ unsigned rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ void wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; "
+                     "selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+// Each block's barrier expects one arrival, from the other block's thread 0.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) remote_arrive(unsigned* out, unsigned other) {
+    __shared__ unsigned long long bar;
+    unsigned b = smem_u32(&bar);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_sync();
+    if (threadIdx.x == 0) {
+        asm volatile("{ .reg .b32 remote; mapa.shared::cluster.u32 remote, %0, %1; "
+                     "mbarrier.arrive.shared::cluster.b64 _, [remote]; }" :: "r"(b), "r"(other ^ rank()) : "memory");
+        wait(b, 0);
+        out[blockIdx.x] = 1 + rank();
+    }
+    cluster_sync();
+}
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+// Rank 0 multicasts one 16 x 16 box of the map into both blocks; each block expects its bytes.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) multicast(const __grid_constant__ TensorMap map,
+                                                                unsigned short* out, unsigned short mask) {
+    __shared__ unsigned long long bar;
+    __shared__ __align__(128) unsigned short box[16 * 16];
+    unsigned b = smem_u32(&bar), dst = smem_u32(box);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_sync();
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 512;" :: "r"(b) : "memory");
+        if (rank() == 0)
+            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                         ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                         :: "r"(dst), "l"(&map), "r"(16), "r"(0), "r"(b), "h"(mask) : "memory");
+    }
+    wait(b, 0);
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) out[blockIdx.x * 256 + i] = box[i];
+    cluster_sync();
+}
+// Rank 1 arrives on rank 0's barrier after rank 0 has left.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) leaves_early(unsigned* out) {
+    __shared__ unsigned long long bar;
+    unsigned b = smem_u32(&bar);
+    if (threadIdx.x == 0)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 2;" :: "r"(b));
+    cluster_sync();
+    if (rank() == 0)
+        return;
+    for (int i = 0; i < 3; ++i)
+        __syncthreads();
+    if (threadIdx.x == 0)
+        asm volatile("{ .reg .b32 remote; mapa.shared::cluster.u32 remote, %0, 0; "     // ARRIVE
+                     "mbarrier.arrive.shared::cluster.b64 _, [remote]; }" :: "r"(b) : "memory");
+}'''
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return {check: cudacheck.RawModule(PAIR, backend="cpu", check=check) for check in (False, True)}
+
+
+def line_of(src, text):
+    return next(i for i, s in enumerate(src.splitlines(), 1) if text in s)
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_block_arrives_on_the_other_blocks_mbarrier(pair, check):
+    out = np.zeros(6, np.uint32)
+    pair[check].get_function("remote_arrive")((6,), (64,), (out, np.uint32(1)))
+    assert out.tolist() == [1, 2] * 3
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_multicast_copy_lands_in_every_block_of_the_mask(pair, check):
+    A = np.arange(32 * 48, dtype=np.uint16).reshape(32, 48)
+    out = np.zeros((4, 16, 16), np.uint16)
+    tmap = cudacheck.tensor_map_2d(A, 16, 16, swizzle=0)
+    pair[check].get_function("multicast")((4,), (32,), (tmap, out, np.uint16(3)))
+    assert (out == A[0:16, 16:32]).all()
+
+
+def test_a_grid_that_is_not_a_whole_number_of_clusters_is_refused(pair):
+    with pytest.raises(cudacheck.LaunchConfigError,
+                       match=r"clusters of \(2, 1, 1\) blocks .* gridDim\.x = 3 is not a multiple of 2; CUDA refuses "
+                             r"the launch \(cudaErrorInvalidClusterSize, CuPy's CUDA_ERROR_INVALID_CLUSTER_SIZE"):
+        pair[False].get_function("remote_arrive")((3,), (64,), (np.zeros(3, np.uint32), np.uint32(1)))
+
+
+def test_mapa_to_a_rank_outside_the_cluster_is_refused(pair):
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"mapa\.shared::cluster .* for CTA rank 2: its cluster "
+                                                            r"has 2 block\(s\), ranks 0 to 1") as e:
+        pair[False].get_function("remote_arrive")((2,), (64,), (np.zeros(2, np.uint32), np.uint32(2)))
+    assert e.value.line == line_of(PAIR, "mapa.shared::cluster.u32 remote, %0, %1")
+
+
+def test_a_multicast_mask_naming_a_rank_outside_the_cluster_is_refused(pair):
+    tmap = cudacheck.tensor_map_2d(np.zeros((32, 48), np.uint16), 16, 16, swizzle=0)
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"multicast mask 0x5, whose bits name ranks outside its "
+                                                            r"cluster of 2 block") as e:
+        pair[False].get_function("multicast")((2,), (32,), (tmap, np.zeros((2, 16, 16), np.uint16), np.uint16(5)))
+    assert e.value.line == line_of(PAIR, '"cp.async.bulk.tensor.2d.shared::cluster')
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_an_arrival_on_a_block_that_has_exited_is_an_error(pair, check):
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"on the block of rank 0 of its cluster, block \(0, 0, "
+                                                            r"0\), which had already exited") as e:
+        pair[check].get_function("leaves_early")((2,), (32,), (np.zeros(1, np.uint32),))
+    assert e.value.line == line_of(PAIR, "// ARRIVE") + 1
+
+
+def test_the_clustered_kernel_without_its_final_cluster_barrier_is_an_error():
+    src = HOPPER.replace(FINAL_BARRIER, "")
+    assert src != HOPPER
+    module = cudacheck.RawModule(src, backend="cpu", options=OPTIONS)
+    rng = np.random.default_rng(0)
+    (M, _), (N, _) = inputs(rng, 70, 300, 330, "bf16")
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"mbarrier\.arrive\.shared::cluster .* which had already "
+                                                            r"exited"):
+        launch(module, "matmul_clustered", M, N, 70, 300, 330, "bf16")
+
+
+def test_a_whole_program_that_launches_a_clustered_kernel_is_refused():
+    src = r'''
+#include <cstdio>
+__global__ void __cluster_dims__(2, 1, 1) k(int* x) { x[blockIdx.x] = 1; }
+int main() {
+    int* d;
+    cudaMalloc(&d, 2 * sizeof(int));
+    k<<<2, 32>>>(d);
+    cudaFree(d);
+    return 0;
+}'''
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"kernel `k` runs in thread-block clusters"):
+        cudacheck.run_program(src, backend="cpu")
+
+
+def test_checked_mode_orders_the_blocks_threads_by_the_cluster_barrier():
+    # thread 0's write, everyone's read and thread 5's write are ordered by the cluster barrier
+    # alone (no __syncthreads): no race
+    src = r'''
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(float* out) {
+    __shared__ float x;
+    if (threadIdx.x == 0) x = 1.0f + blockIdx.x;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    if (threadIdx.x == 5) x = 0.0f;
+}'''
+    out = np.zeros(128, np.float32)
+    cudacheck.RawModule(src, backend="cpu", check=True).get_function("k")((2,), (64,), (out,))
+    assert out.tolist() == [1.0] * 64 + [2.0] * 64
+
+
+NAMED = r'''
+// Warps 0-1 and warps 2-3 each pass values through shared memory, meeting at their own named
+// barrier (1 and 2), never at the block's.
+extern "C" __global__ void pairs_of_warps(float* out) {
+    __shared__ float x[128];
+    unsigned t = threadIdx.x, half = t / 64, a = (unsigned)__cvta_generic_to_shared(&x[t]);
+    asm volatile("st.shared.f32 [%0], %1;" :: "r"(a), "f"(float(t)) : "memory");
+    asm volatile("bar.sync %0, 64;" :: "r"(1 + half) : "memory");
+    out[t] = x[half * 64 + (t + 1) % 64];
+    asm volatile("barrier.sync.aligned %0, 64;" :: "r"(1 + half) : "memory");
+    x[t] = 0.0f;
+}'''
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_named_barriers_order_their_own_threads(check):
+    out = np.zeros(128, np.float32)
+    cudacheck.RawModule(NAMED, backend="cpu", check=check).get_function("pairs_of_warps")(1, 128, (out,))
+    t = np.arange(128)
+    assert out.tolist() == (t // 64 * 64 + (t + 1) % 64).tolist()
