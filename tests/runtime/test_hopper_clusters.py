@@ -10,6 +10,7 @@ import pytest
 from test_hopper_cpu import HOPPER, OPTIONS, rounded
 
 import cudacheck
+from tiling_course import hopper
 
 CLUSTERED = ("matmul_clustered", "matmul_async_store")
 FINAL_BARRIER = "    cluster_sync();                             // no block leaves while the other may signal it\n"
@@ -22,29 +23,11 @@ def modules():
             for prec in ("bf16", "fp16") for check in (False, True)}
 
 
-def launch(module, kernel, M, N, m, k, n, prec, clusters=132, P=None):
-    """bench_hopper.py's launch of a clustered kernel: two blocks for each of min(clusters,
-    pairs of tiles) clusters; matmul_async_store writes P (by default NaN, rows padded)
-    through a tensor map of its own."""
-    threads, bm, bn, smem, _ = (int(v) for v in module.get_global(f"{kernel}_config").array)
-    element = "bf16" if prec == "bf16" else "fp16"
-    map_m = cudacheck.tensor_map_2d(cudacheck.pad_rows(M), box_rows=bm, box_cols=64, element=element)
-    map_n = cudacheck.tensor_map_2d(cudacheck.pad_rows(N), box_rows=64, box_cols=64, element=element)
-    tiles_m = -(-m // bm)
-    pairs = -(-tiles_m // 2) * -(-n // bn)
-    grid = (2 * min(clusters, pairs),)
-    f = module.get_function(kernel)
-    f.max_dynamic_shared_size_bytes = smem
-    if P is None:
-        P = np.full((m, n), np.nan, np.float32)
-    if kernel == "matmul_async_store":
-        P = cudacheck.pad_rows(P)
-        rows, cols = (int(v) for v in module.get_global("matmul_async_store_box").array)
-        out = cudacheck.tensor_map_2d(P, box_rows=rows, box_cols=cols, element="fp32")
-    else:
-        out = P
-    f(grid, (threads,), (map_m, map_n, out, np.int32(m), np.int32(k), np.int32(n)), shared_mem=smem)
-    return P
+def launch(module, kernel, M, N, clusters=132, P=None):
+    """tiling_course.hopper's launch (bench_hopper.py's on a GPU): two blocks for each of
+    min(clusters, pairs of tiles) clusters; matmul_async_store writes P (by default NaN, rows
+    padded) through a tensor map of its own."""
+    return hopper.launch(module, kernel, M, N, P, sms=2 * clusters)[0]
 
 
 def inputs(rng, m, n, k, prec):
@@ -64,7 +47,7 @@ SHAPES = [(70, 300, 330, 132), (300, 520, 200, 1)]
 def test_the_clustered_kernels_match_float64(modules, kernel, prec, check, shape, rng):
     m, n, k, clusters = shape
     (M, Mf), (N, Nf) = inputs(rng, m, n, k, prec)
-    P = launch(modules[(prec, check)], kernel, M, N, m, k, n, prec, clusters)
+    P = launch(modules[(prec, check)], kernel, M, N, clusters)
     exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
     scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
     assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)
@@ -76,7 +59,7 @@ def test_the_tma_store_writes_nothing_outside_p(modules, rng):
     m, n, k = 70, 301, 64
     (M, Mf), (N, Nf) = inputs(rng, m, n, k, "bf16")
     whole = np.full((m + 64, 320), np.nan, np.float32)
-    P = launch(modules[("bf16", False)], "matmul_async_store", M, N, m, k, n, "bf16", P=whole[:m, :n])
+    P = launch(modules[("bf16", False)], "matmul_async_store", M, N, P=whole[:m, :n])
     assert np.allclose(P, Mf.astype(np.float64) @ Nf.astype(np.float64), rtol=1e-5, atol=1e-5)
     outside = np.ones(whole.shape, bool)
     outside[:m, :n] = False
@@ -245,7 +228,7 @@ def test_the_clustered_kernel_without_its_final_cluster_barrier_is_an_error():
     (M, _), (N, _) = inputs(rng, 70, 300, 330, "bf16")
     with pytest.raises(cudacheck.InvalidOperandError, match=r"mbarrier\.arrive\.shared::cluster .* which had already "
                                                             r"exited"):
-        launch(module, "matmul_clustered", M, N, 70, 300, 330, "bf16")
+        launch(module, "matmul_clustered", M, N)
 
 
 def test_a_whole_program_that_launches_a_clustered_kernel_is_refused():

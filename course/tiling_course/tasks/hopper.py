@@ -18,8 +18,8 @@ SHAPES = ((70, 100, 130), (129, 77, 250), (200, 300, 270), (1, 1, 1))
 class HopperMatmul(RoundedInputs, Product):
     """P = M @ N by `kernel` of hopper.cu at `precision` ("bf16" or "fp16"), compiled with
     -arch=sm_90a -std=c++17 (and -DHOPPER_FP16); `tile` does not apply (the tiles are
-    hopper.cu's macros). On the CPU runtime the persistent grid has `sms` blocks. The
-    clustered kernels need a GPU: the CPU runtime refuses them, by instruction and line."""
+    hopper.cu's macros). On the CPU runtime the persistent grid has `sms` blocks, and a
+    clustered kernel's grid `sms` / 2 clusters of two."""
     kernel: str = "matmul_persistent"
     precision: str = "bf16"
     sms: int = hopper.CPU_SMS

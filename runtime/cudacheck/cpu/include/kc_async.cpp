@@ -286,6 +286,13 @@ void wgmma_commit(int) {
 void wgmma_wait(uint32_t n, int) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
+    // Twice: the warpgroup's last thread to issue the wgmma comes here a pass before the others,
+    // and the others reach it only after their hand-backs of the slot; two passes let every
+    // other thread run after those before the groups retire.
+    if (wgmma_in_flight(n)) {
+        yield_to_scheduler();
+        yield_to_scheduler();
+    }
     check_wgmma_wait(n);
 #else
     (void)n;

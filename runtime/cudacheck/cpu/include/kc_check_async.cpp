@@ -22,7 +22,8 @@
 // What this does not see: a wait observed through another thread by anything but a
 // __syncthreads() (a __syncwarp, an mbarrier chain), which it reports as not observed; a
 // wgmma's group retired by a wait_group the writer is not ordered after (the check uses the
-// order this run took); wgmma operand reads are not race-checked against earlier stores, nor
+// order this run took, in which each wait_group that retires a group lets the other threads
+// run first); wgmma operand reads are not race-checked against earlier stores, nor
 // checked for initialization: a kernel may multiply chunks of a slot it did not load (past the
 // matrix's last column) whose products it never stores, as kernels/hopper.cu does.
 #include "kc_check.h"
@@ -273,6 +274,16 @@ void check_wgmma_commit() { as.committed[cur->linear]++; }
 
 // wait_group n: all but the newest n groups this thread committed are complete. The warpgroup's
 // threads execute it together (.sync.aligned): the first to get there retires for all.
+// Whether wait_group n finds groups of this thread's warpgroup still in flight. The wait then
+// yields once before it retires them (kc_async.cpp): the runtime multiplies at the wgmma, so
+// without it no other thread would ever run while a group reads its tiles, and a slot handed
+// back before the wait (its producer then refilling it while the wgmma may still read it, as
+// on a GPU) would go unseen.
+bool wgmma_in_flight(uint32_t n) {
+    uint32_t c = as.committed[cur->linear], wg = cur->linear / 128;
+    return c > n && wg < MAX_WARPGROUPS && c - n > as.retired[wg];
+}
+
 void check_wgmma_wait(uint32_t n) {
     uint32_t c = as.committed[cur->linear], wg = cur->linear / 128;
     if (c <= n) return;

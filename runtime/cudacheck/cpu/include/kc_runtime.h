@@ -135,6 +135,7 @@ void check_wgmma_begin(const void* ret);
 void check_wgmma_operand(uint64_t off, unsigned wg, int line);
 void check_wgmma_commit();
 void check_wgmma_wait(uint32_t n);
+bool wgmma_in_flight(uint32_t n);
 #endif
 
 }  // namespace kc
