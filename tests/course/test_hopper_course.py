@@ -121,6 +121,7 @@ def test_a_whole_box_fewer_announced_completes_the_phase_early(rng):
     code, out = tried("matmul_persistent", [(EXPECT, edit)], rng)
     assert_finding(out, cudacheck.TileNotReadyError, code, WGMMA_N256)
     assert out.error.phase == 1 and "completes on phase 1 (parity 1)" in out.message
+    assert "The reader did wait, for phase 0" in out.message and "fewer bytes (expect_tx)" in out.message
 
 
 def test_more_bytes_announced_than_the_boxes_bring_stall_and_say_so(rng):

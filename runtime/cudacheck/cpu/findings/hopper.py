@@ -43,12 +43,21 @@ def tile_unwaited(f, ctx):
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
            f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of the mbarrier at shared "
            f"address {f['address']:#x}, and {who}.")
-    msg = _quoted(msg, ctx, (f["line"], f["copy_line"]),
-                  "The TMA writes shared memory through the async proxy: its bytes are visible to a thread only "
+    # Having seen exactly the phases before the copy's, the reader did wait: for the phase before,
+    # which completed before this copy was issued (or before its bytes counted).
+    if n == phase and phase > 0:
+        advice = (f"The reader did wait, for phase {phase - 1}, which completed before this copy's bytes could "
+                  "count towards it: that phase was announced fewer bytes (expect_tx) than its copies bring, or "
+                  "the slot was loaded again before its readers handed it back (a producer that did not wait for "
+                  "it to be free). Announce exactly the bytes the copies bring, and refill a slot only once its "
+                  "readers have released it.")
+    else:
+        advice = ("The TMA writes shared memory through the async proxy: its bytes are visible to a thread only "
                   "after that thread's mbarrier.try_wait (or test_wait) has seen the phase the copy completes on "
                   "(or a __syncthreads() after another thread's such wait). Wait on the slot's barrier, with the "
                   "parity of the phase this use of the slot fills, before any thread reads it or wgmma multiplies "
                   "it; a GPU may otherwise read stale or half-written bytes.")
+    msg = _quoted(msg, ctx, (f["line"], f["copy_line"]), advice)
     return TileNotReadyError(msg, kernel=ctx.kernel.name, block=block, thread=ctx.thread(f["thread"]),
                              line=f["line"], array=f["array"], index=tuple(f["index"]), op=f["op"],
                              warpgroup=f["warpgroup"], copy_line=f["copy_line"], phase=phase, address=f["address"])
