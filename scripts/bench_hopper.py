@@ -65,9 +65,6 @@ from tiling_course import hopper  # noqa: E402
 KERNELS = hopper.KERNELS
 PRECISIONS = hopper.PRECISIONS
 TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| scale
-# What the config arrays say if they cannot be read: kernels/hopper.cu's defaults.
-DEFAULTS = {"K1_BN": 128, "K1_STAGES": 4, "WS_BN": 256, "WS_WG_M": 64, "WS_STAGES": 4, "CL_STAGES": None,
-            "EPI_BUFS": 2}
 
 
 def parse_shape(text):
@@ -193,27 +190,6 @@ def build(opts, prec, kernel):
     raise RuntimeError("no way of compiling worked:\n" + "\n".join(failures))
 
 
-def launch_config(module, kernel, opts):
-    """hopper.config: the module's own `<kernel>_config` array ("from": "module"), or else
-    kernels/hopper.cu's formulas for the defines given ("from": "defines")."""
-    try:
-        return {**hopper.config(module, kernel, log=log), "from": "module"}
-    except Exception as e:  # noqa: BLE001 - the formulas below are the fallback
-        log(f"  (could not read {kernel}_config: {e}; using the defines)")
-    d = dict(DEFAULTS)
-    d.update({k: int(v) for k, _, v in (x.partition("=") for x in opts.define) if k in DEFAULTS and v})
-    if kernel == "matmul_tma_wgmma":
-        values = [128, 64, d["K1_BN"], d["K1_STAGES"] * (64 * 128 + d["K1_BN"] * 128) + 1024, d["K1_STAGES"]]
-    else:
-        bm = 2 * d["WS_WG_M"]
-        stages = (d["CL_STAGES"] or d["WS_STAGES"]) if kernel in hopper.CLUSTER else d["WS_STAGES"]
-        smem = stages * (bm * 128 + d["WS_BN"] * 128) + 1024
-        if kernel in hopper.P_BOX:
-            smem += 2 * d["EPI_BUFS"] * 8192
-        values = [384, bm, d["WS_BN"], smem, stages]
-    return {**hopper.config(module, kernel, values, log), "from": "defines"}
-
-
 def make_inputs(shape, prec, seed):
     """M, N on the GPU in the precision's device format, and the float32 values they hold."""
     import cupy
@@ -297,7 +273,7 @@ def worker(opts, kernel, prec, save=None):
         log(f"  compiled by {info['method']} in {info['seconds']} s, options {' '.join(info['options'])}")
         if info["log"].strip():
             log("  compiler log:\n" + "\n".join("    " + line for line in info["log"].strip().splitlines()))
-        cfg = launch_config(module, kernel, opts)
+        cfg = {**hopper.config(module, kernel, log=log), "from": "module"}   # the build's own defines
         rec["config"] = cfg
         attrs = {}
         try:

@@ -21,7 +21,7 @@ from cudacheck import gpu_available, pad_rows, tensor_map_2d
 
 # Not style or perfplots: tryout imports this module (through tasks) and stays matplotlib-free;
 # table and plot import them where they are called.
-from . import matmul, perfdata, precision, show, sources
+from . import magic, matmul, perfdata, precision, show, sources
 
 FILE = "hopper.cu"
 # In the chapter's order: each kernel one step from the one before.
@@ -208,12 +208,9 @@ def run(M, N, kernel="matmul_persistent", prec="bf16", backend="auto", code=None
 
 
 def runs_here():
-    """Whether this machine can run hopper.cu: a GPU of compute capability 9.0 (H100, H200),
-    the only one sm_90a code runs on."""
-    if not gpu_available():
-        return False
-    import cupy
-    return cupy.cuda.Device().compute_capability == "90"
+    """Whether this machine can run hopper.cu: a GPU that its -arch=sm_90a code runs on
+    (compute capability 9.0: the H100, the H200), by the rule %%cuda cells follow."""
+    return gpu_available() and not magic.gpu_unfit(ARCH_OPTIONS)
 
 
 # ---- What the GPUs measured ---------------------------------------------------------------

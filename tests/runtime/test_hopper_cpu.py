@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cudacheck
-from tiling_course import hopper
+from tiling_course import hopper, precision
 
 ROOT = Path(__file__).resolve().parents[2]
 HOPPER = (ROOT / "kernels" / "hopper.cu").read_text()
@@ -18,18 +18,14 @@ OPTIONS = hopper.ARCH_OPTIONS
 KERNELS = hopper.KERNELS[:3]   # the clustered ones: test_hopper_clusters.py
 
 
-def bf16(x):
-    """float32 -> bfloat16 bits (uint16), rounded to nearest even, and their float values."""
-    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return bits, (bits.astype(np.uint32) << 16).view(np.float32)
-
-
 def rounded(x, prec):
-    if prec == "bf16":
-        return bf16(x)
-    h = x.astype(np.float16)
-    return h, h.astype(np.float32)
+    """(what a kernel of `prec` takes for the float32 x, the float32 values it multiplies):
+    tiling_course.precision's rounding, the one the checker and the benchmark use."""
+    return precision.to_device_format(x, prec), precision.rounded(x, prec)
+
+
+def bf16(x):
+    return rounded(x, "bf16")
 
 
 @pytest.fixture(scope="module")
