@@ -1,8 +1,9 @@
 // Hopper: the tiled product once more, where the lecture's four steps become hardware.
-// P (m x n, float) = M (m x k) times N (k x n), all row-major as in tensor_cores.cu, with M
-// and N in 16-bit floats and every product accumulated in float:
+// P (m x n, float) = M (m x k) times N (k x n), all row-major as in tensor_cores.cu, every
+// product accumulated in float; M and N in 16-bit floats for the first five kernels:
 //   (default)      __nv_bfloat16 inputs
 //   -DHOPPER_FP16  __half inputs
+// and in float for matmul_tf32, which multiplies them in TF32.
 // Compile for sm_90a (NVRTC or nvcc: -arch=sm_90a -std=c++17): the warpgroup multiply
 // (wgmma) and the register hand-over (setmaxnreg) exist only on that target, not on plain
 // sm_90, and nothing here runs on an earlier GPU: the tensor memory accelerator (TMA),
@@ -27,7 +28,7 @@
 //      registers), asynchronously: wgmma.wait_group waits for the products, and a slot is
 //      handed back to the loads by a second mbarrier (empty), which replaces the second
 //      __syncthreads.
-// Five kernels, each a step from the one before, selected by name:
+// Six kernels, each a step from the one before, selected by name:
 //   matmul_tma_wgmma          one warpgroup, 128 threads, per block, computing a 64 x K1_BN
 //                             tile of P (K1_BN = 128 by default, or 64 or 256); K1_STAGES
 //                             slots (4) are loaded ahead by thread 0, and the warpgroup
@@ -65,9 +66,14 @@
 //                             tile while the last stores drain. Dynamic shared memory:
 //                             CL_STAGES * 49,152 + 2 * EPI_BUFS * 8,192 + 1,024 bytes
 //                             (230,400 at the defaults).
+//   matmul_tf32               matmul_persistent for float inputs, in TF32: P^T = N^T M^T,
+//                             the tile of N read into registers (wgmma's A), that of M
+//                             from shared memory (its B), on 256 x 128 tiles of P (TF_BM x
+//                             TF_BN), slices of 32 floats, TF_STAGES slots (4). Dynamic
+//                             shared memory: TF_STAGES * 49,152 + 1,024 bytes (197,632).
 // The launches: matmul_tma_wgmma, 128 threads in a grid of ceil(n/K1_BN) x ceil(m/64);
 // matmul_warp_specialized, 384 threads in a grid of ceil(n/WS_BN) x ceil(m/(2*WS_WG_M));
-// matmul_persistent, 384 threads in a grid of min(SMs, tiles); matmul_clustered and
+// matmul_persistent and matmul_tf32, 384 threads in a grid of min(SMs, tiles); matmul_clustered and
 // matmul_async_store, 384 threads in a grid of 2 x min(clusters that fit at once, pairs of
 // tiles), where pairs = ceil(ceil(m/BM)/2) x ceil(n/BN) (the grid is a whole number of
 // clusters; __cluster_dims__ makes an ordinary launch a clustered one); each with the dynamic
@@ -75,9 +81,10 @@
 // each, passed by value), then P, m, k, n; matmul_async_store takes a third tensor map, of P
 // (float, boxes of 32 columns by 64 rows, the 128-byte swizzle: matmul_async_store_box), in
 // place of P. The tensor map of M has boxes of 64 columns by BM rows,
-// that of N boxes of 64 columns by 64 rows, both with the 128-byte swizzle; a tensor map
+// that of N boxes of 64 columns by 64 rows, both with the 128-byte swizzle (for
+// matmul_tf32, of floats: 32 columns by BM rows, and 32 by 32); a tensor map
 // needs every row of its matrix to start at a multiple of 16 bytes (k and n multiples of 8
-// for 16-bit elements, or a padded row pitch: cudacheck.pad_rows).
+// for 16-bit elements, of 4 for floats, or a padded row pitch: cudacheck.pad_rows).
 // Each kernel's *_config array (a __constant__ the host reads with get_global) holds what
 // a launch needs: {threads per block, BM, BN, dynamic shared memory bytes, stages}.
 
@@ -346,13 +353,20 @@ __device__ __forceinline__ void fence_acc(float (&d)[MT][R]) {
               "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define F32(i) F8(i), F8(i + 8), F8(i + 16), F8(i + 24)
 
+// The accumulator operands of a wgmma, %0 to %31, %63 or %127 (N = 64, 128, 256).
+#define D_REGS_32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define D_REGS_64 D_REGS_32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define D_REGS_128 D_REGS_64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+                   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+                   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+                   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+
 __device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long da, unsigned long long db) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPES " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPES " {" D_REGS_32 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
         : F32(0)
         : "l"(da), "l"(db), "r"(1));
 }
@@ -360,12 +374,7 @@ __device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long da,
 __device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long da, unsigned long long db) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPES " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPES " {" D_REGS_64 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
         : F32(0), F32(32)
         : "l"(da), "l"(db), "r"(1));
 }
@@ -373,21 +382,29 @@ __device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long da
 __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long da, unsigned long long db) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_TYPES " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_TYPES " {" D_REGS_128 "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
         : F32(0), F32(32), F32(64), F32(96)
         : "l"(da), "l"(db), "r"(1));
 }
+
+// d (64 x 256 floats) += A (64 x 8, TF32) B (8 x 256, TF32): A from registers, four per
+// thread (a[0] to a[3]: the PTX ISA's "register fragment layout for matrix A" of m64nNk8:
+// rows 16 w + l/4 and that + 8, columns l % 4 and that + 4, for warp w and lane l of the
+// warpgroup, in the order (r, c), (r + 8, c), (r, c + 4), (r + 8, c + 4)); B K-major from
+// shared memory (TF32 operands in shared memory must be K-major: no transpose immediates).
+__device__ __forceinline__ void wgmma_tf32_n256(float (&d)[128], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" D_REGS_128 "}, {%128, %129, %130, %131}, %132, "
+        "p, 1, 1;\n}\n"
+        : F32(0), F32(32), F32(64), F32(96)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
 #undef F32
 #undef F8
+#undef D_REGS_32
+#undef D_REGS_64
+#undef D_REGS_128
 
 template <int N>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, unsigned long long db) {
@@ -631,9 +648,10 @@ __device__ __forceinline__ void warp_specialized(const TensorMap* mapM, const Te
 }
 
 // The barriers and slots, set up by thread 0 before the warpgroups part.
+template <int STAGES = WS_STAGES>
 __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
     if (threadIdx.x == 0) {
-        for (int s = 0; s < WS_STAGES; ++s) {
+        for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);                      // the producer's arrival
             mbar_init(empty0 + 8 * s, WS_CONSUMERS * 4);      // one per consumer warp
         }
@@ -951,4 +969,162 @@ matmul_async_store(const __grid_constant__ TensorMap mapM, const __grid_constant
     init_cluster_barriers(smem_u32(full), smem_u32(empty));
     clustered<true>(&mapM, &mapN, &mapP, nullptr, m, k, n, base, smem_u32(full), smem_u32(empty));
     cluster_sync();
+}
+
+// ---------------------------------------------------------------------------------------
+// matmul_tf32: float inputs, multiplied in TF32 (a float's sign, 8 exponent bits and 10
+// mantissa bits), from registers.
+// wgmma reads TF32 operands from shared memory only "K-major" (k contiguous): no transpose
+// immediates exist for them. A tile of M is K-major as it lies in memory, but a tile of N,
+// row-major, has n contiguous. So this kernel computes the transpose, P^T = N^T M^T: the
+// wgmma's B is the tile of M, K-major as loaded, and its A is the tile of N read by each
+// thread into registers (wgmma's "A from registers" form), where the layout in shared memory
+// does not matter, only the four values each thread must hold. The accumulators hold a tile
+// of P^T: each thread's values are columns of P, which the stores turn back.
+// The block: matmul_persistent's three warpgroups and persistent walk, on a tile of
+// TF_BM = 256 rows by TF_BN = 128 columns of P; consumer c computes columns 64 c ... 64 c + 63
+// of it, for all 256 rows, with one wgmma of 64 x 256 x 8 per step of k (the wgmma's 64 rows
+// are 64 columns of P, its 256 columns the tile's rows). A slice of k is 32 floats (the
+// 128-byte row of the swizzle): a 256 x 32 box of M (32,768 bytes) and four 32 x 32 boxes of N
+// (4,096 bytes each), 49,152 bytes per slot, as matmul_persistent's.
+// A thread's A values for step j of a slice: rows r = 16 w + l/4 and r + 8 of its consumer's
+// 64 (columns of N), columns l % 4 and l % 4 + 4 of the step's 8 (rows of N, 8 j on). In the
+// slot, column x of N's box b, row kk, is at b * 4,096 + kk * 128 + 16 ((x / 4) ^ (kk % 8)) +
+// 4 (x % 4) bytes (the 128-byte swizzle); kk % 8 is the same for every step, so each thread
+// computes its four offsets once and adds 1,024 bytes (8 rows) per step.
+// The registers a wgmma reads stay in use until wait_group says its group is done, and
+// ptxas serializes every wgmma of a function in which other instructions write a wgmma's
+// input registers while a group is in flight (its "C7513 Potential Performance Loss"): so a
+// consumer cannot read the next slice's A while this slice's products are being computed,
+// as the 16-bit kernels' consumers keep one group in flight. Each consumer waits for its
+// group (wgmma_wait<0>) before it reads the next A; the tensor cores stay busy with the
+// other consumer's group meanwhile.
+#define TF_BK 32                                // k per slice: 32 floats, 128 bytes
+#define TF_BM 256                               // rows of P per tile: the wgmma's N
+#define TF_BN 128                               // columns of P per tile: 64 per consumer
+#ifndef TF_STAGES
+#define TF_STAGES 4
+#endif
+#define TF_M_BYTES (TF_BM * ROW_BYTES)          // a slice of M: 32,768 bytes
+#define TF_BOX_BYTES (TF_BK * ROW_BYTES)        // a 32 x 32 box of N: 4,096 bytes
+#define TF_STAGE_BYTES (TF_M_BYTES + TF_BN / TF_BK * TF_BOX_BYTES)
+#define TF_SMEM (TF_STAGES * TF_STAGE_BYTES + 1024)
+static_assert(TF_STAGES >= 2 && TF_SMEM + 16 * TF_STAGES <= SMEM_LIMIT, "TF_STAGES: 2 or more slots that fit");
+extern "C" __constant__ int matmul_tf32_config[5] = {WS_THREADS, TF_BM, TF_BN, TF_SMEM, TF_STAGES};
+
+// Step j's A values of slot `n_tile` (N's boxes, a generic pointer) at this thread's offsets.
+__device__ __forceinline__ void load_a_tf32(unsigned (&a)[4], const unsigned char* n_tile, const unsigned (&off)[4],
+                                            int j) {
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+        a[i] = *reinterpret_cast<const unsigned*>(n_tile + off[i] + j * 8 * ROW_BYTES);
+}
+
+// One slice for a consumer: wait for the slot, read A, multiply the slice's four steps as one
+// group, wait for it, and hand the slot back.
+template <typename Release>
+__device__ __forceinline__ void tf32_slice(float (&d)[1][TF_BM / 2], unsigned it, unsigned base,
+                                           const unsigned char* gbase, unsigned full0, const unsigned (&off)[4],
+                                           const Release& release) {
+    int s = it % TF_STAGES;
+    unsigned a[TF_BK / 8][4];
+    mbar_wait(full0 + 8 * s, (it / TF_STAGES) & 1);
+    #pragma unroll
+    for (int j = 0; j < TF_BK / 8; ++j)
+        load_a_tf32(a[j], gbase + s * TF_STAGE_BYTES + TF_M_BYTES, off, j);
+    fence_acc(d);
+    wgmma_fence();                              // the A registers just written, before the wgmma read them
+    #pragma unroll
+    for (int j = 0; j < TF_BK / 8; ++j)
+        wgmma_tf32_n256(d[0], a[j], make_desc(base + s * TF_STAGE_BYTES + j * 32, 16, 1024));
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_acc(d);
+    release(it);
+}
+
+// The accumulators of consumer tile (rows row0 ..., columns col0 ... of P): thread (warp w,
+// lane l) holds P^T's rows 16 w + l/4 and that + 8, i.e. columns col0 + 16 w + l/4 (+ 8) of P,
+// and for each 8 of the wgmma's columns j, its columns 8 j + 2 (l % 4) and the next, i.e.
+// rows row0 + 8 j + 2 (l % 4) (+ 1) of P: d[4 j + h] is row 8 j + 2 (l % 4) + h % 2, column
+// 16 w + l/4 + 8 (h / 2). A warp's store writes 8 consecutive floats (32 bytes) in each of 4
+// rows.
+__device__ __forceinline__ void store_tile_tf32(float* P, int m, int n, int row0, int col0,
+                                                const float (&d)[1][TF_BM / 2]) {
+    int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    int c = col0 + warp * 16 + lane / 4;
+    #pragma unroll
+    for (int j = 0; j < TF_BM / 8; ++j)
+        #pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            int r = row0 + 8 * j + 2 * (lane % 4) + h % 2, cc = c + 8 * (h / 2);
+            if (r < m && cc < n)
+                P[(size_t)r * n + cc] = d[0][4 * j + h];
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+matmul_tf32(const __grid_constant__ TensorMap mapM, const __grid_constant__ TensorMap mapN, float* P,
+            int m, int k, int n) {
+    __shared__ unsigned long long full[TF_STAGES], empty[TF_STAGES];
+    extern __shared__ unsigned char smem[];
+    unsigned base = (smem_u32(smem) + 1023) & ~1023u;
+    const unsigned char* gbase = smem + (base - smem_u32(smem));   // the same, as a pointer
+    unsigned full0 = smem_u32(full), empty0 = smem_u32(empty);
+    init_barriers<TF_STAGES>(full0, empty0);
+    int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    int slices = (k + TF_BK - 1) / TF_BK;
+    int tiles_m = (m + TF_BM - 1) / TF_BM, tiles_n = (n + TF_BN - 1) / TF_BN;
+    if (wg == 0) {
+        setmaxnreg<0>();
+        if (threadIdx.x != 0)
+            return;
+        unsigned it = 0;
+        for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+            int tm, tn;
+            grouped_tile(tile, tiles_m, tiles_n, tm, tn);
+            for (int t = 0; t < slices; ++t, ++it) {
+                int s = it % TF_STAGES;
+                unsigned slot = base + s * TF_STAGE_BYTES;
+                mbar_wait(empty0 + 8 * s, ((it / TF_STAGES) & 1) ^ 1);
+                // load_slice's loads, for floats (N's boxes 32 columns wide), and every box of N,
+                // those wholly past column n too (the TMA writes them as zeros): each thread
+                // reads its A values from them, and what a thread reads must have been written.
+                mbar_arrive_expect_tx(full0 + 8 * s, TF_STAGE_BYTES);
+                tma_load(slot, &mapM, t * TF_BK, tm * TF_BM, full0 + 8 * s);
+                for (int j = 0; j < TF_BN / TF_BK; ++j)
+                    tma_load(slot + TF_M_BYTES + j * TF_BOX_BYTES, &mapN, tn * TF_BN + j * TF_BK, t * TF_BK,
+                             full0 + 8 * s);
+            }
+        }
+        return;
+    }
+    setmaxnreg<1>();
+    int c = wg - 1, w = (threadIdx.x % 128) / 32;
+    // This thread's A offsets in a slot's N: rows kk = l % 4 and l % 4 + 4 of a step, columns
+    // x = 64 c + 16 w + l/4 and x + 8 (box x / 32).
+    unsigned off[4];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        unsigned x = 64 * c + 16 * w + lane / 4 + 8 * (i % 2), kk = lane % 4 + 4 * (i / 2);
+        off[i] = (x / 32) * TF_BOX_BYTES + kk * ROW_BYTES + 16 * (((x % 32) / 4) ^ kk) + 4 * (x % 4);
+    }
+    // The slot goes back by one arrival per warp, lane 0's, so the other lanes' reads of it
+    // must be ordered before that arrival: __syncwarp() orders them (the wgmma that used the
+    // values, collective as it is, does not order memory).
+    auto release = [&](unsigned slice) {
+        __syncwarp();
+        if (lane == 0)
+            mbar_arrive(empty0 + 8 * (slice % TF_STAGES));
+    };
+    unsigned it = 0;
+    float d[1][TF_BM / 2];
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int tm, tn;
+        grouped_tile(tile, tiles_m, tiles_n, tm, tn);
+        zero(d);
+        for (int t = 0; t < slices; ++t)
+            tf32_slice(d, it++, base, gbase, full0, off, release);
+        store_tile_tf32(P, m, n, tm * TF_BM, tn * TF_BN + 64 * c, d);
+    }
 }

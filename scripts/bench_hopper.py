@@ -1,7 +1,8 @@
 """On an H100 or H200: the Hopper kernels of kernels/hopper.cu (issue 30) beside cuBLAS.
 
 For each precision (BF16, FP16) and each kernel (matmul_tma_wgmma, matmul_warp_specialized,
-matmul_persistent, matmul_clustered, matmul_async_store), in a process of its own, so that a
+matmul_persistent, matmul_clustered, matmul_async_store), and for TF32 matmul_tf32 (float inputs,
+already TF32 values), in a process of its own, so that a
 kernel that faults or hangs cannot take the others with it (one that runs past --timeout is
 stopped, and skipped at the other precisions):
   * cuBLAS (course/tiling_course/cublas.py, the precision's gemm: float accumulation and a
@@ -199,6 +200,10 @@ def make_inputs(shape, prec, seed):
     rs = cupy.random.RandomState(seed)
     x = rs.standard_normal((m, k), dtype=cupy.float32)
     y = rs.standard_normal((k, n), dtype=cupy.float32)
+    if prec == "tf32":
+        # TF32 values already (float32 with the low 13 mantissa bits zero): the products are
+        # then the same whichever way the tensor cores, and cuBLAS, treat the bits TF32 drops.
+        x, y = precision.rounded(x, prec), precision.rounded(y, prec)
     M, N = precision.to_device_format(x, prec), precision.to_device_format(y, prec)
     return M, N, precision.rounded(x, prec), precision.rounded(y, prec)
 
@@ -464,7 +469,7 @@ def main(argv=None):
         f"defines {opts.define or '(defaults)'}")
     records, hung = [], set()
     for prec in opts.precisions:
-        for kernel in opts.kernels:
+        for kernel in (k for k in opts.kernels if (k, prec) in hopper.PAIRS):
             if kernel in hung:
                 records.append({"kernel": kernel, "precision": prec, "shapes": [],
                                 "error": "skipped: it hung at an earlier precision"})

@@ -26,8 +26,13 @@ from . import magic, matmul, perfdata, precision, show, sources
 FILE = "hopper.cu"
 # In the chapter's order: each kernel one step from the one before.
 KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent", "matmul_clustered",
-           "matmul_async_store")
-PRECISIONS = ("bf16", "fp16")
+           "matmul_async_store", "matmul_tf32")
+PRECISIONS = ("bf16", "fp16", "tf32")
+# The precisions each kernel multiplies in: the 16-bit kernels read both tiles from shared
+# memory, matmul_tf32 reads N's from registers (wgmma takes TF32 from shared memory K-major only).
+KERNEL_PRECISIONS = {**{k: ("bf16", "fp16") for k in KERNELS[:-1]}, "matmul_tf32": ("tf32",)}
+# Every kernel at each of its precisions, in the order scripts/bench_hopper.py runs and stores them.
+PAIRS = tuple((k, p) for p in PRECISIONS for k in KERNELS if p in KERNEL_PRECISIONS[k])
 # wgmma and setmaxnreg exist on sm_90a only, not on plain sm_90.
 ARCH_OPTIONS = ("-arch=sm_90a", "-std=c++17")
 # Blocks per cluster, fixed by the kernels' __cluster_dims__ (hopper.cu's CLUSTER): each
@@ -36,6 +41,8 @@ CLUSTER = {"matmul_clustered": 2, "matmul_async_store": 2}
 # Kernels that store P through a tensor map of it, passed in place of P: the {rows, columns}
 # of its boxes where the module has no <kernel>_box to say so (hopper.cu's EPI_ROWS, EPI_COLS).
 P_BOX = {"matmul_async_store": (64, 32)}
+# Kernels whose grid is one block per SM, each walking tiles.
+PERSISTENT = ("matmul_persistent", "matmul_tf32")
 # "SMs" of the CPU runtime: a persistent grid that small makes a block walk several tiles
 # (its slots' phases running on across them) on shapes small enough to run checked.
 CPU_SMS = 2
@@ -48,13 +55,13 @@ def require(kernel, prec):
     multiply in."""
     if kernel not in KERNELS:
         raise KeyError(f"no kernel {kernel!r} in {FILE}; its kernels are {', '.join(KERNELS)}")
-    if prec not in PRECISIONS:
-        raise ValueError(f"{FILE} multiplies in {' or '.join(PRECISIONS)}; got precision={prec!r}")
+    if prec not in KERNEL_PRECISIONS[kernel]:
+        raise ValueError(f"{kernel} multiplies in {' or '.join(KERNEL_PRECISIONS[kernel])}; got precision={prec!r}")
 
 
 def options(prec="bf16", defines=()):
     """The compiler options of hopper.cu at a precision (BF16 its default, FP16 by
-    -DHOPPER_FP16), `defines` ("WS_STAGES=3", ...) between."""
+    -DHOPPER_FP16; TF32, matmul_tf32's, needs no option), `defines` ("WS_STAGES=3", ...) between."""
     return ARCH_OPTIONS + tuple(f"-D{d}" for d in defines) + (("-DHOPPER_FP16",) if prec == "fp16" else ())
 
 
@@ -130,29 +137,33 @@ def max_clusters(function, cfg, sms):
 def grid(kernel, cfg, m, n, sms, clusters=None):
     """The grid of `kernel` for an m x n P: a block per tile, ceil(n / BN) x ceil(m / BM);
     matmul_persistent, min(SMs, tiles), each block walking tiles; a clustered kernel, its
-    cluster size times min(clusters that fit at once (default SMs / size), pairs of tiles)."""
+    cluster size times min(clusters that fit at once (default SMs / size), pairs of tiles).
+    matmul_tf32 is persistent too."""
     tiles_m, tiles_n = -(-m // cfg["block_m"]), -(-n // cfg["block_n"])
     if kernel in CLUSTER:
         size = CLUSTER[kernel]
         pairs = -(-tiles_m // size) * tiles_n          # a cluster's tiles: one above the other
         return (size * min(clusters or sms // size, pairs),)
-    if kernel == "matmul_persistent":
+    if kernel in PERSISTENT:
         return (min(sms, tiles_m * tiles_n),)
     return (tiles_n, tiles_m)
 
 
 def launcher(function, kernel, cfg, M, N, P, *, sms, clusters=None):
     """A function that launches `kernel` on P = M @ N, M and N in the precision's device
-    format (uint16 BF16 bits or float16: precision.to_device_format), P float32 (for a
-    P_BOX kernel with rows a multiple of 16 bytes: pad_rows), all NumPy (CPU runtime) or all
-    CuPy (GPU). The maps: M's boxes BM x 64, N's 64 x 64, P's p_box, the 128-byte swizzle, of
-    padded copies where a row is not a multiple of 16 bytes. Its keyword arguments go to the
-    launch (checked mode's trace=); `.grid` is the grid. `cfg` is config's."""
+    format (uint16 BF16 bits, float16, or float32 for TF32: precision.to_device_format), P
+    float32 (for a P_BOX kernel with rows a multiple of 16 bytes: pad_rows), all NumPy (CPU
+    runtime) or all CuPy (GPU). The maps, with the 128-byte swizzle, of padded copies where a
+    row is not a multiple of 16 bytes: a box of M is BM rows of one 128-byte row each (64
+    16-bit values or 32 floats: a slice of k), a box of N that many rows of k by as many
+    columns, P's p_box. Its keyword arguments go to the launch (checked mode's trace=);
+    `.grid` is the grid. `cfg` is config's."""
     (m, k), n = M.shape, N.shape[1]
-    element = "fp16" if M.dtype == np.float16 else "bf16"
+    element = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32"}.get(M.dtype, "bf16")
+    deep = 128 // M.dtype.itemsize          # values in a swizzled 128-byte row
     # A map keeps its array alive (tmap.source), the padded copies too.
-    map_m = tensor_map_2d(pad_rows(M), box_rows=cfg["block_m"], box_cols=64, element=element)
-    map_n = tensor_map_2d(pad_rows(N), box_rows=64, box_cols=64, element=element)
+    map_m = tensor_map_2d(pad_rows(M), box_rows=cfg["block_m"], box_cols=deep, element=element)
+    map_n = tensor_map_2d(pad_rows(N), box_rows=deep, box_cols=deep, element=element)
     if kernel in P_BOX:
         rows, cols = cfg["p_box"]
         out = tensor_map_2d(P, box_rows=rows, box_cols=cols, element="fp32")
@@ -197,13 +208,17 @@ def launch(module, kernel, M, N, P=None, *, sms=None, **call_options):
 def run(M, N, kernel="matmul_persistent", prec="bf16", backend="auto", code=None, check=False, *, sms=None,
         **call_options):
     """P = M @ N by `kernel` at precision `prec`, M and N float32 (rounded to the precision
-    on the way in, as precision.to_device_format rounds): NumPy on the CPU runtime, CuPy or
+    on the way in, as precision.rounded rounds): NumPy on the CPU runtime, CuPy or
     NumPy (copied) on a GPU. Returns (P, the function, for a checked run's last_launch)."""
     fn = compile(kernel, prec, backend, code, check)
     xp = np
     if fn.backend == "gpu":
         import cupy as xp
-    M, N = (precision.to_device_format(xp.asarray(x, dtype=xp.float32), prec) for x in (M, N))
+    # Rounded first: a TF32 kernel takes floats, and is given TF32 values (what the BF16 and
+    # FP16 formats do by themselves), so the product does not hang on what the tensor cores
+    # do with the 13 bits TF32 drops.
+    M, N = (precision.to_device_format(precision.rounded(xp.asarray(x, dtype=xp.float32), prec), prec)
+            for x in (M, N))
     return launch(fn.module, kernel, M, N, sms=sms, **call_options)
 
 
@@ -319,7 +334,7 @@ def table(data=None):
     rows = []
     for run in data:
         for prec in run.precisions:
-            for kernel in run.kernels:
+            for kernel in (k for k in run.kernels if run.record(k, prec)):
                 cublas = [run.cublas_tflops(kernel, prec, s) for s in TIMED]
                 rows.append([run.device, prec.upper(), f"<code>{kernel}</code>", cell(run, kernel, prec, "square", 0),
                              cell(run, kernel, prec, "awkward", 1),
@@ -350,18 +365,21 @@ def _plot(data):
     fig, axes = plt.subplots(1, len(data), figsize=(style.MAX_WIDTH_IN, 4.4), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, run in zip(axes[0], data):
-        x = np.arange(len(run.kernels))
-        w = 0.8 / len(run.precisions)
+        # Each kernel's bars (its precisions: BF16 and FP16, or TF32) side by side about its tick.
+        measured = {k: [p for p in run.precisions if run.record(k, p)] for k in run.kernels}
+        w = 0.8 / max(len(v) for v in measured.values())
         for i, prec in enumerate(run.precisions):
-            ratios = [run.ratio(k, prec) or np.nan for k in run.kernels]
-            bars = ax.bar(x + (i - (len(run.precisions) - 1) / 2) * w, ratios, w, label=prec.upper(),
+            kernels = [k for k in run.kernels if prec in measured[k]]
+            x = [run.kernels.index(k) + (measured[k].index(prec) - (len(measured[k]) - 1) / 2) * w for k in kernels]
+            ratios = [run.ratio(k, prec) or np.nan for k in kernels]
+            bars = ax.bar(x, ratios, w, label=prec.upper(),
                           color=style.PALETTE[i], hatch=style.HATCHES[i % len(style.HATCHES)], edgecolor="white")
             for b, r in zip(bars, ratios):
                 if r == r:          # not NaN: a kernel that failed has no bar and no number
                     ax.text(b.get_x() + b.get_width() / 2, r + 0.02, f"{r:.2f}", ha="center", va="bottom",
                             fontsize=9, rotation=90)
         ax.axhline(1.0, color=style.BLACK, linestyle="--", linewidth=1, label="cuBLAS")
-        ax.set_xticks(x, [k.removeprefix("matmul_").replace("_", "\n", 1) for k in run.kernels])
+        ax.set_xticks(range(len(run.kernels)), [k.removeprefix("matmul_").replace("_", "\n", 1) for k in run.kernels])
         ax.set_title(run.device, fontsize=10)
     axes[0][0].set_ylabel(f"fraction of cuBLAS's speed at {data[0].size()}")   # its time / the kernel's
     axes[0][0].set_ylim(0, max(1.0, *(ax.get_ylim()[1] for ax in axes[0])) * 1.15)

@@ -47,8 +47,7 @@ def tried(kernel, edits, rng, prec="bf16"):
     return code, tryout.run(code, tasks.HopperMatmul(kernel, prec), gpu=False, quiet=True, rng=rng)
 
 
-@pytest.mark.parametrize("prec", hopper.PRECISIONS)
-@pytest.mark.parametrize("kernel", hopper.KERNELS)
+@pytest.mark.parametrize("kernel,prec", [(k, p) for k in hopper.KERNELS for p in hopper.KERNEL_PRECISIONS[k]])
 def test_the_book_kernels_pass_in_checked_mode(kernel, prec, rng):
     out = tryout.run(None, tasks.HopperMatmul(kernel, prec), gpu=False, quiet=True, rng=rng)
     assert out, out.message
@@ -74,8 +73,10 @@ def test_the_task_is_named_by_an_exercise_table_and_refuses_what_hopper_cu_lacks
         tasks.HopperMatmul("matmul_tma_wgmma", "fp16")
     with pytest.raises(KeyError, match="no kernel 'matmul_tiled' in hopper.cu"):
         tasks.from_table({"task": "hopper", "kernel": "matmul_tiled"})
-    with pytest.raises(ValueError, match="hopper.cu multiplies in bf16 or fp16; got precision='tf32'"):
+    with pytest.raises(ValueError, match="matmul_persistent multiplies in bf16 or fp16; got precision='tf32'"):
         tasks.HopperMatmul(precision="tf32")
+    with pytest.raises(ValueError, match="matmul_tf32 multiplies in tf32; got precision='bf16'"):
+        tasks.HopperMatmul("matmul_tf32")
 
 
 # ---- Hazards: each a small edit of hopper.cu, each named by checked mode at its line -------
@@ -319,3 +320,27 @@ def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
         inputs = task.inputs(shape, rng)
         P, _ = task.run(None, inputs, 16, "gpu", False)
         assert task.compare(P.get(), inputs, 16) is None, (kernel, prec, shape)
+
+
+# ---- matmul_tf32: A read into registers by every thread, the slot handed back by lane 0 ------
+
+TF32_WAIT = "    mbar_wait(full0 + 8 * s, (it / TF_STAGES) & 1);\n"
+TF32_READ = "a[i] = *reinterpret_cast<const unsigned*>(n_tile + off[i] + j * 8 * ROW_BYTES);"
+TF32_SYNCWARP = "        __syncwarp();\n        if (lane == 0)\n            mbar_arrive(empty0"
+
+
+def test_tf32_registers_read_from_a_slot_nobody_waited_for(rng):
+    """The consumer's own loads of N's tile, with the wait gone: read before the TMA's bytes
+    are known to have landed."""
+    code, out = tried("matmul_tf32", [(TF32_WAIT, "")], rng, prec="tf32")
+    assert_finding(out, cudacheck.TileNotReadyError, code, TF32_READ)
+    assert f"the TMA copy on line {out.error.copy_line}" in out.message
+
+
+def test_tf32_a_slot_handed_back_by_lane_0_without_a_syncwarp(rng):
+    """Lane 0's arrival releases lane 0's reads alone: without the __syncwarp() before it, the
+    other lanes' reads of the slot race with the producer's refill."""
+    code, out = tried("matmul_tf32", [(TF32_SYNCWARP, TF32_SYNCWARP.replace("        __syncwarp();\n", ""))], rng,
+                      prec="tf32")
+    assert_finding(out, cudacheck.SharedMemoryRaceError, code, TF32_READ, shape=tasks.hopper.SHAPES[2])
+    assert "write after read" in out.message and out.error.thread[0] % 32 != 0

@@ -156,3 +156,40 @@ def test_the_hopper_kernels_run_checked_with_no_finding(kernel, rng):
     exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
     scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
     assert np.all(np.abs(P - exact) <= 2 * k * 2.0 ** -24 * scale)
+
+
+# Warp 0 reads a buffer, lane 0 alone hands it back on an mbarrier, and thread 32 overwrites it
+# once its wait sees the phase: ordered only where a __syncwarp() puts the other lanes' reads
+# before lane 0's arrival (matmul_tf32's consumers hand a slot back so).
+HANDBACK = r"""
+extern "C" __global__ void handback(int* out, int sync) {
+    __shared__ unsigned long long bar;
+    __shared__ int buf[32];
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x < 32) buf[threadIdx.x] = threadIdx.x;
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        out[threadIdx.x] = buf[threadIdx.x];   // READ
+        if (sync) __syncwarp();
+        if (threadIdx.x == 0) asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" :: "r"(b) : "memory");
+    } else if (threadIdx.x == 32) {
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done) : "r"(b) : "memory");
+        for (int i = 0; i < 32; ++i) buf[i] = -i;   // WRITE
+    }
+}"""
+
+
+def test_one_lanes_arrival_hands_back_the_warps_reads_after_a_syncwarp():
+    f = cudacheck.RawModule(HANDBACK, backend="cpu", check=True).get_function("handback")
+    out = np.zeros(32, np.int32)
+    f(1, 64, (out, np.int32(1)))
+    assert out.tolist() == list(range(32))
+    lines = {tag: i + 1 for i, text in enumerate(HANDBACK.splitlines()) for tag in ("READ", "WRITE") if f"// {tag}" in text}
+    with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
+        f(1, 64, (out, np.int32(0)))
+    assert "write after read" in str(e.value) and f"line {lines['READ']}" in str(e.value)
+    assert f"line {lines['WRITE']}" in str(e.value)

@@ -478,11 +478,12 @@ def test_ptx_the_translation_cannot_read_is_refused_not_left_to_gxx(asm, constru
 def test_templates_and_operands_written_with_macros():
     src = r'''
 #define ADD "add.u32 "
+#define ADD_0 ADD "%0, %0, "
 #define F2(i) "+f"(d[i]), "+f"(d[i + 1])
 #define R2(i) R1(i), R1(i + 4)
 #define R1(i) "+r"(x[i])
 extern "C" __global__ void runs(unsigned* x) {
-    asm(ADD "%0, %0, 1;" : "+r"(x[threadIdx.x]));
+    asm(ADD_0 "1;" : "+r"(x[threadIdx.x]));
     if (threadIdx.x == 0)
         asm("add.u32 %0, %0, 10; add.u32 %1, %1, 20;" : R2(1));
 }
@@ -493,10 +494,11 @@ extern "C" __global__ void refused(float* d) {
     mod = cudacheck.RawModule(src, backend="cpu")
     x = np.arange(8, dtype=np.uint32)
     mod.get_function("runs")(1, 4, (x,))
-    assert x.tolist() == [1, 12, 3, 4, 4, 25, 6, 7]   # operands a macro writes, macros within macros
+    # a template of a macro of string macros, operands a macro writes, macros within macros
+    assert x.tolist() == [1, 12, 3, 4, 4, 25, 6, 7]
     # two accumulators where m64n8k16 has four: the refusal names the instruction and its line
     with pytest.raises(cudacheck.UnsupportedFeatureError,
-                       match=r"instruction `wgmma\.mma_async\.sync.*` with an accumulator operand .*\(line 12\)"):
+                       match=r"instruction `wgmma\.mma_async\.sync.*` with an accumulator operand .*\(line 13\)"):
         mod.get_function("refused")
 
 

@@ -1,5 +1,5 @@
 """The Hopper task: P = M @ N by a kernel of kernels/hopper.cu (or a reader's copy of it),
-launched by tiling_course.hopper's one rule, its BF16 or FP16 inputs' product compared with
+launched by tiling_course.hopper's one rule, its BF16, FP16 or TF32 inputs' product compared with
 NumPy in float64 within float accumulation's bound (bench_hopper.py's tolerance)."""
 import itertools
 from dataclasses import dataclass
@@ -16,8 +16,8 @@ SHAPES = ((70, 100, 130), (129, 77, 250), (200, 300, 270), (1, 1, 1))
 
 @dataclass(frozen=True)
 class HopperMatmul(RoundedInputs, Product):
-    """P = M @ N by `kernel` of hopper.cu at `precision` ("bf16" or "fp16"), compiled with
-    -arch=sm_90a -std=c++17 (and -DHOPPER_FP16); `tile` does not apply (the tiles are
+    """P = M @ N by `kernel` of hopper.cu at `precision` ("bf16" or "fp16"; "tf32" for
+    matmul_tf32), compiled with -arch=sm_90a -std=c++17 (and -DHOPPER_FP16); `tile` does not apply (the tiles are
     hopper.cu's macros). On the CPU runtime the persistent grid has `sms` blocks, and a
     clustered kernel's grid `sms` / 2 clusters of two."""
     kernel: str = "matmul_persistent"

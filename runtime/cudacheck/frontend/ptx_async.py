@@ -13,8 +13,9 @@ TMA_LOAD = [["async", "bulk", "tensor", "2d", space, "global", "mbarrier::comple
             for space in ("shared::cluster", "shared::cta")]
 MULTICAST = [m + ["multicast::cluster"] for m in TMA_LOAD]
 TMA_STORE = ["async", "bulk", "tensor", "2d", "global", "shared::cta", "bulk_group"]
-WGMMA_TYPES = {("bf16", "bf16"): 0, ("f16", "f16"): 1}
-SHAPE = re.compile(r"m64n(\d+)k16")
+# wgmma's operand types: (the runtime's code for them, kc_async.cpp; the K of their shape)
+WGMMA_TYPES = {("bf16", "bf16"): (0, 16), ("f16", "f16"): (1, 16), ("tf32", "tf32"): (2, 8)}
+SHAPE = re.compile(r"m64n(\d+)k(8|16)")
 
 
 class AsyncInstructions:
@@ -66,16 +67,46 @@ class AsyncInstructions:
         shape, dtype, a, b = mods[3:]
         m = SHAPE.fullmatch(shape)
         if not m or int(m.group(1)) % 8 or not 8 <= int(m.group(1)) <= 256 or dtype != "f32" or \
-                (a, b) not in WGMMA_TYPES:
+                WGMMA_TYPES.get((a, b), (None, 0))[1] != int(m.group(2)):
             self.refuse()
         n = int(m.group(1))
-        ops = self.arity(ops, 8)   # {d}, descriptor A, descriptor B, scale-d, imm-scale-a/b, imm-trans-a/b
+        code, _ = WGMMA_TYPES[(a, b)]
+        tf32 = a == "tf32"
+        # A from registers (the "RS" form) when operand 1 is a vector {a0, a1, a2, a3}; else the
+        # "SS" form, A through a descriptor. tf32 has no imm-trans operands (both K-major); the RS
+        # form has no imm-trans-a (A in registers is K-major).
+        registers = len(ops) > 1 and ops[1][:1] == ["{"]
+        count = 6 if tf32 else 7 if registers else 8
+        if len(ops) > count and tf32:
+            self.bad(f"{len(ops)} operands (a .tf32 wgmma has no imm-trans operands: both of its operands "
+                     f"are K-major)")
+        if len(ops) == 8 and registers:
+            self.bad("8 operands (with A in registers there is no imm-trans-a: that form has 7)")
+        ops = self.arity(ops, count)   # {d}, A, descriptor B, scale-d, imm-scale-a/b[, imm-trans-a][, imm-trans-b]
         d = self.accumulators(ops[0], n // 2)
-        scale_a, scale_b, trans_a, trans_b = (self.immediate(o, allowed) for o, allowed in
-                                               zip(ops[4:], ((1, -1), (1, -1), (0, 1), (0, 1))))
-        return (f"{{ float* const kc_d[] = {{{', '.join('&' + r for r in d)}}}; ::kc::wgmma_mma(kc_d, {n}u, "
-                f"{self.value(ops[1], 'u64')}, {self.value(ops[2], 'u64')}, {self.value(ops[3], 'pred')}, "
-                f"{scale_a}, {scale_b}, {trans_a}u, {trans_b}u, {WGMMA_TYPES[(a, b)]}u, {line}); }}")
+        scale_a, scale_b = (self.immediate(o, (1, -1)) for o in ops[4:6])
+        trans = [self.immediate(o, (0, 1)) for o in ops[6:]]
+        trans_a, trans_b = ("0", "0") if tf32 else ("0", trans[0]) if registers else trans
+        pre = f"float* const kc_d[] = {{{', '.join('&' + r for r in d)}}}; "
+        if registers:
+            pre += f"const uint32_t kc_a[] = {{{', '.join(self.a_registers(ops[1]))}}}; "
+            desc_a, regs = "0ULL", "kc_a"
+        else:
+            desc_a, regs = self.value(ops[1], "u64"), "nullptr"
+        return (f"{{ {pre}::kc::wgmma_mma(kc_d, {n}u, {desc_a}, {regs}, {self.value(ops[2], 'u64')}, "
+                f"{self.value(ops[3], 'pred')}, {scale_a}, {scale_b}, {trans_a}u, {trans_b}u, {code}u, {line}); }}")
+
+    def a_registers(self, toks):
+        """The A operand of the RS form, {a0, a1, a2, a3}: four "r" inputs, as uint32_t values."""
+        if toks[:1] != ["{"] or toks[-1:] != ["}"] or len(toks) != 9 or toks[2:-1:2] != [","] * 3:
+            self.bad("an A operand that is not 4 registers in braces")
+        out = []
+        for tok in toks[1:-1:2]:
+            op = self.stmt.operands[int(tok.strip(MARK))] if tok.startswith(MARK) and self.stmt.operands else None
+            if op is None or op.output or op.letter != "r":
+                self.bad(f"the A register `{shown(tok)}` (an \"r\" input operand)")
+            out.append(self.value([tok], "b32"))
+        return out
 
     def accumulators(self, toks, count):
         """The vector operand {d0, ..., d(count-1)}: C++ lvalues of float outputs ("+f")."""
@@ -86,7 +117,7 @@ class AsyncInstructions:
         for tok in toks[1:-1:2]:
             op = self.stmt.operands[int(tok.strip(MARK))] if tok.startswith(MARK) and self.stmt.operands else None
             if op is None or not op.output or op.letter != "f":
-                self.bad(f"the accumulator `{tok.replace(MARK, '%') if op else tok}` (a \"+f\" operand)")
+                self.bad(f"the accumulator `{shown(tok)}` (a \"+f\" operand)")
             out.append(self.register(tok))
         return out
 
@@ -95,3 +126,8 @@ class AsyncInstructions:
         if text not in {str(v) for v in allowed}:
             self.bad(f"the immediate `{' '.join(toks)}` (one of {', '.join(map(str, allowed))})")
         return text
+
+
+def shown(tok):
+    """A template's register as written: `%3` for operand 3 (marked in the parsed template)."""
+    return "%" + tok.strip(MARK) if tok.startswith(MARK) else tok

@@ -308,11 +308,20 @@ class Reader:
                     self._macros.setdefault(m.spelling, []).append((m.extent.start.offset, self.tokens(m)))
         return next((toks for at, toks in reversed(self._macros.get(name, [])) if at < before), None)
 
-    def _string_macro(self, name, before):
-        """The string literals (spellings) that object-like macro `name` stands for; None if it
-        stands for anything else."""
+    def _string_macro(self, name, before, depth=0):
+        """The string literals (spellings) that object-like macro `name` stands for, those of the
+        macros it names included (`#define D64 D32 ", %32"`); None if it stands for anything else."""
         body = (self._macro(name, before) or [None])[1:]
-        return [t.spelling for t in body] if body and all(t.kind.name == "LITERAL" for t in body) else None
+        if not body or depth > 32:      # no body, or macros naming each other in a circle
+            return None
+        out = []
+        for t in body:
+            inner = [t.spelling] if t.kind.name == "LITERAL" else \
+                self._string_macro(t.spelling, before, depth + 1) if t.kind.name == "IDENTIFIER" else None
+            if inner is None:
+                return None
+            out += inner
+        return out
 
     def _function_macro(self, name, before):
         """(parameters, body spellings) of function-like macro `name`, or None: `F8(i)`."""

@@ -103,17 +103,22 @@ void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line)
 
 // ---- wgmma: the warpgroup's rendezvous ----------------------------------------------------------
 // A wgmma is one operation of the warpgroup's 128 threads (4 warps). Each thread leaves the
-// addresses of its accumulators (locals of the translated asm statement, on its own stack) and
-// yields to the scheduler; the 128th to arrive computes the whole 64 x N product for all of
-// them, and the others find it done when they run again.
+// addresses of its accumulators (locals of the translated asm statement, on its own stack), and
+// in the RS form (A from registers) a copy of its four A registers, and yields to the
+// scheduler; the 128th to arrive computes the whole 64 x N product for all of them, and the
+// others find it done when they run again.
 constexpr unsigned WARPGROUP = 128, MAX_WARPGROUPS = 1024 / WARPGROUP;
+enum WgmmaType : uint32_t { BF16 = 0, F16 = 1, TF32 = 2 };   // the front end's codes (ptx_async.py)
+// What every thread of the warpgroup must pass alike; not the A registers, each thread's own.
 struct Operands {
     uint64_t desc_a, desc_b;
     uint32_t n, type, scale_d, trans_a, trans_b;
     int32_t scale_a, scale_b;
+    bool a_registers;   // the RS form: A from registers, desc_a unused (0)
     bool operator!=(const Operands& o) const {   // field by field: the padding is indeterminate
         return desc_a != o.desc_a || desc_b != o.desc_b || n != o.n || type != o.type || scale_d != o.scale_d ||
-               trans_a != o.trans_a || trans_b != o.trans_b || scale_a != o.scale_a || scale_b != o.scale_b;
+               trans_a != o.trans_a || trans_b != o.trans_b || scale_a != o.scale_a || scale_b != o.scale_b ||
+               a_registers != o.a_registers;
     }
 };
 struct Warpgroup {
@@ -123,6 +128,7 @@ struct Warpgroup {
     int line;                 // the wgmma the first arrival reached
     uint32_t here[4];         // the threads that have arrived, a mask per warp
     float* const* d[WARPGROUP];
+    uint32_t a[WARPGROUP][4];   // the RS form: each thread's A registers, copied at its arrival
 };
 static Warpgroup groups[MAX_WARPGROUPS];
 
@@ -140,20 +146,23 @@ static Descriptor decode(uint64_t d, int line) {
 }
 
 // The shared offset of element (r, k) of an operand: r its row of M (A) or column of N (B), k
-// its step of the 16 of K. The canonical layouts (PTX ISA, wgmma "Shared Memory Matrix
-// Layout"; CUTLASS's GmmaDescriptor names them so), in 16-bit elements, T = 8 to 16 bytes:
+// its step of the K of the shape (16 for 16-bit types, 8 for tf32). The canonical layouts (PTX
+// ISA, wgmma "Shared Memory Matrix Layout"; CUTLASS's GmmaDescriptor names them so), in
+// elements of es bytes (2: bf16, f16; 4: tf32, K-major only), T = 8 to 16 bytes:
 //   K-major, S-byte swizzle:  r in groups of 8 rows S bytes apart, the groups SBO apart;
-//                             k contiguous (16 values: 32 bytes of a row)
-//   K-major, no swizzle:      8 x 8 core matrices (8 rows of 16 bytes), r's next SBO, k's LBO
+//                             k contiguous (k * es bytes into a row)
+//   K-major, no swizzle:      core matrices of 8 rows of 16 bytes (8 16-bit values, 4 tf32),
+//                             r's next SBO, k's (16 / es values on) LBO
 //   MN-major, S-byte swizzle: r contiguous over S bytes, the next S bytes LBO on;
 //                             k in groups of 8 rows S bytes apart, the groups SBO apart
 //   MN-major, no swizzle:     core matrices (8 values of r by 8 rows of k), r's next SBO, k's LBO
 // and then the swizzle, on the whole address.
-static uint64_t element(const Descriptor& m, bool mn_major, uint32_t r, uint32_t k) {
+static uint64_t element(const Descriptor& m, bool mn_major, uint32_t r, uint32_t k, uint32_t es) {
     uint64_t a;
+    uint32_t per = 16 / es;   // values of k in a core matrix's row of 16 bytes
     if (!mn_major)
-        a = m.swizzle ? (r / 8) * m.sbo + (r % 8) * m.swizzle + k * 2
-                      : (r / 8) * m.sbo + (r % 8) * 16 + (k / 8) * m.lbo + (k % 8) * 2;
+        a = m.swizzle ? (r / 8) * m.sbo + (r % 8) * m.swizzle + k * es
+                      : (r / 8) * m.sbo + (r % 8) * 16 + (k / per) * m.lbo + (k % per) * es;
     else if (m.swizzle) {
         uint32_t span = m.swizzle / 2;   // values of r per S bytes
         a = (r / span) * m.lbo + (r % span) * 2 + (k / 8) * m.sbo + (k % 8) * m.swizzle;
@@ -162,33 +171,77 @@ static uint64_t element(const Descriptor& m, bool mn_major, uint32_t r, uint32_t
     return swizzled(m.start + a, m.swizzle);
 }
 
-static float value(uint16_t bits, uint32_t type) {
-    if (type == 0) return __builtin_bit_cast(float, uint32_t(bits) << 16);   // bf16: float's upper half
-    return float(__builtin_bit_cast(_Float16, bits));
+// The TF32 value the tensor core multiplies for a 32-bit operand: a .b32 register of A (the RS
+// form) or the 4 bytes of an element in shared memory, both a float's bits. TF32 keeps float's
+// sign, 8 exponent bits and the top 10 of its 23 mantissa bits. What the tensor core does with
+// a float whose low 13 bits are not zero is what this models: it ignores them (truncation:
+// bits & 0xffffe000; a NaN whose payload is only there becomes an infinity). That this is what
+// an H100 does, and not round-to-nearest, is checked on the GPU by
+// tests/runtime/test_wgmma_registers.py::test_gpu_matches_the_cpu_runtime (inputs whose low 13
+// bits tell the two apart, one k nonzero: exact either way). Change it here alone if it rounds.
+static float tf32(uint32_t bits) { return __builtin_bit_cast(float, bits & 0xffffe000u); }
+
+// An operand's value: the 16 bits of a bf16 or an f16 (the low half of `bits`), or tf32's 32.
+static float value(uint32_t bits, uint32_t type) {
+    if (type == BF16) return __builtin_bit_cast(float, uint32_t(uint16_t(bits)) << 16);   // float's upper half
+    if (type == F16) return float(__builtin_bit_cast(_Float16, uint16_t(bits)));
+    return tf32(bits);
 }
 
-// D (64 x N) = A (64 x 16) B (16 x N) + (scale_d ? D : 0), D spread over the warpgroup as the PTX
-// ISA's "register fragment layout for accumulator matrix D" of m64nNk16 says: thread t (warp
-// w = t / 32, lane l) holds, for each 8 columns j, d[4j], d[4j+1] at row 16w + l/4, columns 8j +
-// 2(l%4) and the next, and d[4j+2], d[4j+3] eight rows below. Each product of 16-bit values is
-// exact in float; the 16 of a step are summed in float, in order of k, onto the accumulator (a
+// A (64 x K) from the warpgroup's registers (the RS form), as the PTX ISA's "register fragment
+// layout for matrix A" of m64nNk8 (tf32) and m64nNk16 (bf16, f16) puts it: thread t (warp w =
+// t / 32, lane l) holds rows r = 16w + l/4 and r + 8 of it:
+//   tf32:     a0 = A[r][l%4], a1 = A[r+8][l%4], a2 = A[r][l%4+4], a3 = A[r+8][l%4+4]
+//   16-bit:   a0 = A[r][c], A[r][c+1] (c = 2(l%4); the low half first), a1 the same columns of
+//             row r+8, a2 = A[r][c+8], A[r][c+9], a3 those of row r+8.
+static void registers_a(const Warpgroup& g, float (&A)[64][16]) {
+    const Operands& o = g.ops;
+    for (uint32_t t = 0; t < WARPGROUP; ++t) {
+        uint32_t w = t / 32, l = t % 32, r = 16 * w + l / 4;
+        for (uint32_t j = 0; j < 4; ++j) {
+            uint32_t row = r + 8 * (j % 2), bits = g.a[t][j];
+            if (o.type == TF32) {
+                A[row][l % 4 + 4 * (j / 2)] = o.scale_a * value(bits, o.type);
+            } else {
+                uint32_t col = 2 * (l % 4) + 8 * (j / 2);
+                A[row][col] = o.scale_a * value(bits & 0xffffu, o.type);
+                A[row][col + 1] = o.scale_a * value(bits >> 16, o.type);
+            }
+        }
+    }
+}
+
+// D (64 x N) = A (64 x K) B (K x N) + (scale_d ? D : 0), K = 16 (bf16, f16) or 8 (tf32), D spread
+// over the warpgroup as the PTX ISA's "register fragment layout for accumulator matrix D" of
+// m64nNk16 and m64nNk8 says: thread t (warp w = t / 32, lane l) holds, for each 8 columns j,
+// d[4j], d[4j+1] at row 16w + l/4, columns 8j + 2(l%4) and the next, and d[4j+2], d[4j+3] eight
+// rows below. Each product of 16-bit values, or of tf32 values (11 significant bits each), is
+// exact in float; the K of a step are summed in float, in order of k, onto the accumulator (a
 // GPU's order and internal precision within a step are not specified: results may differ from
 // it by float rounding).
 static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
     const Operands& o = g.ops;
-    Descriptor da = decode(o.desc_a, line), db = decode(o.desc_b, line);
+    uint32_t K = o.type == TF32 ? 8 : 16, es = o.type == TF32 ? 4 : 2;
+    Descriptor db = decode(o.desc_b, line);
     // Element (m or n, k) of an operand, read from shared memory where its descriptor puts it.
     auto operand = [&](const Descriptor& d, bool trans, uint32_t mn, uint32_t k, float scale) {
-        uint64_t at = element(d, trans, mn, k);
+        uint64_t at = element(d, trans, mn, k, es);
 #ifdef KC_CHECKED
-        check_wgmma_operand(at, wg, line);
+        check_wgmma_operand(at, es, wg, line);
 #endif
-        return scale * value(*reinterpret_cast<uint16_t*>(shared_bytes(at, 2, "wgmma.mma_async", line)), o.type);
+        const char* p = shared_bytes(at, es, "wgmma.mma_async", line);
+        uint32_t bits = es == 4 ? *reinterpret_cast<const uint32_t*>(p) : *reinterpret_cast<const uint16_t*>(p);
+        return scale * value(bits, o.type);
     };
     static float A[64][16], B[16][256];
-    for (uint32_t i = 0; i < 64; ++i)
-        for (uint32_t k = 0; k < 16; ++k) A[i][k] = operand(da, o.trans_a, i, k, o.scale_a);
-    for (uint32_t k = 0; k < 16; ++k)
+    if (o.a_registers) {
+        registers_a(g, A);
+    } else {
+        Descriptor da = decode(o.desc_a, line);
+        for (uint32_t i = 0; i < 64; ++i)
+            for (uint32_t k = 0; k < K; ++k) A[i][k] = operand(da, o.trans_a, i, k, o.scale_a);
+    }
+    for (uint32_t k = 0; k < K; ++k)
         for (uint32_t n = 0; n < o.n; ++n) B[k][n] = operand(db, o.trans_b, n, k, o.scale_b);
     for (uint32_t t = 0; t < WARPGROUP; ++t) {
         uint32_t w = t / 32, l = t % 32;
@@ -197,7 +250,7 @@ static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
                 uint32_t row = 16 * w + l / 4 + 8 * (h / 2), col = 8 * j + 2 * (l % 4) + h % 2;
                 float* d = g.d[t][4 * j + h];
                 float acc = o.scale_d ? *d : 0.0f;
-                for (uint32_t k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
+                for (uint32_t k = 0; k < K; ++k) acc += A[row][k] * B[k][col];
                 *d = acc;
             }
     }
@@ -231,24 +284,29 @@ static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
     _exit(5);
 }
 
-void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
-               int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
+void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, uint64_t desc_b, bool scale_d,
+               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
     const char* what = "wgmma.mma_async";
     unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP, me = cur->linear - first;
     if (first + WARPGROUP > sched.nthreads)
         operand_error("wgmma_block", what, nullptr, sched.nthreads, first + WARPGROUP, line);
     Warpgroup& g = groups[wg];
-    // The operands are the warpgroup's: every thread must pass the same ones, at the same wgmma.
-    Operands o{desc_a, desc_b, n, type, scale_d, trans_a, trans_b, scale_a, scale_b};
+    // The operands are the warpgroup's: every thread must pass the same ones, at the same wgmma
+    // (but for the A registers of the RS form, each thread's own part of A).
+    Operands o{desc_a, desc_b, n, type, scale_d, trans_a, trans_b, scale_a, scale_b, a != nullptr};
     if (g.arrived == 0) {
         g.ops = o;
         g.line = line;
     } else if (line != g.line) {
         warpgroup_error(wg, g, line, "different");
     } else if (o != g.ops) {
-        operand_error("wgmma_operands", what, nullptr, desc_a, g.ops.desc_a, line);
+        bool a_differs = desc_a != g.ops.desc_a;   // (in the RS form, 0 for all: B's then, if either)
+        operand_error("wgmma_operands", what, nullptr, a_differs ? desc_a : desc_b, a_differs ? g.ops.desc_a
+                      : g.ops.desc_b, line);
     }
     g.d[me] = d;
+    if (a)
+        for (unsigned j = 0; j < 4; ++j) g.a[me][j] = a[j];
     g.here[me / 32] |= 1u << (me % 32);
     uint64_t generation = g.generation;
     sched.progress++;

@@ -247,9 +247,10 @@ void check_wgmma_begin(const void* ret) {
     as.checked_bar = -1;
 }
 
-// One 2-byte operand element at window offset off, read by warpgroup wg's wgmma at `line`.
-void check_wgmma_operand(uint64_t off, unsigned wg, int line) {
-    for (uint64_t a = off; a < off + 2; ++a) {
+// One operand element of `size` bytes (2, or 4 for tf32) at window offset off, read by
+// warpgroup wg's wgmma at `line`.
+void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line) {
+    for (uint64_t a = off; a < off + size; ++a) {
         Mark* m = mark(a);
         if (!m) continue;
         if (m->copy_set && !(as.checked_bar == m->copy_bar && as.checked_phase == m->copy_phase)) {

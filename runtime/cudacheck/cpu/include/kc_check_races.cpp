@@ -106,6 +106,23 @@ void check_mbarrier_acquire(const void* bar) {
     join(row(cur->linear), current(b.completed, b.completed_at));
 }
 
+// A __syncwarp() orders what each lane of its mask did before it with what each does after
+// (the PTX ISA: bar.warp.sync orders memory among the threads taking part), so each lane's
+// clock takes in the others' clocks and their accesses so far. An arrival by one lane then
+// carries the whole warp's accesses: one arrival per warp may hand back a slot all its lanes read.
+void check_mbarrier_warp_sync(unsigned w, unsigned mask) {
+    if (!mb.n || mb.n != sched.nthreads) return;   // no mbarrier in this launch yet: nothing to carry
+    static uint32_t joint[1024];
+    memset(joint, 0, sizeof(uint32_t) * mb.n);
+    for (unsigned l = 0, u = w * 32; l < 32 && u < mb.n; ++l, ++u)
+        if ((mask >> l) & 1u) {
+            join(joint, row(u));
+            if (joint[u] < sched.threads[u].seq) joint[u] = sched.threads[u].seq;
+        }
+    for (unsigned l = 0, u = w * 32; l < 32 && u < mb.n; ++l, ++u)
+        if ((mask >> l) & 1u) memcpy(row(u), joint, sizeof(uint32_t) * mb.n);
+}
+
 // Whether access a (of this interval) is ordered before thread t's next one by mbarriers.
 static bool barrier_ordered(const AccessRec& a, const Thread* t) {
     return mb.n && mb.row_at[t->linear] == interval() && a.seq < mb.known[size_t(t->linear) * mb.n + a.tid];

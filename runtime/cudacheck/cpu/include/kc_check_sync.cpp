@@ -74,7 +74,10 @@ void check_collective(unsigned w, unsigned group) {
 
 // ---- warp operations -------------------------------------------------------------------------
 
-void check_warp_released(unsigned w, unsigned) { chk.warp_epoch[w]++; }
+void check_warp_released(unsigned w, unsigned mask) {
+    chk.warp_epoch[w]++;
+    check_mbarrier_warp_sync(w, mask);
+}
 
 [[noreturn]] static void warp_misuse(unsigned w, unsigned mask, int line, const char* problem, unsigned lane) {
     char buf[512];

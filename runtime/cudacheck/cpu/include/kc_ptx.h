@@ -50,11 +50,13 @@ inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); 
 // aligned), laid out by the map's swizzle, elements outside the matrix written as zeros (or
 // NaN); then its bytes, the whole box's, complete on the mbarrier at bar.
 void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line);
-// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}: d holds the addresses of this thread's
-// N/2 accumulators; type 0 is bf16, 1 f16. It returns when the whole warpgroup has arrived and
-// the product is in every thread's accumulators.
-void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, uint64_t desc_b, bool scale_d, int32_t scale_a,
-               int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line);
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} and m64nNk8.f32.tf32: d holds the
+// addresses of this thread's N/2 accumulators; type 0 is bf16, 1 f16, 2 tf32 (no transposes:
+// trans_a and trans_b 0). `a` is null where A is read through desc_a (the SS form), or this
+// thread's four A registers (the RS form: desc_a and trans_a unused, 0). It returns when the
+// whole warpgroup has arrived and the product is in every thread's accumulators.
+void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, uint64_t desc_b, bool scale_d,
+               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line);
 // The wgmma's fence, commit and wait: with the products computed at the mma, ordering points for
 // the compiler; commit and wait (kc_async.cpp) also count groups, for checked mode's check of
 // stores to operands a group still reads.

@@ -121,6 +121,7 @@ void check_mbarrier_init(const void* bar);
 void check_mbarrier_arrive(const void* bar);
 void check_mbarrier_complete(const void* bar);
 void check_mbarrier_acquire(const void* bar);
+void check_mbarrier_warp_sync(unsigned w, unsigned mask);   // a __syncwarp's lanes share what they know
 // The async proxy's checks (kc_check_async.cpp): mbarrier phases as threads observe them, the
 // TMA's writes and wgmma's reads of shared memory, wgmma groups.
 void check_async_block_start();
@@ -132,7 +133,7 @@ void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, in
 void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line);
 void check_tma_done(uint64_t bar);
 void check_wgmma_begin(const void* ret);
-void check_wgmma_operand(uint64_t off, unsigned wg, int line);
+void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line);
 void check_wgmma_commit();
 void check_wgmma_wait(uint32_t n);
 bool wgmma_in_flight(uint32_t n);
