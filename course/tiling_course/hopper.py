@@ -383,7 +383,9 @@ def _plot(data):
         ax.set_title(run.device, fontsize=10)
     axes[0][0].set_ylabel(f"fraction of cuBLAS's speed at {data[0].size()}")   # its time / the kernel's
     axes[0][0].set_ylim(0, max(1.0, *(ax.get_ylim()[1] for ax in axes[0])) * 1.15)
-    axes[0][0].legend(loc="upper left", fontsize=9)
+    # Below the panels, in one row: inside them it would hide a bar's number.
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
     fig.suptitle("Hopper's kernels, step by step, beside cuBLAS at the same precision\n"
                  + "\n".join(run.label for run in data), fontsize=10)
     return fig
