@@ -523,3 +523,25 @@ extern "C" __global__ void k(unsigned* x) {
     x = np.zeros(32, np.uint32)
     cudacheck.RawModule(src, backend="cpu", options=("-arch=sm_90a",)).get_function("k")(1, 32, (x,))
     assert x.tolist() == list(range(32))
+
+
+def test_a_call_that_template_arguments_resolve_refuses_cleanly():
+    """`n128(d)` with d of a type that depends on N names its callee only in an instance: the
+    refusal of n128's asm must reach the template's callers (a g++ error about an always_inline
+    body left out would stop every kernel of the module), and a kernel that never reaches it runs."""
+    src = r'''
+#define OP(x) "add.u32 "
+__device__ __forceinline__ void n64(unsigned (&d)[64]) { asm("add.u32 %0, %0, 1;" : "+r"(d[0])); }
+__device__ __forceinline__ void n128(unsigned (&d)[128]) { asm(OP(1) "%0, %0, 1;" : "+r"(d[0])); }
+template <int N> __device__ __forceinline__ void pick(unsigned (&d)[N]) {
+    if constexpr (N == 64) n64(d); else n128(d);
+}
+extern "C" __global__ void uses_128(unsigned* x) { unsigned d[128] = {}; pick<128>(d); x[0] = d[0]; }
+extern "C" __global__ void plain(unsigned* x) { x[0] = 7; }'''
+    mod = cudacheck.RawModule(src, backend="cpu")
+    with pytest.raises(cudacheck.UnsupportedFeatureError,
+                       match=r"not string literals alone \(`OP`\), through n128\(\), through pick\(\) \(line 8\)"):
+        mod.get_function("uses_128")
+    x = np.zeros(1, np.uint32)
+    mod.get_function("plain")(1, 1, (x,))
+    assert x[0] == 7

@@ -267,6 +267,16 @@ class Reader:
                     info["calls"].add((self._callee(ref), ref.spelling, c.location.line, *origin(self.ci, ref)))
                     if self.program and ref.spelling == "cudaMalloc":
                         self._allocation(c)
+            elif k == K.OVERLOADED_DECL_REF:
+                # A call that a template's arguments resolve (`wgmma_n128(d, ...)`, d of a type
+                # that depends on them): any of its candidates may be the one an instance runs,
+                # so each counts as called (a candidate the CPU runtime cannot run refuses this
+                # function, where its body would otherwise call a body left out).
+                lib = self.ci.conf.lib
+                for i in range(lib.clang_getNumOverloadedDecls(c)):
+                    ref = lib.clang_getOverloadedDecl(c, i)
+                    if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
+                        info["calls"].add((self._callee(ref), ref.spelling, c.location.line, *origin(self.ci, ref)))
             elif k == K.TYPE_REF and device:
                 nvrtc.check_type_ref(self.ci, c, self.source)
             elif k in (K.ASM_STMT, K.MS_ASM_STMT):
