@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from .. import hopper, sources
 from .matrix import Product, RoundedInputs
 
-# (m, k, n): tiles cut at every edge and k not a multiple of the slice (64); m not a multiple
-# of 16 rows; k = 300, five slices through four slots (each slot reused, its phase parity
-# flipped), with 2 x 2 tiles of matmul_persistent's 128 x 256 so that each of its CPU_SMS
-# blocks walks two tiles; and the smallest product. Each runs checked in well under a second.
+# (m, k, n): tiles cut at every edge and k not a multiple of the slice (64 16-bit values, or
+# 32 floats for matmul_tf32); m not a multiple of 16 rows; k = 300, five slices through four
+# slots (ten for TF32: each slot reused, its phase parity flipped), with 2 x 2 tiles of
+# matmul_persistent's 128 x 256 (1 x 3 of matmul_tf32's 256 x 128) so that each of its
+# CPU_SMS blocks walks two tiles; and the smallest product. Each runs checked in well under a
+# second.
 SHAPES = ((70, 100, 130), (129, 77, 250), (200, 300, 270), (1, 1, 1))
 
 
