@@ -154,6 +154,14 @@ class WgmmaOperandRaceError(SharedMemoryRaceError):
     asynchronous multiply may read the new bytes or the old. `wgmma_line` is the wgmma's line."""
 
 
+class TmaStoreSourceRaceError(SharedMemoryRaceError):
+    """Shared memory a TMA store (cp.async.bulk.tensor, shared to global, .bulk_group) reads as
+    its source, written (by a thread's store or a TMA copy) before the thread that issued the
+    store waited for its bulk group (cp.async.bulk.wait_group.read, or wait_group): the
+    asynchronous store may write the new bytes to global memory or the old. `store_line` is the
+    store's line, `store_thread` the thread that issued it."""
+
+
 class WarpgroupCollectiveError(WarpCollectiveError):
     """A warpgroup-wide instruction (wgmma.mma_async: .sync.aligned) that not all four warps of
     the warpgroup reach together, or that they reach at different lines: undefined on a GPU,

@@ -4,7 +4,8 @@ stored runs, the table and the figure) and the checker's task, tasks.HopperMatmu
 Without a GPU: every kernel of hopper.cu, the clustered ones too, passes the checker in checked
 mode at BF16 and FP16 on fresh random inputs; each
 way of breaking the pipeline (no wait for a full slot, the wrong bytes announced, a flipped
-parity, a warp skipping the wgmma, a producer not waiting for a free slot) gives checked
+parity, a warp skipping the wgmma, a producer not waiting for a free slot, a result buffer
+rewritten before its TMA store was waited for) gives checked
 mode's named error at its line, in a message that fits a phone; a wrong store names the
 thread that made it; the stored H100 run is bench_hopper.py's format with its "meta", and
 every number the table, the figure and the accessors show is the file's. On an H100 or
@@ -189,6 +190,25 @@ def test_a_slot_handed_back_before_its_wgmma_group_retires(kernel, rng):
     assert "still reads it" in out.message and "in flight" in out.message
 
 
+STORE_WAIT = ("            if (t == 0)\n"
+              "                bulk_wait_read<EPI_BUFS - 2>();                    // 2: the next buffer is free\n")
+TMA_STORE = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
+ST_SHARED = "st.shared.v2.f32"
+
+
+def test_a_result_buffer_rewritten_before_its_tma_store_is_waited_for(rng):
+    """matmul_async_store without the wait_group.read before the named barrier: box b + 1
+    rewrites the buffer box b - 1's store may still be reading. The first shape shows it (n =
+    130: each consumer sends five boxes of its tile); the write reported is st.shared's, inside
+    the helper st_shared_v2, and the store's line is tma_store's, inside its helper too."""
+    code, out = tried("matmul_async_store", [(STORE_WAIT, "")], rng)
+    assert_finding(out, cudacheck.TmaStoreSourceRaceError, code, ST_SHARED)
+    assert isinstance(out.error, cudacheck.SharedMemoryRaceError)
+    assert out.error.store_line == line_of(code, TMA_STORE) and f"line {out.error.store_line}" in out.message
+    assert out.error.store_thread[0] % 128 == 0 and out.error.store_thread[0] >= 128   # a consumer's thread 0
+    assert "wait_group.read" in out.message and "may still be reading it" in out.message
+
+
 # ---- Wrong values: who stores the element ----------------------------------------------------
 
 def test_a_wrong_store_names_the_thread_that_made_it(rng):
@@ -319,8 +339,7 @@ def test_the_task_passes_on_the_gpu_too(kernel, prec, rng):
 
 @gpu
 @hopper_gpu
-@pytest.mark.parametrize("prec", hopper.PRECISIONS)
-@pytest.mark.parametrize("kernel", hopper.KERNELS)
+@pytest.mark.parametrize("kernel,prec", hopper.PAIRS)
 def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
     task = tasks.HopperMatmul(kernel, prec)
     for shape in task.default_shapes(16):

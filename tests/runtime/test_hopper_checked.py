@@ -1,7 +1,8 @@
 """Checked mode on Hopper kernels' inline PTX (cpu/include/kc_check_async.cpp): each hazard of
 the async proxy that no NVIDIA tool names, committed by one small kernel (a TMA copy of a 64 x 64
-bf16 tile onto an mbarrier, one wgmma m64n8k16 reading it), asserting the class, the line and
-the message's facts; the same kernel without the bug, and kernels/hopper.cu's three kernels on
+bf16 tile onto an mbarrier, one wgmma m64n8k16 reading it; a TMA store of a float box whose
+buffer is then rewritten), asserting the class, the line and the message's facts; the same
+kernels without the bug, and kernels/hopper.cu's three kernels on
 a small awkward shape, run checked with no finding."""
 import re
 
@@ -172,7 +173,8 @@ extern "C" __global__ void handback(int* out, int sync) {
     if (threadIdx.x < 32) {
         out[threadIdx.x] = buf[threadIdx.x];   // READ
         if (sync) __syncwarp();
-        if (threadIdx.x == 0) asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" :: "r"(b) : "memory");
+        if (threadIdx.x == 0)
+            asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" :: "r"(b) : "memory");
     } else if (threadIdx.x == 32) {
         unsigned done = 0;
         while (!done)
@@ -188,8 +190,115 @@ def test_one_lanes_arrival_hands_back_the_warps_reads_after_a_syncwarp():
     out = np.zeros(32, np.int32)
     f(1, 64, (out, np.int32(1)))
     assert out.tolist() == list(range(32))
-    lines = {tag: i + 1 for i, text in enumerate(HANDBACK.splitlines()) for tag in ("READ", "WRITE") if f"// {tag}" in text}
+    lines = {tag: i + 1 for i, text in enumerate(HANDBACK.splitlines())
+             for tag in ("READ", "WRITE") if f"// {tag}" in text}
     with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
         f(1, 64, (out, np.int32(0)))
     assert "write after read" in str(e.value) and f"line {lines['READ']}" in str(e.value)
     assert f"line {lines['WRITE']}" in str(e.value)
+
+
+# A TMA store's source (cp.async.bulk.tensor, shared to global, .bulk_group) is read by the async
+# proxy until the issuing thread's cp.async.bulk.wait_group.read retires its group. Thread 127
+# stores a 64 x 32 float box from `buf` into P's left half, then the block rewrites `buf` and
+# thread 127 stores it into P's right half. mode 0: correct (wait_group.read 0, a barrier, the
+# rewrite). 1: no wait before the rewrite. 2: wait_group.read 1, which leaves the one group
+# committed still reading. 3: thread 127 loads a box of P into the buffer (a TMA copy) before
+# its wait. 4: thread 127 waits after the barrier, not before it: nothing orders the other
+# threads' rewrite after its wait.
+STORE_SRC = r"""
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+extern "C" __global__ void store_box(const __grid_constant__ TensorMap map, int mode) {
+    __shared__ unsigned long long bar;
+    extern __shared__ unsigned char smem[];
+    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    float* buf = (float*)__cvta_shared_to_generic(base);
+    for (int i = 0; i < 16; ++i) buf[threadIdx.x * 16 + i] = threadIdx.x * 16 + i;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 127) {
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"   // STORE
+                     :: "l"(&map), "r"(0), "r"(0), "r"(base) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        if (mode == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");   // WAIT
+        if (mode == 2) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");   // WAIT ONE
+        if (mode == 3) {
+            unsigned b = (unsigned)__cvta_generic_to_shared(&bar), done = 0;
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+            asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], 8192; }" :: "r"(b));
+            asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"   // LOAD
+                         " [%0], [%1, {%2, %3}], [%4];" :: "r"(base), "l"(&map), "r"(32), "r"(0), "r"(b) : "memory");
+            while (!done)
+                asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; "
+                             "selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b));
+        }
+    }
+    if (mode == 4) asm volatile("bar.sync 1, 128;" ::: "memory");   // (the CPU runtime runs its last arrival on first)
+    else __syncthreads();
+    if (mode == 4 && threadIdx.x == 127) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");   // LATE
+    for (int i = 0; i < 16; ++i) buf[threadIdx.x * 16 + i] = -float(threadIdx.x * 16 + i);   // REWRITE
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 127) {
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"   // STORE 2
+                     :: "l"(&map), "r"(32), "r"(0), "r"(base) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}
+"""
+STORE_LINES = {tag: i + 1 for i, text in enumerate(STORE_SRC.splitlines())
+               for tag in re.findall(r"// ([A-Z][A-Z0-9 ]+[A-Z0-9])\b", text)}
+
+
+@pytest.fixture(scope="module")
+def store_box():
+    return cudacheck.RawModule(STORE_SRC, backend="cpu", check=True).get_function("store_box")
+
+
+def run_store(f, mode):
+    P = np.zeros((64, 64), np.float32)
+    f(1, 128, (cudacheck.tensor_map_2d(P, box_rows=64, box_cols=32, swizzle=0), np.int32(mode)), shared_mem=9216)
+    return P
+
+
+def test_a_buffer_rewritten_after_the_stores_wait_and_a_barrier(store_box):
+    P = run_store(store_box, 0)
+    box = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    assert np.array_equal(P[:, :32], box) and np.array_equal(P[:, 32:], -box)
+
+
+def test_a_buffer_rewritten_while_the_tma_store_may_still_read_it(store_box):
+    with pytest.raises(cudacheck.TmaStoreSourceRaceError) as e:
+        run_store(store_box, 1)
+    assert isinstance(e.value, cudacheck.SharedMemoryRaceError)
+    assert e.value.line == STORE_LINES["REWRITE"] and e.value.store_line == STORE_LINES["STORE"]
+    assert e.value.thread == (0, 0, 0) and e.value.store_thread == (127, 0, 0) and e.value.op == "write"
+    msg = str(e.value)
+    assert f"the TMA store on line {STORE_LINES['STORE']}" in msg and "thread (127, 0, 0)" in msg
+    assert "smem[" in msg and "wait_group.read" in msg and len(msg) <= 1400
+
+
+def test_a_wait_that_leaves_the_store_reading(store_box):
+    with pytest.raises(cudacheck.TmaStoreSourceRaceError) as e:
+        run_store(store_box, 2)
+    assert e.value.line == STORE_LINES["REWRITE"] and e.value.store_line == STORE_LINES["STORE"]
+    assert (e.value.group, e.value.retired) == (0, 0)
+
+
+def test_a_tma_copy_into_the_buffer_while_the_store_may_still_read_it(store_box):
+    with pytest.raises(cudacheck.TmaStoreSourceRaceError) as e:
+        run_store(store_box, 3)
+    assert e.value.line == STORE_LINES["LOAD"] and e.value.store_line == STORE_LINES["STORE"]
+    assert e.value.op == "copy" and e.value.thread == e.value.store_thread == (127, 0, 0)
+    assert f"the TMA copy on line {STORE_LINES['LOAD']} (issued by thread (127, 0, 0))" in str(e.value)
+
+
+def test_a_wait_after_the_barrier_leaves_the_other_threads_unordered(store_box):
+    """Thread 127, the last to reach the named barrier, runs on from it first and waits before
+    the others rewrite: the wait lets every other thread run before it retires the group (bulk_wait,
+    kc_async.cpp), so their writes land in the window, where checked mode sees them."""
+    with pytest.raises(cudacheck.TmaStoreSourceRaceError) as e:
+        run_store(store_box, 4)
+    assert e.value.line == STORE_LINES["REWRITE"] and e.value.store_line == STORE_LINES["STORE"]
+    assert e.value.thread != (127, 0, 0) and e.value.store_thread == (127, 0, 0)

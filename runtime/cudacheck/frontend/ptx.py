@@ -27,10 +27,11 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   mbarrier (cudacheck.tensor_map_2d of a NumPy array: kc_abi.h's CpuTensorMap), multicast to
   the CTAs of a mask (.multicast::cluster), and from shared to global memory as a bulk group
   (elements outside the matrix not written), with cp.async.bulk.commit_group and wait_group
-  (.read); wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk8 (tf32, truncated to its 10
-  mantissa bits: kc_async.cpp's tf32()) with f32 accumulators, B read through a matrix
-  descriptor and A through one or from four registers of each thread (the RS form), with
-  wgmma.fence, commit_group and wait_group (hooks);
+  (.read) (hooks: checked mode counts each thread's bulk groups); wgmma.mma_async m64nNk16
+  (bf16, f16) and m64nNk8 (tf32, truncated to its 10 mantissa bits: kc_async.cpp's tf32())
+  with f32 accumulators, B read through a matrix descriptor and A through one or from four
+  registers of each thread (the RS form), with wgmma.fence, commit_group and wait_group
+  (hooks);
 - clusters (ptx_cluster.py; cpu/include/kc_cluster.cpp): a kernel's __cluster_dims__ makes its
   launch a clustered one (a launch without makes each CTA a cluster of one, rank 0). The CTAs
   of a cluster run at once, each in a worker of its own, taking turns pass by pass; mapa gives

@@ -7,8 +7,8 @@ it becomes and the fields of its JSON. This package reads that file (KINDS) and 
 finding (to_exception) with the decoder named after its kind, which words the message:
 memory.py for what an access did (oob, race, async_race, global_race, uninit), execution.py
 for how the threads ran (divergence, warp, collective, operand, shared_limit, stall), hopper.py
-for the async proxy of Hopper kernels' inline PTX (tile_unwaited, wgmma_overwrite, tx_overflow,
-warpgroup).
+for the async proxy of Hopper kernels' inline PTX (tile_unwaited, wgmma_overwrite,
+tma_store_overwrite, tx_overflow, warpgroup).
 """
 import json
 import re

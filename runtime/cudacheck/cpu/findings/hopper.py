@@ -1,12 +1,19 @@
 """The decoders of checked mode's findings about the async proxy of Hopper kernels' inline PTX
 (kc_findings.def; cpu/include/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
 before the thread observed its mbarrier phase (tile_unwaited), a wgmma operand overwritten
-while its group is in flight (wgmma_overwrite), a phase that got more bytes than expect_tx
+while its group is in flight (wgmma_overwrite), a TMA store's source overwritten before the
+issuing thread waited for its bulk group (tma_store_overwrite), a phase that got more bytes than expect_tx
 announced (tx_overflow), and a wgmma not all four warps of the warpgroup reach (warpgroup). No
 NVIDIA tool reports these: compute-sanitizer's racecheck does not model the async proxy. Each
 takes the finding's fields and the findings.Context it is read against, and returns the
 exception, its message worded for the student."""
-from ...errors import TileNotReadyError, TransactionCountError, WarpgroupCollectiveError, WgmmaOperandRaceError
+from ...errors import (
+    TileNotReadyError,
+    TmaStoreSourceRaceError,
+    TransactionCountError,
+    WarpgroupCollectiveError,
+    WgmmaOperandRaceError,
+)
 from .execution import lane_ranges
 
 
@@ -79,6 +86,27 @@ def wgmma_overwrite(f, ctx):
     return WgmmaOperandRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
                                  array=f["array"], index=tuple(f["index"]), op=f["op"], warpgroup=f["warpgroup"],
                                  wgmma_line=f["wgmma_line"])
+
+
+def tma_store_overwrite(f, ctx):
+    block, thread, issuer = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.thread(f["store_thread"])
+    writer = (f"the TMA copy on line {f['line']} (issued by thread {thread}) writes" if f["op"] == "copy"
+              else f"thread {thread} writes")
+    waited = (f"its cp.async.bulk.wait_group.read has retired only groups below {f['retired']}" if f["retired"]
+              else "it has retired none with cp.async.bulk.wait_group.read")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
+           f"TMA store on line {f['store_line']} may still be reading it: thread {issuer}, which issued the "
+           f"store, has not waited for its bulk group ({f['group']}, counting that thread's "
+           f"cp.async.bulk.commit_group from 0): {waited}.")
+    msg = _quoted(msg, ctx, (f["line"], f["store_line"]),
+                  "A TMA store reads its shared-memory source asynchronously, until the issuing thread's "
+                  "cp.async.bulk.wait_group.read N leaves at most N newer bulk groups reading. Before the buffer "
+                  "is written again, have that thread wait (N small enough to include this store), then a "
+                  "barrier, so the other threads write only after its wait.")
+    return TmaStoreSourceRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
+                                   array=f["array"], index=tuple(f["index"]), op=f["op"],
+                                   store_line=f["store_line"], store_thread=issuer, group=f["group"],
+                                   retired=f["retired"])
 
 
 def tx_overflow(f, ctx):

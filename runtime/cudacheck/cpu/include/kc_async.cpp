@@ -4,7 +4,8 @@
 // completes its transaction on the mbarrier (the phase completes only once every byte expected
 // has arrived, as on a GPU), a store's before its bulk group is committed, and a wgmma's
 // products are in the accumulators before the warpgroup goes on (wgmma.wait_group and
-// cp.async.bulk.wait_group then have nothing to wait for).
+// cp.async.bulk.wait_group then have nothing to wait for, but checked mode counts their groups:
+// a GPU still reads the operands, and a store's source, until they retire).
 #include <string.h>
 
 #include "kc_runtime.h"
@@ -94,11 +95,43 @@ void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line)
         int64_t r = int64_t(y) + i;
         for (uint32_t j = 0; j < m->box_cols; ++j) {
             int64_t c = int64_t(x) + j;
+            uint64_t at = swizzled(src + i * row + j * es, m->swizzle);
+#ifdef KC_CHECKED
+            check_tma_store_read(at, uint32_t(es), line);   // read until its bulk group is waited for
+#endif
             if (r >= 0 && c >= 0 && uint64_t(r) < m->rows && uint64_t(c) < m->cols)
-                put(dst + uint64_t(r) * m->row_pitch + uint64_t(c) * es, window + swizzled(src + i * row + j * es,
-                                                                                       m->swizzle), es);
+                put(dst + uint64_t(r) * m->row_pitch + uint64_t(c) * es, window + at, es);
         }
     }
+}
+
+// cp.async.bulk.commit_group and wait_group[.read]: the stores are performed at once; checked
+// mode counts each thread's bulk groups, to know which stores may still read their source
+// (kc_check_async.cpp).
+void bulk_commit(int) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef KC_CHECKED
+    check_bulk_commit();
+#endif
+}
+
+void bulk_wait(uint32_t n, int) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef KC_CHECKED
+    // Once, where the wait finds a group of this thread still reading: the store was performed
+    // at its issue, so without a yield the issuing thread could run on from the store through
+    // this wait before any other thread runs, and a write by another thread that nothing orders
+    // after the wait (a barrier before the wait rather than after it) would always land after
+    // it, unseen. One yield gives every other runnable thread of the block a turn inside the
+    // window (those after this one in the order at once, those before it at the next pass, before
+    // this one resumes). Unlike wgmma.wait_group, one thread issues and waits (bulk groups are
+    // per thread), so no other thread reaches the wait a pass later and one yield is enough; a
+    // correct kernel's writers wait at the barrier after the wait and do not move.
+    if (bulk_in_flight(n)) yield_to_scheduler();
+    check_bulk_wait(n);
+#else
+    (void)n;
+#endif
 }
 
 // ---- wgmma: the warpgroup's rendezvous ----------------------------------------------------------

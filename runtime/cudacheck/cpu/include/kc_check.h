@@ -17,7 +17,8 @@
 //                              (synccheck)
 //   kc_check_init.cpp          reads of memory nothing has written (initcheck)
 //   kc_check_async.cpp         the async proxy (inline PTX): TMA tiles read before their mbarrier
-//                              phase completes, wgmma operands overwritten while it reads them
+//                              phase completes, wgmma operands overwritten while it reads them,
+//                              a TMA store's source overwritten before its bulk group is waited for
 //
 // Provenance. Every array argument lives alone in a slot of 2^slot_shift bytes of address
 // space (runtime/cudacheck/cpu/system.py), at the slot's middle, with nothing else mapped in

@@ -13,19 +13,30 @@
 //  - a wgmma reads its operand tiles from its issue until the warpgroup's wgmma.wait_group
 //    retires its group (wait_group N: all but the newest N committed groups are complete).
 //    A store to those bytes in that window, by a thread or a TMA copy, is a
-//    WgmmaOperandRaceError.
-// Each byte of the shared window (kc_ptx.h) has a Mark: the last TMA copy into it, and the
-// wgmmas (of up to two warpgroups) reading it. Phases are counted per barrier and block: a
-// copy completes on the phase its barrier is in when it is issued (the CPU runtime performs
-// it at once); a successful wait observes every phase completed so far.
+//    WgmmaOperandRaceError;
+//  - a TMA store (cp.async.bulk.tensor, shared to global, .bulk_group) reads its source box from
+//    its issue until the issuing thread's cp.async.bulk.wait_group.read N (or wait_group N)
+//    retires its bulk group (bulk groups are per thread: all but the thread's newest N
+//    committed groups have finished reading). A store to those bytes in that window, by any
+//    thread or a TMA copy, is a TmaStoreSourceRaceError.
+// Each byte of the shared window (kc_ptx.h) has a Mark: the last TMA copy into it, the
+// wgmmas (of up to two warpgroups) reading it, and the last TMA store reading it. Phases are
+// counted per barrier and block: a copy completes on the phase its barrier is in when it is
+// issued (the CPU runtime performs it at once); a successful wait observes every phase
+// completed so far. Bulk groups are counted per thread, as wgmma groups are.
 //
 // What this does not see: a wait observed through another thread by anything but a
 // __syncthreads() (a __syncwarp, an mbarrier chain), which it reports as not observed; a
 // wgmma's group retired by a wait_group the writer is not ordered after (the check uses the
 // order this run took, in which each wait_group that retires a group lets the other threads
-// run first); wgmma operand reads are not race-checked against earlier stores, nor
-// checked for initialization: a kernel may multiply chunks of a slot it did not load (past the
-// matrix's last column) whose products it never stores, as kernels/hopper.cu does.
+// run first), and likewise a TMA store's group retired by a cp.async.bulk.wait_group the writer
+// is not ordered after (a missing barrier after the wait is seen where the wait's yield lets
+// the writer run inside the window, kc_async.cpp: bulk_wait); of two TMA stores pending on
+// one byte, only the later; a TMA store's source reads are not race-checked against the
+// threads' writes before it (a missing barrier before the store); wgmma operand reads are not
+// race-checked against earlier stores, nor checked for initialization: a kernel may multiply
+// chunks of a slot it did not load (past the matrix's last column) whose products it never
+// stores, as kernels/hopper.cu does.
 #include "kc_check.h"
 
 namespace kc {
@@ -37,6 +48,7 @@ struct Mark {
     uint16_t copy_tid;
     uint8_t copy_bar, copy_set;
     struct { uint32_t line, group; uint8_t wg, set; } rd[2];   // wgmmas reading it, by warpgroup
+    struct { uint32_t line, group; uint16_t tid; uint8_t set; } st;   // the last TMA store reading it
 };
 
 static struct {
@@ -50,6 +62,8 @@ static struct {
     uint32_t committed[1024];         // wgmma groups each thread committed
     uint32_t retired[MAX_WARPGROUPS]; // groups of each warpgroup below this one are complete
     uint32_t retired_by[1024];        // ... as each thread's own wait_group found them
+    uint32_t bulk_committed[1024];    // bulk groups (TMA stores) each thread committed
+    uint32_t bulk_retired[1024];      // each thread's bulk groups below this one have finished reading
     uint32_t copy_pc = 0, wgmma_pc = 0;
     int checked_bar = -1;             // the (barrier, phase) a wgmma's warps were last found to have observed
     uint32_t checked_phase = 0;
@@ -103,6 +117,8 @@ void check_async_block_start() {
     memset(as.committed, 0, sizeof as.committed);
     memset(as.retired, 0, sizeof as.retired);
     memset(as.retired_by, 0, sizeof as.retired_by);
+    memset(as.bulk_committed, 0, sizeof as.bulk_committed);
+    memset(as.bulk_retired, 0, sizeof as.bulk_retired);
 }
 
 void check_async_interval_end() {   // a __syncthreads(): what one thread observed, all have
@@ -172,9 +188,21 @@ static const char* where(char* ix, uint64_t off) {
     report(buf);
 }
 
+[[noreturn]] static void store_overwritten(uint64_t off, const Mark& m, uint32_t pc, int line, const char* op) {
+    char buf[1024], ix[128];
+    const char* name = where(ix, off);
+    finding(buf, sizeof buf, Finding::tma_store_overwrite,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
+            "\"store_line\":%u,\"store_thread\":%u,\"group\":%u,\"retired\":%u}",
+            name, ix, my_status->block, cur->linear, pc, line, op, m.st.line, unsigned(m.st.tid), m.st.group,
+            as.bulk_retired[m.st.tid]);
+    report(buf);
+}
+
 static void check_in_flight(uint64_t off, const Mark& m, uint32_t pc, int line, const char* op) {
     for (int k = 0; k < 2; ++k)
         if (m.rd[k].set && m.rd[k].group >= retired_for(m.rd[k].wg)) overwritten(off, m, k, pc, line, op);
+    if (m.st.set && m.st.group >= as.bulk_retired[m.st.tid]) store_overwritten(off, m, pc, line, op);
 }
 
 // ---- a thread's own loads and stores (kc_check_access.cpp: on_access) -----------------------------
@@ -290,6 +318,30 @@ void check_wgmma_wait(uint32_t n) {
     if (c <= n) return;
     if (c - n > as.retired_by[cur->linear]) as.retired_by[cur->linear] = c - n;
     if (wg < MAX_WARPGROUPS && c - n > as.retired[wg]) as.retired[wg] = c - n;
+}
+
+// ---- TMA stores (kc_async.cpp: tma_store_2d, bulk_commit, bulk_wait) -------------------------------
+// One element of a TMA store's source box, at window offset off: read by the async proxy until
+// the issuing thread's bulk group, the one it has not yet committed, is waited for.
+void check_tma_store_read(uint64_t off, uint32_t size, int line) {
+    for (uint64_t a = off; a < off + size; ++a) {
+        Mark* m = mark(a);
+        if (!m) continue;
+        m->st = {uint32_t(line), as.bulk_committed[cur->linear], uint16_t(cur->linear), 1};
+    }
+}
+
+void check_bulk_commit() { as.bulk_committed[cur->linear]++; }
+
+// Whether cp.async.bulk.wait_group[.read] n finds groups of this thread still reading.
+bool bulk_in_flight(uint32_t n) {
+    uint32_t c = as.bulk_committed[cur->linear];
+    return c > n && c - n > as.bulk_retired[cur->linear];
+}
+
+void check_bulk_wait(uint32_t n) {
+    uint32_t c = as.bulk_committed[cur->linear];
+    if (c > n && c - n > as.bulk_retired[cur->linear]) as.bulk_retired[cur->linear] = c - n;
 }
 
 }  // namespace kc

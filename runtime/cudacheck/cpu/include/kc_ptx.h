@@ -66,10 +66,12 @@ void wgmma_wait(uint32_t n, int line);
 // cp.async.bulk.tensor.2d, shared to global (.bulk_group): the box of `map` whose corner is
 // column x, row y, from shared memory at src (laid out by the map's swizzle); only the elements
 // inside the matrix are written. Performed at once, so the bulk groups' commit and wait (.read
-// or not) have nothing left to wait for: ordering points for the compiler.
+// or not) have nothing left to wait for: ordering points for the compiler; they also count each
+// thread's bulk groups (kc_async.cpp), for checked mode's check of writes into a store's source
+// before its group is waited for.
 void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line);
-inline void bulk_commit(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-inline void bulk_wait(uint32_t, int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+void bulk_commit(int line);
+void bulk_wait(uint32_t n, int line);
 
 // ---- named barriers: bar.sync / barrier.sync id, count (kc_ptx.cpp) ---------------------------
 // `count` threads (a multiple of 32; all of the block's when omitted) meet at barrier id (0-15).

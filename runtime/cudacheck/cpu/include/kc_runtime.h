@@ -123,7 +123,7 @@ void check_mbarrier_complete(const void* bar);
 void check_mbarrier_acquire(const void* bar);
 void check_mbarrier_warp_sync(unsigned w, unsigned mask);   // a __syncwarp's lanes share what they know
 // The async proxy's checks (kc_check_async.cpp): mbarrier phases as threads observe them, the
-// TMA's writes and wgmma's reads of shared memory, wgmma groups.
+// TMA's writes and wgmma's and TMA stores' reads of shared memory, wgmma and bulk groups.
 void check_async_block_start();
 void check_async_interval_end();
 void check_async_init(const void* bar);
@@ -137,6 +137,10 @@ void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line);
 void check_wgmma_commit();
 void check_wgmma_wait(uint32_t n);
 bool wgmma_in_flight(uint32_t n);
+void check_tma_store_read(uint64_t off, uint32_t size, int line);
+void check_bulk_commit();
+void check_bulk_wait(uint32_t n);
+bool bulk_in_flight(uint32_t n);
 #endif
 
 }  // namespace kc
