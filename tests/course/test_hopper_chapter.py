@@ -16,6 +16,7 @@ from tiling_course import hopper
 
 CHAPTER = ROOT / "book" / "09_hopper.ipynb"
 NCU_LOG = ROOT / "logs" / "2026-11-27-h100-ncu-cluster-arrive-membar.md"
+EPILOGUE_LOG = ROOT / "logs" / "2026-11-28-h100-hopper-epilogue.md"
 
 
 def cells():
@@ -144,3 +145,19 @@ def test_the_figures_caption_and_alt_text_quote_the_runs():
         assert f"{name} {span(ratios(kernels))}" in alt
     assert "512 tiles on 132 multiprocessors make 3.88 waves" in prose() and f"{512 / 132:.2f}" == "3.88"
     assert (4096 // 128) * (4096 // 256) == 512
+
+
+def test_the_stores_cost_is_the_logs():
+    """The probe without P's stores beside the kernel as it is, at 4096^3 (the table's second and
+    fourth columns), as the chapter quotes them."""
+    log = EPILOGUE_LOG.read_text()
+    table = log.split("## Without the stores")[1].split("## Cache hints")[0]
+    rows = re.findall(r"^\| (\S+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", table, re.M)
+    assert [r[0] for r in rows] == ["kernels/hopper.cu", "nostore"] * 2
+    square = {name: [float(r[2]) for r in rows if r[0] == name] + [float(r[4]) for r in rows if r[0] == name]
+              for name in ("kernels/hopper.cu", "nostore")}
+    text = prose()
+    assert f"`matmul_persistent` runs at {span(square['nostore'])} of cuBLAS at 4096^3; as it is, at " \
+           f"{span(square['kernels/hopper.cu'])} beside it" in text
+    assert min(square["nostore"]) > 1 > max(square["kernels/hopper.cu"])
+    assert f"128 x 256 tile of floats ({128 * 256 * 4 // 1024} KB)" in text
