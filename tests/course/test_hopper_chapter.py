@@ -161,3 +161,6 @@ def test_the_stores_cost_is_the_logs():
            f"{span(square['kernels/hopper.cu'])} beside it" in text
     assert min(square["nostore"]) > 1 > max(square["kernels/hopper.cu"])
     assert f"128 x 256 tile of floats ({128 * 256 * 4 // 1024} KB)" in text
+    staggered = log.split("## Staggering")[1]
+    ratios = [float(x) for row in re.findall(r"^\| stagger \| ([\d.]+) \| ([\d.]+) \|", staggered, re.M) for x in row]
+    assert len(ratios) == 4 and f"that version ran at {span(ratios)} of cuBLAS" in text
