@@ -79,7 +79,13 @@ class HostDeviceAccessError(HostCrashError):
 
 class CheckError(KernelRuntimeError):
     """A finding of checked mode (check=True). Its attributes name the kernel, the block
-    and thread (as (x, y, z) tuples), the array, the index and the source line."""
+    and thread (as (x, y, z) tuples), the array, the index and the source line. Where that line
+    lies in a function the kernel calls (an inline PTX helper, a __device__ function inlined into
+    it), `calls` is the chain of calls that reach it, outermost first: ((line, function), ...),
+    from the kernel's line calling the first function down to (line, the function holding it);
+    () where the line is the kernel's own or its place is not known."""
+
+    calls = ()
 
     def __init__(self, message, **details):
         super().__init__(message)

@@ -23,7 +23,8 @@ from tiling_course.perfplots import NoData
 
 HOPPER = sources.read(hopper.FILE)
 MESSAGE_CHARS = 1400                 # as tests/course/test_exercises.py: a message fits a phone
-# The helpers' lines a finding names: the instruction, inside the helper the kernel calls.
+# The helpers' lines a finding names: the instruction, inside the helper the kernel calls (and
+# error.calls, the calls that reach it, the kernel's first).
 WGMMA_N128 = "wgmma.mma_async.sync.aligned.m64n128k16"      # matmul_tma_wgmma's (K1_BN = 128)
 WGMMA_N256 = "wgmma.mma_async.sync.aligned.m64n256k16"      # the warp-specialized kernels' (WS_BN = 256)
 COPY = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0]"
@@ -104,6 +105,12 @@ def test_a_wgmma_of_a_slot_nobody_waited_for(kernel, wait, wgmma, rng):
     assert e.op == "wgmma" and e.copy_line == line_of(code, COPY) and e.phase == 0
     assert e.warpgroup == (0 if kernel == "matmul_tma_wgmma" else 1)    # the first consumer
     assert f"the TMA copy on line {e.copy_line}" in out.message and "before its mbarrier phase completed" in out.message
+    # the wgmma's asm sits in helpers: error.calls is the chain from the kernel, the call of mma_slice
+    # (in the kernel, or in consume_tile) among them; the message names the helper and its call at least
+    call, caller = ((line_of(code, "mma_slice<K1_BN, 1>(d, slot"), kernel) if kernel == "matmul_tma_wgmma" else
+                    (line_of(code, "mma_slice<WS_BN, WS_MT>(d, slot"), "consume_tile"))
+    assert (call, caller) in e.calls and e.calls[0][1] == kernel and e.calls[-1][0] == e.line
+    assert f"in {e.calls[-1][1]}, called from line {e.calls[-2][0]} in wgmma" in out.message
 
 
 def test_fewer_bytes_announced_than_a_box_brings(rng):
@@ -147,6 +154,10 @@ def test_a_wait_for_the_wrong_parity(wait, flipped, thread, needs, rng):
     code, out = tried("matmul_persistent", [(wait, flipped)], rng)
     assert_finding(out, cudacheck.ForwardProgressError, code, WAIT)
     assert out.error.thread == thread and needs in out.message
+    # the try_wait sits in mbar_wait: the message names the wait's call, the kernel's line
+    call = line_of(code, flipped)
+    assert f"waits at line {out.error.line}, called from line {call}," in out.message
+    assert f"in mbar_wait, called from line {call} in " in out.message and out.error.calls[-2][0] == call
 
 
 @pytest.mark.parametrize("kernel,wgmma,missing", [("matmul_tma_wgmma", WGMMA_N128, [3]),

@@ -286,3 +286,35 @@ def test_coalesced_multiply_needs_only_a_warp_barrier_when_the_tile_divides_32(t
     else:
         P, _ = matmul.run(M, N, "coalescedMultiply", tile, "cpu", check=True)
         assert_product(P, M, N)
+
+
+RACE_IN_A_HELPER = r"""
+__device__ void put(float* s, int i, float v) {
+    s[i] = v;   // the store
+}
+__device__ __forceinline__ void fill(float* s, int i) {
+    put(s, i % 16, float(i));
+}
+extern "C" __global__ void racy(float* out) {
+    __shared__ float s[32];
+    fill(s, threadIdx.x);
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x % 16];
+}
+"""
+
+
+def test_a_race_in_a_helper_names_the_calls_that_reach_it():
+    """Threads t and t + 16 store into one element, inside put, which fill calls: the finding's
+    line is put's store, error.calls the chain from the kernel's call of fill."""
+    src = RACE_IN_A_HELPER
+    line = {text: i + 1 for i, text in enumerate(src.splitlines())}
+    at = lambda piece: next(n for text, n in line.items() if piece in text)   # noqa: E731
+    f = cudacheck.RawModule(src, backend="cpu", check=True).get_function("racy")
+    with pytest.raises(cudacheck.SharedMemoryRaceError) as e:
+        f(1, 32, (np.zeros(32, np.float32),))
+    assert e.value.line == at("s[i] = v;")
+    assert e.value.calls == ((at("fill(s, threadIdx.x);"), "racy"), (at("put(s, i % 16"), "fill"),
+                             (at("s[i] = v;"), "put"))
+    assert f"in put, called from line {at('put(s, i % 16')} in fill, {at('fill(s, threadIdx.x);')} in racy" \
+        in str(e.value)

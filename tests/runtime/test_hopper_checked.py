@@ -1,7 +1,8 @@
 """Checked mode on Hopper kernels' inline PTX (cpu/include/kc_check_async.cpp): each hazard of
 the async proxy that no NVIDIA tool names, committed by one small kernel (a TMA copy of a 64 x 64
 bf16 tile onto an mbarrier, one wgmma m64n8k16 reading it; a TMA store of a float box whose
-buffer is then rewritten), asserting the class, the line and the message's facts; the same
+buffer is then rewritten), asserting the class, the line and the message's facts (with the
+wgmma inside helpers, the calls that reach it: error.calls); the same
 kernels without the bug, and kernels/hopper.cu's three kernels on
 a small awkward shape, run checked with no finding."""
 import re
@@ -302,3 +303,56 @@ def test_a_wait_after_the_barrier_leaves_the_other_threads_unordered(store_box):
         run_store(store_box, 4)
     assert e.value.line == STORE_LINES["REWRITE"] and e.value.store_line == STORE_LINES["STORE"]
     assert e.value.thread != (127, 0, 0) and e.value.store_thread == (127, 0, 0)
+
+
+# SRC with its wgmma inside helpers: mma_outer (a template) calls mma_inner through a lambda.
+# A finding about the wgmma names the asm's line (error.line) and the calls that reach it
+# (error.calls, the kernel's first), from the line table's inline chain.
+HELPERS = r"""
+__device__ __forceinline__ void mma_inner(float (&d)[4], unsigned long long da, unsigned long long db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"   // INNER WGMMA
+                 " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+}
+template <int N>
+__device__ __forceinline__ void mma_outer(float (&d)[N / 2], unsigned long long da, unsigned long long db) {
+    auto multiply = [&]() { mma_inner(d, da, db); };   // LAMBDA CALL
+    multiply();   // OUTER CALL
+}
+"""
+_WGMMA = SRC[SRC.index('    asm volatile("wgmma.mma_async'):SRC.index("\n", SRC.index('"l"(da), "l"(db));')) + 1]
+CHAIN_SRC = (SRC.replace('extern "C"', HELPERS + 'extern "C"', 1)
+             .replace(_WGMMA, "    mma_outer<8>(d, da, db);   // KERNEL CALL\n"))
+CHAIN_LINES = {tag: i + 1 for i, text in enumerate(CHAIN_SRC.splitlines())
+               for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}
+
+
+def test_a_finding_in_a_helper_names_the_calls_that_reach_it(rng, monkeypatch):
+    f = cudacheck.RawModule(CHAIN_SRC, backend="cpu", check=True).get_function("hazards")
+    with pytest.raises(cudacheck.TileNotReadyError) as e:
+        run(f, 1, rng)   # no thread waits before the wgmma
+    L = CHAIN_LINES
+    assert e.value.line == L["INNER WGMMA"] and e.value.copy_line == L["COPY"]
+    assert e.value.calls == ((L["KERNEL CALL"], "hazards"), (L["OUTER CALL"], "mma_outer"),
+                             (L["LAMBDA CALL"], "a lambda in mma_outer"), (L["INNER WGMMA"], "mma_inner"))
+    msg = str(e.value)
+    assert f"wgmma.mma_async on line {L['INNER WGMMA']}" in msg and "\0" not in msg
+    # the asm's line quoted, then where it is: its function and the calls, innermost first
+    assert (f"  line {L['INNER WGMMA']}: asm volatile(\"wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16\"   "
+            f"// INNER WGMMA\n    in mma_inner, called from line {L['LAMBDA CALL']} in a lambda in mma_outer, "
+            f"{L['OUTER CALL']} in mma_outer, {L['KERNEL CALL']} in hazards\n") in msg
+    # the calls' lines quoted too, as many as the message has room for (here: all of them)
+    monkeypatch.setattr(cudacheck.cpu.findings, "CALLS_BUDGET", 10000)
+    with pytest.raises(cudacheck.TileNotReadyError) as e:
+        run(f, 1, rng)
+    assert (f"{L['KERNEL CALL']} in hazards\n"
+            f"  line {L['LAMBDA CALL']}: auto multiply = [&]() {{ mma_inner(d, da, db); }};   // LAMBD…\n"
+            f"  line {L['OUTER CALL']}: multiply();   // OUTER CALL\n"
+            f"  line {L['KERNEL CALL']}: mma_outer<8>(d, da, db);   // KERNEL CALL\n") in str(e.value)
+
+
+def test_a_finding_in_the_kernel_itself_names_no_calls(hazards, rng):
+    with pytest.raises(cudacheck.TileNotReadyError) as e:
+        run(hazards, 1, rng)
+    assert e.value.line == LINES["WGMMA"] and e.value.calls == ()
+    assert "called from" not in str(e.value)

@@ -411,8 +411,11 @@ def test_a_barrier_whose_count_is_never_reached_is_reported_with_its_line(check)
     assert err.line == line_of(NEVER, "mbarrier.try_wait.parity") and err.thread == (0, 0, 0)
     text = str(err)
     assert f"waits at line {err.line}" in text and "1 more of its 2 arrivals" in text
-    assert f"threads with threadIdx.x < 32 wait at an mbarrier on line {err.line}; the others reached the end of " \
-           "the kernel" in text
+    # checked mode's line table also names the call of the helper `wait` the try_wait sits in
+    call = f", called from line {line_of(NEVER, 'wait(a, 0);')}" if check else ""
+    assert f"threads with threadIdx.x < 32 wait at an mbarrier on line {err.line}{call}; the others reached the end " \
+           "of the kernel" in text
+    assert err.calls == (((line_of(NEVER, "wait(a, 0);"), "never"), (err.line, "wait")) if check else ())
 
 
 @pytest.mark.parametrize("body,problem", [

@@ -41,34 +41,89 @@ def _linear(point, dims, what):
     return p[0] + dims[0] * (p[1] + dims[1] * p[2])
 
 
+def function_name(name):
+    """addr2line's name of a function, shortened for a message: no parameters, template arguments
+    (the quoted call shows them), return type or namespace; a lambda's body as `a lambda in f`."""
+    parts, word, depth, lam = [], "", 0, False   # the name's components, split at its top-level ::
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c in "(<{":
+            if depth == 0 and name.startswith(("{lambda(", "<lambda("), i):
+                lam = True
+            depth += 1
+        elif c in ")>}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and name.startswith("::", i):
+            parts.append((word, lam))
+            word, lam = "", False
+            i += 2
+            continue
+        elif depth == 0:
+            word += c
+        i += 1
+    parts.append((word, lam))
+    names = []
+    for word, lam in parts:
+        word = word.replace(" const", "").strip().rsplit(" ", 1)[-1]   # a return type before it
+        if lam:
+            return "a lambda in " + (names[-1] if names else "the kernel")
+        if word and word != "operator":
+            names.append(word)
+    return names[-1] if names else name.strip()
+
+
 class SourceLines:
     """Where in the kernel's source an instruction of its library is: addr2line reads the
     line table checked mode compiles in, and the first frame in kernel.cu wins (an access
-    in a helper inlined into the kernel is the helper's line)."""
+    in a helper inlined into the kernel is the helper's line). calls(pc) gives the whole inline
+    chain in kernel.cu, from the kernel's call down to that line."""
 
     def __init__(self, path):
         self.path = str(path)
         self.known = {}
+        self.chains = {}   # pc -> ((line, function), ...) in kernel.cu, outermost first
+
+    def _read(self, pcs):
+        todo = sorted({int(p) for p in pcs} - self.known.keys())
+        if not todo:
+            return
+        try:
+            out = subprocess.run(["addr2line", "-i", "-f", "-C", "-a", "-e", self.path, *map(hex, todo)],
+                                 capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        pc, frames, function = None, {}, None
+        for line in out.splitlines():
+            if line.startswith("0x") and function is None:
+                pc = int(line, 16)
+                frames[pc] = []
+            elif pc is None:
+                continue
+            elif function is None:
+                function = line
+            else:   # file:line (discriminator n), after its function's line
+                where, _, num = line.rpartition(":")
+                num = num.split()[0] if num.split() else ""
+                if os.path.basename(where) == SOURCE_NAME and num.isdigit() and int(num) > 0:
+                    frames[pc].append((int(num), function_name(function)))
+                function = None
+        for p in todo:
+            chain = frames.get(p, [])
+            self.known[p] = chain[0][0] if chain else 0
+            self.chains[p] = tuple(reversed(chain))
 
     def __call__(self, pcs):
-        todo = sorted({int(p) for p in pcs} - self.known.keys())
-        if todo:
-            try:
-                out = subprocess.run(["addr2line", "-i", "-a", "-e", self.path, *map(hex, todo)],
-                                     capture_output=True, text=True, timeout=60).stdout
-            except (OSError, subprocess.SubprocessError):
-                out = ""
-            pc = None
-            for line in out.splitlines():
-                if line.startswith("0x"):
-                    pc = int(line, 16)
-                    self.known.setdefault(pc, 0)
-                elif pc is not None and self.known[pc] == 0 and os.path.basename(line.rsplit(":", 1)[0]) == SOURCE_NAME:
-                    num = line.rsplit(":", 1)[1].split()[0]
-                    self.known[pc] = int(num) if num.isdigit() else 0
-            for p in todo:
-                self.known.setdefault(p, 0)
+        self._read(pcs)
         return [self.known[int(p)] for p in pcs]
+
+    def calls(self, pc):
+        """The inline chain of the instruction at pc, as ((line, function), ...), outermost first:
+        the kernel's line calling the first helper, ..., the helper's own line last; () where the
+        instruction is the kernel's own (a chain of one frame) or its line is unknown."""
+        self._read([pc])
+        chain = self.chains[int(pc)]
+        return chain if len(chain) > 1 else ()
 
 
 class DeviceGlobal:

@@ -247,24 +247,35 @@ def mbarrier_stall(f, ctx):
         needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
         needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
+    # Threads waiting at one mbarrier line (a helper's wait) from different calls of it are told apart
+    # by the call: the line that calls the helper (findings.Context.calls_of on each one's pc).
+    pcs = f.get("pcs", [])
     groups = {}
     for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
-        groups.setdefault((state, at), set()).add(i)
+        pc = pcs[i] if i < len(pcs) else 0
+        calls = ctx.calls_of({"pc": pc}, at) if state == "M" and pc else ()
+        groups.setdefault((state, at, calls[-2][0] if calls else 0), set()).add(i)
     everyone = set(range(len(f["states"])))
 
-    def where(state, at):
-        return {"M": f"wait at an mbarrier on line {at}", "S": f"wait at __syncthreads() on line {at}",
+    def where(state, at, call):
+        via = f", called from line {call}" if call else ""
+        return {"M": f"wait at an mbarrier on line {at}{via}", "S": f"wait at __syncthreads() on line {at}",
                 "W": f"wait at a warp operation on line {at}", "R": "poll memory",
                 "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
     parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
     parts.append(("the others " if len(ordered) > 1 else "all threads ") + where(*ordered[-1][0]))
-    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line} for the "
+    own = ctx.chains.get(line, ())
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line}"
+           + (f", called from line {own[-2][0]}," if own else "") + " for the "
            f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, which "
            f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + "; ".join(parts)
            + ".")
-    for q in sorted({line, *(at for (state, at) in groups if state != "E" and at)}):
+    # the lines named, then the calls of the waits, as the message has room for them
+    for q in sorted({line, *(at for (state, at, _) in groups if state != "E" and at)}):
         msg += ctx.quote(q)
+    for q in sorted({call for (_, _, call) in groups if call}, key=lambda n: (n != (own[-2][0] if own else 0), n)):
+        msg += ctx.quote_call(q)
     msg += ("\nA phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
             "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
             "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count includes "

@@ -146,6 +146,8 @@ struct Thread {
     const void* poll_pc;
     const void* mbarrier;  // while it is switched out at a wait for an mbarrier's phase: the
     int mbarrier_line;     // barrier and the wait's line (0: it waits for none; kc_ptx.cpp)
+    const void* asm_pc;    // in a call of translated inline PTX into the runtime: its return address, in
+                           // the kernel's code: the asm's line and its helpers' calls (kc_runtime.h: AsmCall)
     uint32_t cluster_phase;  // the cluster barrier's phase it last arrived in, plus one (kc_cluster.cpp)
 };
 extern Thread* cur;        // the fiber running now

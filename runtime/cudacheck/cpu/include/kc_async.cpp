@@ -48,12 +48,13 @@ static const CpuTensorMap* tensor_map(const void* map, const char* what, int lin
 }
 
 void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
+    KC_ASM_CALL;
     const char* what = "cp.async.bulk.tensor";
     const CpuTensorMap* m = tensor_map(map, what, line);
     uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * m->box_rows;
     if (dst % 128) operand_error("tma_dst", what, shared_address(dst), dst % 128, 128, line);
 #ifdef KC_CHECKED
-    check_tma_box(dst, m, x, y, line, __builtin_return_address(0));   // the box fits its shared array
+    check_tma_box(dst, m, x, y, line, cur ? cur->asm_pc : nullptr);   // the box fits its shared array
 #endif
     char* box = shared_bytes(dst, bytes, what, line);
     char* window = box - dst;
@@ -85,6 +86,7 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
 // cp.async.bulk.tensor.2d, shared to global: each element of the box inside the matrix, from
 // where the map's swizzle put it.
 void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line) {
+    KC_ASM_CALL;
     const char* what = "cp.async.bulk.tensor (store)";
     const CpuTensorMap* m = tensor_map(map, what, line);
     uint64_t es = m->element_size, row = m->box_cols * es;
@@ -109,6 +111,7 @@ void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line)
 // mode counts each thread's bulk groups, to know which stores may still read their source
 // (kc_check_async.cpp).
 void bulk_commit(int) {
+    KC_ASM_CALL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
     check_bulk_commit();
@@ -116,6 +119,7 @@ void bulk_commit(int) {
 }
 
 void bulk_wait(uint32_t n, int) {
+    KC_ASM_CALL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
     // Once, where the wait finds a group of this thread still reading: the store was performed
@@ -296,9 +300,10 @@ static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
     char* buf = my_status->message;
     size_t n = sizeof my_status->message;
     int k = finding(buf, n, Finding::warpgroup,
-                    "\"block\":%u,\"warpgroup\":%u,\"line\":%d,\"what\":\"wgmma.mma_async\",\"problem\":\"%s\","
+                    "\"block\":%u,\"warpgroup\":%u,\"pc\":%u,\"line\":%d,\"what\":\"wgmma.mma_async\","
+                    "\"problem\":\"%s\","
                     "\"arrived\":[%u,%u,%u,%u],\"states\":\"",
-                    my_status->block, wg, line, problem, g.here[0], g.here[1], g.here[2], g.here[3]);
+                    my_status->block, wg, asm_pc(), line, problem, g.here[0], g.here[1], g.here[2], g.here[3]);
     for (unsigned i = 0; i < WARPGROUP; ++i) {
         const Thread& u = sched.threads[wg * WARPGROUP + i];
         buf[k++] = (g.here[i / 32] >> (i % 32)) & 1 ? 'A' : u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W'
@@ -319,6 +324,7 @@ static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
 
 void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, uint64_t desc_b, bool scale_d,
                int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
+    KC_ASM_CALL;
     const char* what = "wgmma.mma_async";
     unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP, me = cur->linear - first;
     if (first + WARPGROUP > sched.nthreads)
@@ -345,7 +351,7 @@ void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, 
     sched.progress++;
     if (++g.arrived == WARPGROUP) {
 #ifdef KC_CHECKED
-        check_wgmma_begin(__builtin_return_address(0));
+        check_wgmma_begin(cur ? cur->asm_pc : nullptr);
 #endif
         multiply(g, wg, line);
         g.arrived = 0;
@@ -368,6 +374,7 @@ void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, 
 // commit_group and wait_group: the products are computed at the mma; checked mode counts the
 // groups, to know which operands a group may still be reading (kc_check_async.cpp).
 void wgmma_commit(int) {
+    KC_ASM_CALL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
     check_wgmma_commit();
@@ -375,6 +382,7 @@ void wgmma_commit(int) {
 }
 
 void wgmma_wait(uint32_t n, int) {
+    KC_ASM_CALL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
     // Twice: the warpgroup's last thread to issue the wgmma comes here a pass before the others,

@@ -44,11 +44,12 @@ namespace kc {
 constexpr unsigned MAX_BARS = 64, MAX_WARPGROUPS = 8;
 
 struct Mark {
-    uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on
+    uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on,
+    uint32_t copy_pc;                 // its place in the library (pc_of: its helpers' calls)
     uint16_t copy_tid;
     uint8_t copy_bar, copy_set;
-    struct { uint32_t line, group; uint8_t wg, set; } rd[2];   // wgmmas reading it, by warpgroup
-    struct { uint32_t line, group; uint16_t tid; uint8_t set; } st;   // the last TMA store reading it
+    struct { uint32_t line, pc, group; uint8_t wg, set; } rd[2];   // wgmmas reading it, by warpgroup
+    struct { uint32_t line, pc, group; uint16_t tid; uint8_t set; } st;   // the last TMA store reading it
 };
 
 static struct {
@@ -170,10 +171,11 @@ static const char* where(char* ix, uint64_t off) {
     const char* name = where(ix, off);
     finding(buf, sizeof buf, Finding::tile_unwaited,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
-            "\"warpgroup\":%d,\"address\":%llu,\"phase\":%u,\"observed\":%u,\"copy_thread\":%u,\"copy_line\":%u}",
+            "\"warpgroup\":%d,\"address\":%llu,\"phase\":%u,\"observed\":%u,\"copy_thread\":%u,\"copy_line\":%u,"
+            "\"copy_pc\":%u}",
             name, ix, my_status->block, thread, pc, line, op, wg,
             (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, observed(thread, m.copy_bar),
-            m.copy_tid, m.copy_line);
+            m.copy_tid, m.copy_line, m.copy_pc);
     report(buf);
 }
 
@@ -182,9 +184,9 @@ static const char* where(char* ix, uint64_t off) {
     const char* name = where(ix, off);
     finding(buf, sizeof buf, Finding::wgmma_overwrite,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
-            "\"warpgroup\":%u,\"wgmma_line\":%u,\"group\":%u,\"retired\":%u}",
+            "\"warpgroup\":%u,\"wgmma_line\":%u,\"wgmma_pc\":%u,\"group\":%u,\"retired\":%u}",
             name, ix, my_status->block, cur->linear, pc, line, op, m.rd[k].wg,
-            m.rd[k].line, m.rd[k].group, retired_for(m.rd[k].wg));
+            m.rd[k].line, m.rd[k].pc, m.rd[k].group, retired_for(m.rd[k].wg));
     report(buf);
 }
 
@@ -193,8 +195,8 @@ static const char* where(char* ix, uint64_t off) {
     const char* name = where(ix, off);
     finding(buf, sizeof buf, Finding::tma_store_overwrite,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
-            "\"store_line\":%u,\"store_thread\":%u,\"group\":%u,\"retired\":%u}",
-            name, ix, my_status->block, cur->linear, pc, line, op, m.st.line, unsigned(m.st.tid), m.st.group,
+            "\"store_line\":%u,\"store_pc\":%u,\"store_thread\":%u,\"group\":%u,\"retired\":%u}",
+            name, ix, my_status->block, cur->linear, pc, line, op, m.st.line, m.st.pc, unsigned(m.st.tid), m.st.group,
             as.bulk_retired[m.st.tid]);
     report(buf);
 }
@@ -221,7 +223,7 @@ void check_async_access(const void* p, unsigned size, uint32_t pc, Op op) {
 // ---- the TMA (kc_async.cpp: tma_load_2d) ----------------------------------------------------------
 // Before the copy: its box must lie inside the shared array it lands in.
 void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret) {
-    as.copy_pc = pc_of(ret);
+    as.copy_pc = ret ? pc_of(ret) : 0;
     uint64_t bytes = uint64_t(m->box_cols) * m->element_size * m->box_rows;
     char* p = static_cast<char*>(shared_address(dst));
     Region* r = region_at(p, 1, as.copy_pc, WRITE);
@@ -248,6 +250,7 @@ void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line) {
         check_in_flight(a, *m, as.copy_pc, line, "copy");
         if (b < 0) continue;
         m->copy_line = uint32_t(line);
+        m->copy_pc = as.copy_pc;
         m->copy_phase = as.completed[b];
         m->copy_tid = uint16_t(cur->linear);
         m->copy_bar = uint8_t(b);
@@ -271,7 +274,7 @@ void check_tma_done(uint64_t bar) {
 
 // ---- wgmma (kc_async.cpp: multiply) -----------------------------------------------------------------
 void check_wgmma_begin(const void* ret) {
-    as.wgmma_pc = pc_of(ret);
+    as.wgmma_pc = ret ? pc_of(ret) : 0;
     as.checked_bar = -1;
 }
 
@@ -295,7 +298,7 @@ void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line) {
         uint32_t group = as.committed[cur->linear];
         int k = 0;
         if (m->rd[0].set && m->rd[0].wg != wg && m->rd[0].group >= as.retired[m->rd[0].wg]) k = 1;
-        m->rd[k] = {uint32_t(line), group, uint8_t(wg), 1};
+        m->rd[k] = {uint32_t(line), as.wgmma_pc, group, uint8_t(wg), 1};
     }
 }
 
@@ -324,10 +327,11 @@ void check_wgmma_wait(uint32_t n) {
 // One element of a TMA store's source box, at window offset off: read by the async proxy until
 // the issuing thread's bulk group, the one it has not yet committed, is waited for.
 void check_tma_store_read(uint64_t off, uint32_t size, int line) {
+    uint32_t pc = cur && cur->asm_pc ? pc_of(cur->asm_pc) : 0;
     for (uint64_t a = off; a < off + size; ++a) {
         Mark* m = mark(a);
         if (!m) continue;
-        m->st = {uint32_t(line), as.bulk_committed[cur->linear], uint16_t(cur->linear), 1};
+        m->st = {uint32_t(line), pc, as.bulk_committed[cur->linear], uint16_t(cur->linear), 1};
     }
 }
 

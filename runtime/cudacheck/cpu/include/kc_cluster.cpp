@@ -36,6 +36,7 @@ struct Message {
     uint32_t kind;
     int32_t line;
     uint32_t block, thread;    // the sender
+    const void* pc;            // its asm call (Thread::asm_pc: the library lies at one address in every worker)
     uint64_t bar, dst;         // offsets in the owner's shared window
     int32_t x, y;
     CpuTensorMap map;          // a multicast's tensor map, as the sender read it
@@ -127,8 +128,12 @@ static void deliver(bool exited) {
     for (uint32_t i = 0; i < n; ++i) {
         const Message& m = cl.g->inbox[cl.rank][i];
         if (exited) exited_target(m);
+        Thread* t = cur;   // performed here for the sender: its asm call's place, not this thread's
+        const void* mine = t ? t->asm_pc : nullptr;
+        if (t) t->asm_pc = m.pc;
         if (m.kind == ARRIVE) mbarrier_arrive_remote(shared_address(m.bar), m.line);
         else tma_load_2d(m.dst, &m.map, m.x, m.y, m.bar, m.line);
+        if (t) t->asm_pc = mine;
     }
     n = 0;
 }
@@ -214,6 +219,7 @@ uint32_t cluster_register(ClusterRegister which, int axis) {
 }
 
 uint64_t mapa(uint64_t address, uint32_t rank, int line) {
+    KC_ASM_CALL;
     if (rank >= cl.size) operand_error("mapa_rank", "mapa.shared::cluster", nullptr, rank, cl.size, line);
     return (address & OFFSET_MASK) | uint64_t(rank + 1) << RANK_SHIFT;
 }
@@ -225,6 +231,7 @@ static unsigned rank_of(uint64_t address) {
 }
 
 uint64_t cluster_local(uint64_t address, const char* what, int line) {
+    KC_ASM_CALL;
     if (rank_of(address) != cl.rank)
         operand_error("cluster_remote", what, nullptr, rank_of(address), cl.rank, line);
     return address & OFFSET_MASK;
@@ -234,12 +241,13 @@ uint64_t cluster_local(uint64_t address, const char* what, int line) {
 static Message& post(unsigned r, MessageKind kind, uint64_t bar, int line) {
     while (cl.g->pending[r] == INBOX) yield_to_scheduler();
     Message& m = cl.g->inbox[r][cl.g->pending[r]++];
-    m.kind = kind, m.line = line, m.block = cl.block, m.thread = cur->linear, m.bar = bar;
+    m.kind = kind, m.line = line, m.block = cl.block, m.thread = cur->linear, m.pc = cur->asm_pc, m.bar = bar;
     sched.progress++;
     return m;
 }
 
 uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line) {
+    KC_ASM_CALL;
     unsigned r = rank_of(address);
     if (r == cl.rank) return mbarrier_arrive(shared_address(address & OFFSET_MASK), count, 0, line);
     for (uint32_t i = 0; i < count; ++i) post(r, ARRIVE, address & OFFSET_MASK, line);
@@ -247,6 +255,7 @@ uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line) {
 }
 
 void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
+    KC_ASM_CALL;
     if (mask >> cl.size)
         operand_error("multicast_mask", "cp.async.bulk.tensor (multicast)", nullptr, mask, cl.size, line);
     dst = cluster_local(dst, "cp.async.bulk.tensor (multicast)", line);
@@ -278,6 +287,7 @@ static uint32_t checked_phase;       // the phases whose arrivals the clocks hav
 #endif
 
 void cluster_arrive(int) {
+    KC_ASM_CALL;
     ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
 #ifdef KC_CHECKED
     check_mbarrier_arrive(&checked_key);
@@ -288,6 +298,7 @@ void cluster_arrive(int) {
 }
 
 void cluster_wait(int) {
+    KC_ASM_CALL;
     const ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
     while (b.phase < cur->cluster_phase) yield_to_scheduler();
 #ifdef KC_CHECKED

@@ -51,7 +51,7 @@ void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key) {
 }
 
 // An instruction's offset in the kernel's library, which checked mode's line table maps to a line.
-static uint32_t pc_offset(const void* pc) {
+uint32_t pc_offset(const void* pc) {
     Dl_info info;
     if (!pc || !dladdr(pc, &info)) return 0;
     return uint32_t(reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase) - 1);

@@ -100,10 +100,10 @@ static void check_tx_balance(const MBarrier& b, void* bar, int line) {
     const TxTotals& t = totals_of(bar);
     char* buf = my_status->message;
     finding(buf, sizeof my_status->message, Finding::tx_overflow,
-            "\"block\":%u,\"thread\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"expected\":%u,"
+            "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"expected\":%u,"
             "\"delivered\":%u}",
-            my_status->block, cur->linear, line, (unsigned long long)shared_offset(bar), b.phase, t.expected,
-            t.delivered);
+            my_status->block, cur->linear, asm_pc(), line, (unsigned long long)shared_offset(bar), b.phase,
+            t.expected, t.delivered);
     my_status->code = CHECK_FAILED;
     fflush(stdout);
     _exit(5);
@@ -111,6 +111,7 @@ static void check_tx_balance(const MBarrier& b, void* bar, int line) {
 #endif
 
 void mbarrier_init(void* bar, uint32_t count, int line) {
+    KC_ASM_CALL;
     uint64_t* w = barrier(bar, "mbarrier.init", line);
     if (count == 0 || count > MAX_COUNT) operand_error("mbarrier_count", "mbarrier.init", bar, count, MAX_COUNT, line);
     *w = pack({count, count, 0, 0});
@@ -138,9 +139,13 @@ static void add_tx(void* bar, int64_t tx, const char* what, int line) {
     sched.progress++;
 }
 
-void mbarrier_expect_tx(void* bar, uint32_t tx, int line) { add_tx(bar, tx, "mbarrier.expect_tx", line); }
+void mbarrier_expect_tx(void* bar, uint32_t tx, int line) {
+    KC_ASM_CALL;
+    add_tx(bar, tx, "mbarrier.expect_tx", line);
+}
 
 void mbarrier_complete_tx(void* bar, uint32_t tx, int line) {
+    KC_ASM_CALL;
     add_tx(bar, -int64_t(tx), "mbarrier.complete_tx", line);
 }
 
@@ -167,6 +172,7 @@ static uint64_t arrive(void* bar, uint32_t count, const char* what, bool local, 
 }
 
 uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
+    KC_ASM_CALL;
     const char* what = tx ? "mbarrier.arrive.expect_tx" : "mbarrier.arrive";
     if (tx) add_tx(bar, tx, what, line);
     return arrive(bar, count, what, true, line);
@@ -175,6 +181,7 @@ uint64_t mbarrier_arrive(void* bar, uint32_t count, uint32_t tx, int line) {
 void mbarrier_arrive_remote(void* bar, int line) { arrive(bar, 1, "mbarrier.arrive.shared::cluster", false, line); }
 
 bool mbarrier_wait(void* bar, uint32_t parity, int line) {
+    KC_ASM_CALL;
     uint64_t* w = barrier(bar, "mbarrier.try_wait", line);
     if (unpack(*w).phase == parity) {   // the phase of this parity is the current one, not complete
         // Still RUNNABLE: the next pass of the scheduler runs it again. While it is switched
@@ -203,6 +210,7 @@ static const char named_clock[16] = {};   // each named barrier's clocks, as an 
 #endif
 
 void named_barrier(uint32_t id, uint32_t count, int line) {
+    KC_ASM_CALL;
     const char* what = "bar.sync";
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
     if (count == 0) count = sched.nthreads;
@@ -236,10 +244,10 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
     char* buf = my_status->message;
     size_t n = sizeof my_status->message;
     int k = finding(buf, n, Finding::mbarrier_stall,
-                    "\"block\":%u,\"thread\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
+                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
                     "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,\"states\":\"",
-                    block, t.linear, t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier), b.phase,
-                    b.pending, b.expected, b.tx, tt.expected, tt.delivered);
+                    block, t.linear, pc_offset(t.asm_pc), t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier),
+                    b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered);
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
         const Thread& u = sched.threads[i];
         buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
@@ -250,6 +258,13 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
         const Thread& u = sched.threads[i];
         int at = u.state == EXITED ? u.exit_line : u.state == RUNNABLE ? u.mbarrier_line : u.line;
         k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
+    }
+    // where each thread waiting at an mbarrier called the wait from (its helpers' calls)
+    k += snprintf(buf + k, n - k, "],\"pcs\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
+        const Thread& u = sched.threads[i];
+        uint32_t pc = u.state == RUNNABLE && u.mbarrier_line ? pc_offset(u.asm_pc) : 0u;
+        k += snprintf(buf + k, n - k, i ? ",%u" : "%u", pc);
     }
     snprintf(buf + k, n - k, "]}");
     my_status->code = CHECK_FAILED;

@@ -97,6 +97,24 @@ void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
 void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
 // The report of such a block when thread t waits at an mbarrier (kc_ptx.cpp).
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t);
+// An instruction's offset in the kernel's library, which checked mode's line table maps to a line
+// and its inline chain (0: none; kc_poll.cpp).
+uint32_t pc_offset(const void* pc);
+// In each call of translated inline PTX into the runtime (kc_ptx.h): the running thread's asm_pc
+// is the call's return address while it runs (the outermost such call's, where one calls another),
+// so that a finding names the asm's place and, through the line table's inline chain, the calls
+// of the helpers it sits in (runtime/cudacheck/cpu/findings: calls).
+struct AsmCall {
+    Thread* t;
+    bool outer;
+    explicit AsmCall(const void* pc) : t(cur), outer(cur && !cur->asm_pc) { if (outer) t->asm_pc = pc; }
+    ~AsmCall() { if (outer) t->asm_pc = nullptr; }
+    AsmCall(const AsmCall&) = delete;
+    AsmCall& operator=(const AsmCall&) = delete;
+};
+#define KC_ASM_CALL ::kc::AsmCall kc_asm_call_(__builtin_return_address(0))
+// The running thread's asm_pc as an offset (0 outside such a call).
+inline uint32_t asm_pc() { return cur ? pc_offset(cur->asm_pc) : 0; }
 // Whether [p, p + size) lies in the block's shared memory, static or dynamic (kc_ptx.cpp).
 bool in_shared(const void* p, size_t size);
 
