@@ -70,10 +70,16 @@ def tile_unwaited(f, ctx):
                              warpgroup=f["warpgroup"], copy_line=f["copy_line"], phase=phase, address=f["address"])
 
 
+def _writer(f, thread):
+    """Who overwrites an element something asynchronous still reads: a TMA copy into it, or a
+    thread's store."""
+    return (f"the TMA copy on line {f['line']} (issued by thread {thread}) writes" if f["op"] == "copy"
+            else f"thread {thread} writes")
+
+
 def wgmma_overwrite(f, ctx):
     block, thread = ctx.block(f["block"]), ctx.thread(f["thread"])
-    writer = (f"the TMA copy on line {f['line']} (issued by thread {thread}) writes" if f["op"] == "copy"
-              else f"thread {thread} writes")
+    writer = _writer(f, thread)
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
            f"wgmma.mma_async on line {f['wgmma_line']} of warpgroup {f['warpgroup']} still reads it: its group "
            f"({f['group']}, counting the warpgroup's wgmma.commit_group from 0) is in flight, since the "
@@ -90,8 +96,7 @@ def wgmma_overwrite(f, ctx):
 
 def tma_store_overwrite(f, ctx):
     block, thread, issuer = ctx.block(f["block"]), ctx.thread(f["thread"]), ctx.thread(f["store_thread"])
-    writer = (f"the TMA copy on line {f['line']} (issued by thread {thread}) writes" if f["op"] == "copy"
-              else f"thread {thread} writes")
+    writer = _writer(f, thread)
     waited = (f"its cp.async.bulk.wait_group.read has retired only groups below {f['retired']}" if f["retired"]
               else "it has retired none with cp.async.bulk.wait_group.read")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
