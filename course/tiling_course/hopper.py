@@ -30,7 +30,7 @@ KERNELS = ("matmul_tma_wgmma", "matmul_warp_specialized", "matmul_persistent", "
 PRECISIONS = ("bf16", "fp16", "tf32")
 # The precisions each kernel multiplies in: the 16-bit kernels read both tiles from shared
 # memory, matmul_tf32 reads N's from registers (wgmma takes TF32 from shared memory K-major only).
-KERNEL_PRECISIONS = {**{k: ("bf16", "fp16") for k in KERNELS[:-1]}, "matmul_tf32": ("tf32",)}
+KERNEL_PRECISIONS = {k: ("tf32",) if k == "matmul_tf32" else ("bf16", "fp16") for k in KERNELS}
 # Every kernel at each of its precisions, in the order scripts/bench_hopper.py runs and stores them.
 PAIRS = tuple((k, p) for p in PRECISIONS for k in KERNELS if p in KERNEL_PRECISIONS[k])
 # wgmma and setmaxnreg exist on sm_90a only, not on plain sm_90.
