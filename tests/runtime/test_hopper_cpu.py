@@ -94,9 +94,12 @@ def test_tma_copies_a_box_at_an_edge_with_zero_fill_and_the_swizzle(swizzle, rng
 
 
 WGMMA = r"""
-extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D) {
+extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D, int at) {
+    __shared__ int static_too;                  // a static variable: the window holds both regions
     extern __shared__ unsigned char smem[];
-    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    if (threadIdx.x == 0)
+        static_too = at;
+    unsigned base = (((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u) + at;
     unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
     // A: 64 x 16, K-major, 128-byte swizzle: row i at byte 128 i (+ 1,024 per 8 rows), k 2 bytes apart
     // B: 16 x 8, MN-major: row k of 8 values at byte 128 k, in the next 2,048 bytes
@@ -130,10 +133,16 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
 """
 
 
-def test_one_wgmma_against_numpy_with_hand_built_descriptors(rng):
+# The operands' 10,240 bytes at the start of a small buffer, and at the end of the most a block
+# may opt into (232,448 bytes with the static variable's): a descriptor's start address has 18
+# bits, so every shared address of a block must lie below 256 KB, as a GPU's do.
+@pytest.mark.parametrize("shared_mem,at", [(16384, 0), (232448 - 1024, 232448 - 1024 - 2 * 1024 - 10240)])
+def test_one_wgmma_against_numpy_with_hand_built_descriptors(shared_mem, at, rng):
     (A, Af), (B, Bf) = bf16(rng.standard_normal((64, 16), np.float32)), bf16(rng.standard_normal((16, 8), np.float32))
     D = np.zeros((64, 8), np.float32)
-    cudacheck.RawModule(WGMMA, backend="cpu").get_function("one_wgmma")(1, 128, (A, B, D), shared_mem=16384)
+    one_wgmma = cudacheck.RawModule(WGMMA, backend="cpu").get_function("one_wgmma")
+    one_wgmma.max_dynamic_shared_size_bytes = shared_mem
+    one_wgmma(1, 128, (A, B, D, np.int32(at)), shared_mem=shared_mem)
     exact = Af.astype(np.float64) @ Bf.astype(np.float64) + 1.0
     scale = np.abs(Af.astype(np.float64)) @ np.abs(Bf.astype(np.float64)) + 1.0
     assert np.all(np.abs(D - exact) <= 17 * 2.0 ** -24 * scale)

@@ -11,18 +11,27 @@ extern "C" char __stop_kc_shared[] __attribute__((weak));
 namespace kc {
 
 // ---- the shared window --------------------------------------------------------------------
-// Shared memory is two regions of the kernel's library here: the static section and the
-// dynamic buffer (kc_memory.cpp), a few hundred KiB apart at most. Offsets count from the lower
-// one, so that both fit the 32 bits a GPU's shared addresses have, and offset arithmetic (the
-// next barrier of an array: + 8) maps back as the pointer's would.
-static uintptr_t window() {
-    uintptr_t s = reinterpret_cast<uintptr_t>(__start_kc_shared), d = reinterpret_cast<uintptr_t>(dynamic_smem);
-    return s && s < d ? s : d;
+// Shared memory is two regions of the kernel's library here: the static section (its guard
+// included, kc_device.ld) and the dynamic buffer (kc_memory.cpp), wherever the loader put them.
+// Offsets lay them out as a GPU lays out a block's shared memory: the static variables from 0,
+// the dynamic buffer after them (here at the next 1,024-byte boundary). So the window is as
+// small as the memory the kernel uses, and its addresses fit the 18 bits of a wgmma
+// descriptor's start address (a block near the 227 KB limit stays under 256 KB); offset
+// arithmetic inside a region (the next barrier of an array: + 8) maps back as the pointer's would.
+static uintptr_t static_lo() { return reinterpret_cast<uintptr_t>(__start_kc_shared); }
+static uint64_t static_span() { return __start_kc_shared ? uint64_t(__stop_kc_shared - __start_kc_shared) : 0; }
+static uint64_t dynamic_at() { return (static_span() + 1023) & ~uint64_t(1023); }
+
+uint64_t shared_offset(const void* p) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p), s = static_lo();
+    if (s && a >= s && a - s <= static_span()) return a - s;    // the section's end included
+    return dynamic_at() + (a - reinterpret_cast<uintptr_t>(dynamic_smem));
 }
 
-uint64_t shared_offset(const void* p) { return reinterpret_cast<uintptr_t>(p) - window(); }
-
-void* shared_address(uint64_t offset) { return reinterpret_cast<void*>(window() + offset); }
+void* shared_address(uint64_t offset) {
+    if (offset < dynamic_at()) return reinterpret_cast<void*>(static_lo() + offset);
+    return dynamic_smem + (offset - dynamic_at());
+}
 
 bool in_shared(const void* p, size_t size) {
     uintptr_t a = reinterpret_cast<uintptr_t>(p), s = reinterpret_cast<uintptr_t>(__start_kc_shared);
