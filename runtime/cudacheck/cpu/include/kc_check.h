@@ -166,6 +166,11 @@ Region* subscripted(uintptr_t a);
 // One shared element's access against its history (probe: check without recording it).
 void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads,
                     bool probe = false);
+// The clocks of the block's barriers (named barriers, mbarriers, __syncwarp), in this interval:
+// whether thread u's access at position seq is ordered before thread t's next; thread t's
+// clock copied into out (nthreads entries), and whether it orders any other thread's access.
+bool clock_orders(unsigned u, uint32_t seq, unsigned t);
+bool clock_copy(unsigned t, uint32_t* out);
 
 // ---- kc_check_async.cpp ------------------------------------------------------------------
 // A thread's load or store of shared memory against what the async proxy does to it.
@@ -176,6 +181,10 @@ void global_worker_start(const CheckDesc* c, Region* const* regions, int nregion
 void global_block_start(uint32_t block);
 void global_interval_end();
 void global_fence();   // __threadfence() by the running thread
+// Thread t arrives on a barrier of the block, or its clock is about to take in one's
+// (kc_check_races.cpp): its held reads are checked, its strong read acquired, and its position
+// moved past its last global access.
+void global_sync(unsigned t);
 void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, bool reads, bool writes, bool strong,
                    bool atomic);
 

@@ -5,7 +5,8 @@
 // a __device__ variable) has a shadow entry per granule (the element's size, at most 4
 // bytes, so threads writing neighbouring chars or the fields of a struct do not race):
 // the last write and up to two reads, each with its block, thread, barrier interval, warp
-// __syncwarp count and line. The shadow lives in one MAP_SHARED mapping made before the
+// __syncwarp count, line and the thread's position in its interval (Thread::seq, as shared
+// memory's accesses have it). The shadow lives in one MAP_SHARED mapping made before the
 // workers are forked, so blocks on different workers see each other's accesses; each entry
 // is updated under one of a set of striped spin locks.
 //
@@ -19,22 +20,42 @@
 // are ordered, and no race, when
 //   - they are of one thread, or of one block in different barrier intervals, or of one
 //     warp with a __syncwarp() between them (as for shared memory, kc_check_races.cpp);
+//   - or they are of one block and a named barrier (bar.sync id, count), an mbarrier or a
+//     __syncwarp() orders them: the clocks of kc_check_races.cpp ("mbarriers"), which order
+//     each thread's accesses up to a position in its interval. A named barrier orders its
+//     threads' global accesses as __syncthreads() orders the block's (PTX ISA, bar: "prior
+//     memory accesses requested by this thread are performed relative to all threads
+//     participating in the barrier"; memory model: a bar.sync synchronizes with the bar.sync
+//     of the others on the same barrier). A thread arriving on a barrier is first moved past
+//     its global accesses (global_sync), which do not count in seq themselves;
 //   - or a release/acquire chain orders them: the first thread's __threadfence() followed by
 //     a strong write (an atomic, a volatile store) to some location L releases what its
-//     block did before the fence's barrier interval and what the thread itself did in it;
-//     a strong read of L (an atomic, a volatile load) by another block acquires that, for
-//     the reading thread at once and for its whole block after its next __syncthreads().
+//     block did before the fence's barrier interval, what the thread itself did in it, and
+//     what the clocks ordered before the fence of the block's other threads in it (a
+//     warpgroup's writes, a named barrier, then one thread's fence: PTX's base causality
+//     order is transitive, the "cumulativity" of its synchronizing operations); a strong read
+//     of L (an atomic, a volatile load) by another block acquires that, for the reading
+//     thread at once, for the threads of its block that the clocks order after the read, and
+//     for its whole block after its next __syncthreads().
 //     This covers flag publication, the samples' last-block-done reduction (the fence and
-//     atomicInc in thread 0, __syncthreads(), then every thread reads) and spin locks built
-//     of atomicCAS, __threadfence() and atomicExch. A strong write without a fence before
-//     it releases nothing: without the fence a GPU may make the data visible after the flag.
+//     atomicInc in thread 0, __syncthreads(), then every thread reads), the same with a
+//     named barrier of a warpgroup for the __syncthreads() (a stream-K fixup), and spin locks
+//     built of atomicCAS, __threadfence() and atomicExch. A strong write without a fence
+//     before it releases nothing: without the fence a GPU may make the data visible after
+//     the flag.
 // Separate launches are ordered: each launch has a fresh shadow.
 //
 // Release and acquire are tracked per location (SyncObj): for each block that released
-// there, the latest point released, `point(epoch, thread)`: everything of the block in
-// earlier intervals, and that thread's accesses in the interval itself. A block keeps what
-// it has acquired (Know, per worker) and passes it on when it releases in turn, so chains
-// (a lock handed from block to block) order what they should.
+// there, the latest point released, `point(epoch, ref)`: everything of the block in
+// earlier intervals, and in the interval itself the releasing thread's accesses (ref: the
+// thread) or, where the clocks ordered other threads' accesses before its fence, theirs up
+// to the positions the fence found (ref: a clock of the launch's pool, kept in the shared
+// mapping; the releasing thread's own entry covers its whole interval). Two releases of one
+// block in one interval join (a new clock; with the pool full the later replaces the
+// earlier: stricter, never a missed race). A block keeps what it has acquired (Know, per
+// worker: up to KNOW points of each block, each with the thread that acquired it and its
+// position) and passes on, when it releases in turn, what the releasing thread has
+// acquired, so chains (a lock handed from block to block) order what they should.
 //
 // Because the shadow keeps what happened, not when, the verdict does not depend on the
 // schedule: two blocks that race are found whether they ran at once on two workers or one
@@ -51,6 +72,9 @@ constexpr uint32_t MAX_GMEM = MAX_SLOTS + 256;   // allocations or argument slot
 constexpr uint32_t MAX_SYNC = 64;                // locations released through (more share the last one)
 constexpr uint32_t NLOCKS = 4096;
 constexpr uint32_t MAX_SYNC_BLOCKS = 1u << 20;   // blocks whose releases are tracked (beyond: stricter)
+constexpr uint32_t KNOW = 4;                     // points kept of each block acquired from (beyond: stricter)
+constexpr uint32_t CLOCK_BIT = 0x80000000u;      // a point's ref: a clock of the pool, not a thread
+constexpr uint64_t CLOCK_POOL_BYTES = 32ull << 20;   // the pool of released clocks (beyond: stricter)
 
 // One access. tid's low 11 bits are the thread; the flags above them say what kind.
 struct GAcc {
@@ -59,6 +83,7 @@ struct GAcc {
     uint32_t pc;
     uint16_t tid;
     uint16_t wepoch;    // the warp's __syncwarp count
+    uint32_t seq;       // the thread's position in its interval (Thread::seq)
 };
 constexpr uint16_t TID_MASK = 0x07ff, COLLECTIVE_BIT = 0x0800, STRONG_BIT = 0x1000, ATOMIC_BIT = 0x2000;
 struct GShadow { GAcc w, r1, r2; };
@@ -82,15 +107,20 @@ struct GHeader {
     uint64_t bytes;
     uint32_t nmem, nblocks, sync_blocks, pad;
     uint64_t marks, lists;     // offsets: MAX_SYNC arrays of sync_blocks points, then of block ids
+    uint64_t clocks;           // offset: the pool of nclocks clocks of clock_len (a block's threads) entries
+    uint32_t clock_len, nclocks;
+    uint32_t clock_next, pad2; // the pool's next free clock
     GMem mem[MAX_GMEM];
     SyncObj sync[MAX_SYNC];
     uint32_t sync_insert;      // the lock taken to claim a SyncObj
     uint32_t locks[NLOCKS];
 };
 
-// What this worker's current block has acquired from each block: the point, and which
-// thread acquired it in which interval (others of the block see it after the next barrier).
-struct Know { uint64_t point; uint32_t acq_epoch; uint32_t acq_tid; };
+// What this worker's current block has acquired from each block: points, each with the
+// thread that acquired it, in which interval and at which position (the others of the block
+// see it once the clocks order that position before them, or after the next __syncthreads()).
+struct KnowPoint { uint64_t point; uint32_t acq_epoch, acq_tid, acq_seq, pad; };
+struct Know { KnowPoint p[KNOW]; uint32_t n; };
 
 struct GlobalState {
     GHeader* h = nullptr;
@@ -99,15 +129,24 @@ struct GlobalState {
     uint32_t* known = nullptr;     // the blocks with an entry in `know`, to clear at the next block
     uint32_t nknown = 0;
     uint32_t seen[MAX_SYNC] = {};  // the version of each SyncObj last acquired
+    uint32_t seen_epoch[MAX_SYNC] = {}, seen_tid[MAX_SYNC] = {};   // ... by which thread, when
     uint32_t fence_epoch[1024] = {};   // each thread's last __threadfence(): its interval + 1
+    uint8_t fence_clock[1024] = {};    // ... found its clock ordering other threads' accesses:
+    uint32_t* fence_rows = nullptr;    //     that clock (a row of nthreads entries per thread)
+    unsigned fence_rows_n = 0;
+    uint32_t fence_ref[1024] = {};     //     and the pool's copy of it, once released (0: none yet)
     uintptr_t acquiring[1024] = {};    // each thread's strong read not yet acquired (see acquire)
+    uint32_t acquiring_seq[1024] = {}; // ... and its position
+    uint32_t after[1024] = {};         // each thread's last global access: its position + 1,
+    uint32_t after_epoch[1024] = {};   // ... and its interval
     uint32_t block = 0;            // linear id of the block running
 };
 static GlobalState gs;
 
-inline uint64_t point(uint32_t epoch, uint32_t tid) { return (uint64_t(epoch) << 16) | (tid + 1); }
-inline uint32_t point_epoch(uint64_t p) { return uint32_t(p >> 16); }
-inline uint32_t point_tid(uint64_t p) { return uint32_t(p & 0xffff) - 1; }
+inline uint64_t point(uint32_t epoch, uint32_t tid) { return (uint64_t(epoch) << 32) | (tid + 1); }
+inline uint64_t clock_point(uint32_t epoch, uint32_t ref) { return (uint64_t(epoch) << 32) | ref; }
+inline uint32_t point_epoch(uint64_t p) { return uint32_t(p >> 32); }
+inline uint32_t point_ref(uint64_t p) { return uint32_t(p); }
 
 inline void spin_lock(uint32_t* l) {
     while (__atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE))
@@ -165,7 +204,10 @@ int global_launch_start(const LaunchDesc* d) {
         at = round(at + (mem[i].hi - mem[i].lo + mem[i].granule - 1) / mem[i].granule * sizeof(GShadow));
     }
     uint64_t marks = at, lists = round(marks + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint64_t));
-    uint64_t bytes = round(lists + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint32_t));
+    uint64_t clocks = round(lists + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint32_t));
+    uint32_t clock_len = d->block[0] * d->block[1] * d->block[2];
+    uint32_t nclocks = uint32_t(CLOCK_POOL_BYTES / (sizeof(uint32_t) * (clock_len ? clock_len : 1)));
+    uint64_t bytes = round(clocks + uint64_t(nclocks) * clock_len * sizeof(uint32_t));
     void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return -errno;
     GHeader* h = static_cast<GHeader*>(m);
@@ -175,6 +217,9 @@ int global_launch_start(const LaunchDesc* d) {
     h->sync_blocks = sync_blocks;
     h->marks = marks;
     h->lists = lists;
+    h->clocks = clocks;
+    h->clock_len = clock_len;
+    h->nclocks = nclocks;
     memcpy(h->mem, mem, sizeof(GMem) * n);
     c->gshadow = reinterpret_cast<uint64_t>(m);
     c->gshadow_bytes = bytes;
@@ -205,23 +250,101 @@ void global_block_start(uint32_t block) {
     for (uint32_t i = 0; i < gs.nknown; ++i) gs.know[gs.known[i]] = Know{};
     gs.nknown = 0;
     memset(gs.seen, 0, sizeof gs.seen);
-    memset(gs.fence_epoch, 0, sizeof(uint32_t) * (sched.nthreads < 1024 ? sched.nthreads : 1024));
-    memset(gs.acquiring, 0, sizeof(uintptr_t) * (sched.nthreads < 1024 ? sched.nthreads : 1024));
+    memset(gs.seen_epoch, 0, sizeof gs.seen_epoch);
+    unsigned n = sched.nthreads < 1024 ? sched.nthreads : 1024;
+    memset(gs.fence_epoch, 0, sizeof(uint32_t) * n);
+    memset(gs.fence_clock, 0, n);
+    memset(gs.acquiring, 0, sizeof(uintptr_t) * n);
+    memset(gs.after_epoch, 0, sizeof(uint32_t) * n);
 }
 
-// __threadfence() by the running thread.
+// __threadfence() by the running thread: what it releases at its next strong write is fixed
+// here, its clock included (what of the others' accesses barriers ordered before the fence).
 void global_fence() {
-    if (cur && cur->linear < 1024) gs.fence_epoch[cur->linear] = chk.epoch + 1;
+    if (!cur || cur->linear >= 1024) return;
+    unsigned t = cur->linear, n = sched.nthreads;
+    gs.fence_epoch[t] = chk.epoch + 1;
+    gs.fence_clock[t] = 0;
+    gs.fence_ref[t] = 0;
+    if (!gs.h || n > 1024) return;
+    if (gs.fence_rows_n != n) {
+        free(gs.fence_rows);
+        gs.fence_rows = static_cast<uint32_t*>(calloc(size_t(n) * n, sizeof(uint32_t)));
+        gs.fence_rows_n = n;
+    }
+    uint32_t* row = gs.fence_rows + size_t(t) * n;
+    if (!clock_copy(t, row)) return;
+    row[t] = ~0u;   // the thread's own accesses of the interval: all of them, as without a clock
+    gs.fence_clock[t] = 1;
 }
 
-// Does what this block has acquired order block bx's access (interval ex, thread tx)
-// before `me`?
-static bool acquired(uint32_t bx, uint32_t ex, uint32_t tx, const GAcc& me) {
+// ---- points: what a release covers ---------------------------------------------------------
+
+static uint32_t* clock_at(uint32_t ref) {
+    return reinterpret_cast<uint32_t*>(gs.base + gs.h->clocks) + uint64_t(ref & ~CLOCK_BIT) * gs.h->clock_len;
+}
+
+// A clock of the pool holding `row` (clock_len entries): its ref, or 0 when the pool is full.
+static uint32_t new_clock(const uint32_t* row) {
+    uint32_t i = __atomic_fetch_add(&gs.h->clock_next, 1u, __ATOMIC_RELAXED);
+    if (i >= gs.h->nclocks) return 0;
+    memcpy(clock_at(CLOCK_BIT | i), row, sizeof(uint32_t) * gs.h->clock_len);
+    return CLOCK_BIT | i;
+}
+
+// Point p's interval, as a clock: for each thread, the position below which it is released.
+static void row_of(uint64_t p, uint32_t* row) {
+    uint32_t ref = point_ref(p), n = gs.h->clock_len;
+    if (ref & CLOCK_BIT) {
+        memcpy(row, clock_at(ref), sizeof(uint32_t) * n);
+        return;
+    }
+    memset(row, 0, sizeof(uint32_t) * n);
+    if (ref - 1 < n) row[ref - 1] = ~0u;
+}
+
+// Two points of one block and interval joined: the one that covers the other, or a new clock
+// covering both (p, the later, where the pool is full: stricter, never a missed race).
+static uint64_t join_points(uint64_t m, uint64_t p) {
+    if (m == p || gs.h->clock_len > 1024) return p;
+    static uint32_t a[1024], b[1024];
+    row_of(m, a);
+    row_of(p, b);
+    bool a_covers = true, b_covers = true;
+    for (uint32_t u = 0; u < gs.h->clock_len; ++u) {
+        if (a[u] < b[u]) a_covers = false;
+        if (b[u] < a[u]) b_covers = false;
+        if (b[u] > a[u]) a[u] = b[u];
+    }
+    if (a_covers) return m;
+    if (b_covers) return p;
+    uint32_t ref = new_clock(a);
+    return ref ? clock_point(point_epoch(p), ref) : p;
+}
+
+// Does point p release its block's access in interval ex, of thread tx at position sx?
+static bool covers(uint64_t p, uint32_t ex, uint32_t tx, uint32_t sx) {
+    uint32_t e = point_epoch(p), ref = point_ref(p);
+    if (ex != e) return ex < e;
+    if (!(ref & CLOCK_BIT)) return tx == ref - 1;
+    return tx < gs.h->clock_len && sx < clock_at(ref)[tx];
+}
+
+// Does thread t of this block see what this block acquired in x: the thread that acquired it,
+// its other threads after a __syncthreads(), or once the clocks order the acquiring read
+// before them?
+static bool sees(const KnowPoint& x, uint32_t epoch, unsigned t) {
+    return x.acq_epoch < epoch || x.acq_tid == t || clock_orders(x.acq_tid, x.acq_seq, t);
+}
+
+// Does what this block has acquired order block bx's access `a` before `me`?
+static bool acquired(uint32_t bx, const GAcc& a, const GAcc& me) {
     if (bx >= gs.h->sync_blocks) return false;
     const Know& k = gs.know[bx];
-    if (!k.point || (k.acq_epoch == me.epoch && k.acq_tid != (me.tid & TID_MASK))) return false;
-    uint32_t e = point_epoch(k.point);
-    return ex < e || (ex == e && tx == point_tid(k.point));
+    for (uint32_t j = 0; j < k.n; ++j)
+        if (sees(k.p[j], me.epoch, me.tid & TID_MASK) && covers(k.p[j].point, a.epoch, a.tid & TID_MASK, a.seq))
+            return true;
+    return false;
 }
 
 // Is access a ordered before `me`, an access of the running block?
@@ -233,6 +356,7 @@ static bool g_ordered(const GAcc& a, const GAcc& me) {
         if (a.epoch != me.epoch) return true;
         bool same_warp = at / 32 == mt / 32;
         if (same_warp && a.wepoch != me.wepoch) return true;
+        if (clock_orders(at, a.seq, mt)) return true;   // a named barrier, an mbarrier between them
         bool a_coll = a.tid & COLLECTIVE_BIT, m_coll = me.tid & COLLECTIVE_BIT;
         if (a_coll || m_coll) {
             if (same_warp && a_coll && m_coll) return true;
@@ -240,7 +364,7 @@ static bool g_ordered(const GAcc& a, const GAcc& me) {
             return true;
         }
     }
-    return acquired(ab, a.epoch, at, me);
+    return acquired(ab, a, me);
 }
 
 static const char* g_op(const GAcc& a, bool write) {
@@ -370,40 +494,75 @@ static SyncObj* sync_of(uintptr_t a, bool claim) {
 
 static void raise_mark(uint32_t i, SyncObj* s, uint32_t block, uint64_t p) {
     uint64_t& m = marks_of(i)[block];
-    if (!m) list_of(i)[s->count++] = block;
-    if (point_epoch(p) >= point_epoch(m)) m = p;
+    if (!m) {
+        list_of(i)[s->count++] = block;
+        m = p;
+    } else if (point_epoch(p) > point_epoch(m)) {
+        m = p;
+    } else if (point_epoch(p) == point_epoch(m)) {
+        m = join_points(m, p);
+    }
 }
 
-static void know(uint32_t block, uint64_t p, uint32_t tid) {
+// Thread tid's read at position seq acquired point p of block `block`.
+static void know(uint32_t block, uint64_t p, uint32_t tid, uint32_t seq) {
     Know& k = gs.know[block];
-    if (!k.point) gs.known[gs.nknown++] = block;
-    if (point_epoch(p) > point_epoch(k.point) || !k.point) k = Know{p, chk.epoch, tid};
+    if (!k.n) gs.known[gs.nknown++] = block;
+    for (uint32_t j = 0; j < k.n; ++j) {   // known already, to as many of the block's threads
+        const KnowPoint& x = k.p[j];
+        if (x.point == p && (x.acq_epoch < chk.epoch || (x.acq_tid == tid && x.acq_seq <= seq))) return;
+    }
+    KnowPoint np{p, chk.epoch, tid, seq, 0};
+    if (k.n < KNOW) {
+        k.p[k.n++] = np;
+        return;
+    }
+    uint32_t old = 0;   // full: the point of the oldest interval goes (stricter, never a missed race)
+    for (uint32_t j = 1; j < KNOW; ++j)
+        if (point_epoch(k.p[j].point) < point_epoch(k.p[old].point)) old = j;
+    k.p[old] = np;
 }
 
-// Thread tid's strong read of global address a: take what was released there.
-static void acquire(uintptr_t a, uint32_t tid) {
+// Thread tid's strong read of global address a, at position seq: take what was released there
+// (unless this thread, or the whole block, took this version already).
+static void acquire(uintptr_t a, uint32_t tid, uint32_t seq) {
     SyncObj* s = sync_of(a, false);
     if (!s) return;
     uint32_t i = uint32_t(s - gs.h->sync);
-    if (__atomic_load_n(&s->version, __ATOMIC_ACQUIRE) == gs.seen[i]) return;
+    if (__atomic_load_n(&s->version, __ATOMIC_ACQUIRE) == gs.seen[i] &&
+        (gs.seen_epoch[i] < chk.epoch || gs.seen_tid[i] == tid))
+        return;
     spin_lock(&s->lock);
     const uint64_t* marks = marks_of(i);
     const uint32_t* list = list_of(i);
-    for (uint32_t k = 0; k < s->count; ++k) know(list[k], marks[list[k]], tid);
+    for (uint32_t k = 0; k < s->count; ++k) know(list[k], marks[list[k]], tid, seq);
     gs.seen[i] = s->version;
+    gs.seen_epoch[i] = chk.epoch;
+    gs.seen_tid[i] = tid;
     spin_unlock(&s->lock);
 }
 
 // A strong write of global address a: after a __threadfence() by this thread, release there
-// what the fence covers, and what this block has acquired.
+// what the fence covers, and what this thread has acquired.
 static void release(uintptr_t a) {
-    uint32_t fenced = cur->linear < 1024 ? gs.fence_epoch[cur->linear] : 0;
+    unsigned t = cur->linear;
+    uint32_t fenced = t < 1024 ? gs.fence_epoch[t] : 0;
     if (!fenced) return;
+    uint64_t p = point(fenced - 1, t);
+    if (gs.fence_clock[t]) {   // the clock the fence found, copied into the pool once
+        if (!gs.fence_ref[t] && gs.fence_rows_n == gs.h->clock_len)
+            gs.fence_ref[t] = new_clock(gs.fence_rows + size_t(t) * gs.fence_rows_n);
+        if (gs.fence_ref[t]) p = clock_point(fenced - 1, gs.fence_ref[t]);   // (pool full: the thread's own)
+    }
     SyncObj* s = sync_of(a, true);
     uint32_t i = uint32_t(s - gs.h->sync);
     spin_lock(&s->lock);
-    if (gs.block < gs.h->sync_blocks) raise_mark(i, s, gs.block, point(fenced - 1, cur->linear));
-    for (uint32_t k = 0; k < gs.nknown; ++k) raise_mark(i, s, gs.known[k], gs.know[gs.known[k]].point);
+    if (gs.block < gs.h->sync_blocks) raise_mark(i, s, gs.block, p);
+    for (uint32_t k = 0; k < gs.nknown; ++k) {
+        const Know& kn = gs.know[gs.known[k]];
+        for (uint32_t j = 0; j < kn.n; ++j)
+            if (sees(kn.p[j], chk.epoch, t)) raise_mark(i, s, gs.known[k], kn.p[j].point);
+    }
     __atomic_store_n(&s->version, s->version + 1, __ATOMIC_RELEASE);
     spin_unlock(&s->lock);
 }
@@ -415,7 +574,20 @@ static void acquire_held(unsigned t) {
     if (t >= 1024 || !gs.acquiring[t]) return;
     uintptr_t a = gs.acquiring[t];
     gs.acquiring[t] = 0;
-    acquire(a, t);
+    acquire(a, t, gs.acquiring_seq[t]);
+}
+
+// Thread t arrives on a barrier (a named barrier, an mbarrier, a __syncwarp) or takes in what
+// one orders before it. Its held reads are checked now, while its clock is the one they were
+// made under, and its strong read is acquired, so that an arrival carries the acquisition;
+// and it is moved past its last global access (global accesses do not advance Thread::seq),
+// so that the arrival's clock orders that access.
+void global_sync(unsigned t) {
+    if (!gs.h || t >= 1024 || t >= sched.nthreads) return;
+    check_held(t, false);
+    acquire_held(t);
+    Thread& th = sched.threads[t];
+    if (gs.after_epoch[t] == chk.epoch && th.seq < gs.after[t]) th.seq = gs.after[t];
 }
 
 // The interval ends: every strong read held is acquired (for the whole block, from the next one).
@@ -438,12 +610,19 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
     if (t < 1024 && held[t].n && !plain_read) check_held(t, chk.cas, a, size);
     uint16_t flags = uint16_t((t & TID_MASK) | (strong ? STRONG_BIT : 0) | (atomic ? ATOMIC_BIT : 0) |
                               (chk.collective ? COLLECTIVE_BIT : 0));
-    GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32]};
+    GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32], cur->seq};
+    if (t < 1024) {
+        gs.after[t] = cur->seq + 1;
+        gs.after_epoch[t] = chk.epoch;
+    }
     if (plain_read && t < 1024) {
         hold(t, HeldRead{r, a, size, me});
         return;
     }
-    if (strong && reads && t < 1024) gs.acquiring[t] = a;
+    if (strong && reads && t < 1024) {
+        gs.acquiring[t] = a;
+        gs.acquiring_seq[t] = cur->seq;
+    }
     global_check(r, a, size, me, reads, writes);
     if (strong && writes) release(a);
 }

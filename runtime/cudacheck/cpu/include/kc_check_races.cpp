@@ -31,6 +31,9 @@ namespace kc {
 // first mbarrier on. A barrier gathers the clocks of the threads arriving on its current phase
 // and, as phases complete, of all its completed phases; a thread whose wait sees a phase
 // complete takes in the latter. Rows and clocks of an older interval or block count as zeros.
+// The global memory check (kc_check_global_races.cpp) orders a block's global accesses by
+// these clocks too (clock_orders) and releases a fencing thread's clock (clock_copy); a
+// thread arriving or taking in a clock calls it first (global_sync).
 struct BarrierClock {
     const void* bar;
     uint64_t arrived_at, completed_at;   // the interval each clock is of
@@ -89,6 +92,7 @@ void check_mbarrier_init(const void* bar) {
 }
 
 void check_mbarrier_arrive(const void* bar) {
+    global_sync(cur->linear);   // its global accesses so far, and what it acquired, go with it
     BarrierClock& b = barrier_clock(bar);
     uint32_t* c = current(b.arrived, b.arrived_at);
     join(c, row(cur->linear));
@@ -102,6 +106,7 @@ void check_mbarrier_complete(const void* bar) {
 }
 
 void check_mbarrier_acquire(const void* bar) {
+    global_sync(cur->linear);   // its held global reads are checked under the clock they were made under
     BarrierClock& b = barrier_clock(bar);
     join(row(cur->linear), current(b.completed, b.completed_at));
 }
@@ -113,6 +118,8 @@ void check_mbarrier_acquire(const void* bar) {
 void check_mbarrier_warp_sync(unsigned w, unsigned mask) {
     if (!mb.n || mb.n != sched.nthreads) return;   // no mbarrier in this launch yet: nothing to carry
     static uint32_t joint[1024];
+    for (unsigned l = 0, u = w * 32; l < 32 && u < mb.n; ++l, ++u)
+        if ((mask >> l) & 1u) global_sync(u);
     memset(joint, 0, sizeof(uint32_t) * mb.n);
     for (unsigned l = 0, u = w * 32; l < 32 && u < mb.n; ++l, ++u)
         if ((mask >> l) & 1u) {
@@ -126,6 +133,24 @@ void check_mbarrier_warp_sync(unsigned w, unsigned mask) {
 // Whether access a (of this interval) is ordered before thread t's next one by mbarriers.
 static bool barrier_ordered(const AccessRec& a, const Thread* t) {
     return mb.n && mb.row_at[t->linear] == interval() && a.seq < mb.known[size_t(t->linear) * mb.n + a.tid];
+}
+
+// The same for the global memory check (kc_check_global_races.cpp): thread u's access at
+// position seq of this interval, before thread t's next.
+bool clock_orders(unsigned u, uint32_t seq, unsigned t) {
+    return mb.n && mb.n == sched.nthreads && t < mb.n && u < mb.n && mb.row_at[t] == interval() &&
+           seq < mb.known[size_t(t) * mb.n + u];
+}
+
+bool clock_copy(unsigned t, uint32_t* out) {
+    if (!mb.n || mb.n != sched.nthreads || t >= mb.n || mb.row_at[t] != interval()) return false;
+    const uint32_t* r = mb.known + size_t(t) * mb.n;
+    bool others = false;
+    for (unsigned u = 0; u < mb.n; ++u) {
+        out[u] = r[u];
+        if (u != t && r[u]) others = true;
+    }
+    return others;
 }
 
 // ---- what orders two accesses of one element ------------------------------------------------

@@ -213,7 +213,8 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
 // warps: the kernel's threads arrive as warps do when every lane of theirs calls it). Waiting
 // threads stay RUNNABLE, as at an mbarrier, so the others of the block run on. Barrier 0 with
 // every thread of the block is __syncthreads(). Checked mode: it orders what its threads did
-// before it before what they do after, as an mbarrier of theirs would (kc_check_races.cpp).
+// before it before what they do after, in shared and in global memory, as an mbarrier of
+// theirs would (kc_check_races.cpp, kc_check_global_races.cpp).
 #ifdef KC_CHECKED
 static const char named_clock[16] = {};   // each named barrier's clocks, as an mbarrier's at this address
 #endif
