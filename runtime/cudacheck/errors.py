@@ -168,6 +168,17 @@ class TmaStoreSourceRaceError(SharedMemoryRaceError):
     store's line, `store_thread` the thread that issued it."""
 
 
+class ProxyFenceError(SharedMemoryRaceError):
+    """Shared memory the async proxy reads (a TMA store's source box, a wgmma's operand) whose
+    last write was a thread's ordinary store (the generic proxy), with no fence.proxy.async of
+    that thread after the write and before the synchronization that hands the bytes to the
+    thread issuing the store or wgmma: the PTX ISA requires that cross-proxy fence, and a GPU
+    may read stale bytes without it. `thread` and `line` name the write, `op` the reader
+    ("store" or "wgmma"), `async_line` its line, `issuer` the thread that issued the store (a
+    wgmma: the first thread of its warpgroup, `warpgroup`), `fence_line` the writer's fence after
+    the write that no synchronization orders before the read (0: none seen)."""
+
+
 class WarpgroupCollectiveError(WarpCollectiveError):
     """A warpgroup-wide instruction (wgmma.mma_async: .sync.aligned) that not all four warps of
     the warpgroup reach together, or that they reach at different lines: undefined on a GPU,

@@ -77,7 +77,8 @@ def test_the_tf32_paragraph_is_both_gpus_runs_and_chapter_8s():
     from tiling_course import tuning
     h100, h200 = hopper.datasets()
     text = prose()
-    (sq100, aw100), (sq200, aw200) = ([run.ratio("matmul_tf32", "tf32", shape) for shape in TIMED] for run in (h100, h200))
+    (sq100, aw100), (sq200, aw200) = ([run.ratio("matmul_tf32", "tf32", shape) for shape in TIMED]
+                                      for run in (h100, h200))
     assert f"`matmul_tf32` reaches {sq100:.2f} of cuBLAS's TF32 product at 4096^3 on the H100, at " \
            f"{h100.tflops('matmul_tf32', 'tf32'):.0f} TFLOP/s, and {aw100:.2f} on the awkward shape; on the " \
            f"H200, {sq200:.2f} at {h200.tflops('matmul_tf32', 'tf32'):.0f} TFLOP/s, and {aw200:.2f}." in text
@@ -174,8 +175,8 @@ def log_rows(section):
     """(kernel, defines, precision, fraction at 4096^3, fraction at 1000x1500x700 or None) of a
     table of the schedules log's section (its heading starting with `section`)."""
     text = SCHEDULES_LOG.read_text().split(f"\n## {section}")[1].split("\n## ")[0]
-    return [(k, d, p, float(sq), None if aw == "-" else float(aw)) for k, d, p, sq, aw in
-            re.findall(r"^\| \d\d:\d\d \| ([^|]+?) \| ([^|]+?) \| (BF16|FP16) \| ([\d.]+) \| ([\d.]+|-) \|$", text, re.M)]
+    row = r"^\| \d\d:\d\d \| ([^|]+?) \| ([^|]+?) \| (BF16|FP16) \| ([\d.]+) \| ([\d.]+|-) \|$"
+    return [(k, d, p, float(sq), None if aw == "-" else float(aw)) for k, d, p, sq, aw in re.findall(row, text, re.M)]
 
 
 def test_what_else_was_tried_is_the_logs():

@@ -5,7 +5,7 @@ Without a GPU: every kernel of hopper.cu, the clustered ones too, passes the che
 mode at BF16 and FP16 on fresh random inputs; each
 way of breaking the pipeline (no wait for a full slot, the wrong bytes announced, a flipped
 parity, a warp skipping the wgmma, a producer not waiting for a free slot, a result buffer
-rewritten before its TMA store was waited for) gives checked
+rewritten before its TMA store was waited for, or stored with no proxy fence) gives checked
 mode's named error at its line, in a message that fits a phone; a wrong store names the
 thread that made it; the stored H100 run is bench_hopper.py's format with its "meta", and
 every number the table, the figure and the accessors show is the file's. On an H100 or
@@ -218,6 +218,23 @@ def test_a_result_buffer_rewritten_before_its_tma_store_is_waited_for(rng):
     assert out.error.store_line == line_of(code, TMA_STORE) and f"line {out.error.store_line}" in out.message
     assert out.error.store_thread[0] % 128 == 0 and out.error.store_thread[0] >= 128   # a consumer's thread 0
     assert "wait_group.read" in out.message and "may still be reading it" in out.message
+
+
+STORE_FENCE = "            fence_proxy_async();                                   // 1\n"
+
+
+def test_a_result_box_stored_with_no_proxy_fence_after_its_writes(rng):
+    """matmul_async_store without the fence.proxy.async after the warpgroup's st.shared: the
+    TMA store reads the box through the async proxy with no fence of its writers between (the
+    PTX ISA requires one; a GPU may store stale bytes). The first box of the first shape shows
+    it; the write reported is st.shared's, inside st_shared_v2, and the store's line is
+    tma_store's, inside its helper too."""
+    code, out = tried("matmul_async_store", [(STORE_FENCE, "")], rng)
+    assert_finding(out, cudacheck.ProxyFenceError, code, ST_SHARED)
+    assert isinstance(out.error, cudacheck.SharedMemoryRaceError)
+    assert out.error.async_line == line_of(code, TMA_STORE) and f"line {out.error.async_line}" in out.message
+    assert out.error.op == "store" and out.error.issuer[0] % 128 == 0 and out.error.issuer[0] >= 128
+    assert out.error.fence_line == 0 and "fence.proxy.async.shared::cta" in out.message
 
 
 # ---- Wrong values: who stores the element ----------------------------------------------------

@@ -31,6 +31,7 @@ extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const 
         int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
         s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
     }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // B's stores, before the wgmma reads them
     if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -8,14 +8,15 @@ finding (to_exception) with the decoder named after its kind, which words the me
 memory.py for what an access did (oob, race, async_race, global_race, uninit), execution.py
 for how the threads ran (divergence, warp, collective, operand, shared_limit, stall), hopper.py
 for the async proxy of Hopper kernels' inline PTX (tile_unwaited, wgmma_overwrite,
-tma_store_overwrite, tx_overflow, warpgroup).
+tma_store_overwrite, proxy_fence, tx_overflow, warpgroup).
 
 A line a finding names that lies in a function the kernel calls (an inline PTX helper such as
 kernels/hopper.cu's mbar_wait, a __device__ function inlined into the kernel) also names the
 calls that reach it, from the line table's inline chain at the instruction's offset (pc, and
-other_pc, copy_pc, wgmma_pc, store_pc for the other lines: LINE_PCS): Context.quote marks it and
-to_exception words it (Context.quote_calls), as much as fits a phone; error.calls holds the
-finding's own chain, ((line, function), ...) from the kernel's call down to the line.
+other_pc, copy_pc, wgmma_pc, store_pc, async_pc for the other lines: LINE_PCS; a decoder may add
+its own, as proxy_fence does for the fence's line): Context.quote marks it and to_exception
+words it (Context.quote_calls), as much as fits a phone; error.calls holds the finding's own
+chain, ((line, function), ...) from the kernel's call down to the line.
 """
 import json
 import re
@@ -209,7 +210,7 @@ def _decoder(kind):
 
 # A finding's lines and the instruction offsets they were found at: the finding's own first.
 LINE_PCS = (("line", "pc"), ("other_line", "other_pc"), ("copy_line", "copy_pc"), ("wgmma_line", "wgmma_pc"),
-            ("store_line", "store_pc"))
+            ("store_line", "store_pc"), ("async_line", "async_pc"))
 
 DECODERS = {kind: _decoder(kind) for kind in KINDS}   # kind -> decoder(finding, Context) -> exception
 

@@ -2,12 +2,15 @@
 (kc_findings.def; cpu/include/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
 before the thread observed its mbarrier phase (tile_unwaited), a wgmma operand overwritten
 while its group is in flight (wgmma_overwrite), a TMA store's source overwritten before the
-issuing thread waited for its bulk group (tma_store_overwrite), a phase that got more bytes than expect_tx
-announced (tx_overflow), and a wgmma not all four warps of the warpgroup reach (warpgroup). No
+issuing thread waited for its bulk group (tma_store_overwrite), a thread's store that a TMA store or a
+wgmma reads through the async proxy with no fence.proxy.async of the writer between (proxy_fence), a
+phase that got more bytes than expect_tx announced (tx_overflow), and a wgmma not all four warps of
+the warpgroup reach (warpgroup). No
 NVIDIA tool reports these: compute-sanitizer's racecheck does not model the async proxy. Each
 takes the finding's fields and the findings.Context it is read against, and returns the
 exception, its message worded for the student."""
 from ...errors import (
+    ProxyFenceError,
     TileNotReadyError,
     TmaStoreSourceRaceError,
     TransactionCountError,
@@ -112,6 +115,36 @@ def tma_store_overwrite(f, ctx):
                                    array=f["array"], index=tuple(f["index"]), op=f["op"],
                                    store_line=f["store_line"], store_thread=issuer, group=f["group"],
                                    retired=f["retired"])
+
+
+def proxy_fence(f, ctx):
+    block, thread, line, at = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["async_line"]
+    fence_line = ctx.line_of(f, "fence_pc") if f["fence_pc"] else 0
+    if fence_line:   # in a helper: the calls that reach it, as the finding's own lines'
+        calls = ctx.calls_of(f, fence_line, "fence_pc")
+        if calls:
+            ctx.chains.setdefault(fence_line, calls)
+    if f["op"] == "wgmma":
+        reader = f"the wgmma.mma_async on line {at} of warpgroup {f['warpgroup']}"
+        issuer = "the warpgroup issuing the wgmma"
+        how = "reads it as an operand"
+    else:
+        reader, issuer = (f"the TMA store on line {at} (issued by thread {ctx.thread(f['issuer'])})",
+                          "the thread issuing the TMA store")
+        how = "reads it"
+    where = (f": its fence.proxy.async on line {fence_line} comes after the synchronization that orders the "
+             "write before the read" if fence_line else "")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} writes {_element(f)} on line {line} with an "
+           f"ordinary store (the generic proxy), and {reader} {how} through the async proxy with no "
+           f"fence.proxy.async of thread {thread} between the write and the read{where}.")
+    msg = _quoted(msg, ctx, (line, at, *((fence_line,) if fence_line else ())),
+                  "The PTX ISA: accessing the same memory through the generic and the async proxy needs a "
+                  "cross-proxy fence, fence.proxy.async; without it a GPU may read stale bytes. After its writes, "
+                  "each writing thread executes fence.proxy.async.shared::cta, before the barrier that hands the "
+                  f"buffer to {issuer}.")
+    return ProxyFenceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line, array=f["array"],
+                           index=tuple(f["index"]), op=f["op"], async_line=at, issuer=ctx.thread(f["issuer"]),
+                           warpgroup=f["warpgroup"], fence_line=fence_line)
 
 
 def tx_overflow(f, ctx):

@@ -138,7 +138,7 @@ struct Thread {
     uint64_t result;       // what the operation gave it
     int line;              // source line of the barrier or warp operation it waits at
     int exit_line;         // the `return` it left by (0: the kernel's end)
-    uint32_t seq;          // checked mode: its shared accesses so far in this barrier interval
+    uint32_t seq;          // checked mode: its position in this barrier interval (its shared accesses, proxy fences)
     uintptr_t poll_addr;   // the location it last read atomically or through a volatile pointer,
     uint64_t poll_value;   // the value it held then,
     uint64_t poll_key;     // the operands of the atomic that read it (0: a volatile read),

@@ -1,5 +1,6 @@
 // The async proxy of translated inline PTX (kc_ptx.h): the TMA's tensor copies into shared
-// memory and back to global memory, and the warpgroup multiply (wgmma). All are performed at
+// memory and back to global memory, the warpgroup multiply (wgmma), and the proxy fence
+// (fence.proxy.async), which checked mode records. All are performed at
 // once, where a GPU runs them in the background: a copy's bytes are in place before it
 // completes its transaction on the mbarrier (the phase completes only once every byte expected
 // has arrived, as on a GPU), a store's before its bulk group is committed, and a wgmma's
@@ -135,6 +136,17 @@ void bulk_wait(uint32_t n, int) {
     check_bulk_wait(n);
 #else
     (void)n;
+#endif
+}
+
+// ---- fence.proxy.async (kc_ptx.h) -------------------------------------------------------------
+// Nothing to order here; checked mode records the fence's place in the thread's program, for
+// the check of the async proxy's reads of bytes threads wrote (kc_check_async.cpp).
+void fence_proxy_async(int) {
+    KC_ASM_CALL;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#ifdef KC_CHECKED
+    check_proxy_fence();
 #endif
 }
 

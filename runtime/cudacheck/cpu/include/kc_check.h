@@ -18,7 +18,8 @@
 //   kc_check_init.cpp          reads of memory nothing has written (initcheck)
 //   kc_check_async.cpp         the async proxy (inline PTX): TMA tiles read before their mbarrier
 //                              phase completes, wgmma operands overwritten while it reads them,
-//                              a TMA store's source overwritten before its bulk group is waited for
+//                              a TMA store's source overwritten before its bulk group is waited for,
+//                              threads' stores the async proxy reads with no fence.proxy.async between
 //
 // Provenance. Every array argument lives alone in a slot of 2^slot_shift bytes of address
 // space (runtime/cudacheck/cpu/system.py), at the slot's middle, with nothing else mapped in
@@ -52,6 +53,8 @@ struct AccessRec {
     uint32_t seq;
     uint8_t atomic;
     uint8_t collective;   // made by a wmma load or store, on behalf of the whole warp
+    uint8_t async_proxy;  // a write by the async proxy (a TMA copy), which the async proxy reads
+                          // with no proxy fence (kc_check_async.cpp: proxy fences)
 };
 // pend: an asynchronous copy (cp.async) into the element is in flight, issued by thread
 // `tid` at `pc`: any access before it completes is a race (check_async_issue).
@@ -108,6 +111,7 @@ struct CheckState {
     char pending_race[1024] = {};     // racecheck, shared or global memory
     const char* via = nullptr;        // an out-of-bounds access made by a wmma call: which, for the message
     bool collective = false;          // the access now accounted is a wmma load's or store's
+    bool async_write = false;         // the write now accounted is a TMA copy's (the async proxy's)
     bool cas = false;                 // the access now accounted is an atomicCAS
     // a subscript the bounds instrumentation found outside its dimension, reported at the
     // access it leads to (or dropped at the thread's next barrier: forming &a[n] is legal)
@@ -171,6 +175,10 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
 // clock copied into out (nthreads entries), and whether it orders any other thread's access.
 bool clock_orders(unsigned u, uint32_t seq, unsigned t);
 bool clock_copy(unsigned t, uint32_t* out);
+// Whether access (or fence) a, of this block, is ordered before thread t's next one: as a race
+// check orders two accesses (an older interval, a __syncwarp of its warp, the barriers' clocks,
+// or t's own program order).
+bool orders_before(const AccessRec& a, unsigned t);
 
 // ---- kc_check_async.cpp ------------------------------------------------------------------
 // A thread's load or store of shared memory against what the async proxy does to it.

@@ -18,12 +18,35 @@
 //    its issue until the issuing thread's cp.async.bulk.wait_group.read N (or wait_group N)
 //    retires its bulk group (bulk groups are per thread: all but the thread's newest N
 //    committed groups have finished reading). A store to those bytes in that window, by any
-//    thread or a TMA copy, is a TmaStoreSourceRaceError.
+//    thread or a TMA copy, is a TmaStoreSourceRaceError;
+//  - proxy fences. A thread's st.shared (or any store of the kernel) is made by the generic
+//    proxy; the TMA store and wgmma read through the async proxy, and "Accessing the same memory
+//    location across multiple proxies needs a cross-proxy fence. For the async proxy,
+//    fence.proxy.async should be used to synchronize memory between generic proxy and the async
+//    proxy" (PTX ISA, cp.async.bulk's and wgmma's "Async Proxy"; wgmma.fence: "An async proxy
+//    fence must be used to establish an ordering between prior writes to shared memory matrices
+//    and subsequent reads of the same matrices in a wgmma.mma_async instruction"). Such a fence
+//    "take[s] effect within a single thread" and "composes with other forms of synchronization"
+//    (fence.proxy): the writer fences after its write, and a barrier orders its fence before the
+//    async operation. So a byte the async proxy reads whose last write was a thread's store
+//    ordered before the read (the race check's order: an older interval, a __syncwarp, the
+//    barriers' clocks, program order; before the TMA store's issuing thread, or before a thread
+//    of each warp of the wgmma's warpgroup) needs a fence.proxy.async of that writer after the
+//    write and itself so ordered; none is a ProxyFenceError. Bytes the TMA wrote (the async
+//    proxy's own, completing on an mbarrier) need none.
 // Each byte of the shared window (kc_ptx.h) has a Mark: the last TMA copy into it, the
 // wgmmas (of up to two warpgroups) reading it, and the last TMA store reading it. Phases are
 // counted per barrier and block: a copy completes on the phase its barrier is in when it is
 // issued (the CPU runtime performs it at once); a successful wait observes every phase
 // completed so far. Bulk groups are counted per thread, as wgmma groups are.
+//
+// Proxy fences are judged by program order and the barriers' clocks, not by the order this run
+// took: each thread keeps its last FENCES fences' positions (interval, seq: Thread::seq counts a
+// fence as a step, so a fence right after a barrier's arrival is not before it); the write's
+// position comes from the race check's shadow (its last write, with whether the async proxy
+// made it). A writer that has already fenced for its next box when the store of this one is
+// issued does not hide the fence that counts: any kept fence after the write and ordered before
+// the read does.
 //
 // What this does not see: a wait observed through another thread by anything but a
 // __syncthreads() (a __syncwarp, an mbarrier chain), which it reports as not observed; a
@@ -36,12 +59,18 @@
 // threads' writes before it (a missing barrier before the store); wgmma operand reads are not
 // race-checked against earlier stores, nor checked for initialization: a kernel may multiply
 // chunks of a slot it did not load (past the matrix's last column) whose products it never
-// stores, as kernels/hopper.cu does.
+// stores, as kernels/hopper.cu does. Of proxy fences: a write not ordered before the async read
+// at all (a missing barrier: a race this does not check) is passed, as is a write whose writer
+// has fenced more than FENCES times since (its fence after the write forgotten: the lenient
+// verdict); every fence.proxy.async the front end translates counts, .global included (the
+// translation does not pass the state space on, though .global orders nothing in shared
+// memory); a TMA copy into bytes a thread wrote (generic then async writes) is not checked for
+// a fence.
 #include "kc_check.h"
 
 namespace kc {
 
-constexpr unsigned MAX_BARS = 64, MAX_WARPGROUPS = 8;
+constexpr unsigned MAX_BARS = 64, MAX_WARPGROUPS = 8, FENCES = 8;
 
 struct Mark {
     uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on,
@@ -66,6 +95,10 @@ static struct {
     uint32_t bulk_committed[1024];    // bulk groups (TMA stores) each thread committed
     uint32_t bulk_retired[1024];      // each thread's bulk groups below this one have finished reading
     uint32_t copy_pc = 0, wgmma_pc = 0;
+    // each thread's last FENCES fence.proxy.async, as accesses at their positions (ring), and
+    // how many it executed in this block
+    AccessRec fences[1024][FENCES];
+    uint32_t nfences[1024];
     int checked_bar = -1;             // the (barrier, phase) a wgmma's warps were last found to have observed
     uint32_t checked_phase = 0;
 } as;
@@ -120,6 +153,7 @@ void check_async_block_start() {
     memset(as.retired_by, 0, sizeof as.retired_by);
     memset(as.bulk_committed, 0, sizeof as.bulk_committed);
     memset(as.bulk_retired, 0, sizeof as.bulk_retired);
+    memset(as.nfences, 0, sizeof as.nfences);
 }
 
 void check_async_interval_end() {   // a __syncthreads(): what one thread observed, all have
@@ -207,6 +241,82 @@ static void check_in_flight(uint64_t off, const Mark& m, uint32_t pc, int line, 
     if (m.st.set && m.st.group >= as.bulk_retired[m.st.tid]) store_overwritten(off, m, pc, line, op);
 }
 
+// ---- proxy fences: fence.proxy.async (kc_async.cpp: fence_proxy_async) ------------------------------
+// The running thread's fence, kept as an access of its own at its position; seq counts it as a
+// step, so that a barrier's arrival right after it orders it and one right before it does not.
+void check_proxy_fence() {
+    unsigned t = cur->linear;
+    if (t >= 1024) return;
+    as.fences[t][as.nfences[t]++ % FENCES] = AccessRec{chk.epoch, uint16_t(t), chk.warp_epoch[t / 32],
+                                                       cur->asm_pc ? pc_of(cur->asm_pc) : 0u, cur->seq, 0, 0, 0};
+    cur->seq++;
+}
+
+static bool later(const AccessRec& f, const AccessRec& w) {   // in one thread's program order
+    return f.epoch > w.epoch || (f.epoch == w.epoch && f.seq > w.seq);
+}
+
+// Whether access or fence a is ordered before the async proxy's read on behalf of threads lo ..
+// lo + n - 1: before a thread of each of their warps (a wgmma's warpgroup: each warp issues its
+// part of the multiply on a GPU, as tile_unwaited has it), or before the one issuing thread.
+static bool before_read(const AccessRec& a, unsigned lo, unsigned n) {
+    for (unsigned w = lo; w < lo + n; w += 32) {
+        bool found = false;
+        for (unsigned t = w; t < w + 32 && t < lo + n && t < sched.nthreads && !found; ++t)
+            found = orders_before(a, t);
+        if (!found) return false;
+    }
+    return true;
+}
+
+// Whether thread write w, which the async proxy now reads on behalf of threads lo .. lo + n - 1
+// (the TMA store's issuer, or the wgmma's warpgroup), lacks the fence it needs: w is ordered
+// before the read, and no fence.proxy.async of its writer lies after it and is ordered before
+// the read too. `fence_pc`: the writer's first kept fence after w (not so ordered), or 0.
+static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fence_pc) {
+    fence_pc = 0;
+    if (!w.epoch || w.async_proxy || w.tid >= 1024 || !before_read(w, lo, n)) return false;
+    uint32_t k = as.nfences[w.tid], kept = k < FENCES ? k : FENCES;
+    bool forgotten = k > FENCES;   // fences older than the kept ones were executed
+    for (uint32_t j = 0; j < kept; ++j) {   // newest first
+        const AccessRec& f = as.fences[w.tid][(k - 1 - j) % FENCES];
+        if (!later(f, w)) {   // this one and every older one precede the write
+            forgotten = false;
+            break;
+        }
+        if (before_read(f, lo, n)) return false;
+        fence_pc = f.pc;
+    }
+    // The kept fences all follow the write and none is ordered before the read, but an older one,
+    // forgotten, may have been both: passed (the lenient verdict).
+    return !forgotten;
+}
+
+[[noreturn]] static void unfenced_read(const Region* r, uint64_t elem, const AccessRec& w, const char* op,
+                                       unsigned issuer, int wg, int line, uint32_t op_pc, uint32_t fence_pc) {
+    char buf[1024], ix[128];
+    index_json(ix, sizeof ix, r, element_of(r, elem));
+    finding(buf, sizeof buf, Finding::proxy_fence,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"issuer\":%u,"
+            "\"warpgroup\":%d,\"async_line\":%d,\"async_pc\":%u,\"fence_pc\":%u}",
+            r->name, ix, my_status->block, unsigned(w.tid), w.pc, op, issuer, wg, line, op_pc, fence_pc);
+    report(buf);
+}
+
+// The async proxy reads bytes [off, off + size) of the window: each shared element they lie in,
+// against its last write (the race check's shadow).
+static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsigned lo, unsigned n, int wg, int line,
+                             uint32_t op_pc) {
+    char* p = static_cast<char*>(shared_address(off));
+    Region* r = region_at(p, size, op_pc, READ);
+    if (!is_shared(r) || !r->shadow) return;
+    uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
+    uint32_t fence_pc;
+    for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e)
+        if (unfenced(r->shadow[e].w, lo, n, fence_pc))
+            unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, fence_pc);
+}
+
 // ---- a thread's own loads and stores (kc_check_access.cpp: on_access) -----------------------------
 void check_async_access(const void* p, unsigned size, uint32_t pc, Op op) {
     if (!as.marks) return;
@@ -261,8 +371,10 @@ void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line) {
     Region* r = region_at(p, size, as.copy_pc, WRITE);
     if (!is_shared(r)) return;
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
+    chk.async_write = true;   // the async proxy's write: the async proxy may read it with no proxy fence
     for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e)
         shared_element(r, e, as.copy_pc, WRITE, false, false);
+    chk.async_write = false;
 }
 
 // The copy's bytes are in place and about to complete on the barrier: as an arrival of the
@@ -281,6 +393,7 @@ void check_wgmma_begin(const void* ret) {
 // One operand element of `size` bytes (2, or 4 for tf32) at window offset off, read by
 // warpgroup wg's wgmma at `line`.
 void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line) {
+    check_proxy_read(off, size, "wgmma", wg * 128, 128, int(wg), line, as.wgmma_pc);
     for (uint64_t a = off; a < off + size; ++a) {
         Mark* m = mark(a);
         if (!m) continue;
@@ -328,6 +441,7 @@ void check_wgmma_wait(uint32_t n) {
 // the issuing thread's bulk group, the one it has not yet committed, is waited for.
 void check_tma_store_read(uint64_t off, uint32_t size, int line) {
     uint32_t pc = cur && cur->asm_pc ? pc_of(cur->asm_pc) : 0;
+    check_proxy_read(off, size, "store", cur->linear, 1, -1, line, pc);
     for (uint64_t a = off; a < off + size; ++a) {
         Mark* m = mark(a);
         if (!m) continue;

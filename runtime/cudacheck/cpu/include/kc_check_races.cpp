@@ -166,6 +166,8 @@ static bool ordered(const AccessRec& a, const Thread* t, bool atomic) {
     return a.tid == t->linear;
 }
 
+bool orders_before(const AccessRec& a, unsigned t) { return ordered(a, &sched.threads[t], false); }
+
 static void race(const Region* r, uint64_t elem, const char* hazard, const AccessRec& other, const char* other_op,
                  const char* this_op, uint32_t pc) {
     if (chk.pending_race[0]) return;
@@ -198,7 +200,8 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
     Shadow& s = r->shadow[elem];
     Thread* t = cur;
     if (s.pend.set) async_race(r, elem, s, pc, probe ? "copy" : op == READ ? "read" : "write");
-    AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective};
+    AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective,
+                 chk.async_write};
     if (op == READ || atomic_reads) {
         if (s.w.epoch && !ordered(s.w, t, atomic))
             race(r, elem, s.w.seq < me.seq ? "RAW" : "WAR", s.w, s.w.atomic ? "atomic" : "write",

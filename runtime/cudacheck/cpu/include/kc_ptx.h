@@ -39,9 +39,10 @@ inline uint32_t elect_sync(uint32_t mask, int line) {
 // ---- proxy fences ------------------------------------------------------------------------------
 // Between the generic proxy (the kernel's own loads and stores) and the async proxy (TMA, wgmma)
 // and after initialising mbarriers: nothing here performs memory operations behind the
-// kernel's back, so they order only what the compiler may move. The checks of the async proxy
-// hook here.
-inline void fence_proxy_async(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+// kernel's back, so they order only what the compiler may move. fence.proxy.async is a call
+// of the runtime (kc_async.cpp), where checked mode records it: a thread's stores the async
+// proxy reads need one of their writer's between (kc_check_async.cpp).
+void fence_proxy_async(int line);
 inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
 // ---- the async proxy (kc_async.cpp), performed at once --------------------------------------

@@ -141,7 +141,8 @@ void check_mbarrier_complete(const void* bar);
 void check_mbarrier_acquire(const void* bar);
 void check_mbarrier_warp_sync(unsigned w, unsigned mask);   // a __syncwarp's lanes share what they know
 // The async proxy's checks (kc_check_async.cpp): mbarrier phases as threads observe them, the
-// TMA's writes and wgmma's and TMA stores' reads of shared memory, wgmma and bulk groups.
+// TMA's writes and wgmma's and TMA stores' reads of shared memory, wgmma and bulk groups, and
+// the threads' proxy fences (fence.proxy.async).
 void check_async_block_start();
 void check_async_interval_end();
 void check_async_init(const void* bar);
@@ -159,6 +160,7 @@ void check_tma_store_read(uint64_t off, uint32_t size, int line);
 void check_bulk_commit();
 void check_bulk_wait(uint32_t n);
 bool bulk_in_flight(uint32_t n);
+void check_proxy_fence();
 #endif
 
 }  // namespace kc
