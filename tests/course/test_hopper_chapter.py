@@ -204,3 +204,16 @@ def test_what_else_was_tried_is_the_logs():
     reads = [float(x.replace(",", "")) for x in re.search(r"\| L2 read sectors \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|",
                                                           counters).groups()]
     assert all(round(ours / reads[2] - 1, 1) == 0.2 for ours in reads[:2]) and "reading a fifth more from L2" in text
+
+
+def test_the_proxy_fence_left_out_is_the_logs():
+    """The GPU runs of matmul_async_store without its fence, as the chapter quotes them, and the
+    line the chapter's cell deletes is the kernel's."""
+    log = (ROOT / "logs" / "2026-11-28-h100-proxy-fence.md").read_text()
+    runs = re.findall(r"^\| \d \| (BF16|FP16) \| ok \| ok \| WRONG, (\d+) elements \|$", log, re.M)
+    wrong = [int(n) for _, n in runs]
+    assert len(wrong) == 6 and "0 hazards displayed" in log and "ERROR SUMMARY: 0 errors" in log
+    assert f"a wrong 4096^3 product in each of {len(wrong)} runs ({min(wrong):,} to {max(wrong):,} wrong elements)" \
+        in prose()
+    fence = "            fence_proxy_async();                                   // 1\n"
+    assert fence in (ROOT / "kernels" / hopper.FILE).read_text()
