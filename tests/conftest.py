@@ -27,6 +27,16 @@ def rng():
     return np.random.default_rng(seed)
 
 
+# Checked mode's verdicts must not depend on how many workers share a launch's blocks: a test
+# that takes this runs with 1 and with 2 (cudacheck.config.workers).
+@pytest.fixture(params=[1, 2], ids=["1 worker", "2 workers"])
+def workers(request):
+    before = cudacheck.config.workers
+    cudacheck.config.workers = request.param
+    yield request.param
+    cudacheck.config.workers = before
+
+
 def random_matrix(rng, rows, cols):
     return rng.uniform(-1.0, 1.0, size=(rows, cols)).astype(np.float32)
 

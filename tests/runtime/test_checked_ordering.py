@@ -92,14 +92,6 @@ def module(check):
     return cudacheck.RawModule(code=SOURCE, backend="cpu", check=check)
 
 
-@pytest.fixture(params=[1, 2], ids=["1 worker", "2 workers"])
-def workers(request):
-    before = cudacheck.config.workers
-    cudacheck.config.workers = request.param
-    yield request.param
-    cudacheck.config.workers = before
-
-
 def launch(name, grid, block, args, check=True, **kw):
     module(check).get_function(name)(grid, block, args, **kw)
     return args

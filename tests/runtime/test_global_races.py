@@ -230,14 +230,6 @@ def module(check, fence=True):
                                options=(f"-DFENCE={'__threadfence();' if fence else ''}",))
 
 
-@pytest.fixture(params=[1, 2], ids=["1 worker", "2 workers"])
-def workers(request):
-    before = cudacheck.config.workers
-    cudacheck.config.workers = request.param
-    yield request.param
-    cudacheck.config.workers = before
-
-
 def launch(name, grid, block, args, check=True, fence=True, **kw):
     module(check, fence).get_function(name)(grid, block, args, **kw)
     return args

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from test_hopper_cpu import HOPPER, KERNELS, OPTIONS, bf16
+from test_hopper_cpu import HOPPER, KERNELS, OPTIONS, STORE_D, WGMMA_DESCRIPTORS, bf16
 
 import cudacheck
 from tiling_course import hopper
@@ -52,11 +52,7 @@ extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const 
         __syncthreads();   // SKIP
         return;
     }
-    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+""" + WGMMA_DESCRIPTORS + r"""    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"   // WGMMA
                  " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
@@ -65,12 +61,7 @@ extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const 
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // the group is retired: the tile may be reused
-    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
-    D[r * 8 + c] = d[0];
-    D[r * 8 + c + 1] = d[1];
-    D[(r + 8) * 8 + c] = d[2];
-    D[(r + 8) * 8 + c + 1] = d[3];
-    __syncthreads();
+""" + STORE_D + r"""    __syncthreads();
 }
 """
 LINES = {tag: i + 1 for i, text in enumerate(SRC.splitlines()) for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}

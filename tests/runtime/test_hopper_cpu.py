@@ -93,6 +93,24 @@ def test_tma_copies_a_box_at_an_edge_with_zero_fill_and_the_swizzle(swizzle, rng
     assert out[(3 * 128 + 2 * 16) // 2 if swizzle else (3 * 128 + 16) // 2] == a[13, 48]
 
 
+# One wgmma m64n8k16's shared-memory descriptors, in a test kernel: A (64 x 16, K-major, the
+# 128-byte swizzle) at `base`, B (16 x 8, MN-major) 8,192 bytes on; and the store of its 64 x 8
+# product d from the accumulator fragments (thread t holds rows 16 w + l/4 and that + 8,
+# columns 2 (l % 4) and the next). Shared by the wgmma kernels of the tests.
+WGMMA_DESCRIPTORS = r"""
+    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
+                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+"""
+STORE_D = r"""
+    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
+    D[r * 8 + c] = d[0];
+    D[r * 8 + c + 1] = d[1];
+    D[(r + 8) * 8 + c] = d[2];
+    D[(r + 8) * 8 + c + 1] = d[3];
+"""
+
 WGMMA = r"""
 extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D, int at) {
     __shared__ int static_too;                  // a static variable: the window holds both regions
@@ -112,11 +130,7 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
         s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
     }
     __syncthreads();
-    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    float d[4];
+""" + WGMMA_DESCRIPTORS + r"""    float d[4];
     for (int j = 0; j < 4; ++j) d[j] = 1.0f;
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %6, 0; "
@@ -124,12 +138,7 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(1));
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
-    D[r * 8 + c] = d[0];
-    D[r * 8 + c + 1] = d[1];
-    D[(r + 8) * 8 + c] = d[2];
-    D[(r + 8) * 8 + c + 1] = d[3];
-}
+""" + STORE_D + r"""}
 """
 
 

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from test_hopper_cpu import bf16
+from test_hopper_cpu import STORE_D, WGMMA_DESCRIPTORS, bf16
 
 import cudacheck
 
@@ -98,23 +98,14 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
     __syncthreads();
     if (mode == 2)
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // LATE FENCE
-    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+""" + WGMMA_DESCRIPTORS + r"""    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"   // WGMMA
                  " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
-    D[r * 8 + c] = d[0];
-    D[r * 8 + c + 1] = d[1];
-    D[(r + 8) * 8 + c] = d[2];
-    D[(r + 8) * 8 + c + 1] = d[3];
-}
+""" + STORE_D + r"""}
 """
 
 
