@@ -198,6 +198,10 @@ def test_what_else_was_tried_is_the_logs():
     pairs_, clusters, slices = (4096 // 128) * (4096 // 256) // 2, 132 // 2, 4096 // 64
     last = pairs_ - pairs_ // clusters * clusters
     assert (pairs_, last) == (256, 58) and f"the {1 - last * slices / clusters / slices:.0%} of a tile" in text
+    promotions = SCHEDULES_LOG.read_text().split("## 7.")[1].split("\n## ")[0]
+    tried = set(re.findall(r"^\| \d \| ([^|]+?) \|", promotions, re.M))
+    assert tried == {"256 bytes (as built)", "128 bytes", "0 bytes"}
+    assert "Narrower L2 promotions in the tensor maps (128 or 0 bytes, for 256) changed nothing" in text
     without = [r[3] for r in log_rows("4.") if r[0].endswith("(nostore)")]
     assert len(without) == 4 and f"Without its stores, `matmul_async_store` runs at {span(without)} of cuBLAS" in text
     counters = SCHEDULES_LOG.read_text().split("## 3.")[1]
