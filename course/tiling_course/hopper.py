@@ -319,12 +319,13 @@ def _check_text(run, kernel, prec):
     return f"✗ {problem.strip().splitlines()[-1][:60]}"
 
 
-def table(data=None):
+def table(data=None, gpu=None):
     """Per GPU, precision and kernel (the chapter's order): TFLOP/s and the fraction of
     cuBLAS's speed at the square and the awkward shape, cuBLAS's TFLOP/s timed beside it, and
-    the kernel's correctness checks (float64 NumPy on a small shape, cuBLAS on the others)."""
+    the kernel's correctness checks (float64 NumPy on a small shape, cuBLAS on the others).
+    gpu: only the runs whose device's name holds it ("H100"), a table that fits a slide."""
     from .perfplots import NoData
-    data = datasets() if data is None else data
+    data = [run for run in (datasets() if data is None else data) if gpu is None or gpu in run.device]
     if not data:
         return NoData("the Hopper kernels' table")
 

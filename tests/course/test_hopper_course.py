@@ -399,3 +399,14 @@ def test_tf32_a_slot_handed_back_by_lane_0_without_a_syncwarp(rng):
     copy = line_of(code, COPY)
     assert copy <= out.error.line <= copy + 1 and "write after read" in out.message
     assert f"line {line_of(code, TF32_READ)}" in out.message and len(out.message) <= MESSAGE_CHARS
+
+
+def test_a_table_per_gpu_holds_that_gpus_rows_only():
+    """The chapter shows a table per GPU (one fits a slide): each holds its own runs' rows."""
+    for run in hopper.datasets():
+        gpu = run.device.split()[1]                    # "H100", "H200"
+        html = hopper.table(gpu=gpu).data
+        others = [r.label for r in hopper.datasets() if r is not run]
+        assert run.label in html and not any(label in html for label in others)
+        assert html.count("<tr>") - 1 == len([p for p in hopper.PAIRS if run.record(*p)])
+    assert isinstance(hopper.table(gpu="T4"), NoData)
