@@ -129,6 +129,7 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
         int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
         s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
     }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // the stores, before the wgmma reads them
     __syncthreads();
 """ + WGMMA_DESCRIPTORS + r"""    float d[4];
     for (int j = 0; j < 4; ++j) d[j] = 1.0f;

@@ -13,10 +13,10 @@ tma_store_overwrite, proxy_fence, tx_overflow, warpgroup).
 A line a finding names that lies in a function the kernel calls (an inline PTX helper such as
 kernels/hopper.cu's mbar_wait, a __device__ function inlined into the kernel) also names the
 calls that reach it, from the line table's inline chain at the instruction's offset (pc, and
-other_pc, copy_pc, wgmma_pc, store_pc, async_pc for the other lines: LINE_PCS; a decoder may add
-its own, as proxy_fence does for the fence's line): Context.quote marks it and to_exception
-words it (Context.quote_calls), as much as fits a phone; error.calls holds the finding's own
-chain, ((line, function), ...) from the kernel's call down to the line.
+other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc for the other lines: LINE_PCS; a line
+a finding gives only as its pc is read from the line table): Context.quote marks it and
+to_exception words it (Context.quote_calls), as much as fits a phone; error.calls holds the
+finding's own chain, ((line, function), ...) from the kernel's call down to the line.
 """
 import json
 import re
@@ -210,7 +210,7 @@ def _decoder(kind):
 
 # A finding's lines and the instruction offsets they were found at: the finding's own first.
 LINE_PCS = (("line", "pc"), ("other_line", "other_pc"), ("copy_line", "copy_pc"), ("wgmma_line", "wgmma_pc"),
-            ("store_line", "store_pc"), ("async_line", "async_pc"))
+            ("store_line", "store_pc"), ("async_line", "async_pc"), ("fence_line", "fence_pc"))
 
 DECODERS = {kind: _decoder(kind) for kind in KINDS}   # kind -> decoder(finding, Context) -> exception
 
@@ -226,8 +226,11 @@ def to_exception(raw, ctx, arrays=()):
         f["line"] = ctx.line_of(f)
     if "other_pc" in declared.fields:
         f["other_line"] = ctx.line_of(f, "other_pc")
-    # Lines in helpers: the calls that reach them (quote names them; error.calls is the finding's).
+    # Lines given only as an instruction's place (0: none), and lines in helpers: the calls that
+    # reach them (quote names them; error.calls is the finding's).
     for line_key, pc_key in LINE_PCS:
+        if line_key not in f and f.get(pc_key):
+            f[line_key] = ctx.line_of(f, pc_key)
         if line_key in f and pc_key in f:
             calls = ctx.calls_of(f, f[line_key], pc_key)
             if calls:

@@ -119,11 +119,7 @@ def tma_store_overwrite(f, ctx):
 
 def proxy_fence(f, ctx):
     block, thread, line, at = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["async_line"]
-    fence_line = ctx.line_of(f, "fence_pc") if f["fence_pc"] else 0
-    if fence_line:   # in a helper: the calls that reach it, as the finding's own lines'
-        calls = ctx.calls_of(f, fence_line, "fence_pc")
-        if calls:
-            ctx.chains.setdefault(fence_line, calls)
+    fence_line = f.get("fence_line", 0)        # the writer's fence no synchronization orders before the read
     if f["op"] == "wgmma":
         reader = f"the wgmma.mma_async on line {at} of warpgroup {f['warpgroup']}"
         issuer = "the warpgroup issuing the wgmma"

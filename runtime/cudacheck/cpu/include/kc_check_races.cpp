@@ -130,17 +130,15 @@ void check_mbarrier_warp_sync(unsigned w, unsigned mask) {
         if ((mask >> l) & 1u) memcpy(row(u), joint, sizeof(uint32_t) * mb.n);
 }
 
-// Whether access a (of this interval) is ordered before thread t's next one by mbarriers.
-static bool barrier_ordered(const AccessRec& a, const Thread* t) {
-    return mb.n && mb.row_at[t->linear] == interval() && a.seq < mb.known[size_t(t->linear) * mb.n + a.tid];
-}
-
-// The same for the global memory check (kc_check_global_races.cpp): thread u's access at
-// position seq of this interval, before thread t's next.
+// Whether thread u's access at position seq of this interval is ordered before thread t's next
+// one by the barriers' clocks (shared memory's race check, and the global one's:
+// kc_check_global_races.cpp).
 bool clock_orders(unsigned u, uint32_t seq, unsigned t) {
     return mb.n && mb.n == sched.nthreads && t < mb.n && u < mb.n && mb.row_at[t] == interval() &&
            seq < mb.known[size_t(t) * mb.n + u];
 }
+
+static bool barrier_ordered(const AccessRec& a, const Thread* t) { return clock_orders(a.tid, a.seq, t->linear); }
 
 bool clock_copy(unsigned t, uint32_t* out) {
     if (!mb.n || mb.n != sched.nthreads || t >= mb.n || mb.row_at[t] != interval()) return false;
