@@ -260,8 +260,14 @@ class Bubblewrap:
 
 @contextlib.contextmanager
 def _lease_uid():
-    """A user id of UIDS that no other sandbox on this machine is using, for as long as
-    the block runs (an exclusive lock on a file per id)."""
+    """A user id of UIDS that no other sandbox on this machine is using and that owns no
+    process, for as long as the block runs (an exclusive lock on a file per id).
+
+    A run's processes outlive the wait for its bwrap: killing bwrap only starts the
+    kernel's tear-down of the PID namespace, and a fork bomb's processes count against
+    RLIMIT_NPROC until they are reaped. The next run under that user would then fail to
+    start (execve's EAGAIN, setpriv's status 126), so a lease ends only once its user's
+    processes are gone, and a user that still has some is passed over."""
     import fcntl
     LEASES.mkdir(mode=0o700, exist_ok=True)
     for uid in UIDS:
@@ -271,12 +277,42 @@ def _lease_uid():
         except BlockingIOError:
             f.close()
             continue
+        if _processes_of(uid):
+            f.close()
+            continue
         try:
             yield uid
         finally:
+            _end_processes_of(uid)
             f.close()
         return
-    raise SandboxUnavailable(f"all {len(UIDS)} sandbox user ids are in use")
+    raise SandboxUnavailable(f"all {len(UIDS)} sandbox user ids are in use or still own processes")
+
+
+def _processes_of(uid):
+    """The ids of the processes whose real user is uid (zombies included: they count
+    against RLIMIT_NPROC until reaped)."""
+    pids = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:   # it ended while we looked
+            continue
+        line = next((ln for ln in text.splitlines() if ln.startswith("Uid:")), "")
+        if line.split()[1:2] == [str(uid)]:
+            pids.append(int(status.parent.name))
+    return pids
+
+
+def _end_processes_of(uid, wait=10.0):
+    """Kill whatever still runs as the sandbox user uid (only a sandbox ever runs as
+    one), and wait, at most `wait` seconds, until the kernel has reaped it all."""
+    deadline = time.monotonic() + wait
+    while (pids := _processes_of(uid)) and time.monotonic() < deadline:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
 
 
 def _prlimit(lim):

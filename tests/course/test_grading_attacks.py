@@ -22,11 +22,13 @@ unchanged, a listening socket); what it could see it prints into the run's log, 
 test reads (the student's feedback never shows the log). The corpus is graded once,
 several submissions at a time, as a class would be."""
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -321,6 +323,59 @@ def test_the_books_kernels_earn_nothing_on_a_graded_assignment(grader_warm_cache
                         (matmul.source("tiled_bounds").replace("matmul_tiled_bounds", "matmul_rect"), "s2")):
         result = grader.grade("g1_rect_tiles", {"rect_src": source}, sid)
         assert result.points == 0, (sid, result.feedback)
+
+
+# ------------------------------------------------------------------- the sandbox's users
+
+def sandbox_users_processes():
+    """{uid: [pid, ...]} for every sandbox user (sandbox.UIDS) that owns a process now."""
+    owned = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uid = int(next(ln for ln in status.read_text().splitlines() if ln.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration):
+            continue
+        if uid in sandbox.UIDS:
+            owned.setdefault(uid, []).append(int(status.parent.name))
+    return owned
+
+
+needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="a sandbox user of its own per run is what the sandbox does as root")
+
+
+@needs_root
+def test_a_fork_bombs_processes_are_gone_when_its_run_returns(grader_warm_cache):
+    """Killing bwrap only starts the PID namespace's tear-down; a bomb's processes count
+    against the next run's RLIMIT_NPROC until reaped (that run then cannot start: setpriv's
+    status 126). The run returns once they are gone, and the next run starts, every time."""
+    box = sandbox.Bubblewrap(sandbox.Limits(wall=2))
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    for attempt in range(4):
+        assert box.run(["python", "-c", bomb]).timed_out
+        assert not sandbox_users_processes(), attempt
+        after = box.run(["python", "-c", "print('started')"])
+        assert (after.exit_code, after.result) == (0, b"started\n"), (attempt, after.output)
+
+
+@needs_root
+def test_a_sandbox_user_that_still_owns_a_process_is_passed_over(grader_warm_cache):
+    """Processes left under a sandbox user (here three started by hand, as a run's could be)
+    count against RLIMIT_NPROC: a run given that user with a limit of two processes could not
+    start. The sandbox passes such a user over and leaves the processes alone."""
+    leftovers = [subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "60"])
+                 for uid in sandbox.UIDS[:4] for _ in range(3)]
+    try:
+        deadline = time.monotonic() + 10
+        while sum(map(len, sandbox_users_processes().values())) < 12 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        out = sandbox.Bubblewrap(sandbox.Limits(wall=20, processes=2)).run(["python", "-c", "print('started')"])
+        assert (out.exit_code, out.result) == (0, b"started\n"), out.output
+        assert all(p.poll() is None for p in leftovers)
+    finally:
+        for p in leftovers:
+            p.kill()
+            p.wait()
 
 
 # ------------------------------------------------------------------- no sandbox
