@@ -171,12 +171,16 @@ def test_the_stores_cost_is_the_logs():
     assert len(ratios) == 4 and f"that version ran at {span(ratios)} of cuBLAS" in text
 
 
-def log_rows(section):
-    """(kernel, defines, precision, fraction at 4096^3, fraction at 1000x1500x700 or None) of a
-    table of the schedules log's section (its heading starting with `section`)."""
-    text = SCHEDULES_LOG.read_text().split(f"\n## {section}")[1].split("\n## ")[0]
+def table_rows(text):
+    """(kernel, defines, precision, fraction at 4096^3, fraction at 1000x1500x700 or None) of the
+    probe tables in `text` (a log's rows: time, kernel, defines, precision, the two fractions)."""
     row = r"^\| \d\d:\d\d \| ([^|]+?) \| ([^|]+?) \| (BF16|FP16) \| ([\d.]+) \| ([\d.]+|-) \|$"
     return [(k, d, p, float(sq), None if aw == "-" else float(aw)) for k, d, p, sq, aw in re.findall(row, text, re.M)]
+
+
+def log_rows(section):
+    """table_rows of the schedules log's section (its heading starting with `section`)."""
+    return table_rows(SCHEDULES_LOG.read_text().split(f"\n## {section}")[1].split("\n## ")[0])
 
 
 def test_what_else_was_tried_is_the_logs():
@@ -202,6 +206,13 @@ def test_what_else_was_tried_is_the_logs():
     tried = set(re.findall(r"^\| \d \| ([^|]+?) \|", promotions, re.M))
     assert tried == {"256 bytes (as built)", "128 bytes", "0 bytes"}
     assert "Narrower L2 promotions in the tensor maps (128 or 0 bytes, for 256) changed nothing" in text
+    probes = (ROOT / "logs" / "2026-11-28-h200-hopper-probes.md").read_text()
+    prefetch = table_rows(probes.split("\n## 1.")[1].split("\n## ")[0])
+    ahead = [r[3] for r in prefetch if r[1] != "0"]
+    assert len(ahead) == 16 and {r[1] for r in prefetch} == {"0", "8", "16", "32", "64"}
+    assert max(ahead) < min(r[3] for r in prefetch if r[1] == "0")
+    assert f"Prefetching into L2 the boxes of the slice 8 to 64 slices ahead (`cp.async.bulk.prefetch.tensor`) made " \
+           f"both clustered kernels slower: {span(ahead)} of cuBLAS at 4096^3 on an H200" in text
     without = [r[3] for r in log_rows("4.") if r[0].endswith("(nostore)")]
     assert len(without) == 4 and f"Without its stores, `matmul_async_store` runs at {span(without)} of cuBLAS" in text
     counters = SCHEDULES_LOG.read_text().split("## 3.")[1]
