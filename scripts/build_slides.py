@@ -151,12 +151,44 @@ def question_cells(chapter):
     return cells
 
 
+FENCE = re.compile(r"^(`{3,}|:{3,})")
+
+
+def split_at_headings(cell):
+    """A markdown cell as one cell per heading: the text before its first heading, then each
+    heading with what follows it up to the next. A deck starts a slide at a heading only
+    where a cell starts with one, and a chapter's cell often ends one section and begins the
+    next. Lines inside a fence (code, a directive) are never headings."""
+    if cell.cell_type != "markdown":
+        return [cell]
+    parts, fence = [[]], None
+    for line in cell.source.splitlines(keepends=True):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is None and re.match(r"#{1,6}\s", line) and "".join(parts[-1]).strip():
+            parts.append([])
+        parts[-1].append(line)
+    if len(parts) == 1:
+        return [cell]
+    pieces = []
+    for i, part in enumerate(parts):
+        piece = copy.deepcopy(cell)
+        piece.source = "".join(part).strip("\n")
+        if i and "id" in piece:
+            piece.id = f"{cell.id}-{i}"   # ids are unique within a notebook
+        pieces.append(piece)
+    return pieces
+
+
 def prepare(nb, stem):
     """The notebook as its deck shows it (see the module docstring): cells left out or
     changed, and each cell's slide type."""
     nb = copy.deepcopy(nb)
     cells, skipping = [], False
-    for cell in nb.cells:
+    for cell in [piece for c in nb.cells for piece in split_at_headings(c)]:
         level, title = _heading(cell)
         if level is not None and level <= 2:
             skipping = title.lower().startswith("exercises")

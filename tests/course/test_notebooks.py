@@ -70,3 +70,38 @@ def test_a_new_exercise_cell_gets_an_id_no_cell_has(monkeypatch):
     assert sync.sync_exercises(nb, "02_tiling")
     ids = [c["id"] for c in nb["cells"]]
     assert len(ids) == len(set(ids))
+
+
+def test_every_widget_a_chapter_shows_has_its_state_saved():
+    """A committed chapter is what Colab and GitHub show before anything runs: each widget
+    view among its outputs, and every model that view refers to, has its state saved in the
+    notebook's metadata (nbconvert --execute saves it), so that it draws without a kernel."""
+    import re
+    for nb_path in NOTEBOOKS:
+        nb = json.loads(nb_path.read_text())
+        state = nb["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+        shown = [out["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+                 for c in nb["cells"] for out in c.get("outputs", [])
+                 if "application/vnd.jupyter.widget-view+json" in out.get("data", {})]
+        seen, todo = set(), list(shown)
+        while todo:
+            model = todo.pop()
+            if model in seen:
+                continue
+            assert model in state, f"{nb_path.name}: widget model {model} is shown but not saved (re-execute it)"
+            seen.add(model)
+            todo += re.findall(r"IPY_MODEL_([0-9a-f]{32})", json.dumps(state[model]["state"]))
+        assert not shown or len(seen) > len(shown), nb_path.name   # a view refers to models of its own
+
+
+def test_every_cell_before_the_exercises_was_run_in_the_committed_chapter():
+    """A cell added to a chapter without running it has no output in Colab before it runs, on
+    GitHub, or in a deck built from the committed chapters (a widget missing from its slide):
+    every code cell up to the exercises carries an execution count."""
+    for nb_path in NOTEBOOKS:
+        for cell in json.loads(nb_path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown" and "".join(cell["source"]).startswith("## Exercises"):
+                break
+            if cell["cell_type"] == "code":
+                assert cell.get("execution_count"), \
+                    f"{nb_path.name}: a cell was never run: {''.join(cell['source'])[:80]!r} (re-execute the chapter)"

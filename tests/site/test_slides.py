@@ -27,18 +27,68 @@ def decks(tmp_path_factory):
     return mod, out, built
 
 
+def chapter_headings(stem):
+    """(level, text) of every heading of a chapter's markdown before its exercises, wherever
+    it stands in its cell (a line starting with #'s, outside code and directive fences)."""
+    found = []
+    for cell in json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        fence = None
+        for line in "".join(cell["source"]).splitlines():
+            m = re.match(r"(`{3,}|:{3,})", line)
+            if fence is None and m:
+                fence = m.group(1)
+            elif fence is not None and line.strip() == fence:
+                fence = None
+            elif fence is None and (h := re.match(r"(#{1,6})\s+(.*)", line)):
+                if re.match(r"#{1,2} Exercises", line):
+                    return found
+                found.append((len(h.group(1)), h.group(2).strip()))
+    return found
+
+
+def plain(markdown_or_html):
+    """A heading's words without markup, as both sides write it."""
+    text = re.sub(r"<[^>]+>|[`*]|\u00b6|&#182;", "", markdown_or_html)
+    return " ".join(text.replace("&amp;", "&").replace("&#39;", "'").split())
+
+
 def test_every_chapter_gets_a_deck_with_one_slide_per_section(decks):
+    """Each `#`/`##` heading opens a slide of its own and each `###` a sub-slide, also where
+    the heading stands in the middle of a cell."""
     mod, out, built = decks
     assert built == mod.chapters() and len(built) >= 5
     for stem in built:
         deck = (out / f"{stem}.slides.html").read_text()
-        cells = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]
-        sections = sum(1 for c in cells if c["cell_type"] == "markdown" and re.match(r"#{1,2} ", "".join(c["source"]))
-                       and not re.match(r"#{1,2} Exercises", "".join(c["source"])))
-        assert "reveal.js" in deck and deck.count("<section") >= max(3, sections)
+        # What each slide (a <section> without another inside it) begins with: its first heading,
+        # if nothing but that heading's cell comes before it.
+        openings = set()
+        for part in deck.split("<section")[1:]:
+            body = part.split(">", 1)[1]
+            first = re.search(r"<h([1-6])[^>]*>(.*?)</h\1>", body, re.S)
+            before = body[:first.start()] if first else ""
+            if first and not re.search(r"<(p|pre|li|img|table)\b", before):
+                openings.add(plain(first.group(2)))
+        headings = chapter_headings(stem)
+        assert len(headings) >= 3, stem
+        missing = [t for level, t in headings if level <= 3 and plain(t) not in openings]
+        assert not missing, f"{stem}: these headings do not open a slide: {missing}"
+        assert "reveal.js" in deck and deck.count("<section") >= len([h for h in headings if h[0] <= 2])
         assert "google.colab" not in deck          # the set-up cell is skipped
         assert "__syncthreads" in deck or stem in ("01_naive", "05_performance")
     assert "01_naive.slides.html" in (out / "index.html").read_text()
+
+
+def test_a_cell_is_split_at_each_heading_outside_its_fences():
+    mod = _module()
+    cell = nbformat.v4.new_markdown_cell("The end of one section.\n\n## The next\nIts text.\n\n```c\n"
+                                         "# define X 1\n```\n\n### A part\n:::{note}\n# not a heading\n:::\n")
+    pieces = mod.split_at_headings(cell)
+    assert [p.source.split("\n")[0] for p in pieces] == ["The end of one section.", "## The next", "### A part"]
+    assert "# define X 1" in pieces[1].source and "# not a heading" in pieces[2].source
+    assert len({p.id for p in pieces}) == 3 and "".join(p.source for p in pieces).count("\n") >= 8
+    assert mod.split_at_headings(nbformat.v4.new_markdown_cell("## Alone\ntext"))[0].source == "## Alone\ntext"
 
 
 def test_decks_load_nothing_from_another_host(decks):

@@ -14,6 +14,7 @@ book/_static), served on localhost, and opened in Chromium with every other host
 * a formula is not typeset by MathJax, or TeX delimiters ($$, \\( ...) show in the text;
 * a slide shows an input prompt (`In [16]:`), the Colab set-up, an import-only cell, or
   an exercise;
+* a slide a section goes on to is headed with another section's title;
 * any slide, visited one by one at 1280 x 720, has content past the slide's edges (every
   block, code box, table, image and widget must lie inside it), a figure taller or wider
   than the slide, or a block shrunk below the deck's limit to fit.
@@ -21,7 +22,6 @@ book/_static), served on localhost, and opened in Chromium with every other host
 A screenshot of every slide of every deck goes to _build/screenshots/slides/<deck>/.
 """
 import importlib.util
-import json
 import re
 import shutil
 import time
@@ -38,6 +38,7 @@ from test_browser import (
     _is_local,
     _network,
 )
+from test_slides import chapter_headings
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +94,7 @@ const done = arguments[arguments.length - 1];
     const f = frame();
     const r = {index: i, h: idx.h, v: idx.v, over: [], images: [], prompts: 0, visible_sections: 0,
                title: ((s.querySelector('h1, h2, h3, .tc-continued') || {}).textContent || '')
-                   .replace(/\u00b6/g, '').trim().slice(0, 60),
+                   .replace(/\u00b6/g, '').trim().slice(0, 200),
                text: s.innerText.slice(0, 4000)};
     r.visible_sections = [...document.querySelectorAll('.reveal .slides section')]
         .filter(x => !x.querySelector('section') && visible(x) && x.getBoundingClientRect().height > 0
@@ -210,7 +211,12 @@ def check_deck(driver, base_url, deck, sections=0, screenshot_dir=None):
             report.problems.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit: {z['text']!r}")
         else:
             report.notes.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit"
-                                + (", and scrolls inside its box" if z.get("scrolls") else ""))
+                                + (", and scrolls inside its box" if z.get("scrolls") else "") + f": {z['text']!r}")
+    for before, s in zip(report.slides, report.slides[1:]):
+        if s["title"].endswith(" (continued)") and s["title"] != before["title"] \
+                and s["title"].removesuffix(" (continued)") != before["title"]:
+            report.problems.append(f"slide {s['h']}.{s['v']} is headed {s['title']!r} but goes on from "
+                                   f"{before['title']!r}")
     for s in report.slides:
         where = f"slide {s['h']}.{s['v']} '{s['title']}'"
         if s["visible_sections"] != 1:
@@ -251,14 +257,7 @@ def check_deck(driver, base_url, deck, sections=0, screenshot_dir=None):
 
 def _sections(stem):
     """The `#`/`##` headings of a chapter before its exercises: slides it must have at least."""
-    cells = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]
-    n = 0
-    for c in cells:
-        src = "".join(c["source"]) if c["cell_type"] == "markdown" else ""
-        if re.match(r"#{1,2} Exercises", src):
-            break
-        n += bool(re.match(r"#{1,2} ", src))
-    return n
+    return sum(level <= 2 for level, _ in chapter_headings(stem))
 
 
 @pytest.fixture(scope="module")
