@@ -22,8 +22,8 @@ notebooks, with what belongs to a reader at a desk left out:
   and each opening (a <details>) to say whether it is right and why, with the answers
   also in the speaker notes (key S).
 
-%%cuda cells show their kernel, highlighted as CUDA. Links to another chapter lead to
-its page on the site.
+%%cuda cells show their kernel, highlighted as CUDA. A figure has the alt text the site
+gives it (its cell's mystnb metadata). Links to another chapter lead to its page on the site.
 
 Every slide fits 1280 x 720 (WIDTH x HEIGHT). A section of a chapter is often longer
 than a slide, so the deck is paginated in the browser, where the real heights are known:
@@ -204,6 +204,10 @@ def prepare(nb, stem):
             kind = "slide" if level in (1, 2) else "subslide" if level == 3 else "-"
         else:
             kind = "-"
+            alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
+            for out in cell.get("outputs", []) if alt else ():
+                if "image/png" in out.get("data", {}):
+                    out.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = alt
             magic = re.match(r"%%(cuda\w*)[^\n]*\n", cell.source)
             if magic:
                 cell.source = cell.source[magic.end():]

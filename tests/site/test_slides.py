@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 
@@ -147,3 +148,21 @@ def test_prepare_keeps_the_lecture_and_makes_each_question_a_slide():
         assert right["answer"] in notes
     # Links to another chapter lead to its page on the site.
     assert not any(re.search(r"\]\(\d\d_\w+\.ipynb", s) for s in sources)
+
+
+def test_every_figure_on_a_slide_has_the_alt_text_the_site_gives_it(decks):
+    """nbconvert writes no alt text for an output's image (it puts in a placeholder); the decks
+    carry the one of the figure's cell (mystnb metadata), as the site's pages do."""
+    _, out, built = decks
+    default = "No description has been provided for this image"
+    for stem in built:
+        deck = (out / f"{stem}.slides.html").read_text()
+        cells = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]
+        alts = [c["metadata"]["mystnb"]["image"]["alt"] for c in cells
+                if c["metadata"].get("mystnb", {}).get("image", {}).get("alt")
+                and any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
+        images = BeautifulSoup(deck, "html.parser").find_all("img")   # (a widget's, in its state's JSON, is not one)
+        shown = [img.get("alt", "") for img in images]
+        unsaid = [str(img)[:80] for img in images if img.get("alt") in (None, "", default)]
+        assert not unsaid, (stem, unsaid)
+        assert all(a in shown for a in alts) and len(images) >= len(alts), stem
