@@ -176,7 +176,8 @@ class ProxyFenceError(SharedMemoryRaceError):
     may read stale bytes without it. `thread` and `line` name the write, `op` the reader
     ("store" or "wgmma"), `async_line` its line, `issuer` the thread that issued the store (a
     wgmma: the first thread of its warpgroup, `warpgroup`), `fence_line` the writer's fence after
-    the write that no synchronization orders before the read (0: none seen)."""
+    the write that no synchronization orders before the read (0: none seen), `global_fence_line`
+    its fence.proxy.async.global that is so ordered but orders global memory only (0: none)."""
 
 
 class WarpgroupCollectiveError(WarpCollectiveError):

@@ -237,6 +237,30 @@ def test_a_result_box_stored_with_no_proxy_fence_after_its_writes(rng):
     assert out.error.fence_line == 0 and "fence.proxy.async.shared::cta" in out.message
 
 
+SHARED_FENCE = ('asm volatile("fence.proxy.async.shared::cta;" ::: "memory");\n}\n\n'
+                '__device__ __forceinline__ void named_barrier')
+
+
+def test_a_result_box_fenced_for_global_memory_only(rng):
+    """matmul_async_store with fence.proxy.async.global in place of .shared::cta: on an H200 its
+    4096^3 product was wrong in 6 of 6 runs (logs/2026-11-28-h200-proxy-fence-state-space.md).
+    Checked mode reports it, naming the fence that orders global memory only."""
+    code, out = tried("matmul_async_store", [(SHARED_FENCE, SHARED_FENCE.replace(".shared::cta;", ".global;"))], rng)
+    assert_finding(out, cudacheck.ProxyFenceError, code, ST_SHARED)
+    at = out.error.global_fence_line
+    assert at and "fence.proxy.async.global" in code.splitlines()[at - 1]
+    assert f"its fence.proxy.async.global on line {at} orders global memory only" in out.message
+
+
+def test_a_result_box_fenced_one_way_passes(rng):
+    """The one-way fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster orders the
+    threads' stores before the TMA store's read (right on the H200 at 4096^3 in 4 of 4 runs)."""
+    one_way = "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;"
+    code, out = tried("matmul_async_store", [(SHARED_FENCE, SHARED_FENCE.replace("fence.proxy.async.shared::cta;",
+                                                                                 one_way))], rng)
+    assert out, out.message
+
+
 # ---- Wrong values: who stores the element ----------------------------------------------------
 
 def test_a_wrong_store_names_the_thread_that_made_it(rng):

@@ -19,7 +19,9 @@ SCHEDULES = ["forward", "reverse"]
 # 128 threads write a 32 x 64 float box, 16 elements each, with st.shared, and thread 0 stores
 # it with the TMA. mode 0: each thread fences, then __syncthreads. 1: no fence. 2: the fence
 # after the __syncthreads. 3: as 0 through a named barrier (bar.sync 1, 128). 4: as 2 through it.
-# 5: thread 5 alone does not fence.
+# 5: thread 5 alone does not fence. 6: each thread's fence is fence.proxy.async.global, which
+# orders nothing in shared memory. 7: fence.proxy.async (every state space). 8: the one-way
+# fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster.
 STORE_SRC = r"""
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 extern "C" __global__ void store_box(const __grid_constant__ TensorMap map, int mode) {
@@ -31,6 +33,12 @@ extern "C" __global__ void store_box(const __grid_constant__ TensorMap map, int 
     }
     if (mode == 0 || mode == 3 || (mode == 5 && threadIdx.x != 5))
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // FENCE
+    if (mode == 6)
+        asm volatile("fence.proxy.async.global;" ::: "memory");   // GLOBAL FENCE
+    if (mode == 7)
+        asm volatile("fence.proxy.async;" ::: "memory");
+    if (mode == 8)
+        asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;" ::: "memory");
     if (mode == 3 || mode == 4)
         asm volatile("bar.sync 1, 128;" ::: "memory");
     else
@@ -153,7 +161,7 @@ def unfenced(f, *args, **kw):
 
 # ---- a TMA store of a box the threads wrote ----------------------------------------------------
 
-@pytest.mark.parametrize("mode", [0, 3], ids=["__syncthreads", "bar.sync"])
+@pytest.mark.parametrize("mode", [0, 3, 7, 8], ids=["__syncthreads", "bar.sync", "every space", "one-way release"])
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_each_writer_fencing_before_the_barrier_passes(store_box, mode, schedule):
     P = run_store(store_box, mode, schedule)
@@ -241,3 +249,26 @@ def test_a_wgmma_of_operands_stored_with_no_fence_before_the_barrier(one_wgmma, 
     assert err.fence_line == (WGMMA_LINES["LATE FENCE"] if mode == 2 else 0)
     assert f"the wgmma.mma_async on line {WGMMA_LINES['WGMMA']} of warpgroup 0 reads it as an operand" in msg
     assert "before the barrier that hands the buffer to the warpgroup issuing the wgmma" in msg
+
+
+# ---- the fence's state space -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_fence_of_global_memory_does_not_count_and_is_named(store_box, schedule):
+    """fence.proxy.async.global orders the proxies' accesses of global memory only: the box in
+    shared memory is as unfenced as with no fence, and the message says which fence was the
+    wrong one."""
+    err, msg = unfenced(run_store, store_box, 6, schedule)
+    assert err.line == STORE_LINES["WRITE"] and err.async_line == STORE_LINES["STORE"] and err.fence_line == 0
+    assert err.global_fence_line == STORE_LINES["GLOBAL FENCE"]
+    assert f"its fence.proxy.async.global on line {STORE_LINES['GLOBAL FENCE']} orders global memory only" in msg
+
+
+@pytest.mark.parametrize("qualifier", [".shared", ".shared::cta.global"])
+def test_a_state_space_ptxas_refuses_is_refused_with_its_reason(qualifier):
+    """nvcc 13.0's ptxas for sm_90a: "State space incorrect for instruction 'fence.proxy'" for a
+    plain .shared, "Unexpected number of state spaces" for two; the CPU runtime accepts no more."""
+    src = STORE_SRC.replace('asm volatile("fence.proxy.async.global;"', f'asm volatile("fence.proxy.async{qualifier};"')
+    with pytest.raises(cudacheck.UnsupportedFeatureError) as e:
+        cudacheck.RawModule(src, backend="cpu", check=True).get_function("store_box")
+    assert f"fence.proxy.async{qualifier}" in str(e.value) and "which ptxas refuses" in str(e.value)

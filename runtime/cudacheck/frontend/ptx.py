@@ -15,8 +15,10 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
 - control flow: `{ }` scopes, `.reg` declarations (`r<4>` declares r0..r3), labels (each made
   unique to its asm statement and scope), bra and the guards @p / @!p;
 - elect.sync (the lowest lane of the mask is elected), setmaxnreg (no registers are modelled:
-  nothing), fence.proxy.async (a compiler fence that checked mode records: the generic-proxy
-  writes before it may be read by a TMA store or a wgmma, kc_check_async.cpp) and
+  nothing), fence.proxy.async with no state space, .shared::cta, .shared::cluster or .global (the
+  others ptxas refuses) and the one-way fence.proxy.async::generic.release.sync_restrict::shared::cta
+  .cluster (compiler fences that checked mode records: the generic-proxy writes before one that
+  orders shared memory may be read by a TMA store or a wgmma, kc_check_async.cpp) and
   fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/include/kc_ptx.h);
 - st.shared[.v2|.v4] (a store through the shared window, which checked mode sees as the
   kernel's own) and the named barriers bar.sync / barrier.sync id[, count];

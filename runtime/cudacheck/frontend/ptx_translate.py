@@ -295,8 +295,20 @@ class _Template(AsyncInstructions, ClusterInstructions):
 
     def _fence(self, mods, ops, line):
         self.arity(ops, 0)
-        if mods[:2] == ["proxy", "async"] and len(mods) <= 3 and set(mods[2:]) <= SPACE | {"global"}:
-            return f"::kc::fence_proxy_async({line});"
+        if mods[:2] == ["proxy", "async"]:
+            # The state space the fence orders (kc_ptx.h: ProxySpace): all of them, shared
+            # memory or global memory. ptxas takes no other (not even a plain .shared).
+            spaces = {(): "PROXY_ALL", ("shared::cta",): "PROXY_SHARED", ("shared::cluster",): "PROXY_SHARED",
+                      ("global",): "PROXY_GLOBAL"}
+            if tuple(mods[2:]) not in spaces:
+                raise PtxError(f"`{self.name}`, which ptxas refuses (its state space may be .shared::cta, "
+                               ".shared::cluster or .global, or none: \"State space incorrect for instruction "
+                               "'fence.proxy'\")", line)
+            return f"::kc::fence_proxy_async({line}, ::kc::{spaces[tuple(mods[2:])]});"
+        if mods == ["proxy", "async::generic", "release", "sync_restrict::shared::cta", "cluster"]:
+            # the one-way form: the thread's generic writes to its block's shared memory, before
+            # what the async proxy does after (the direction the proxy fence check asks for)
+            return f"::kc::fence_proxy_async({line}, ::kc::PROXY_SHARED);"
         if mods == ["mbarrier_init", "release", "cluster"]:
             return f"::kc::fence_mbarrier_init({line});"
         self.refuse()

@@ -13,7 +13,7 @@ tma_store_overwrite, proxy_fence, tx_overflow, warpgroup).
 A line a finding names that lies in a function the kernel calls (an inline PTX helper such as
 kernels/hopper.cu's mbar_wait, a __device__ function inlined into the kernel) also names the
 calls that reach it, from the line table's inline chain at the instruction's offset (pc, and
-other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc for the other lines: LINE_PCS; a line
+other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc, global_fence_pc for the other lines: LINE_PCS; a line
 a finding gives only as its pc is read from the line table): Context.quote marks it and
 to_exception words it (Context.quote_calls), as much as fits a phone; error.calls holds the
 finding's own chain, ((line, function), ...) from the kernel's call down to the line.
@@ -210,7 +210,8 @@ def _decoder(kind):
 
 # A finding's lines and the instruction offsets they were found at: the finding's own first.
 LINE_PCS = (("line", "pc"), ("other_line", "other_pc"), ("copy_line", "copy_pc"), ("wgmma_line", "wgmma_pc"),
-            ("store_line", "store_pc"), ("async_line", "async_pc"), ("fence_line", "fence_pc"))
+            ("store_line", "store_pc"), ("async_line", "async_pc"), ("fence_line", "fence_pc"),
+            ("global_fence_line", "global_fence_pc"))
 
 DECODERS = {kind: _decoder(kind) for kind in KINDS}   # kind -> decoder(finding, Context) -> exception
 

@@ -120,6 +120,7 @@ def tma_store_overwrite(f, ctx):
 def proxy_fence(f, ctx):
     block, thread, line, at = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["async_line"]
     fence_line = f.get("fence_line", 0)        # the writer's fence no synchronization orders before the read
+    global_line = f.get("global_fence_line", 0)   # its fence.proxy.async.global that is, in vain
     if f["op"] == "wgmma":
         reader = f"the wgmma.mma_async on line {at} of warpgroup {f['warpgroup']}"
         issuer = "the warpgroup issuing the wgmma"
@@ -130,17 +131,20 @@ def proxy_fence(f, ctx):
         how = "reads it"
     where = (f": its fence.proxy.async on line {fence_line} comes after the synchronization that orders the "
              "write before the read" if fence_line else "")
+    if global_line:
+        where += (f"{'; and' if where else ':'} its fence.proxy.async.global on line {global_line} orders global "
+                  "memory only")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} writes {_element(f)} on line {line} with an "
            f"ordinary store (the generic proxy), and {reader} {how} through the async proxy with no "
            f"fence.proxy.async of thread {thread} between the write and the read{where}.")
-    msg = _quoted(msg, ctx, (line, at, *((fence_line,) if fence_line else ())),
+    msg = _quoted(msg, ctx, (line, at, *(x for x in (fence_line, global_line) if x)),
                   "The PTX ISA: accessing the same memory through the generic and the async proxy needs a "
                   "cross-proxy fence, fence.proxy.async; without it a GPU may read stale bytes. After its writes, "
                   "each writing thread executes fence.proxy.async.shared::cta, before the barrier that hands the "
                   f"buffer to {issuer}.")
     return ProxyFenceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line, array=f["array"],
                            index=tuple(f["index"]), op=f["op"], async_line=at, issuer=ctx.thread(f["issuer"]),
-                           warpgroup=f["warpgroup"], fence_line=fence_line)
+                           warpgroup=f["warpgroup"], fence_line=fence_line, global_fence_line=global_line)
 
 
 def tx_overflow(f, ctx):

@@ -142,11 +142,13 @@ void bulk_wait(uint32_t n, int) {
 // ---- fence.proxy.async (kc_ptx.h) -------------------------------------------------------------
 // Nothing to order here; checked mode records the fence's place in the thread's program, for
 // the check of the async proxy's reads of bytes threads wrote (kc_check_async.cpp).
-void fence_proxy_async(int) {
+void fence_proxy_async(int line, ProxySpace space) {
     KC_ASM_CALL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #ifdef KC_CHECKED
-    check_proxy_fence();
+    check_proxy_fence(line, space == PROXY_GLOBAL);
+#else
+    (void)line, (void)space;
 #endif
 }
 

@@ -62,15 +62,22 @@
 // stores, as kernels/hopper.cu does. Of proxy fences: a write not ordered before the async read
 // at all (a missing barrier: a race this does not check) is passed, as is a write whose writer
 // has fenced more than FENCES times since (its fence after the write forgotten: the lenient
-// verdict); every fence.proxy.async the front end translates counts, .global included (the
-// translation does not pass the state space on, though .global orders nothing in shared
-// memory); a TMA copy into bytes a thread wrote (generic then async writes) is not checked for
-// a fence.
+// verdict); a TMA copy into bytes a thread wrote (generic then async writes) is not checked for
+// a fence. A fence.proxy.async.global orders nothing in shared memory and does not count (the
+// message names it where it stood where a fence of shared memory was needed).
 #include "kc_check.h"
 
 namespace kc {
 
 constexpr unsigned MAX_BARS = 64, MAX_WARPGROUPS = 8, FENCES = 8;
+// A fence.proxy.async: its place in its thread's program, its source line (as the translation
+// passes it: a call the compiler merged with another's has one pc for both lines), and whether
+// it is a fence.proxy.async.global, which orders nothing in shared memory.
+struct FenceRec {
+    AccessRec at;
+    uint32_t line;
+    bool global_only;
+};
 
 struct Mark {
     uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on,
@@ -97,7 +104,7 @@ static struct {
     uint32_t copy_pc = 0, wgmma_pc = 0;
     // each thread's last FENCES fence.proxy.async, as accesses at their positions (ring), and
     // how many it executed in this block
-    AccessRec fences[1024][FENCES];
+    FenceRec fences[1024][FENCES];
     uint32_t nfences[1024];
     int checked_bar = -1;             // the (barrier, phase) a wgmma's warps were last found to have observed
     uint32_t checked_phase = 0;
@@ -244,11 +251,12 @@ static void check_in_flight(uint64_t off, const Mark& m, uint32_t pc, int line, 
 // ---- proxy fences: fence.proxy.async (kc_async.cpp: fence_proxy_async) ------------------------------
 // The running thread's fence, kept as an access of its own at its position; seq counts it as a
 // step, so that a barrier's arrival right after it orders it and one right before it does not.
-void check_proxy_fence() {
+void check_proxy_fence(int line, bool global_only) {
     unsigned t = cur->linear;
     if (t >= 1024) return;
-    as.fences[t][as.nfences[t]++ % FENCES] = AccessRec{chk.epoch, uint16_t(t), chk.warp_epoch[t / 32],
-                                                       cur->asm_pc ? pc_of(cur->asm_pc) : 0u, cur->seq, 0, 0, 0};
+    as.fences[t][as.nfences[t]++ % FENCES] = FenceRec{
+        AccessRec{chk.epoch, uint16_t(t), chk.warp_epoch[t / 32], cur->asm_pc ? pc_of(cur->asm_pc) : 0u, cur->seq, 0, 0, 0},
+        uint32_t(line), global_only};
     cur->seq++;
 }
 
@@ -271,21 +279,29 @@ static bool before_read(const AccessRec& a, unsigned lo, unsigned n) {
 
 // Whether thread write w, which the async proxy now reads on behalf of threads lo .. lo + n - 1
 // (the TMA store's issuer, or the wgmma's warpgroup), lacks the fence it needs: w is ordered
-// before the read, and no fence.proxy.async of its writer lies after it and is ordered before
-// the read too. `fence_pc`: the writer's first kept fence after w (not so ordered), or 0.
-static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fence_pc) {
-    fence_pc = 0;
+// before the read, and no fence.proxy.async of its writer that orders shared memory lies after
+// it and is ordered before the read too. `fence_pc`: the writer's first kept fence after w (not
+// so ordered), or 0; `global_pc`: its fence.proxy.async.global after w and ordered before the
+// read, which would have been the one had it ordered shared memory, or 0; the lines likewise.
+static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fence_pc, uint32_t& global_pc,
+                     uint32_t& fence_line, uint32_t& global_line) {
+    fence_pc = global_pc = fence_line = global_line = 0;
     if (!w.epoch || w.async_proxy || w.tid >= 1024 || !before_read(w, lo, n)) return false;
     uint32_t k = as.nfences[w.tid], kept = k < FENCES ? k : FENCES;
     bool forgotten = k > FENCES;   // fences older than the kept ones were executed
     for (uint32_t j = 0; j < kept; ++j) {   // newest first
-        const AccessRec& f = as.fences[w.tid][(k - 1 - j) % FENCES];
-        if (!later(f, w)) {   // this one and every older one precede the write
+        const FenceRec& f = as.fences[w.tid][(k - 1 - j) % FENCES];
+        if (!later(f.at, w)) {   // this one and every older one precede the write
             forgotten = false;
             break;
         }
-        if (before_read(f, lo, n)) return false;
-        fence_pc = f.pc;
+        bool ordered = before_read(f.at, lo, n);
+        if (f.global_only) {
+            if (ordered) global_pc = f.at.pc, global_line = f.line;
+            continue;
+        }
+        if (ordered) return false;
+        fence_pc = f.at.pc, fence_line = f.line;
     }
     // The kept fences all follow the write and none is ordered before the read, but an older one,
     // forgotten, may have been both: passed (the lenient verdict).
@@ -293,13 +309,16 @@ static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fenc
 }
 
 [[noreturn]] static void unfenced_read(const Region* r, uint64_t elem, const AccessRec& w, const char* op,
-                                       unsigned issuer, int wg, int line, uint32_t op_pc, uint32_t fence_pc) {
+                                       unsigned issuer, int wg, int line, uint32_t op_pc, uint32_t fence_pc,
+                                       uint32_t global_pc, uint32_t fence_line, uint32_t global_line) {
     char buf[1024], ix[128];
     index_json(ix, sizeof ix, r, element_of(r, elem));
     finding(buf, sizeof buf, Finding::proxy_fence,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"issuer\":%u,"
-            "\"warpgroup\":%d,\"async_line\":%d,\"async_pc\":%u,\"fence_pc\":%u}",
-            r->name, ix, my_status->block, unsigned(w.tid), w.pc, op, issuer, wg, line, op_pc, fence_pc);
+            "\"warpgroup\":%d,\"async_line\":%d,\"async_pc\":%u,\"fence_pc\":%u,\"fence_line\":%u,"
+            "\"global_fence_pc\":%u,\"global_fence_line\":%u}",
+            r->name, ix, my_status->block, unsigned(w.tid), w.pc, op, issuer, wg, line, op_pc, fence_pc, fence_line,
+            global_pc, global_line);
     report(buf);
 }
 
@@ -311,10 +330,11 @@ static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsign
     Region* r = region_at(p, size, op_pc, READ);
     if (!is_shared(r) || !r->shadow) return;
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
-    uint32_t fence_pc;
+    uint32_t fence_pc, global_pc, fence_line, global_line;
     for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e)
-        if (unfenced(r->shadow[e].w, lo, n, fence_pc))
-            unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, fence_pc);
+        if (unfenced(r->shadow[e].w, lo, n, fence_pc, global_pc, fence_line, global_line))
+            unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, fence_pc, global_pc, fence_line,
+                          global_line);
 }
 
 // ---- a thread's own loads and stores (kc_check_access.cpp: on_access) -----------------------------

@@ -41,8 +41,11 @@ inline uint32_t elect_sync(uint32_t mask, int line) {
 // and after initialising mbarriers: nothing here performs memory operations behind the
 // kernel's back, so they order only what the compiler may move. fence.proxy.async is a call
 // of the runtime (kc_async.cpp), where checked mode records it: a thread's stores the async
-// proxy reads need one of their writer's between (kc_check_async.cpp).
-void fence_proxy_async(int line);
+// proxy reads need one of their writer's between (kc_check_async.cpp). `space`: the state space
+// the fence orders, from its qualifier (none: all; .shared::cta or .shared::cluster; .global):
+// only one that orders shared memory stands between a thread's st.shared and the async proxy.
+enum ProxySpace : int { PROXY_ALL, PROXY_SHARED, PROXY_GLOBAL };
+void fence_proxy_async(int line, ProxySpace space);
 inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
 // ---- the async proxy (kc_async.cpp), performed at once --------------------------------------

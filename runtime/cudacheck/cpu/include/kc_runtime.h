@@ -160,7 +160,7 @@ void check_tma_store_read(uint64_t off, uint32_t size, int line);
 void check_bulk_commit();
 void check_bulk_wait(uint32_t n);
 bool bulk_in_flight(uint32_t n);
-void check_proxy_fence();
+void check_proxy_fence(int line, bool global_only);
 #endif
 
 }  // namespace kc
