@@ -230,5 +230,12 @@ def test_the_proxy_fence_left_out_is_the_logs():
     assert len(wrong) == 6 and "0 hazards displayed" in log and "ERROR SUMMARY: 0 errors" in log
     assert f"a wrong 4096^3 product in each of {len(wrong)} runs ({min(wrong):,} to {max(wrong):,} wrong elements)" \
         in prose()
+    spaces = (ROOT / "logs" / "2026-11-28-h200-proxy-fence-state-space.md").read_text()
+    wrong_space = [int(n) for n in re.findall(r"^\| [\d:]+ \| globalfence \| \d \| (?:BF16|FP16) \| ok \| ok \| WRONG, "
+                                           r"(\d+) elements \|$", spaces, re.M)]
+    right_space = re.findall(r"^\| [\d:]+ \| releasefence \| \d \| (?:BF16|FP16) \| ok \| ok \| ok \|$", spaces, re.M)
+    assert len(wrong_space) == 6 and len(right_space) == 4
+    assert (f"the product was wrong in each of {len(wrong_space)} runs on an H200 ({min(wrong_space):,} to "
+            f"{max(wrong_space):,} wrong elements), and checked mode names that fence") in prose()
     fence = "            fence_proxy_async();                                   // 1\n"
     assert fence in (ROOT / "kernels" / hopper.FILE).read_text()
