@@ -277,16 +277,21 @@ static bool before_read(const AccessRec& a, unsigned lo, unsigned n) {
     return true;
 }
 
-// Whether thread write w, which the async proxy now reads on behalf of threads lo .. lo + n - 1
-// (the TMA store's issuer, or the wgmma's warpgroup), lacks the fence it needs: w is ordered
-// before the read, and no fence.proxy.async of its writer that orders shared memory lies after
-// it and is ordered before the read too. `fence_pc`: the writer's first kept fence after w (not
-// so ordered), or 0; `global_pc`: its fence.proxy.async.global after w and ordered before the
-// read, which would have been the one had it ordered shared memory, or 0; the lines likewise.
-static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fence_pc, uint32_t& global_pc,
-                     uint32_t& fence_line, uint32_t& global_line) {
-    fence_pc = global_pc = fence_line = global_line = 0;
-    if (!w.epoch || w.async_proxy || w.tid >= 1024 || !before_read(w, lo, n)) return false;
+// The fence check of thread write w, which the async proxy now reads on behalf of threads lo ..
+// lo + n - 1 (the TMA store's issuer, or the wgmma's warpgroup). `missing`: w is ordered before
+// the read, and no fence.proxy.async of its writer that orders shared memory lies after it and
+// is ordered before the read too. `late`: the writer's first kept fence after w (not so ordered),
+// if any; `global`: its fence.proxy.async.global after w and so ordered, which would have been the
+// one had it ordered shared memory, if any (both for the message).
+struct FenceVerdict {
+    bool missing = false;
+    const FenceRec* late = nullptr;
+    const FenceRec* global = nullptr;
+};
+
+static FenceVerdict fence_verdict(const AccessRec& w, unsigned lo, unsigned n) {
+    FenceVerdict v;
+    if (!w.epoch || w.async_proxy || w.tid >= 1024 || !before_read(w, lo, n)) return v;
     uint32_t k = as.nfences[w.tid], kept = k < FENCES ? k : FENCES;
     bool forgotten = k > FENCES;   // fences older than the kept ones were executed
     for (uint32_t j = 0; j < kept; ++j) {   // newest first
@@ -297,28 +302,29 @@ static bool unfenced(const AccessRec& w, unsigned lo, unsigned n, uint32_t& fenc
         }
         bool ordered = before_read(f.at, lo, n);
         if (f.global_only) {
-            if (ordered) global_pc = f.at.pc, global_line = f.line;
+            if (ordered) v.global = &f;
             continue;
         }
-        if (ordered) return false;
-        fence_pc = f.at.pc, fence_line = f.line;
+        if (ordered) return v;
+        v.late = &f;
     }
     // The kept fences all follow the write and none is ordered before the read, but an older one,
     // forgotten, may have been both: passed (the lenient verdict).
-    return !forgotten;
+    v.missing = !forgotten;
+    return v;
 }
 
 [[noreturn]] static void unfenced_read(const Region* r, uint64_t elem, const AccessRec& w, const char* op,
-                                       unsigned issuer, int wg, int line, uint32_t op_pc, uint32_t fence_pc,
-                                       uint32_t global_pc, uint32_t fence_line, uint32_t global_line) {
+                                       unsigned issuer, int wg, int line, uint32_t op_pc, const FenceVerdict& v) {
     char buf[1024], ix[128];
     index_json(ix, sizeof ix, r, element_of(r, elem));
     finding(buf, sizeof buf, Finding::proxy_fence,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"issuer\":%u,"
             "\"warpgroup\":%d,\"async_line\":%d,\"async_pc\":%u,\"fence_pc\":%u,\"fence_line\":%u,"
             "\"global_fence_pc\":%u,\"global_fence_line\":%u}",
-            r->name, ix, my_status->block, unsigned(w.tid), w.pc, op, issuer, wg, line, op_pc, fence_pc, fence_line,
-            global_pc, global_line);
+            r->name, ix, my_status->block, unsigned(w.tid), w.pc, op, issuer, wg, line, op_pc,
+            v.late ? v.late->at.pc : 0u, v.late ? v.late->line : 0u, v.global ? v.global->at.pc : 0u,
+            v.global ? v.global->line : 0u);
     report(buf);
 }
 
@@ -330,11 +336,10 @@ static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsign
     Region* r = region_at(p, size, op_pc, READ);
     if (!is_shared(r) || !r->shadow) return;
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
-    uint32_t fence_pc, global_pc, fence_line, global_line;
-    for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e)
-        if (unfenced(r->shadow[e].w, lo, n, fence_pc, global_pc, fence_line, global_line))
-            unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, fence_pc, global_pc, fence_line,
-                          global_line);
+    for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e) {
+        FenceVerdict v = fence_verdict(r->shadow[e].w, lo, n);
+        if (v.missing) unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, v);
+    }
 }
 
 // ---- a thread's own loads and stores (kc_check_access.cpp: on_access) -----------------------------
