@@ -105,3 +105,14 @@ def test_every_cell_before_the_exercises_was_run_in_the_committed_chapter():
             if cell["cell_type"] == "code":
                 assert cell.get("execution_count"), \
                     f"{nb_path.name}: a cell was never run: {''.join(cell['source'])[:80]!r} (re-execute the chapter)"
+
+
+def test_no_chapter_carries_what_its_run_printed_to_stderr():
+    """A committed chapter shows its outputs in Colab, on GitHub and in the decks: a warning its
+    run printed there (matplotlib's "findfont: ... not found" from a broken font cache, a library's
+    deprecation) is noise from the machine that ran it, not part of the book."""
+    for nb_path in NOTEBOOKS:
+        for cell in json.loads(nb_path.read_text())["cells"]:
+            for out in cell.get("outputs", []):
+                assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), \
+                    f"{nb_path.name}: {''.join(out['text'])[:120]!r} (re-execute the chapter)"
