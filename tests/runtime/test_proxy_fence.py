@@ -21,7 +21,8 @@ SCHEDULES = ["forward", "reverse"]
 # after the __syncthreads. 3: as 0 through a named barrier (bar.sync 1, 128). 4: as 2 through it.
 # 5: thread 5 alone does not fence. 6: each thread's fence is fence.proxy.async.global, which
 # orders nothing in shared memory. 7: fence.proxy.async (every state space). 8: the one-way
-# fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster.
+# fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster. 9: only its acquire
+# form (async-proxy writes before generic accesses), which leaves the box unfenced.
 STORE_SRC = r"""
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 extern "C" __global__ void store_box(const __grid_constant__ TensorMap map, int mode) {
@@ -39,6 +40,8 @@ extern "C" __global__ void store_box(const __grid_constant__ TensorMap map, int 
         asm volatile("fence.proxy.async;" ::: "memory");
     if (mode == 8)
         asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;" ::: "memory");
+    if (mode == 9)
+        asm volatile("fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
     if (mode == 3 || mode == 4)
         asm volatile("bar.sync 1, 128;" ::: "memory");
     else
@@ -264,11 +267,27 @@ def test_a_fence_of_global_memory_does_not_count_and_is_named(store_box, schedul
     assert f"its fence.proxy.async.global on line {STORE_LINES['GLOBAL FENCE']} orders global memory only" in msg
 
 
-@pytest.mark.parametrize("qualifier", [".shared", ".shared::cta.global"])
-def test_a_state_space_ptxas_refuses_is_refused_with_its_reason(qualifier):
-    """nvcc 13.0's ptxas for sm_90a: "State space incorrect for instruction 'fence.proxy'" for a
-    plain .shared, "Unexpected number of state spaces" for two; the CPU runtime accepts no more."""
-    src = STORE_SRC.replace('asm volatile("fence.proxy.async.global;"', f'asm volatile("fence.proxy.async{qualifier};"')
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_acquire_form_runs_and_does_not_fence_the_writes(store_box, schedule):
+    """fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster (ptxas takes it
+    for sm_90a) orders the async proxy's writes before the thread's accesses, not the thread's
+    writes before the TMA store's read: the box is unfenced."""
+    err, _ = unfenced(run_store, store_box, 9, schedule)
+    assert err.line == STORE_LINES["WRITE"] and err.fence_line == 0 and err.global_fence_line == 0
+
+
+@pytest.mark.parametrize("fence,reason", [
+    ("fence.proxy.async.shared", "State space incorrect for instruction 'fence.proxy'"),
+    ("fence.proxy.async.shared::cta.global", "its state space may be"),
+    ("fence.proxy.async::generic.release.sync_restrict::shared::cluster.cluster",
+     ".sync_restrict::shared::cta modifier required for instruction 'fence.proxy'"),
+    ("fence.proxy.async::generic.acquire.sync_restrict::shared::cta.cluster",
+     ".sync_restrict::shared::cluster modifier required for instruction 'fence.proxy'"),
+])
+def test_a_proxy_fence_ptxas_refuses_is_refused_with_its_reason(fence, reason):
+    """What nvcc 13.0's ptxas says for sm_90a of each (a plain .shared, two state spaces, each
+    one-way form with the other's state space); the CPU runtime accepts no more."""
+    src = STORE_SRC.replace('asm volatile("fence.proxy.async.global;"', f'asm volatile("{fence};"')
     with pytest.raises(cudacheck.UnsupportedFeatureError) as e:
         cudacheck.RawModule(src, backend="cpu", check=True).get_function("store_box")
-    assert f"fence.proxy.async{qualifier}" in str(e.value) and "which ptxas refuses" in str(e.value)
+    assert fence in str(e.value) and "which ptxas refuses" in str(e.value) and reason in str(e.value)

@@ -18,7 +18,9 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   nothing), fence.proxy.async with no state space, .shared::cta, .shared::cluster or .global (the
   others ptxas refuses) and the one-way fence.proxy.async::generic.release.sync_restrict::shared::cta
   .cluster (compiler fences that checked mode records: the generic-proxy writes before one that
-  orders shared memory may be read by a TMA store or a wgmma, kc_check_async.cpp) and
+  orders shared memory may be read by a TMA store or a wgmma, kc_check_async.cpp), its acquire
+  form with .sync_restrict::shared::cluster (a compiler fence: checked mode orders the async
+  proxy's writes before a thread's reads by the mbarrier it waited on) and
   fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/include/kc_ptx.h);
 - st.shared[.v2|.v4] (a store through the shared window, which checked mode sees as the
   kernel's own) and the named barriers bar.sync / barrier.sync id[, count];

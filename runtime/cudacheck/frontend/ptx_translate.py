@@ -26,6 +26,9 @@ NUMBER = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+
 # or of the cluster (none: a generic address), and CTA- or cluster-scoped ordering, which the
 # blocks' fibers already have: the blocks of a cluster take turns (kc_cluster.cpp).
 SPACE = {"shared", "shared::cta", "shared::cluster"}
+# The one-way proxy fences (fence.proxy.async::generic.<sem>.sync_restrict::<space>.cluster):
+# the state space ptxas requires of each.
+ONE_WAY = {"release": "sync_restrict::shared::cta", "acquire": "sync_restrict::shared::cluster"}
 MBARRIER = {"init": set(), "arrive": {"release", "relaxed", "cta", "cluster"}, "expect_tx": {"relaxed", "cta"},
             "complete_tx": {"relaxed", "cta"}, "try_wait": {"acquire", "relaxed", "cta", "cluster"},
             "test_wait": {"acquire", "relaxed", "cta", "cluster"}}
@@ -305,10 +308,18 @@ class _Template(AsyncInstructions, ClusterInstructions):
                                ".shared::cluster or .global, or none: \"State space incorrect for instruction "
                                "'fence.proxy'\")", line)
             return f"::kc::fence_proxy_async({line}, ::kc::{spaces[tuple(mods[2:])]});"
-        if mods == ["proxy", "async::generic", "release", "sync_restrict::shared::cta", "cluster"]:
-            # the one-way form: the thread's generic writes to its block's shared memory, before
-            # what the async proxy does after (the direction the proxy fence check asks for)
-            return f"::kc::fence_proxy_async({line}, ::kc::PROXY_SHARED);"
+        if mods[:2] == ["proxy", "async::generic"] and len(mods) == 5 and mods[2] in ONE_WAY and mods[4] == "cluster":
+            if mods[3] != ONE_WAY[mods[2]]:
+                raise PtxError(f"`{self.name}`, which ptxas refuses (\".{ONE_WAY[mods[2]]} modifier required for "
+                               "instruction 'fence.proxy'\")", line)
+            if mods[2] == "release":
+                # the thread's generic writes to its block's shared memory, before what the async
+                # proxy does after: the direction the proxy fence check asks for
+                return f"::kc::fence_proxy_async({line}, ::kc::PROXY_SHARED);"
+            # acquire: the async proxy's writes into the cluster's shared memory, before the
+            # thread's generic accesses after; checked mode orders those by the mbarrier the
+            # thread waited on, so this is a compiler fence only
+            return "__atomic_signal_fence(__ATOMIC_SEQ_CST);"
         if mods == ["mbarrier_init", "release", "cluster"]:
             return f"::kc::fence_mbarrier_init({line});"
         self.refuse()
