@@ -279,6 +279,7 @@ def test_the_acquire_form_runs_and_does_not_fence_the_writes(store_box, schedule
 @pytest.mark.parametrize("fence,reason", [
     ("fence.proxy.async.shared", "State space incorrect for instruction 'fence.proxy'"),
     ("fence.proxy.async.shared::cta.global", "its state space may be"),
+    ("fence.proxy.async.shared::cta.global", "Unexpected number of state spaces specified for instruction"),
     ("fence.proxy.async::generic.release.sync_restrict::shared::cluster.cluster",
      ".sync_restrict::shared::cta modifier required for instruction 'fence.proxy'"),
     ("fence.proxy.async::generic.acquire.sync_restrict::shared::cta.cluster",

@@ -211,7 +211,8 @@ def check_deck(driver, base_url, deck, sections=0, screenshot_dir=None):
             report.problems.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit: {z['text']!r}")
         else:
             report.notes.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit"
-                                + (", and scrolls inside its box" if z.get("scrolls") else "") + f": {z['text']!r}")
+                                + (", and scrolls inside its box" if z.get("scrolls") else "")
+                                + (f": {z['text']!r}" if z["text"] else ""))
     for before, s in zip(report.slides, report.slides[1:]):
         if s["title"].endswith(" (continued)") and s["title"] != before["title"] \
                 and s["title"].removesuffix(" (continued)") != before["title"]:

@@ -26,6 +26,10 @@ NUMBER = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+
 # or of the cluster (none: a generic address), and CTA- or cluster-scoped ordering, which the
 # blocks' fibers already have: the blocks of a cluster take turns (kc_cluster.cpp).
 SPACE = {"shared", "shared::cta", "shared::cluster"}
+# fence.proxy.async's state space qualifier -> what the fence orders (kc_ptx.h: ProxySpace): all
+# of them, shared memory or global memory. ptxas takes no other (not even a plain .shared).
+PROXY_SPACES = {(): "PROXY_ALL", ("shared::cta",): "PROXY_SHARED", ("shared::cluster",): "PROXY_SHARED",
+                ("global",): "PROXY_GLOBAL"}
 # The one-way proxy fences (fence.proxy.async::generic.<sem>.sync_restrict::<space>.cluster):
 # the state space ptxas requires of each.
 ONE_WAY = {"release": "sync_restrict::shared::cta", "acquire": "sync_restrict::shared::cluster"}
@@ -299,15 +303,13 @@ class _Template(AsyncInstructions, ClusterInstructions):
     def _fence(self, mods, ops, line):
         self.arity(ops, 0)
         if mods[:2] == ["proxy", "async"]:
-            # The state space the fence orders (kc_ptx.h: ProxySpace): all of them, shared
-            # memory or global memory. ptxas takes no other (not even a plain .shared).
-            spaces = {(): "PROXY_ALL", ("shared::cta",): "PROXY_SHARED", ("shared::cluster",): "PROXY_SHARED",
-                      ("global",): "PROXY_GLOBAL"}
-            if tuple(mods[2:]) not in spaces:
+            space = PROXY_SPACES.get(tuple(mods[2:]))
+            if space is None:
+                said = ("Unexpected number of state spaces specified" if len(mods) > 3 else "State space incorrect")
                 raise PtxError(f"`{self.name}`, which ptxas refuses (its state space may be .shared::cta, "
-                               ".shared::cluster or .global, or none: \"State space incorrect for instruction "
-                               "'fence.proxy'\")", line)
-            return f"::kc::fence_proxy_async({line}, ::kc::{spaces[tuple(mods[2:])]});"
+                               f".shared::cluster or .global, or none: \"{said} for instruction 'fence.proxy'\")",
+                               line)
+            return f"::kc::fence_proxy_async({line}, ::kc::{space});"
         if mods[:2] == ["proxy", "async::generic"] and len(mods) == 5 and mods[2] in ONE_WAY and mods[4] == "cluster":
             if mods[3] != ONE_WAY[mods[2]]:
                 raise PtxError(f"`{self.name}`, which ptxas refuses (\".{ONE_WAY[mods[2]]} modifier required for "

@@ -13,8 +13,8 @@ tma_store_overwrite, proxy_fence, tx_overflow, warpgroup).
 A line a finding names that lies in a function the kernel calls (an inline PTX helper such as
 kernels/hopper.cu's mbar_wait, a __device__ function inlined into the kernel) also names the
 calls that reach it, from the line table's inline chain at the instruction's offset (pc, and
-other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc, global_fence_pc for the other lines: LINE_PCS; a line
-a finding gives only as its pc is read from the line table): Context.quote marks it and
+other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc, global_fence_pc for the other lines:
+LINE_PCS): Context.quote marks it and
 to_exception words it (Context.quote_calls), as much as fits a phone; error.calls holds the
 finding's own chain, ((line, function), ...) from the kernel's call down to the line.
 """
@@ -227,11 +227,8 @@ def to_exception(raw, ctx, arrays=()):
         f["line"] = ctx.line_of(f)
     if "other_pc" in declared.fields:
         f["other_line"] = ctx.line_of(f, "other_pc")
-    # Lines given only as an instruction's place (0: none), and lines in helpers: the calls that
-    # reach them (quote names them; error.calls is the finding's).
+    # Lines in helpers: the calls that reach them (quote names them; error.calls is the finding's).
     for line_key, pc_key in LINE_PCS:
-        if line_key not in f and f.get(pc_key):
-            f[line_key] = ctx.line_of(f, pc_key)
         if line_key in f and pc_key in f:
             calls = ctx.calls_of(f, f[line_key], pc_key)
             if calls:
