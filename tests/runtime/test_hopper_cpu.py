@@ -93,10 +93,24 @@ def test_tma_copies_a_box_at_an_edge_with_zero_fill_and_the_swizzle(swizzle, rng
     assert out[(3 * 128 + 2 * 16) // 2 if swizzle else (3 * 128 + 16) // 2] == a[13, 48]
 
 
-# One wgmma m64n8k16's shared-memory descriptors, in a test kernel: A (64 x 16, K-major, the
-# 128-byte swizzle) at `base`, B (16 x 8, MN-major) 8,192 bytes on; and the store of its 64 x 8
-# product d from the accumulator fragments (thread t holds rows 16 w + l/4 and that + 8,
-# columns 2 (l % 4) and the next). Shared by the wgmma kernels of the tests.
+# One wgmma m64n8k16 in a test kernel: its operands written by the block's 128 threads with
+# ordinary stores, through `s` (the generic address of `base`), from A and B in global memory;
+# its shared-memory descriptors: A (64 x 16, K-major, the 128-byte swizzle) at `base`, B (16 x 8,
+# MN-major) 8,192 bytes on; and the store of its 64 x 8 product d from the accumulator fragments
+# (thread t holds rows 16 w + l/4 and that + 8, columns 2 (l % 4) and the next). Shared by the
+# wgmma kernels of the tests (the WRITE tags mark the stores' lines for test_proxy_fence.py).
+WGMMA_OPERANDS = r"""
+    // A: 64 x 16, K-major, 128-byte swizzle: row i at byte 128 i (+ 1,024 per 8 rows), k 2 bytes apart
+    // B: 16 x 8, MN-major: row k of 8 values at byte 128 k, in the next 2,048 bytes
+    for (int t = threadIdx.x; t < 64 * 16; t += 128) {
+        int i = t / 16, kk = t % 16, off = i * 128 + kk * 2;
+        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = A[t];   // A WRITE
+    }
+    for (int t = threadIdx.x; t < 16 * 8; t += 128) {
+        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
+        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];   // B WRITE
+    }
+"""
 WGMMA_DESCRIPTORS = r"""
     unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
                           | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
@@ -119,16 +133,7 @@ extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned sho
         static_too = at;
     unsigned base = (((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u) + at;
     unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
-    // A: 64 x 16, K-major, 128-byte swizzle: row i at byte 128 i (+ 1,024 per 8 rows), k 2 bytes apart
-    // B: 16 x 8, MN-major: row k of 8 values at byte 128 k, in the next 2,048 bytes
-    for (int t = threadIdx.x; t < 64 * 16; t += 128) {
-        int i = t / 16, kk = t % 16, off = i * 128 + kk * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = A[t];
-    }
-    for (int t = threadIdx.x; t < 16 * 8; t += 128) {
-        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
-    }
+""" + WGMMA_OPERANDS + r"""
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // the stores, before the wgmma reads them
     __syncthreads();
 """ + WGMMA_DESCRIPTORS + r"""    float d[4];

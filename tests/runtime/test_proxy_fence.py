@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from test_hopper_cpu import STORE_D, WGMMA_DESCRIPTORS, bf16
+from test_hopper_cpu import STORE_D, WGMMA_DESCRIPTORS, WGMMA_OPERANDS, bf16
 
 import cudacheck
 
@@ -89,22 +89,14 @@ extern "C" __global__ void two_boxes(const __grid_constant__ TensorMap map, int 
 """
 
 # One wgmma m64n8k16 (bf16) whose A (64 x 16, K-major, 128-byte swizzle) and B (16 x 8, MN-major)
-# the warpgroup's threads wrote with ordinary stores (test_hopper_cpu.py's WGMMA). mode 0: each
+# the warpgroup's threads wrote with ordinary stores (test_hopper_cpu.py's WGMMA_OPERANDS). mode 0: each
 # thread fences, then __syncthreads. 1: no fence. 2: the fence after the __syncthreads.
 WGMMA_SRC = r"""
 extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D, int mode) {
     extern __shared__ unsigned char smem[];
     unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
     unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
-    for (int t = threadIdx.x; t < 64 * 16; t += 128) {
-        int i = t / 16, kk = t % 16, off = i * 128 + kk * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = A[t];   // A WRITE
-    }
-    for (int t = threadIdx.x; t < 16 * 8; t += 128) {
-        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];   // B WRITE
-    }
-    if (mode == 0)
+""" + WGMMA_OPERANDS + r"""    if (mode == 0)
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // FENCE
     __syncthreads();
     if (mode == 2)
