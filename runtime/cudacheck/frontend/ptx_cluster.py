@@ -28,7 +28,7 @@ class ClusterInstructions:
 
     def _barrier(self, mods, ops, line):
         """barrier.cluster.arrive[.release|.relaxed][.aligned], barrier.cluster.wait[.acquire][.aligned],
-        and barrier.sync[.aligned] (bar.sync's other spelling)."""
+        and barrier.sync / barrier.arrive (bar.sync's and bar.arrive's other spellings)."""
         if mods[:1] != ["cluster"]:
             return self._bar(mods, ops, line)
         self.arity(ops, 0)
@@ -41,9 +41,18 @@ class ClusterInstructions:
         self.refuse()
 
     def _bar(self, mods, ops, line):
-        """bar.sync id[, count] (barrier.sync[.aligned]): a named barrier of the block."""
-        if mods not in (["sync"], ["sync", "aligned"]):
+        """bar[.cta].sync id[, count] (barrier[.cta].sync[.aligned]): a named barrier of the block;
+        bar[.cta].arrive id, count (barrier[.cta].arrive[.aligned]): an arrival there that does not
+        wait. ptxas wants arrive's count ("Arguments mismatch for instruction 'bar.arrive'")."""
+        op = mods[1:] if mods[:1] == ["cta"] else mods
+        if op not in (["sync"], ["sync", "aligned"], ["arrive"], ["arrive", "aligned"]):
             self.refuse()
+        if op[0] == "arrive":
+            bar_id, count = self.arity(ops, 2)
+            if bar_id == ["0"]:
+                self.bad("barrier 0, which __syncthreads() uses: the CPU runtime's __syncthreads() does not count "
+                         "arrivals (give the producer and its consumers another barrier, 1 to 15)")
+            return f"::kc::named_barrier_arrive({self.value(bar_id, 'u32')}, {self.value(count, 'u32')}, {line});"
         ops = self.arity(ops, 1, 2)
         count = self.value(ops[1], "u32") if len(ops) == 2 else "0u"
         return f"::kc::named_barrier({self.value(ops[0], 'u32')}, {count}, {line});"

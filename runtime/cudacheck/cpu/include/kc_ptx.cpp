@@ -219,14 +219,13 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
 static const char named_clock[16] = {};   // each named barrier's clocks, as an mbarrier's at this address
 #endif
 
-void named_barrier(uint32_t id, uint32_t count, int line) {
-    KC_ASM_CALL;
-    const char* what = "bar.sync";
+// This thread's arrival at barrier id (counted, with its release in checked mode); the generation
+// it arrived in.
+static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int line) {
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
     if (count == 0) count = sched.nthreads;
     if (count % 32 || count > sched.nthreads)
         operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
-    if (id == 0 && count == sched.nthreads) return syncthreads(line, BARRIER, 0);
     uint32_t generation = sched.named_generation[id];
     sched.progress++;
 #ifdef KC_CHECKED
@@ -239,10 +238,27 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
         check_mbarrier_complete(&named_clock[id]);
 #endif
     }
+    return generation;
+}
+
+void named_barrier(uint32_t id, uint32_t count, int line) {
+    KC_ASM_CALL;
+    if (id == 0 && (count == 0 || count == sched.nthreads)) return syncthreads(line, BARRIER, 0);
+    uint32_t generation = named_arrive(id, count, "bar.sync", line);
     while (sched.named_generation[id] == generation) yield_to_scheduler();
 #ifdef KC_CHECKED
     check_mbarrier_acquire(&named_clock[id]);
 #endif
+}
+
+// bar.arrive id, count: the arrival alone. The thread goes on at once and acquires nothing: what
+// it did before is ordered before what the threads that wait at the barrier (bar.sync) do after.
+// (Barrier 0 with the whole block is __syncthreads()'s, which meets in the scheduler: the
+// translation refuses bar.arrive 0; an id that is 0 only at run time arrives here, where such a
+// __syncthreads() does not see it.)
+void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
+    KC_ASM_CALL;
+    named_arrive(id, count, "bar.arrive", line);
 }
 
 // ---- a wait that nothing can complete ---------------------------------------------------------

@@ -80,6 +80,9 @@ void bulk_wait(uint32_t n, int line);
 // ---- named barriers: bar.sync / barrier.sync id, count (kc_ptx.cpp) ---------------------------
 // `count` threads (a multiple of 32; all of the block's when omitted) meet at barrier id (0-15).
 void named_barrier(uint32_t id, uint32_t count, int line);
+// bar.arrive / barrier.arrive id, count: an arrival at barrier id that does not wait (a producer's
+// signal to threads that wait there with bar.sync).
+void named_barrier_arrive(uint32_t id, uint32_t count, int line);
 
 // ---- clusters (kc_cluster.cpp) -----------------------------------------------------------------
 // The special registers of the block's cluster (a launch without clusters: a cluster of one).

@@ -1,0 +1,149 @@
+"""bar.arrive (and barrier.arrive): an arrival at a named barrier that does not wait, the
+producer's half of a producer/consumer handoff whose consumers wait with bar.sync (PTX ISA,
+"bar, barrier": the arrive "does not cause the executing thread to wait"; memory accesses
+requested before it are performed relative to the threads that the barrier completes for).
+The CPU runtime runs it, checked mode follows its ordering in shared and global memory, and
+what ptxas refuses (no thread count, a count that is not whole warps) is refused with its
+reason; on a GPU the same kernels give the same values."""
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from conftest import gpu
+
+import cudacheck
+
+ROUNDS = 3
+
+SOURCE = r'''
+__device__ __forceinline__ void ARRIVE(int id) { asm volatile("bar.arrive %0, 128;" :: "r"(id) : "memory"); }
+__device__ __forceinline__ void WAIT(int id) { asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory"); }
+
+// Warps 0-1 produce, warps 2-3 consume, through buf (shared) or g (global), for ROUNDS rounds:
+// the producers write round r's values and arrive at barrier 1 ("full"); the consumers wait
+// there, read a neighbour's value, and arrive at barrier 2 ("empty"), at which the producers
+// wait before they write again.
+// mode 1: the producers do not arrive at "full" and the consumers do not wait there; mode 2:
+// the roles at "full" swapped (the producers wait, the consumers only arrive, so nothing the
+// producers wrote is ordered before the consumers' reads); mode 3: the producers write again
+// after their arrival, which the consumers' reads are not ordered with. (Run for one round:
+// in modes 1 and 2 a later round's arrivals would complete the other round's barriers.)
+extern "C" __global__ void handoff(float* g, float* out, int global_memory, int rounds, int mode) {
+    __shared__ float buf[64];
+    float* b = global_memory ? g : buf;
+    int t = threadIdx.x;
+    for (int r = 0; r < rounds; ++r) {
+        if (t < 64) {
+            if (r > 0) WAIT(2);
+            b[t] = 100.0f * r + t;                                        // PRODUCER WRITE
+            if (mode == 2) WAIT(1); else if (mode != 1) ARRIVE(1);
+            if (mode == 3) b[t] = -1.0f;                                  // PRODUCER REWRITE
+        } else {
+            if (mode == 2) ARRIVE(1); else if (mode != 1) WAIT(1);
+            out[r * 64 + t - 64] = b[(t + 1) % 64];                        // CONSUMER READ
+            if (r + 1 < rounds) ARRIVE(2);
+        }
+    }
+}
+
+// barrier.arrive and barrier.sync, bar.arrive's and bar.sync's other spellings, with .aligned
+// and with .cta, and an immediate barrier id.
+extern "C" __global__ void spellings(float* out) {
+    __shared__ float buf[64];
+    int t = threadIdx.x;
+    if (t < 64) {
+        buf[t] = 2.0f * t;
+        asm volatile("barrier.cta.arrive.aligned 5, 128;" ::: "memory");
+    } else {
+        asm volatile("barrier.sync.aligned 5, 128;" ::: "memory");
+        out[t - 64] = buf[63 - (t - 64)];
+    }
+}
+
+// An arrival of 96 threads' count (ptxas takes any multiple of 32 it cannot see, and the GPU
+// counts warps) given at run time as `count`.
+extern "C" __global__ void runtime_count(float* out, unsigned count) {
+    if (threadIdx.x < 64) asm volatile("bar.arrive 1, %0;" :: "r"(count) : "memory");
+    else asm volatile("bar.sync 1, %0;" :: "r"(count) : "memory");
+    out[threadIdx.x] = 1.0f;
+}
+'''
+
+
+def line_of(text):
+    lines = [i for i, line in enumerate(SOURCE.splitlines(), 1) if text in line]
+    assert len(lines) == 1, (text, lines)
+    return lines[0]
+
+
+@lru_cache(maxsize=None)
+def module(backend, check):
+    return cudacheck.RawModule(code=SOURCE, backend=backend, check=check)
+
+
+def run_handoff(mode, global_memory, backend="cpu", check=True, schedule=None, rounds=ROUNDS):
+    xp = np
+    if backend == "gpu":
+        import cupy as xp
+    g, out = xp.zeros(64, xp.float32), xp.full(rounds * 64, xp.nan, xp.float32)
+    kw = {"schedule": schedule} if schedule else {}
+    module(backend, check).get_function("handoff")((1,), (128,), (g, out, np.int32(global_memory),
+                                                                  np.int32(rounds), np.int32(mode)), **kw)
+    return out.get() if backend == "gpu" else out
+
+
+def expected():
+    r, t = np.divmod(np.arange(ROUNDS * 64), 64)
+    return (100.0 * r + (t + 1) % 64).astype(np.float32)
+
+
+@pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_a_producer_arrives_and_its_consumers_wait(global_memory, schedule, check):
+    np.testing.assert_array_equal(run_handoff(0, global_memory, check=check, schedule=schedule), expected())
+
+
+@pytest.mark.parametrize("mode", [1, 2, 3], ids=["no handoff", "the roles swapped", "a write after the arrival"])
+@pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_a_handoff_the_barrier_does_not_order_is_a_race(mode, global_memory, schedule):
+    error = cudacheck.GlobalMemoryRaceError if global_memory else cudacheck.SharedMemoryRaceError
+    with pytest.raises(error) as e:
+        run_handoff(mode, global_memory, schedule=schedule, rounds=1)
+    err = e.value
+    assert err.kernel == "handoff" and err.array == ("g" if global_memory else "buf")
+    write = line_of("PRODUCER REWRITE" if mode == 3 else "PRODUCER WRITE")
+    assert {err.line, err.other_line} == {write, line_of("CONSUMER READ")}
+    assert {err.thread[0] // 64, err.other_thread[0] // 64} == {0, 1}     # a producer and a consumer
+
+
+def test_the_other_spellings_run():
+    out = np.zeros(64, np.float32)
+    module("cpu", True).get_function("spellings")((1,), (128,), (out,))
+    np.testing.assert_array_equal(out, 2.0 * (63 - np.arange(64)))
+
+
+def test_a_count_of_whole_warps_given_at_run_time_runs_and_another_is_refused():
+    out = np.zeros(160, np.float32)
+    module("cpu", False).get_function("runtime_count")((1,), (160,), (out, np.uint32(160)))
+    assert (out == 1.0).all()
+    with pytest.raises(cudacheck.InvalidOperandError, match="bar.arrive"):
+        module("cpu", False).get_function("runtime_count")((1,), (160,), (np.zeros(160, np.float32), np.uint32(100)))
+
+
+@pytest.mark.parametrize("instruction, reason", [
+    ("bar.arrive 1;", "1 operand"),                                   # ptxas: "Arguments mismatch"
+    ("bar.arrive 0, 64;", "barrier 0, which __syncthreads\\(\\) uses"),
+    ("bar.arrive.sync 1, 64;", "bar.arrive.sync"),
+])
+def test_forms_the_cpu_runtime_does_not_run_are_refused_with_the_reason(instruction, reason):
+    code = f'extern "C" __global__ void k(float* x) {{ asm volatile("{instruction}" ::: "memory"); x[0] = 1.0f; }}'
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=reason):
+        cudacheck.RawModule(code=code, backend="cpu").get_function("k")
+
+
+@gpu
+@pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
+def test_the_gpu_gives_the_same_values(global_memory):
+    np.testing.assert_array_equal(run_handoff(0, global_memory, backend="gpu", check=False), expected())
