@@ -16,7 +16,11 @@ stopped, and skipped at the other precisions):
     worst-case bound of each product's float accumulation (real errors are far below it, a
     wrong index gives errors near 1). P starts as NaN, so an element never stored fails;
   * then time: CUDA events around each launch, after --warmup launches, the kernel's and
-    cuBLAS's launches alternating, the median of --repeats; TFLOP/s = 2 m n k / time.
+    cuBLAS's launches alternating, the median of --repeats; TFLOP/s = 2 m n k / time. With
+    --timing launch (the default) the stream is idle at each start event, so the host's time
+    to submit the launch (tens of microseconds of Python and driver) is in the time; with
+    --timing device a one-thread kernel holds the stream meanwhile, and the time is the GPU's
+    alone (a repeat where the hold ran out first is counted as "leaked");
 Matrices whose rows are not a multiple of 16 bytes (the awkward shapes) are given to the
 kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
 accepts) and to cuBLAS as they are. matmul_async_store writes P through a tensor map of its
@@ -35,6 +39,7 @@ course/tiling_course/data/hopper-*.json, which tiling_course.hopper reads.
     python scripts/bench_hopper.py --precisions bf16 --size 8192 --repeats 50
     python scripts/bench_hopper.py --kernels matmul_persistent matmul_clustered matmul_async_store
     python scripts/bench_hopper.py -D CL_STAGES=3 -D EPI_BUFS=5 --kernels matmul_async_store
+    python scripts/bench_hopper.py --timing device --output $OUT/hopper-gpu-time.json
 
 Shapes are written MxNxK: P is M x N, the product's depth K. Tile sizes are kernels/hopper.cu's
 macros (K1_BN, K1_STAGES, WS_BN, WS_WG_M, WS_STAGES, GROUP_M, PRODUCER_REGS, CONSUMER_REGS,
@@ -103,6 +108,10 @@ def arguments(argv=None):
                          "cupy.RawModule(path=...), with ptxas's register report in the log; rawmodule: "
                          "cupy.RawModule(code=..., options=...); auto (default): nvrtc, then rawmodule")
     ap.add_argument("--source", type=Path, default=ROOT / "kernels" / "hopper.cu")
+    ap.add_argument("--timing", choices=("launch", "device"), default="launch",
+                    help="launch (default, the method of the chapter's tables): events around each launch on "
+                         "an idle stream, so the host's time to submit it counts; device: the GPU's time alone, "
+                         "the stream held by a one-thread kernel while each launch is submitted")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--output", type=Path, help="write every result as JSON here")
     ap.add_argument("--in-process", action="store_true",
@@ -225,27 +234,58 @@ def compare(P, R, scale, k):
     return out
 
 
-def time_pair(run_a, run_b, warmup, repeats):
-    """Median milliseconds of a and of b, their launches alternating."""
+HOLD_US = 2000          # how long the stream is held before each timed launch (timing "device")
+
+# One thread that keeps the GPU busy for `ns` nanoseconds of its global timer.
+HOLD_SOURCE = r"""
+extern "C" __global__ void hold(long long ns) {
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+"""
+
+
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+
+def time_pair(run_a, run_b, warmup, repeats, timing="launch"):
+    """Median milliseconds of a and of b, their launches alternating, and what the timing saw.
+    CUDA events around each launch. timing "launch": the stream is idle when the start event
+    is recorded, so the time includes the host's work to submit the launch (Python, the
+    argument packing, the driver call), which differs between a kernel and cuBLAS.
+    timing "device": a one-thread kernel holds the stream for HOLD_US first, so the start
+    event completes only after the launch is queued and the time is the GPU's alone; a
+    repeat in which the hold ended before the end event was queued would have let the host's
+    time in, and is counted ("leaked"). The host's own time to submit each call (perf_counter,
+    no synchronisation) is returned as well, in microseconds."""
     import cupy
     for _ in range(warmup):
         run_a()
         run_b()
     cupy.cuda.Device().synchronize()
+    hold = cupy.RawKernel(HOLD_SOURCE, "hold") if timing == "device" else None
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = ([], [])
+    times, host, leaked = ([], []), ([], []), 0
     for _ in range(repeats):
-        for run, t in ((run_a, times[0]), (run_b, times[1])):
+        for i, run in enumerate((run_a, run_b)):
+            if hold is not None:
+                hold((1,), (1,), (cupy.int64(HOLD_US * 1000),))
             start.record()
+            t0 = time.perf_counter()
             run()
+            host[i].append((time.perf_counter() - t0) * 1e6)
             end.record()
+            if hold is not None and start.done:
+                leaked += 1
             end.synchronize()
-            t.append(cupy.cuda.get_elapsed_time(start, end))
-
-    def median(v):
-        v = sorted(v)
-        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
-    return median(times[0]), median(times[1])
+            times[i].append(cupy.cuda.get_elapsed_time(start, end))
+    return median(times[0]), median(times[1]), {"timing": timing, "host_us": [round(median(h), 1) for h in host],
+                                                "leaked": leaked}
 
 
 def tflops(shape, ms):
@@ -352,11 +392,13 @@ def worker(opts, kernel, prec, save=None):
         if label == "small":
             continue
         del ref, scale
-        ms, cublas_ms = time_pair(run, functools.partial(cub.gemm, M, N, R, prec), opts.warmup, opts.repeats)
+        ms, cublas_ms, seen = time_pair(run, functools.partial(cub.gemm, M, N, R, prec), opts.warmup, opts.repeats,
+                                        opts.timing)
         entry.update({"ms": ms, "tflops": tflops(shape, ms), "cublas_ms": cublas_ms,
-                      "cublas_tflops": tflops(shape, cublas_ms), "ratio": cublas_ms / ms})
+                      "cublas_tflops": tflops(shape, cublas_ms), "ratio": cublas_ms / ms, **seen})
         log(f"  {label} m={m} n={n} k={k}: {ms:.4f} ms, {entry['tflops']:.1f} TFLOP/s; cuBLAS {cublas_ms:.4f} ms, "
-            f"{entry['cublas_tflops']:.1f} TFLOP/s; ratio {entry['ratio']:.3f}")
+            f"{entry['cublas_tflops']:.1f} TFLOP/s; ratio {entry['ratio']:.3f}; timing {seen['timing']}, host "
+            f"{seen['host_us'][0]} and {seen['host_us'][1]} us to submit, leaked {seen['leaked']}")
         save(rec)
     return rec
 
@@ -385,7 +427,7 @@ def child(opts, kernel, prec):
     argv = [sys.executable, str(Path(__file__).resolve()), "--worker", kernel, prec, "--worker-output", path,
             "--size", str(opts.size), "--awkward", shape_name(opts.awkward), "--small", shape_name(opts.small),
             "--warmup", str(opts.warmup), "--repeats", str(opts.repeats), "--compiler", opts.compiler,
-            "--source", str(opts.source), "--seed", str(opts.seed)]
+            "--source", str(opts.source), "--seed", str(opts.seed), "--timing", opts.timing]
     for d in opts.define:
         argv += ["-D", d]
     start = time.perf_counter()

@@ -47,6 +47,9 @@ PERSISTENT = ("matmul_persistent", "matmul_tf32")
 # (its slots' phases running on across them) on shapes small enough to run checked.
 CPU_SMS = 2
 FILES = ("hopper-h100.json", "hopper-h200.json")
+# The H200's run timed on the GPU alone (bench_hopper.py --timing device), which the chapter
+# sets beside the tables' launch timing.
+GPU_TIME_FILE = "hopper-h200-gpu-time.json"
 TIMED = ("square", "awkward")       # the timed shapes of a run, as bench_hopper.py labels them
 
 
@@ -303,12 +306,23 @@ class Measured:
         return ok, max((c["error"] for c in checked), default=None), len(checked)
 
 
+def _measured(name):
+    f = perfdata.data_file(name)
+    d = json.loads(f.read_text())
+    return Measured(d["meta"], d["records"], f.name)
+
+
 @lru_cache(maxsize=1)
 def datasets():
     """The stored runs, H100 first, of those files data/ holds (FILES)."""
-    files = (perfdata.data_file(name) for name in FILES)
-    return tuple(Measured(d["meta"], d["records"], f.name) for f in files if f.is_file()
-                 for d in [json.loads(f.read_text())])
+    return tuple(_measured(name) for name in FILES if perfdata.data_file(name).is_file())
+
+
+@lru_cache(maxsize=1)
+def gpu_timed():
+    """The stored run timed on the GPU alone (GPU_TIME_FILE): each entry also holds the host's
+    microseconds to submit the kernel's and cuBLAS's launches ("host_us")."""
+    return _measured(GPU_TIME_FILE)
 
 
 def _check_text(run, kernel, prec):

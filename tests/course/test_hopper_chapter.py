@@ -19,6 +19,7 @@ CHAPTER = ROOT / "book" / "09_hopper.ipynb"
 NCU_LOG = ROOT / "logs" / "2026-11-27-h100-ncu-cluster-arrive-membar.md"
 EPILOGUE_LOG = ROOT / "logs" / "2026-11-28-h100-hopper-epilogue.md"
 SCHEDULES_LOG = ROOT / "logs" / "2026-11-28-h100-hopper-schedules.md"
+GPU_TIME_LOG = ROOT / "logs" / "2026-11-28-h200-gpu-time-and-power.md"
 
 
 def cells():
@@ -113,6 +114,49 @@ def test_the_counters_and_the_larger_size_are_the_logs():
     at_8192 = [float(x) for x in re.findall(r"^\s+matmul_\w+\s+\S+ ok\s+[\d.]+\s+[\d.]+\s+([\d.]+)", table, re.M)]
     assert len(at_8192) == 6
     assert f"reach {span(at_8192)} of cuBLAS at 8192^3" in text
+
+
+def test_the_gpus_time_alone_is_the_stored_run_and_its_log():
+    """The paragraph on the GPU's time: the stored device-timed run (every kernel right, no
+    repeat leaked), the two rounds of its log for the repeatability, and the sustained runs'
+    clocks and cycles."""
+    run, text = hopper.gpu_timed(), prose()
+    assert f"on the {run.label}, the 16-bit" in text and run.device == "NVIDIA H200"
+    assert "--timing device" in run.meta["command"]
+    entries = [run.entry(k, p, s) for k, p in pairs(run) for s in TIMED]
+    assert all(run.checks(k, p)[0] for k, p in pairs(run)) and set(pairs(run)) == set(hopper.PAIRS)
+    assert all(e["timing"] == "device" and e["leaked"] == 0 for e in entries)
+    later = [run.ratio(k, p) for k, p in pairs(run) if k in KERNELS_16 and k != "matmul_tma_wgmma"]
+    assert f"kernels after the first reach {span(later)} of cuBLAS at 4096^3" in text and max(later) < 1
+    awkward = [(k, p) for k, p in pairs(run) if k in KERNELS_16]
+    assert f"On the awkward shape they reach {span([run.ratio(k, p, 'awkward') for k, p in awkward])} of cuBLAS's" \
+           in text
+    ms = [run.entry(k, p, "awkward")["ms"] for k, p in awkward]
+    assert f"takes the GPU {span(ms)} ms, less than the host takes to submit it" in text
+    assert all(run.entry(k, p, "awkward")["ms"] * 1000 < run.entry(k, p, "awkward")["host_us"][0] for k, p in awkward)
+    # The log's two device-timed rounds: each fraction repeats to within 0.001.
+    log = GPU_TIME_LOG.read_text()
+    rounds = re.findall(r"^\| matmul_\w+ \| (?:BF16|FP16) \| [\d.]+, [\d.]+ \| ([\d.]+), ([\d.]+) \|", log, re.M)
+    assert len(rounds) == 6 and max(abs(float(a) - float(b)) for a, b in rounds) <= 0.001 + 1e-9
+    assert "repeats to within 0.001 from one run to the next" in text
+    # The sustained runs (section 3, the 11:10 call): clocks, and cycles = time x clock.
+    section = log.split("## 3.")[1].split("## 4.")[0]
+    last = section.split("| 11:10 | 1 |")[1].split("| 11:10 | 2 |")[0]
+    us = [float(x) for x in re.search(r"us per launch \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", last).groups()]
+    mhz = [int(x) for x in re.search(r"SM clock \(MHz\) \| (\d+) \| (\d+) \| (\d+) \|", last).groups()]
+    watts = [float(x) for x in re.findall(r"power \(W\) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", section)[0]]
+    assert all(690 < w < 700 for w in watts)
+    assert f"{mhz[0]} MHz under cuBLAS, {mhz[1]} MHz under `matmul_async_store`" in text
+    assert f"cuBLAS's kernel gets {(mhz[0] / mhz[1] - 1) * 100:.1f}% more clock" in text
+    assert f"it needs {(1 - us[0] * mhz[0] / (us[1] * mhz[1])) * 100:.1f}% fewer cycles" in text
+    # The H100's counters it cites (section 3 of the schedules log, matmul_async_store's column).
+    counters = SCHEDULES_LOG.read_text().split("## 3. Counters")[1].split("## 4.")[0]
+    inst = [int(x.replace(",", "")) for x in re.search(r"\| instructions \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|",
+                                                        counters).groups()]
+    dram = [float(x) for x in re.search(r"\| DRAM read \| ([\d.]+) MB \| ([\d.]+) MB \| ([\d.]+) MB \|",
+                                        counters).groups()]
+    assert f"counted {min(inst[:2]) / inst[2]:.1f} times cuBLAS's instructions" in text
+    assert f"and {min(dram[:2]) - dram[2]:.0f} MB more read from DRAM" in text
 
 
 def test_the_padded_rows_the_chapter_shows():
