@@ -154,7 +154,8 @@ static_assert(128 * PRODUCER_REGS + 128 * WS_CONSUMERS * CONSUMER_REGS <= 65536,
 #define CL_STAGES WS_STAGES                     // slots per block
 #endif
 #ifndef CL_GROUP_M
-#define CL_GROUP_M 4                            // rows of tile pairs per group (8 rows of tiles, as GROUP_M)
+#define CL_GROUP_M 8                            // rows of tile pairs per group: 16 rows of tiles (4 was 0.5% slower
+                                                // at 4096^3: logs/2026-11-28-h200-gpu-time-and-power.md)
 #endif
 #ifndef EPI_BUFS
 #define EPI_BUFS 2                              // result buffers per consumer (matmul_async_store)
@@ -554,6 +555,16 @@ __device__ __forceinline__ void grouped_tile(int tile, int tiles_m, int tiles_n,
     tn = within / rows;
 }
 
+// This thread's warpgroup, as lane 0 of its warp computes it. Every lane computes the same
+// value anyway; read through a shuffle, the compiler knows that it is one value per warp,
+// and keeps what follows from it (the slots' addresses, the wgmma descriptors) in uniform
+// registers, computed once per warp instead of once per thread (CUTLASS's
+// canonical_warp_group_idx does the same). Measured on an H200, it took matmul_async_store
+// from 0.971 to 0.981 of cuBLAS at 4096^3 (logs/2026-11-28-h200-gpu-time-and-power.md).
+__device__ __forceinline__ int warpgroup_index() {
+    return __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
+}
+
 template <int MODE>
 __device__ __forceinline__ void setmaxnreg();
 
@@ -608,7 +619,7 @@ __device__ __forceinline__ void consume_tile(float (&d)[WS_MT][WS_BN / 2], unsig
 template <bool PERSISTENT>
 __device__ __forceinline__ void warp_specialized(const TensorMap* mapM, const TensorMap* mapN, float* P, int m,
                                                  int k, int n, unsigned base, unsigned full0, unsigned empty0) {
-    int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    int wg = warpgroup_index(), lane = threadIdx.x % 32;
     int slices = (k + BK - 1) / BK;
     int tiles_m = (m + WS_BM - 1) / WS_BM, tiles_n = (n + WS_BN - 1) / WS_BN;
     int first = PERSISTENT ? blockIdx.x : 0, step = PERSISTENT ? gridDim.x : 1;
@@ -882,7 +893,7 @@ template <bool ASYNC_STORE>
 __device__ __forceinline__ void clustered(const TensorMap* mapM, const TensorMap* mapN, const TensorMap* mapP,
                                           float* P, int m, int k, int n, unsigned base, unsigned full0,
                                           unsigned empty0) {
-    int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    int wg = warpgroup_index(), lane = threadIdx.x % 32;
     unsigned rank = cluster_rank();
     int slices = (k + BK - 1) / BK;
     int tiles_m = (m + WS_BM - 1) / WS_BM, tiles_n = (n + WS_BN - 1) / WS_BN;
@@ -1071,7 +1082,7 @@ matmul_tf32(const __grid_constant__ TensorMap mapM, const __grid_constant__ Tens
     const unsigned char* gbase = smem + (base - smem_u32(smem));   // the same, as a pointer
     unsigned full0 = smem_u32(full), empty0 = smem_u32(empty);
     init_barriers<TF_STAGES>(full0, empty0);
-    int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    int wg = warpgroup_index(), lane = threadIdx.x % 32;
     int slices = (k + TF_BK - 1) / TF_BK;
     int tiles_m = (m + TF_BM - 1) / TF_BM, tiles_n = (n + TF_BN - 1) / TF_BN;
     if (wg == 0) {
