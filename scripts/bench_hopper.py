@@ -19,8 +19,8 @@ stopped, and skipped at the other precisions):
     cuBLAS's launches alternating, the median of --repeats; TFLOP/s = 2 m n k / time. With
     --timing launch (the default) the stream is idle at each start event, so the host's time
     to submit the launch (tens of microseconds of Python and driver) is in the time; with
-    --timing device a one-thread kernel holds the stream meanwhile, and the time is the GPU's
-    alone (a repeat where the hold ran out first is counted as "leaked");
+    --timing device each launch is queued behind a one-thread kernel that holds the GPU (the
+    book's benchmark's way, tiling_course.bench), and the time is the GPU's alone;
 Matrices whose rows are not a multiple of 16 bytes (the awkward shapes) are given to the
 kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
 accepts) and to cuBLAS as they are. matmul_async_store writes P through a tensor map of its
@@ -111,7 +111,7 @@ def arguments(argv=None):
     ap.add_argument("--timing", choices=("launch", "device"), default="launch",
                     help="launch (default, the method of the chapter's tables): events around each launch on "
                          "an idle stream, so the host's time to submit it counts; device: the GPU's time alone, "
-                         "the stream held by a one-thread kernel while each launch is submitted")
+                         "each launch queued behind a kernel that holds the GPU, as tiling_course.bench times")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--output", type=Path, help="write every result as JSON here")
     ap.add_argument("--in-process", action="store_true",
@@ -234,20 +234,6 @@ def compare(P, R, scale, k):
     return out
 
 
-HOLD_US = 2000          # how long the stream is held before each timed launch (timing "device")
-
-# One thread that keeps the GPU busy for `ns` nanoseconds of its global timer.
-HOLD_SOURCE = r"""
-extern "C" __global__ void hold(long long ns) {
-    long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-}
-"""
-
-
 def median(v):
     v = sorted(v)
     return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
@@ -258,34 +244,36 @@ def time_pair(run_a, run_b, warmup, repeats, timing="launch"):
     CUDA events around each launch. timing "launch": the stream is idle when the start event
     is recorded, so the time includes the host's work to submit the launch (Python, the
     argument packing, the driver call), which differs between a kernel and cuBLAS.
-    timing "device": a one-thread kernel holds the stream for HOLD_US first, so the start
-    event completes only after the launch is queued and the time is the GPU's alone; a
-    repeat in which the hold ended before the end event was queued would have let the host's
-    time in, and is counted ("leaked"). The host's own time to submit each call (perf_counter,
-    no synchronisation) is returned as well, in microseconds."""
+    timing "device": each launch is queued behind the book's benchmark's hold kernel
+    (tiling_course.bench.GpuBackend.elapsed_ms), so the events time the GPU alone. The
+    host's own time to submit each call (perf_counter, no synchronisation) is returned as
+    well, in microseconds."""
     import cupy
     for _ in range(warmup):
         run_a()
         run_b()
     cupy.cuda.Device().synchronize()
-    hold = cupy.RawKernel(HOLD_SOURCE, "hold") if timing == "device" else None
+    held = None
+    if timing == "device":
+        from tiling_course.bench import GpuBackend
+        held = GpuBackend()
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times, host, leaked = ([], []), ([], []), 0
+    times, host = ([], []), ([], [])
     for _ in range(repeats):
         for i, run in enumerate((run_a, run_b)):
-            if hold is not None:
-                hold((1,), (1,), (cupy.int64(HOLD_US * 1000),))
+            def launch(run=run, submit=host[i]):
+                t0 = time.perf_counter()
+                run()
+                submit.append((time.perf_counter() - t0) * 1e6)
+            if held is not None:
+                times[i].append(held.elapsed_ms(launch, 1))
+                continue
             start.record()
-            t0 = time.perf_counter()
-            run()
-            host[i].append((time.perf_counter() - t0) * 1e6)
+            launch()
             end.record()
-            if hold is not None and start.done:
-                leaked += 1
             end.synchronize()
             times[i].append(cupy.cuda.get_elapsed_time(start, end))
-    return median(times[0]), median(times[1]), {"timing": timing, "host_us": [round(median(h), 1) for h in host],
-                                                "leaked": leaked}
+    return median(times[0]), median(times[1]), {"timing": timing, "host_us": [round(median(h), 1) for h in host]}
 
 
 def tflops(shape, ms):
@@ -398,7 +386,7 @@ def worker(opts, kernel, prec, save=None):
                       "cublas_tflops": tflops(shape, cublas_ms), "ratio": cublas_ms / ms, **seen})
         log(f"  {label} m={m} n={n} k={k}: {ms:.4f} ms, {entry['tflops']:.1f} TFLOP/s; cuBLAS {cublas_ms:.4f} ms, "
             f"{entry['cublas_tflops']:.1f} TFLOP/s; ratio {entry['ratio']:.3f}; timing {seen['timing']}, host "
-            f"{seen['host_us'][0]} and {seen['host_us'][1]} us to submit, leaked {seen['leaked']}")
+            f"{seen['host_us'][0]} and {seen['host_us'][1]} us to submit")
         save(rec)
     return rec
 
