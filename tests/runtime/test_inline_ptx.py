@@ -437,7 +437,8 @@ extern "C" __global__ void misuse(float* out) {
 
 
 @pytest.mark.parametrize("asm,instruction", [
-    ('asm volatile("bar.arrive %0, %1;" :: "r"(1), "r"(128) : "memory");', "bar.arrive"),
+    ('asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; bar.red.popc.u32 %0, 1, 64, q; }" : "=r"(n) : "r"(n)'
+     ' : "memory");', "bar.red.popc.u32"),
     ('asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes'
      ' [%0], [%1, {%2, %3, %2}], [%4];"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0) : "memory");',
      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"),
@@ -507,9 +508,14 @@ extern "C" __global__ void refused(float* d) {
 
 def test_a_template_device_function_with_unsupported_ptx_refuses_its_callers():
     src = r'''
-template <int N> __device__ void fence() { asm volatile("bar.arrive 1, 64;" ::: "memory"); }
-extern "C" __global__ void k(float* x) { fence<1>(); x[0] = 1.0f; }'''
-    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"bar\.arrive.*through fence\(\)"):
+template <int N> __device__ unsigned count(unsigned v) {
+    unsigned n;
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; bar.red.popc.u32 %0, 1, 64, q; }"
+                 : "=r"(n) : "r"(v) : "memory");
+    return n;
+}
+extern "C" __global__ void k(float* x) { x[0] = count<1>(1u); }'''
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=r"bar\.red\.popc\.u32.*through count\(\)"):
         cudacheck.RawModule(src, backend="cpu").get_function("k")
 
 
