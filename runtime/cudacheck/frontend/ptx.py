@@ -61,10 +61,10 @@ wherever the asm statement was one. Runtime calls carry the instruction's own so
 for the runtime's reports.
 
 Anything else is refused by name, never left to g++: an instruction outside the subset
-(ld, bar.arrive, red), a modifier not modelled (add.sat, a 3-D tensor copy), an operand,
+(ld, bar.red, red), a modifier not modelled (add.sat, a 3-D tensor copy), an operand,
 constraint or register the translation does not know. ptx_parse.PtxError names it and its
 line; cpu_build.unsupported leaves the kernel out of the CPU build, and asking for it raises
-UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `bar.arrive` (line 42),
+UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `bar.red.popc.u32` (line 42),
 which the CPU runtime does not provide; ... It can run on a GPU with backend='gpu'."
 """
 from .ptx_parse import PtxError, read_asm
