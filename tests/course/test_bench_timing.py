@@ -36,3 +36,28 @@ def test_launch_timing_is_never_shorter_than_the_kernel():
     a_ms, b_ms, seen = bench.time_pair(spinner(200), spinner(50), warmup=2, repeats=15, timing="launch")
     assert seen["timing"] == "launch"
     assert a_ms >= 0.2 * 0.99 and b_ms >= 0.05 * 0.99
+
+
+# ---- scripts/sustained_hopper.py: its summary of nvidia-smi's samples (no GPU needed) ----------
+
+spec_s = importlib.util.spec_from_file_location("sustained_hopper", ROOT / "scripts" / "sustained_hopper.py")
+sustained = importlib.util.module_from_spec(spec_s)
+spec_s.loader.exec_module(sustained)
+
+
+def test_the_sustained_runs_summary_drops_the_first_quarter_and_keeps_every_reason():
+    rows = ["1980, 250.5, 40, 0x0000000000000000"] * 3 + ["1500, 690.0, 60, 0x0000000000000004"] * 5 \
+        + ["1470, 692.0, 61, 0x0000000000000004"] * 4
+    text = "\n".join(rows) + "\nnot a sample\n"
+    mhz, watts, reasons, used = sustained.summarize(text)
+    assert used == 12 - 12 // 4 == 9                  # the first 3 of 12 dropped: the previous run's
+    assert (mhz, watts) == (1500.0, 690.0)            # medians of 5 x (1500, 690) and 4 x (1470, 692)
+    assert reasons == ["0x0000000000000000", "0x0000000000000004"]
+    with pytest.raises(ValueError, match="no samples"):
+        sustained.summarize("")
+
+
+def test_the_sustained_script_says_what_it_does(capsys):
+    with pytest.raises(SystemExit) as e:
+        sustained.main(["--help"])
+    assert e.value.code == 0 and "power limit" in capsys.readouterr().out
