@@ -8,8 +8,8 @@ interval over the launches), while `nvidia-smi --query-gpu=clocks.sm,power.draw,
 clocks_throttle_reasons.active -lms 20` samples the GPU; the medians of the samples after
 the first quarter (which may still be the previous run's) and every throttle reason seen
 are printed beside the time, and each kernel's fraction of cuBLAS's speed in that round.
-The kernels are compiled and launched as scripts/bench_hopper.py does (its build, inputs and
-tiling_course.hopper's launch rule); their results are not checked here (bench_hopper.py
+The kernels are compiled as scripts/bench_hopper.py compiles them (its build and inputs) and
+launched by tiling_course.hopper's rule (hopper.prepare); their results are not checked here (bench_hopper.py
 checks them).
 
     python scripts/sustained_hopper.py
@@ -94,16 +94,11 @@ def main(argv=None):
     M, N, _, _ = bench.make_inputs((size, size, size), prec, 0)
     R = cupy.empty((size, size), cupy.float32)
     cub = Cublas()
-    sms = bench.versions()["sm_count"]
     runs = {"cuBLAS": lambda: cub.gemm(M, N, R, prec)}
     build = argparse.Namespace(source=opts.source, define=opts.define, compiler="auto")
     for kernel in opts.kernels:
-        module, function, _ = bench.build(build, prec, kernel)
-        cfg = hopper.config(module, kernel, log=lambda *a: None)
-        function.max_dynamic_shared_size_bytes = cfg["smem"]
-        clusters = hopper.max_clusters(function, cfg, sms)[0] if kernel in hopper.CLUSTER else None
-        P = hopper.output(kernel, size, size, cupy)
-        runs[kernel] = hopper.launcher(function, kernel, cfg, M, N, P, sms=sms, clusters=clusters)
+        module, _, _ = bench.build(build, prec, kernel)
+        runs[kernel] = hopper.prepare(module, kernel, M, N)[0]
     v = bench.versions()
     print(f"{v['device']}, {v['date']}, CUDA runtime {v['cuda_runtime']}, driver {v['cuda_driver']}, NVRTC "
           f"{v['nvrtc']}, CuPy {v['cupy']}; {prec.upper()} {size}^3, {opts.source} {' '.join(opts.define)}".rstrip())

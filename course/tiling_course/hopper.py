@@ -188,11 +188,12 @@ def output(kernel, m, n, xp=np):
     return pad_rows(P) if kernel in P_BOX else P
 
 
-def launch(module, kernel, M, N, P=None, *, sms=None, **call_options):
-    """Launch `kernel` of `module` (cudacheck's or CuPy's) on P = M @ N (see launcher), with
-    the dynamic shared memory its config asks for opted into; returns (P, the function).
-    P: output's unless given. sms: the persistent and clustered grids' SMs (default the
-    GPU's, or CPU_SMS on the CPU runtime)."""
+def prepare(module, kernel, M, N, P=None, *, sms=None):
+    """`kernel` of `module` (cudacheck's or CuPy's) made ready to run P = M @ N, without
+    running it: the dynamic shared memory its config asks for opted into, the clusters that
+    fit asked of the driver. Returns (launcher's run, P, the function). P: output's unless
+    given. sms: the persistent and clustered grids' SMs (default the GPU's, or CPU_SMS on the
+    CPU runtime)."""
     on_cpu = isinstance(M, np.ndarray)
     cfg = config(module, kernel)
     function = module.get_function(kernel)
@@ -204,7 +205,13 @@ def launch(module, kernel, M, N, P=None, *, sms=None, **call_options):
         if not on_cpu:
             import cupy as xp
         P = output(kernel, M.shape[0], N.shape[1], xp)
-    launcher(function, kernel, cfg, M, N, P, sms=sms, clusters=clusters)(**call_options)
+    return launcher(function, kernel, cfg, M, N, P, sms=sms, clusters=clusters), P, function
+
+
+def launch(module, kernel, M, N, P=None, *, sms=None, **call_options):
+    """Launch `kernel` of `module` on P = M @ N, once (see prepare); returns (P, the function)."""
+    run, P, function = prepare(module, kernel, M, N, P, sms=sms)
+    run(**call_options)
     return P, function
 
 
