@@ -14,9 +14,9 @@ A line a finding names that lies in a function the kernel calls (an inline PTX h
 kernels/hopper.cu's mbar_wait, a __device__ function inlined into the kernel) also names the
 calls that reach it, from the line table's inline chain at the instruction's offset (pc, and
 other_pc, copy_pc, wgmma_pc, store_pc, async_pc, fence_pc, global_fence_pc for the other lines:
-LINE_PCS): Context.quote marks it and
-to_exception words it (Context.quote_calls), as much as fits a phone; error.calls holds the
-finding's own chain, ((line, function), ...) from the kernel's call down to the line.
+LINE_PCS): Context.quote marks it and to_exception words it (Context.quote_calls), as much as
+fits a phone; error.calls holds the finding's own chain, ((line, function), ...) from the
+kernel's call down to the line.
 """
 import json
 import re
