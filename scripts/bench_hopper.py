@@ -26,7 +26,7 @@ kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
 accepts) and to cuBLAS as they are. matmul_async_store writes P through a tensor map of its
 own (float, boxes of matmul_async_store_box), so its P is allocated with padded rows too.
 The clustered kernels (matmul_clustered, matmul_async_store: clusters of 2 blocks, set by the
-kernel's __cluster_dims__) get a grid of 2 x min(clusters that fit at once, pairs of tiles);
+kernel's __cluster_dims__) get a grid of 2 x whole_waves(pairs of tiles, clusters that fit at once);
 the clusters that fit are asked of the driver (cuOccupancyMaxActiveClusters), or taken to be
 SMs / 2 where it cannot answer, and the number is printed and recorded. Every launch here
 (config, tensor maps, grid) is tiling_course.hopper's, the rule the book's checker and the

@@ -137,18 +137,28 @@ def max_clusters(function, cfg, sms):
     return (count.value, "driver", None) if count.value >= 1 else (sms // size, "SMs", None)
 
 
+def whole_waves(units, at_once):
+    """The fewest workers that take `units` in as few rounds as `at_once` workers would:
+    ceil(units / rounds), rounds = ceil(units / at_once). 512 tiles on 132 SMs take 4 rounds
+    either way, and 128 blocks of 4 tiles each finish together, where 132 would leave 16 idle in
+    the last round: a grouped walk's rounds then cover whole groups, and fewer blocks share the
+    power and the L2 (logs/2026-11-28-h200-held-boxes.md)."""
+    rounds = -(-units // at_once)
+    return -(-units // rounds) if units else 0
+
+
 def grid(kernel, cfg, m, n, sms, clusters=None):
     """The grid of `kernel` for an m x n P: a block per tile, ceil(n / BN) x ceil(m / BM);
-    matmul_persistent, min(SMs, tiles), each block walking tiles; a clustered kernel, its
-    cluster size times min(clusters that fit at once (default SMs / size), pairs of tiles).
-    matmul_tf32 is persistent too."""
+    matmul_persistent and matmul_tf32, whole_waves(tiles, SMs) blocks, each walking tiles; a
+    clustered kernel, its cluster size times whole_waves(pairs of tiles, clusters that fit at
+    once (default SMs / size))."""
     tiles_m, tiles_n = -(-m // cfg["block_m"]), -(-n // cfg["block_n"])
     if kernel in CLUSTER:
         size = CLUSTER[kernel]
         pairs = -(-tiles_m // size) * tiles_n          # a cluster's tiles: one above the other
-        return (size * min(clusters or sms // size, pairs),)
+        return (size * whole_waves(pairs, clusters or sms // size),)
     if kernel in PERSISTENT:
-        return (min(sms, tiles_m * tiles_n),)
+        return (whole_waves(tiles_m * tiles_n, sms),)
     return (tiles_n, tiles_m)
 
 

@@ -288,5 +288,5 @@ def test_the_proxy_fence_left_out_is_the_logs():
     assert len(wrong_space) == 6 and len(right_space) == 4
     assert (f"the product was wrong in each of {len(wrong_space)} runs on an H200 ({min(wrong_space):,} to "
             f"{max(wrong_space):,} wrong elements), and checked mode names that fence") in prose()
-    fence = "            fence_proxy_async();                                   // 1\n"
+    fence = "    fence_proxy_async();                                   // 1\n"
     assert fence in (ROOT / "kernels" / hopper.FILE).read_text()

@@ -70,6 +70,27 @@ def test_the_default_shapes_reuse_every_slot_and_walk_tiles():
     assert all(k % 64 for _, k, _ in tasks.hopper.SHAPES[:3])
 
 
+def test_whole_waves_is_the_fewest_workers_that_take_as_few_rounds(rng):
+    for units, at_once in zip(rng.integers(1, 5000, 300), rng.integers(1, 300, 300)):
+        workers, rounds = hopper.whole_waves(units, at_once), -(-units // at_once)
+        assert 1 <= workers <= min(units, at_once) and -(-units // workers) == rounds
+        assert workers == 1 or -(-units // (workers - 1)) > rounds
+    assert hopper.whole_waves(0, 132) == 0
+
+
+def test_the_grids_at_4096_cubed_on_132_sms_are_whole_waves():
+    """512 tiles (or 256 pairs) on 132 SMs (66 clusters of two) take 4 rounds either way: 128
+    blocks, each walking 4 tiles (64 clusters, 4 pairs); the awkward 1000 x 1500 x 700 product
+    keeps a block per tile (a cluster per pair)."""
+    module = hopper.compile("matmul_persistent", backend="cpu").module
+    for kernel, at_4096, awkward in (("matmul_persistent", 128, 48), ("matmul_async_store", 128, 48),
+                                     ("matmul_tf32", 128, 48)):
+        cfg = hopper.config(module, kernel) if kernel != "matmul_tf32" else \
+            hopper.config(hopper.compile(kernel, "tf32", backend="cpu").module, kernel)
+        assert hopper.grid(kernel, cfg, 4096, 4096, 132, 66 if kernel in hopper.CLUSTER else None) == (at_4096,)
+        assert hopper.grid(kernel, cfg, 1000, 1500, 132) == (awkward,)
+
+
 def test_the_task_is_named_by_an_exercise_table_and_refuses_what_hopper_cu_lacks():
     assert tasks.from_table({"task": "hopper", "kernel": "matmul_tma_wgmma", "precision": "fp16"}) == \
         tasks.HopperMatmul("matmul_tma_wgmma", "fp16")
@@ -201,8 +222,8 @@ def test_a_slot_handed_back_before_its_wgmma_group_retires(kernel, rng):
     assert "still reads it" in out.message and "in flight" in out.message
 
 
-STORE_WAIT = ("            if (t == 0)\n"
-              "                bulk_wait_read<EPI_BUFS - 2>();                    // 2: the next buffer is free\n")
+STORE_WAIT = ("    if (t == 0)\n"
+              "        bulk_wait_read<EPI_BUFS - 2>();                    // 2: the next buffer is free\n")
 TMA_STORE = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
 ST_SHARED = "st.shared.v2.f32"
 
@@ -220,7 +241,7 @@ def test_a_result_buffer_rewritten_before_its_tma_store_is_waited_for(rng):
     assert "wait_group.read" in out.message and "may still be reading it" in out.message
 
 
-STORE_FENCE = "            fence_proxy_async();                                   // 1\n"
+STORE_FENCE = "    fence_proxy_async();                                   // 1\n"
 
 
 def test_a_result_box_stored_with_no_proxy_fence_after_its_writes(rng):

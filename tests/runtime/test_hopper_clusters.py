@@ -25,7 +25,7 @@ def modules():
 
 def launch(module, kernel, M, N, clusters=132, P=None):
     """tiling_course.hopper's launch (bench_hopper.py's on a GPU): two blocks for each of
-    min(clusters, pairs of tiles) clusters; matmul_async_store writes P (by default NaN, rows
+    whole_waves(pairs of tiles, clusters) clusters; matmul_async_store writes P (by default NaN, rows
     padded) through a tensor map of its own."""
     return hopper.launch(module, kernel, M, N, P, sms=2 * clusters)[0]
 

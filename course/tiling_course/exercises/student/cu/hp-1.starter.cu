@@ -44,8 +44,9 @@
 //                             consumers take them (setmaxnreg.inc). Dynamic shared memory:
 //                             WS_STAGES * (256 * WS_WG_M + 128 * WS_BN) + 1,024 bytes
 //                             (197,632 at the defaults, WS_STAGES = 4: one block per SM).
-//   matmul_persistent         the same blocks, one per SM (the grid is the number of SMs),
-//                             each walking tiles of P in a grouped order (GROUP_M rows of
+//   matmul_persistent         the same blocks, at most one per SM (the grid: as few blocks as
+//                             take the tiles in as few rounds as the SMs would), each
+//                             walking tiles of P in a grouped order (GROUP_M rows of
 //                             tiles at a time, so that blocks running together share tiles
 //                             of M and N in L2); the producer loads the next tile's slices
 //                             while the consumers store the last one.
@@ -62,8 +63,9 @@
 //                             each consumer writes its tile, 64 rows x 32 columns at a
 //                             time, into one of EPI_BUFS buffers (2) of 8,192 bytes, and the
 //                             TMA stores it (cp.async.bulk.tensor, shared to global) while
-//                             the consumer fills the next buffer, then multiplies the next
-//                             tile while the last stores drain. Dynamic shared memory:
+//                             the consumer fills the next buffer; the last EPI_DEFER (5) of
+//                             a consumer's 8 boxes are held in registers and sent one by one
+//                             while the next tile's first slices multiply. Dynamic shared memory:
 //                             CL_STAGES * 49,152 + 2 * EPI_BUFS * 8,192 + 1,024 bytes
 //                             (230,400 at the defaults).
 //   matmul_tf32               matmul_persistent for float inputs, in TF32: P^T = N^T M^T,
@@ -73,10 +75,13 @@
 //                             shared memory: TF_STAGES * 49,152 + 1,024 bytes (197,632).
 // The launches: matmul_tma_wgmma, 128 threads in a grid of ceil(n/K1_BN) x ceil(m/64);
 // matmul_warp_specialized, 384 threads in a grid of ceil(n/WS_BN) x ceil(m/(2*WS_WG_M));
-// matmul_persistent and matmul_tf32, 384 threads in a grid of min(SMs, tiles); matmul_clustered and
-// matmul_async_store, 384 threads in a grid of 2 x min(clusters that fit at once, pairs of
-// tiles), where pairs = ceil(ceil(m/BM)/2) x ceil(n/BN) (the grid is a whole number of
-// clusters; __cluster_dims__ makes an ordinary launch a clustered one); each with the dynamic
+// matmul_persistent and matmul_tf32, 384 threads in a grid of W(tiles, SMs) blocks;
+// matmul_clustered and matmul_async_store, 384 threads in a grid of 2 x W(pairs of tiles,
+// clusters that fit at once) blocks, where pairs = ceil(ceil(m/BM)/2) x ceil(n/BN) (the grid
+// is a whole number of clusters; __cluster_dims__ makes an ordinary launch a clustered one).
+// W(units, at once) = ceil(units / ceil(units / at once)): the fewest blocks (or clusters)
+// that take the units in as few rounds as `at once` would, so that every block walks the
+// same number of them (tiling_course.hopper.whole_waves). Each launch has the dynamic
 // shared memory its *_config array gives. The arguments: the tensor maps of M and N (128 bytes
 // each, passed by value), then P, m, k, n; matmul_async_store takes a third tensor map, of P
 // (float, boxes of 32 columns by 64 rows, the 128-byte swizzle: matmul_async_store_box), in
@@ -159,6 +164,12 @@ static_assert(128 * PRODUCER_REGS + 128 * WS_CONSUMERS * CONSUMER_REGS <= 65536,
 #endif
 #ifndef EPI_BUFS
 #define EPI_BUFS 2                              // result buffers per consumer (matmul_async_store)
+#endif
+#ifndef EPI_DEFER
+#define EPI_DEFER 5                             // boxes of a consumer's 8 sent during the next tile's first
+                                                // slices (matmul_async_store; 0, 2, 4, 5: 0.993, 0.993,
+                                                // 1.000, 1.005 of cuBLAS at 4096^3 BF16 on an H200; 6
+                                                // spills): logs/2026-11-28-h200-held-boxes.md
 #endif
 #define CLUSTER 2                               // blocks per cluster, one above the other (along M)
 #define CL_EMPTY_ARRIVALS (CLUSTER * WS_CONSUMERS * 4)   // a slot is free: every consumer warp of both blocks
@@ -584,10 +595,17 @@ __device__ __forceinline__ void setmaxnreg<1>() {
 // its empty mbarrier: one per consumer warp). `it` counts the slices of every tile so far,
 // which picks the slot and its phase. CLUSTER_SIZE > 1: the slot's tiles were multicast to
 // every block of the cluster, so the slot is free only when every block's consumers are done
-// with it: lane r of each warp arrives on block r's barrier.
-template <int STAGES, int CLUSTER_SIZE>
+// with it: lane r of each warp arrives on block r's barrier. during(t) runs once slice t's
+// products are issued, while they run (matmul_async_store sends the tile before's last
+// results then).
+struct NoWork {
+    __device__ __forceinline__ void operator()(int) const {}
+};
+
+template <int STAGES, int CLUSTER_SIZE, typename During = NoWork>
 __device__ __forceinline__ void consume_tile(float (&d)[WS_MT][WS_BN / 2], unsigned& it, int slices, unsigned base,
-                                             unsigned full0, unsigned empty0, int c, int lane) {
+                                             unsigned full0, unsigned empty0, int c, int lane,
+                                             During during = During()) {
     auto release = [&](unsigned slice) {
         unsigned bar = empty0 + 8 * (slice % STAGES);
         if constexpr (CLUSTER_SIZE > 1) {
@@ -605,6 +623,7 @@ __device__ __forceinline__ void consume_tile(float (&d)[WS_MT][WS_BN / 2], unsig
         wgmma_fence();
         mma_slice<WS_BN, WS_MT>(d, slot + c * WS_WG_M * ROW_BYTES, slot + WS_A_BYTES);
         wgmma_commit();
+        during(t);
         wgmma_wait<1>();                        // slice t-1's products are done: its slot is free
         fence_acc(d);
         if (t > 0)
@@ -833,45 +852,99 @@ __device__ __forceinline__ void bulk_wait_all() {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
-// The accumulators of a consumer's MT x 64 x BN tile (corner (row0, col0) in P), through
-// its EPI_BUFS buffers at `buffers`, box by box; `id` is the consumer's named barrier. Thread
-// t (warp w, lane l) holds rows r = 16 w + l/4 and r + 8, columns 8 j + 2 (l%4) and the next
-// (store_tile's layout); in box q (columns 32 q ... 32 q + 31), block j = 4 q + jj puts the
+// One box of a consumer's results, P's columns x ... x + 31 and rows y ... y + 63, through
+// the next of its EPI_BUFS buffers at `buffers`; `id` is the consumer's named barrier. v is
+// thread t's 16 values there (warp w, lane l): rows r = 16 w + l/4 and r + 8, four blocks jj
+// of 8 columns, columns 8 jj + 2 (l%4) and the next (store_tile's layout). Block jj puts its
 // pair at byte 32 jj + 8 (l%4) of the row: 16-byte piece 2 jj + (l%4)/2, swizzled to
 // piece ^ (r % 8), where r % 8 = (r + 8) % 8 = l/4.
-template <int BN_, int MT>
-__device__ __forceinline__ void store_tile_async(const TensorMap* mapP, int m, int n, int row0, int col0,
-                                                 const float (&d)[MT][BN_ / 2], unsigned buffers, unsigned& sent,
-                                                 int id) {
+__device__ __forceinline__ void store_box(const TensorMap* mapP, const float (&v)[16], int x, int y,
+                                          unsigned buffers, unsigned& sent, int id) {
     int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     int r = warp * 16 + lane / 4;
     unsigned swz = lane / 4, half = 8 * (lane % 2);
+    unsigned buf = buffers + (sent % EPI_BUFS) * EPI_BYTES;
     #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
+    for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
+        unsigned piece = ((2 * jj + (lane % 4) / 2) ^ swz) * 16 + half;
+        st_shared_v2(buf + r * ROW_BYTES + piece, v[4 * jj], v[4 * jj + 1]);
+        st_shared_v2(buf + (r + 8) * ROW_BYTES + piece, v[4 * jj + 2], v[4 * jj + 3]);
+    }
+    fence_proxy_async();                                   // 1
+    if (t == 0)
+        bulk_wait_read<EPI_BUFS - 2>();                    // 2: the next buffer is free
+    named_barrier(id, 128);
+    if (t == 0) {                                          // 3
+        tma_store(mapP, buf, x, y);
+        bulk_commit();
+    }
+    ++sent;
+}
+
+// A consumer's results, box by box. Its MT x 64 x BN_ tile is BOXES boxes; box b covers rows
+// 64 (b / PER_ROW) ... and columns 32 (b % PER_ROW) ... of the tile, the values
+// d[b / PER_ROW][16 (b % PER_ROW) ...]. store() sends the first BOXES - EPI_DEFER boxes of a
+// tile at once and copies the last EPI_DEFER into `held`, so that the consumer starts the
+// next tile's products sooner; during(t), once the next tile's slice t is issued, sends held
+// box t while those products run; flush(from) sends the held boxes from `from` on (those that
+// the next tile's slices did not take: at the end of the walk, or when k has fewer slices than
+// EPI_DEFER). A box wholly outside P is not sent (the same for the whole warpgroup).
+template <int BN_, int MT>
+struct TileStores {
+    static constexpr int PER_ROW = BN_ / EPI_COLS, BOXES = MT * PER_ROW, NOW = BOXES - EPI_DEFER;
+    static_assert(EPI_DEFER >= 0 && EPI_DEFER < BOXES, "EPI_DEFER: fewer boxes than a consumer's tile has");
+    const TensorMap* map;
+    int m, n, id;
+    unsigned buffers, sent = 0;
+    float held[EPI_DEFER > 0 ? EPI_DEFER : 1][16];
+    int row0 = 0, col0 = 0;                     // the held boxes' tile
+    bool holding = false;
+
+    __device__ __forceinline__ void send(const float (&v)[16], int b, int r0, int c0) {
+        int y = r0 + 64 * (b / PER_ROW), x = c0 + EPI_COLS * (b % PER_ROW);
+        if (y < m && x < n)
+            store_box(map, v, x, y, buffers, sent, id);
+    }
+
+    __device__ __forceinline__ void store(const float (&d)[MT][BN_ / 2], int r0, int c0) {
         #pragma unroll
-        for (int q = 0; q < BN_ / EPI_COLS; ++q) {
-            if (row0 + mt * 64 >= m || col0 + q * EPI_COLS >= n)
-                continue;                       // the same for the whole warpgroup
-            unsigned buf = buffers + (sent % EPI_BUFS) * EPI_BYTES;
+        for (int b = 0; b < NOW; ++b) {
+            float v[16];
             #pragma unroll
-            for (int jj = 0; jj < EPI_COLS / 8; ++jj) {
-                int j = q * (EPI_COLS / 8) + jj;
-                unsigned piece = ((2 * jj + (lane % 4) / 2) ^ swz) * 16 + half;
-                st_shared_v2(buf + r * ROW_BYTES + piece, d[mt][4 * j], d[mt][4 * j + 1]);
-                st_shared_v2(buf + (r + 8) * ROW_BYTES + piece, d[mt][4 * j + 2], d[mt][4 * j + 3]);
-            }
-            fence_proxy_async();                                   // 1
-            if (t == 0)
-                bulk_wait_read<EPI_BUFS - 2>();                    // 2: the next buffer is free
-            named_barrier(id, 128);
-            if (t == 0) {                                          // 3
-                tma_store(mapP, buf, col0 + q * EPI_COLS, row0 + mt * 64);
-                bulk_commit();
-            }
-            ++sent;
+            for (int e = 0; e < 16; ++e)
+                v[e] = d[b / PER_ROW][16 * (b % PER_ROW) + e];
+            send(v, b, r0, c0);
+        }
+        #pragma unroll
+        for (int i = 0; i < EPI_DEFER; ++i) {
+            #pragma unroll
+            for (int e = 0; e < 16; ++e)
+                held[i][e] = d[(NOW + i) / PER_ROW][16 * ((NOW + i) % PER_ROW) + e];
+        }
+        row0 = r0;
+        col0 = c0;
+        holding = EPI_DEFER > 0;
+    }
+
+    __device__ __forceinline__ void during(int t) {
+        if (holding) {
+            #pragma unroll
+            for (int i = 0; i < EPI_DEFER; ++i)
+                if (t == i)
+                    send(held[i], NOW + i, row0, col0);
         }
     }
-}
+
+    __device__ __forceinline__ void flush(int from) {
+        if (holding) {
+            #pragma unroll
+            for (int i = 0; i < EPI_DEFER; ++i)
+                if (i >= from)
+                    send(held[i], NOW + i, row0, col0);
+        }
+        holding = false;
+    }
+};
 
 // ---- The clustered kernels -----------------------------------------------------------------
 // The barriers, initialised by thread 0 of each block, then the cluster barrier: after it,
@@ -932,21 +1005,27 @@ __device__ __forceinline__ void clustered(const TensorMap* mapM, const TensorMap
         // both blocks (lane 0 arrives on block 0's empty barrier, lane 1 on block 1's).
         setmaxnreg<1>();
         int c = wg - 1;
-        unsigned it = 0, sent = 0;
-        unsigned buffers = base + CL_STAGES * WS_STAGE_BYTES + c * EPI_BUFS * EPI_BYTES;   // matmul_async_store
+        unsigned it = 0;
         float d[WS_MT][WS_BN / 2];
+        // matmul_async_store: the results through this consumer's buffers, its named barrier 1 + c.
+        TileStores<WS_BN, WS_MT> stores{mapP, m, n, 1 + c, base + CL_STAGES * WS_STAGE_BYTES + c * EPI_BUFS * EPI_BYTES};
         for (int pair = first; pair < pairs; pair += step) {
             int pm, tn;
             grouped_tile<CL_GROUP_M>(pair, pairs_m, tiles_n, pm, tn);
             int tm = 2 * pm + (int)rank;
-            consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane);
             int row0 = tm * WS_BM + c * WS_WG_M, col0 = tn * WS_BN;        // rows past m: nothing is stored
-            if constexpr (ASYNC_STORE)
-                store_tile_async<WS_BN, WS_MT>(mapP, m, n, row0, col0, d, buffers, sent, 1 + c);
-            else
+            if constexpr (ASYNC_STORE) {
+                consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane,
+                                                 [&](int t) { stores.during(t); });
+                stores.flush(slices);
+                stores.store(d, row0, col0);
+            } else {
+                consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane);
                 store_tile<WS_BN, WS_MT>(P, m, n, row0, col0, d);
+            }
         }
         if constexpr (ASYNC_STORE) {
+            stores.flush(0);
             if (threadIdx.x % 128 == 0)
                 bulk_wait_all();                // the last boxes are written before the block ends
         }
