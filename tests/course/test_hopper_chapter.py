@@ -20,6 +20,7 @@ NCU_LOG = ROOT / "logs" / "2026-11-27-h100-ncu-cluster-arrive-membar.md"
 EPILOGUE_LOG = ROOT / "logs" / "2026-11-28-h100-hopper-epilogue.md"
 SCHEDULES_LOG = ROOT / "logs" / "2026-11-28-h100-hopper-schedules.md"
 GPU_TIME_LOG = ROOT / "logs" / "2026-11-28-h200-gpu-time-and-power.md"
+HELD_LOG = ROOT / "logs" / "2026-11-28-h200-held-boxes.md"
 HOPPER_CU = ROOT / "kernels" / "hopper.cu"
 
 
@@ -67,7 +68,15 @@ def test_the_chapter_quotes_both_gpus_stored_runs():
         assert f"{words} {span(ratios(kernels))}" in text, (kernels, span(ratios(kernels)))
     cublas = [run.cublas_tflops(k, p) for run in runs for k, p in pairs(run) if k in KERNELS_16]
     assert f"{span(cublas, 0)} TFLOP/s over the runs in BF16 and FP16" in text
-    assert all(r < 1 for r in ratios(KERNELS_16)), "the chapter says none reaches cuBLAS at 4096^3"
+    reaching = [(run.device.split()[1], k, p) for run in runs for k, p in pairs(run)
+                if k in KERNELS_16 and run.ratio(k, p) >= 1]
+    assert reaching == [("H200", "matmul_async_store", "fp16")]
+    assert "In these tables only `matmul_async_store` in FP16 on the H200 reaches cuBLAS at this size" in text
+    # The H100's runs are of the kernels before whole waves: its grids say so.
+    walking = ("matmul_persistent", "matmul_clustered", "matmul_async_store")
+    grids = {run.device.split()[1]: {run.entry(k, p)["grid"][0] for k, p in pairs(run) if k in walking} for run in runs}
+    assert grids == {"H100": {132}, "H200": {128}}
+    assert "their grid of 132 blocks for 512 tiles shows it, where the H200's has 128" in text
     awkward = ratios(KERNELS_16, "awkward")
     first = ratios(("matmul_tma_wgmma",), "awkward")
     assert f"the kernels reach {span(awkward)} of its speed, the first one {span(first)}" in text
@@ -128,13 +137,13 @@ def test_the_gpus_time_alone_is_the_stored_run_and_its_log():
     assert all(run.checks(k, p)[0] for k, p in pairs(run)) and set(pairs(run)) == set(hopper.PAIRS)
     assert all(e["timing"] == "device" for e in entries)
     later = [run.ratio(k, p) for k, p in pairs(run) if k in KERNELS_16 and k != "matmul_tma_wgmma"]
-    assert f"kernels after the first reach {span(later)} of cuBLAS at 4096^3" in text and max(later) < 1
+    assert f"kernels after the first reach {span(later)} of cuBLAS at 4096^3" in text
     awkward = [(k, p) for k, p in pairs(run) if k in KERNELS_16]
     assert f"On the awkward shape they reach {span([run.ratio(k, p, 'awkward') for k, p in awkward])} of cuBLAS's" \
            in text
     ms = [run.entry(k, p, "awkward")["ms"] for k, p in awkward]
-    assert f"takes the GPU {span(ms)} ms, less than the host takes to submit it" in text
-    assert all(run.entry(k, p, "awkward")["ms"] * 1000 < run.entry(k, p, "awkward")["host_us"][0] for k, p in awkward)
+    host = [us / 1000 for k, p in awkward for us in run.entry(k, p, "awkward")["host_us"]]
+    assert f"takes the GPU {span(ms)} ms, about as long as the host takes to submit it ({span(host, 3)} ms)" in text
     # The log's two device-timed rounds: each fraction repeats to within 0.001.
     log = GPU_TIME_LOG.read_text()
     rounds = re.findall(r"^\| matmul_\w+ \| (?:BF16|FP16) \| [\d.]+, [\d.]+ \| ([\d.]+), ([\d.]+) \|", log, re.M)
@@ -153,17 +162,64 @@ def test_the_gpus_time_alone_is_the_stored_run_and_its_log():
     kernels = HOPPER_CU.read_text()
     assert "`warpgroup_index()`" in text and "__shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0)" in kernels
     assert re.search(r"#define CL_GROUP_M 8 ", kernels) and "groups of 8 rows of pairs instead of 4" in text
-    # The sustained runs after the changes (11:29) and before them (section 3, 11:10).
-    after = section.split("| 11:29 | 1 |")[1]
-    mhz = [[int(x) for x in row] for row in re.findall(r"SM clock \(MHz\) \| (\d+) \| (\d+) \| (\d+) \|", after)]
-    us = [[float(x) for x in row] for row in re.findall(r"us per launch \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", after)]
+    # The sustained runs before the uniform registers (section 3, 11:10).
     watts = [float(x) for row in re.findall(r"power \(W\) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", log) for x in row]
-    assert len(mhz) == len(us) == 2 and len(watts) == 18 and all(690 < w < 700 for w in watts)
-    assert {m[0] for m in mhz} == {1500} and f"{mhz[0][1]} and {mhz[1][1]} MHz in two runs" in text
-    assert f"which then runs at {span([u[0] / u[1] for u in us], 3)} of cuBLAS's" in text
+    assert len(watts) == 18 and all(690 < w < 700 for w in watts)
     earlier = log.split("## 3.")[1].split("## 4.")[0].split("| 11:10 | 1 |")[1]
     old = [int(x) for x in re.search(r"SM clock \(MHz\) \| (\d+) \| (\d+) \| (\d+) \|", earlier).groups()]
-    assert f"it ran at {old[1]} MHz beside cuBLAS's {old[0]}" in text and old[1] < min(m[1] for m in mhz)
+    assert f"Before the uniform registers it ran at {old[1]} MHz beside cuBLAS's {old[0]}" in text
+
+
+def held_rows(section, cells):
+    """The rows of a Markdown table of the held-boxes log whose cells match the regular
+    expressions `cells`."""
+    return re.findall(r"^\| " + " \\| ".join(cells) + r" \|$", section, re.M)
+
+
+def test_the_whole_waves_and_the_held_boxes_are_their_log():
+    """The last two changes: each gain the chapter quotes, the counters, the stored run on the
+    GPU's time, and the sustained runs, from logs/2026-11-28-h200-held-boxes.md; the kernels and
+    the launch rule as the chapter says they are."""
+    log, text = HELD_LOG.read_text(), prose()
+    waves = log.split("## 1.")[1].split("## 2.")[0]
+    timed = {(r, g, k): (float(b), float(f)) for r, g, k, b, f in
+             held_rows(waves, [r"(\d)", r"(132 blocks|whole waves, 128)", r"(matmul_\w+)", "-", r"([\d.]+)", r"([\d.]+)"])}
+    assert len(timed) == 8
+    for kernel, name in (("matmul_async_store", "`matmul_async_store`'s fraction"),
+                         ("matmul_persistent", "`matmul_persistent`'s")):
+        gains = [round(w - b, 3) for r in "12" for w, b in zip(timed[(r, "whole waves, 128", kernel)],
+                                                              timed[(r, "132 blocks", kernel)])]
+        assert f"{span(gains, 3)} to {name}" in text and min(gains) > 0
+    counters = log.split("## 2.")[1].split("## 3.")[0]
+    dram = [float(x) for x in re.search(r"\| dram__bytes_read.sum \(MB\) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| "
+                                        r"([\d.]+) \|", counters).groups()]
+    assert f"read {dram[2] - dram[0]:.0f} MB less from DRAM ({dram[0]:.0f} MB, against cuBLAS's {dram[3]:.0f})" in text
+    tex = [int(x.replace(",", "")) for x in re.search(r"\| lts__t_sectors_srcunit_tex_op_read.sum \| ([\d,]+) \| "
+                                                      r"[\d,]+ \| [\d,]+ \| ([\d,]+) \|", counters).groups()]
+    assert f"reading {tex[0] / tex[1] - 1:.0%} more from L2 than cuBLAS on the H200" in text and dram[0] < dram[3]
+    held = log.split("## 3.")[1].split("## 4.")[0]
+    bf16 = {}
+    for d, b in held_rows(held, [r"14:\d\d", r"(\d)", "40, 232", r"[^|]+", r"([\d.]+)", r"[\d.]+"]):
+        bf16.setdefault(int(d), []).append(float(b))
+    quoted = [span(bf16[d], 3) if min(bf16[d]) < max(bf16[d]) else f"{bf16[d][0]:.3f}" for d in (0, 2, 4, 5)]
+    assert f"Holding 0, 2, 4 or 5 boxes, `matmul_async_store` ran at {quoted[0]}, {quoted[1]}, {quoted[2]} and " \
+           f"{quoted[3]} of cuBLAS in BF16" in text
+    assert max(bf16[5]) == max(v for vs in bf16.values() for v in vs)
+    kernels = HOPPER_CU.read_text()
+    assert re.search(r"#define EPI_DEFER 5 ", kernels) and "holds the last 5 of its 8 boxes" in text
+    assert "EPI_BUFS * EPI_BYTES" in kernels and hopper.whole_waves(512, 132) == 128
+    run = hopper.gpu_timed()
+    assert f"it reaches {run.ratio('matmul_async_store', 'bf16'):.3f} of cuBLAS in BF16 and " \
+           f"{run.ratio('matmul_async_store', 'fp16'):.3f} in FP16" in text
+    assert min(run.ratio("matmul_async_store", p) for p in ("bf16", "fp16")) >= 1
+    stored = log.split("## 4.")[1]
+    rows = {(r, q): [float(x) for x in vals] for r, q, *vals in
+            held_rows(stored, [r"(\d)", r"(us per launch|SM clock \(MHz\))", r"([\d.]+)", r"([\d.]+)", r"([\d.]+)"])}
+    fractions = [rows[(r, "us per launch")][0] / rows[(r, "us per launch")][1] for r in "12"]
+    clocks = [rows[(r, "SM clock (MHz)")] for r in "12"]
+    assert f"`matmul_async_store` then runs at {span(fractions, 3)} of cuBLAS's speed" in text
+    assert {c[1] for c in clocks} == {1500} and "at 1500 MHz\nin both runs".replace("\n", " ") in text
+    assert f"beside cuBLAS's {clocks[0][0]:.0f} and {clocks[1][0]:.0f}" in text
 
 
 def test_the_padded_rows_the_chapter_shows():
@@ -213,7 +269,7 @@ def test_the_stores_cost_is_the_logs():
     square = {name: [float(r[2]) for r in rows if r[0] == name] + [float(r[4]) for r in rows if r[0] == name]
               for name in ("kernels/hopper.cu", "nostore")}
     text = prose()
-    assert f"`matmul_persistent` runs at {span(square['nostore'])} of cuBLAS at 4096^3; as it is, at " \
+    assert f"`matmul_persistent` ran at {span(square['nostore'])} of cuBLAS at 4096^3; with them, at " \
            f"{span(square['kernels/hopper.cu'])} beside it" in text
     assert min(square["nostore"]) > 1 > max(square["kernels/hopper.cu"])
     assert f"128 x 256 tile of floats ({128 * 256 * 4 // 1024} KB)" in text
@@ -265,11 +321,13 @@ def test_what_else_was_tried_is_the_logs():
     assert f"Prefetching into L2 the boxes of the slice 8 to 64 slices ahead (`cp.async.bulk.prefetch.tensor`) made " \
            f"both clustered kernels slower: {span(ahead)} of cuBLAS at 4096^3 on an H200" in text
     without = [r[3] for r in log_rows("4.") if r[0].endswith("(nostore)")]
-    assert len(without) == 4 and f"Without its stores, `matmul_async_store` runs at {span(without)} of cuBLAS" in text
-    counters = SCHEDULES_LOG.read_text().split("## 3.")[1]
-    reads = [float(x.replace(",", "")) for x in re.search(r"\| L2 read sectors \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|",
-                                                          counters).groups()]
-    assert all(round(ours / reads[2] - 1, 1) == 0.2 for ours in reads[:2]) and "reading a fifth more from L2" in text
+    assert len(without) == 4 and f"Without its stores, `matmul_async_store` ran at {span(without)} of cuBLAS" \
+        " at 4096^3 on the H100" in text
+    # Results kept in registers in matmul_persistent (section 2): within the launch-timed spread.
+    defer = [r[3] for r in log_rows("2.") if r[0] == "matmul_persistent (defer)"]
+    plain = [r[3] for r in log_rows("2.") if r[0] == "matmul_persistent"]
+    assert len(defer) == 12 and len(plain) == 4 and min(defer) <= max(plain)
+    assert "did not stand out of the spread of the launch-timed runs" in text
 
 
 def test_the_proxy_fence_left_out_is_the_logs():
