@@ -182,8 +182,8 @@ def test_the_whole_waves_and_the_held_boxes_are_their_log():
     the launch rule as the chapter says they are."""
     log, text = HELD_LOG.read_text(), prose()
     waves = log.split("## 1.")[1].split("## 2.")[0]
-    timed = {(r, g, k): (float(b), float(f)) for r, g, k, b, f in
-             held_rows(waves, [r"(\d)", r"(132 blocks|whole waves, 128)", r"(matmul_\w+)", "-", r"([\d.]+)", r"([\d.]+)"])}
+    cells = [r"(\d)", r"(132 blocks|whole waves, 128)", r"(matmul_\w+)", "-", r"([\d.]+)", r"([\d.]+)"]
+    timed = {(r, g, k): (float(b), float(f)) for r, g, k, b, f in held_rows(waves, cells)}
     assert len(timed) == 8
     for kernel, name in (("matmul_async_store", "`matmul_async_store`'s fraction"),
                          ("matmul_persistent", "`matmul_persistent`'s")):

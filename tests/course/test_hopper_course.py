@@ -11,6 +11,7 @@ thread that made it; the stored H100 run is bench_hopper.py's format with its "m
 every number the table, the figure and the accessors show is the file's. On an H100 or
 H200: the task passes on the GPU too, the clustered kernels included."""
 import json
+import math
 import re
 
 import pytest
@@ -43,10 +44,11 @@ def line_of(code, text):
     return line
 
 
-def tried(kernel, edits, rng, prec="bf16"):
-    """(the edited hopper.cu, tryout's Outcome on it, checked on the CPU runtime only)."""
+def tried(kernel, edits, rng, prec="bf16", shapes=None):
+    """(the edited hopper.cu, tryout's Outcome on it, checked on the CPU runtime only, on the
+    task's shapes unless `shapes` are given)."""
     code = matmul.apply_edits(HOPPER, edits, f"a wrong {kernel}", hopper.FILE)
-    return code, tryout.run(code, tasks.HopperMatmul(kernel, prec), gpu=False, quiet=True, rng=rng)
+    return code, tryout.run(code, tasks.HopperMatmul(kernel, prec), shapes=shapes, gpu=False, quiet=True, rng=rng)
 
 
 @pytest.mark.parametrize("kernel,prec", hopper.PAIRS)
@@ -280,6 +282,30 @@ def test_a_result_box_fenced_one_way_passes(rng):
     code, out = tried("matmul_async_store", [(SHARED_FENCE, SHARED_FENCE.replace("fence.proxy.async.shared::cta;",
                                                                                  one_way))], rng)
     assert out, out.message
+
+
+# ---- Held boxes: a consumer's last EPI_DEFER boxes sent during the next tile ------------------
+
+# k = 100 is two slices, fewer than EPI_DEFER; n = 270 is two tiles of N, so the CPU runtime's one
+# cluster walks two pairs of tiles and holds boxes across them.
+HELD_SHAPE = (200, 100, 270)
+HELD_FLUSH = "                stores.flush(slices);\n"
+
+
+def test_boxes_held_over_a_short_k_are_sent_before_the_next_tiles(rng):
+    out = tryout.run(None, tasks.HopperMatmul("matmul_async_store"), shapes=[HELD_SHAPE], gpu=False, quiet=True,
+                     rng=rng)
+    assert out, out.message
+
+
+def test_boxes_held_and_never_flushed_leave_their_columns_unwritten(rng):
+    """Without flush(slices), the boxes of the first tile that the second tile's two slices did
+    not take (boxes 5 to 7 of 8: columns 160 to 255) are overwritten by the second tile's held
+    boxes and never sent: those elements of P stay NaN, and no thread stores them."""
+    _, out = tried("matmul_async_store", [(HELD_FLUSH, "")], rng, shapes=[HELD_SHAPE])
+    assert out.kind == "wrong values", out.message
+    assert 160 <= out.details["col"] < 256 and math.isnan(out.details["got"]), out.message
+    assert "nor of any other block, stores it" in out.message
 
 
 # ---- Wrong values: who stores the element ----------------------------------------------------
