@@ -445,6 +445,21 @@ def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
         assert task.compare(P.get(), inputs, 16) is None, (kernel, prec, shape)
 
 
+@gpu
+@hopper_gpu
+@pytest.mark.parametrize("prec", ["bf16", "fp16"])
+def test_boxes_held_across_many_tiles_on_the_gpu(prec, rng):
+    """matmul_async_store on the GPU's own grid (whole waves of the clusters that fit), where
+    every cluster walks several pairs of tiles: k of 1, 2 and 4 slices (fewer than EPI_DEFER)
+    sends the held boxes by flush, k of 6 slices during the next tile's products; odd rows of
+    tiles (4100) put the last pairs' lower tile past the matrix."""
+    task = tasks.HopperMatmul("matmul_async_store", prec)
+    for shape in ((4096, 100, 4096), (3000, 64, 2900), (4100, 250, 3000), (2000, 380, 4096)):
+        inputs = task.inputs(shape, rng)
+        P, _ = task.run(None, inputs, 16, "gpu", False)
+        assert task.compare(P.get(), inputs, 16) is None, (prec, shape)
+
+
 # ---- matmul_tf32: A read into registers by every thread, the slot handed back by lane 0 ------
 
 TF32_WAIT = "    mbar_wait(full0 + 8 * s, (it / TF_STAGES) & 1);\n"
