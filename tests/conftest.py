@@ -12,11 +12,20 @@ import cudacheck
 ROOT = Path(__file__).resolve().parent.parent
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
 
+
+
+def load_script(name):
+    """scripts/<name>.py as a module: the scripts are programs, not a package, and the tests
+    call their functions."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 # scripts/colab_install_check.py, the steps of installing the book as a student does: the
 # `wheel` and `colab_install` fixtures below, and tests/site/test_wheel.py, call it.
-_spec = importlib.util.spec_from_file_location("colab_install_check", ROOT / "scripts" / "colab_install_check.py")
-colab_check = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(colab_check)
+colab_check = load_script("colab_install_check")
 
 
 @pytest.fixture

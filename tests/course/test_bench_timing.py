@@ -2,14 +2,10 @@
 benchmark's hold kernel (tiling_course.bench.HOLD_KERNEL), which spins for a set number of
 nanoseconds of the GPU's global timer. "device" must give that length (the GPU's time alone);
 "launch" gives at least it (the host's time to submit the launch may add to it)."""
-import importlib.util
-
 import pytest
-from conftest import ROOT, gpu
+from conftest import gpu, load_script
 
-spec = importlib.util.spec_from_file_location("bench_hopper", ROOT / "scripts" / "bench_hopper.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_script("bench_hopper")
 
 
 def spinner(us):
@@ -40,9 +36,7 @@ def test_launch_timing_is_never_shorter_than_the_kernel():
 
 # ---- scripts/sustained_hopper.py: its summary of nvidia-smi's samples (no GPU needed) ----------
 
-spec_s = importlib.util.spec_from_file_location("sustained_hopper", ROOT / "scripts" / "sustained_hopper.py")
-sustained = importlib.util.module_from_spec(spec_s)
-spec_s.loader.exec_module(sustained)
+sustained = load_script("sustained_hopper")
 
 
 def test_the_sustained_runs_summary_drops_the_first_quarter_and_keeps_every_reason():

@@ -9,20 +9,17 @@ the book teaches openly (its kernels, the wrong kernels of its demonstrations, t
 chapters' cells before their exercises: many exercises rebuild a book kernel), and its
 explanation. Another exercise's starter is no excuse: a line of this solution found there
 is a leak (so no starter may be another exercise's solution)."""
-import importlib.util
 import json
 import re
 import tomllib
 import zipfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, load_script
 
 from tiling_course import corpus, exercises, grading, matmul
 
-spec = importlib.util.spec_from_file_location("build_editions", ROOT / "scripts" / "build_editions.py")
-editions = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(editions)
+editions = load_script("build_editions")
 
 
 def _lines(text):

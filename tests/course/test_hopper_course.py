@@ -15,7 +15,7 @@ import math
 import re
 
 import pytest
-from conftest import ROOT, gpu
+from conftest import gpu, load_script
 from matplotlib.figure import Figure
 
 import cudacheck
@@ -352,10 +352,7 @@ def test_each_stored_run_is_bench_hoppers_output_with_its_meta():
 
 def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
     """Here without a GPU the worker fails, and says so; the file still has its meta."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("bench_hopper", ROOT / "scripts" / "bench_hopper.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("bench_hopper")
     argv = ["--kernels", "matmul_persistent", "--precisions", "fp16", "--in-process", "--output",
             str(tmp_path / "out.json")]
     bench.main(argv)

@@ -1,19 +1,17 @@
 """What the notebooks repeat stays in step with its one source (scripts/sync_notebooks.py):
 the Colab set-up cell with _config.yml's repository URL, the kernel cells with
 kernels/*.cu. (nbval executes the notebooks themselves.)"""
-import importlib.util
 import json
 from pathlib import Path
+
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
 def load_sync():
-    spec = importlib.util.spec_from_file_location("sync_notebooks", ROOT / "scripts" / "sync_notebooks.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("sync_notebooks")
 
 
 def test_notebooks_are_in_step_with_their_sources():

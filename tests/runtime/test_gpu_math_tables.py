@@ -6,6 +6,7 @@ import lzma
 
 import numpy as np
 import pytest
+from conftest import load_script
 
 import cudacheck
 from cudacheck.cpu import gpumath
@@ -98,13 +99,7 @@ def test_the_quarter_wave_is_the_sine_within_its_absolute_bound(quarter):
 
 def _record_script():
     """scripts/record_gpu_math_tables.py, whose sine_rule the GPU's results were checked by."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).parents[2] / "scripts" / "record_gpu_math_tables.py"
-    spec = importlib.util.spec_from_file_location("record_gpu_math_tables", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("record_gpu_math_tables")
 
 
 LOG_SINE = r'''

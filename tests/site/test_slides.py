@@ -1,7 +1,6 @@
 """`make slides` builds a reveal.js deck per chapter from the notebooks themselves, which
 loads nothing from another host and leaves out what belongs to a reader at a desk
 (tests/site/test_slides_browser.py pages through the decks in a browser)."""
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -9,15 +8,13 @@ from pathlib import Path
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("build_slides", ROOT / "scripts" / "build_slides.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("build_slides")
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,6 @@ book/_static), served on localhost, and opened in Chromium with every other host
 
 A screenshot of every slide of every deck goes to _build/screenshots/slides/<deck>/.
 """
-import importlib.util
 import re
 import shutil
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import load_script
 from test_browser import (
     CHROMIUM_FLAGS,
     ROOT,
@@ -51,10 +51,7 @@ SLIDE_FLAGS = [f for f in CHROMIUM_FLAGS if not f.startswith("--window-size=")] 
 
 
 def build_slides_module():
-    spec = importlib.util.spec_from_file_location("build_slides", ROOT / "scripts" / "build_slides.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("build_slides")
 
 
 def slide_site(folder, executed=None):
