@@ -212,6 +212,10 @@ def test_the_whole_waves_and_the_held_boxes_are_their_log():
     assert f"it reaches {run.ratio('matmul_async_store', 'bf16'):.3f} of cuBLAS in BF16 and " \
            f"{run.ratio('matmul_async_store', 'fp16'):.3f} in FP16" in text
     assert min(run.ratio("matmul_async_store", p) for p in ("bf16", "fp16")) >= 1
+    again = held_rows(log.split("## 7.")[1], [r"\d", r"([\d.]+)", r"([\d.]+)"])
+    bf16_again, fp16_again = ([float(r[i]) for r in again] for i in (0, 1))
+    assert len(again) == 3 and min(bf16_again + fp16_again) >= 1
+    assert f"and {span(bf16_again, 3)} and {span(fp16_again, 3)} in three more runs" in text
     stored = log.split("## 4.")[1]
     rows = {(r, q): [float(x) for x in vals] for r, q, *vals in
             held_rows(stored, [r"(\d)", r"(us per launch|SM clock \(MHz\))", r"([\d.]+)", r"([\d.]+)", r"([\d.]+)"])}
