@@ -800,8 +800,12 @@ __device__ __forceinline__ void tma_load_multicast(unsigned dst, const TensorMap
 // Here each consumer writes its 64 x 256 floats into shared memory a box of 64 rows x 32
 // columns (8,192 bytes) at a time, and one of its threads hands the box to the TMA
 // (cp.async.bulk.tensor from shared to global memory), which writes whole 128-byte rows of P
-// while the warpgroup fills the next buffer; after the tile's last box the consumer goes on
-// to the next tile's slices while the last boxes drain. The boxes are laid out in the
+// while the warpgroup fills the next buffer. Only the first 3 of a tile's 8 boxes go out
+// before the next tile's products start: the last EPI_DEFER (5) wait in registers and go
+// out one after each of the next tile's first slices is issued, while its products run
+// (TileStores). The tensor cores then wait for 3 boxes per tile, not 8: at 4096^3 on an
+// H200, 1.004 to 1.007 of cuBLAS in BF16 against 0.993 (logs/2026-11-28-h200-held-boxes.md).
+// The boxes are laid out in the
 // 128-byte swizzle, as the tensor map of P says: row r's 16-byte pieces permuted by XOR with
 // r % 8, so that a warp's 8-byte writes (8 rows x 4 threads x 2 pieces) fall in different
 // banks, 2 wavefronts for 256 bytes. The TMA writes nothing outside P (no guard is needed
