@@ -17,7 +17,6 @@ checks them).
     python scripts/sustained_hopper.py --source probe.cu -D CL_GROUP_M=6
 """
 import argparse
-import importlib.util
 import statistics
 import subprocess
 import sys
@@ -27,13 +26,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SMI_QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active"
 SMI_PERIOD_MS = 20
-
-
-def bench_hopper():
-    spec = importlib.util.spec_from_file_location("bench_hopper", ROOT / "scripts" / "bench_hopper.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def summarize(samples):
@@ -85,7 +77,7 @@ def main(argv=None):
     ap.add_argument("--source", type=Path, default=ROOT / "kernels" / "hopper.cu")
     ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE")
     opts = ap.parse_args(argv)
-    bench = bench_hopper()
+    import bench_hopper as bench  # beside this script: its folder is on the path when it runs
     import cupy
 
     from tiling_course import hopper

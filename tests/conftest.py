@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
 
 
-
 def load_script(name):
     """scripts/<name>.py as a module: the scripts are programs, not a package, and the tests
     call their functions."""

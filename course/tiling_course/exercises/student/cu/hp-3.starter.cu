@@ -167,9 +167,9 @@ static_assert(128 * PRODUCER_REGS + 128 * WS_CONSUMERS * CONSUMER_REGS <= 65536,
 #endif
 #ifndef EPI_DEFER
 #define EPI_DEFER 5                             // boxes of a consumer's 8 sent during the next tile's first
-                                                // slices (matmul_async_store; 0, 2, 4, 5: 0.993, 0.993,
-                                                // 1.000, 1.005 of cuBLAS at 4096^3 BF16 on an H200; 6
-                                                // spills): logs/2026-11-28-h200-held-boxes.md
+                                                // slices (matmul_async_store; 0, 2, 4, 5: 0.993, 0.992-0.995,
+                                                // 1.000-1.002, 1.004-1.007 of cuBLAS at 4096^3 BF16 on an
+                                                // H200; 6 spill): logs/2026-11-28-h200-held-boxes.md
 #endif
 #define CLUSTER 2                               // blocks per cluster, one above the other (along M)
 #define CL_EMPTY_ARRIVALS (CLUSTER * WS_CONSUMERS * 4)   // a slot is free: every consumer warp of both blocks
@@ -910,21 +910,23 @@ struct TileStores {
             store_box(map, v, x, y, buffers, sent, id);
     }
 
+    // Box b's 16 values of this thread, out of the accumulators.
+    static __device__ __forceinline__ void box(const float (&d)[MT][BN_ / 2], int b, float (&v)[16]) {
+        #pragma unroll
+        for (int e = 0; e < 16; ++e)
+            v[e] = d[b / PER_ROW][16 * (b % PER_ROW) + e];
+    }
+
     __device__ __forceinline__ void store(const float (&d)[MT][BN_ / 2], int r0, int c0) {
         #pragma unroll
         for (int b = 0; b < NOW; ++b) {
             float v[16];
-            #pragma unroll
-            for (int e = 0; e < 16; ++e)
-                v[e] = d[b / PER_ROW][16 * (b % PER_ROW) + e];
+            box(d, b, v);
             send(v, b, r0, c0);
         }
         #pragma unroll
-        for (int i = 0; i < EPI_DEFER; ++i) {
-            #pragma unroll
-            for (int e = 0; e < 16; ++e)
-                held[i][e] = d[(NOW + i) / PER_ROW][16 * ((NOW + i) % PER_ROW) + e];
-        }
+        for (int i = 0; i < EPI_DEFER; ++i)
+            box(d, NOW + i, held[i]);
         row0 = r0;
         col0 = c0;
         holding = EPI_DEFER > 0;
@@ -1012,19 +1014,21 @@ __device__ __forceinline__ void clustered(const TensorMap* mapM, const TensorMap
         unsigned it = 0;
         float d[WS_MT][WS_BN / 2];
         // matmul_async_store: the results through this consumer's buffers, its named barrier 1 + c.
-        TileStores<WS_BN, WS_MT> stores{mapP, m, n, 1 + c, base + CL_STAGES * WS_STAGE_BYTES + c * EPI_BUFS * EPI_BYTES};
+        unsigned buffers = base + CL_STAGES * WS_STAGE_BYTES + c * EPI_BUFS * EPI_BYTES;
+        TileStores<WS_BN, WS_MT> stores{mapP, m, n, 1 + c, buffers};
         for (int pair = first; pair < pairs; pair += step) {
             int pm, tn;
             grouped_tile<CL_GROUP_M>(pair, pairs_m, tiles_n, pm, tn);
             int tm = 2 * pm + (int)rank;
             int row0 = tm * WS_BM + c * WS_WG_M, col0 = tn * WS_BN;        // rows past m: nothing is stored
+            consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane, [&](int t) {
+                if constexpr (ASYNC_STORE)
+                    stores.during(t);
+            });
             if constexpr (ASYNC_STORE) {
-                consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane,
-                                                 [&](int t) { stores.during(t); });
                 stores.flush(slices);
                 stores.store(d, row0, col0);
             } else {
-                consume_tile<CL_STAGES, CLUSTER>(d, it, slices, base, full0, empty0, c, lane);
                 store_tile<WS_BN, WS_MT>(P, m, n, row0, col0, d);
             }
         }
