@@ -120,7 +120,9 @@ class ForwardProgressError(CheckError):
     """Threads that wait for something only another block can do (spinning on a flag or a
     lock another block sets) while that block cannot run: the kernel relies on blocks making
     progress side by side, which CUDA promises only for a cooperative launch whose blocks all
-    fit on the GPU at once. `line` is the loop's, `address` the location it polls."""
+    fit on the GPU at once. `line` is the loop's, `address` the location it polls. Also a
+    block whose threads wait at a barrier that nothing that can still run will complete: an
+    mbarrier's phase (`address`, its shared address) or a named barrier (`barrier`, its id)."""
 
 
 class BarrierDivergenceError(CheckError):

@@ -11,16 +11,25 @@ from cudacheck.cpu import compiler, findings
 WRITERS = sorted(p for p in findings.DECLARATIONS.parent.glob("kc_*") if p.suffix in (".cpp", ".h"))
 
 
+def keys(text):
+    return set(re.findall(r'\\"(\w+)\\":', text))
+
+
 def written():
     """(kind, fields) of every place in the C++ sources that writes a finding: the keys of
-    the JSON from the finding() call to where the finding is reported or its function ends."""
+    the JSON from the finding() call to where the finding is reported or its function ends,
+    and those of a function of the same unit it hands the buffer on to (`name(buf, n, k)`)."""
     out = []
     for path in WRITERS:
         text = path.read_text()
         for m in re.finditer(r"Finding::(\w+)", text):
             rest = text[m.end():]
             end = min(i for i in (rest.find("report("), rest.find("_exit("), rest.find("\n}\n")) if i >= 0)
-            out.append((m.group(1), set(re.findall(r'\\"(\w+)\\":', rest[:end]))))
+            fields = keys(rest[:end])
+            for helper in re.findall(r"(\w+)\(buf, n, k\)", rest[:end]):
+                body = text[text.index(f" {helper}(char* buf"):]
+                fields |= keys(body[:body.index("\n}\n")])
+            out.append((m.group(1), fields))
     return out
 
 

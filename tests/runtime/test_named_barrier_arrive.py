@@ -2,9 +2,11 @@
 producer's half of a producer/consumer handoff whose consumers wait with bar.sync (PTX ISA,
 "bar, barrier": the arrive "does not cause the executing thread to wait"; memory accesses
 requested before it are performed relative to the threads that the barrier completes for).
-The CPU runtime runs it, checked mode follows its ordering in shared and global memory, and
-what ptxas refuses (no thread count, a count that is not whole warps) is refused with its
-reason; on a GPU the same kernels give the same values."""
+Barrier 0 is __syncthreads()'s, and an arrival there counts toward it as toward bar.sync 0 (the
+PTX ISA's own example hands off through barrier 0). The CPU runtime runs it, checked mode
+follows its ordering in shared and global memory, and what ptxas refuses (no thread count, a
+count that is not whole warps) is refused with its reason; on a GPU the same kernels give the
+same values."""
 from functools import lru_cache
 
 import numpy as np
@@ -18,9 +20,13 @@ ROUNDS = 3
 SOURCE = r'''
 __device__ __forceinline__ void ARRIVE(int id) { asm volatile("bar.arrive %0, 128;" :: "r"(id) : "memory"); }
 __device__ __forceinline__ void WAIT(int id) { asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory"); }
+// The "full" barrier: named barrier 1, barrier 0 through bar.sync, or (-1) barrier 0 through
+// __syncthreads(), which an arrival with bar.arrive 0 counts toward.
+__device__ __forceinline__ void FULL_ARRIVE(int full) { ARRIVE(full < 0 ? 0 : full); }
+__device__ __forceinline__ void FULL_WAIT(int full) { if (full < 0) __syncthreads(); else WAIT(full); }
 
 // Warps 0-1 produce, warps 2-3 consume, through buf (shared) or g (global), for ROUNDS rounds:
-// the producers write round r's values and arrive at barrier 1 ("full"); the consumers wait
+// the producers write round r's values and arrive at barrier `full`; the consumers wait
 // there, read a neighbour's value, and arrive at barrier 2 ("empty"), at which the producers
 // wait before they write again.
 // mode 1: the producers do not arrive at "full" and the consumers do not wait there; mode 2:
@@ -28,7 +34,7 @@ __device__ __forceinline__ void WAIT(int id) { asm volatile("bar.sync %0, 128;" 
 // producers wrote is ordered before the consumers' reads); mode 3: the producers write again
 // after their arrival, which the consumers' reads are not ordered with. (Run for one round:
 // in modes 1 and 2 a later round's arrivals would complete the other round's barriers.)
-extern "C" __global__ void handoff(float* g, float* out, int global_memory, int rounds, int mode) {
+extern "C" __global__ void handoff(float* g, float* out, int global_memory, int rounds, int mode, int full) {
     __shared__ float buf[64];
     float* b = global_memory ? g : buf;
     int t = threadIdx.x;
@@ -36,10 +42,10 @@ extern "C" __global__ void handoff(float* g, float* out, int global_memory, int 
         if (t < 64) {
             if (r > 0) WAIT(2);
             b[t] = 100.0f * r + t;                                        // PRODUCER WRITE
-            if (mode == 2) WAIT(1); else if (mode != 1) ARRIVE(1);
+            if (mode == 2) FULL_WAIT(full); else if (mode != 1) FULL_ARRIVE(full);
             if (mode == 3) b[t] = -1.0f;                                  // PRODUCER REWRITE
         } else {
-            if (mode == 2) ARRIVE(1); else if (mode != 1) WAIT(1);
+            if (mode == 2) FULL_ARRIVE(full); else if (mode != 1) FULL_WAIT(full);
             out[r * 64 + t - 64] = b[(t + 1) % 64];                        // CONSUMER READ
             if (r + 1 < rounds) ARRIVE(2);
         }
@@ -58,6 +64,32 @@ extern "C" __global__ void spellings(float* out) {
         asm volatile("barrier.sync.aligned 5, 128;" ::: "memory");
         out[t - 64] = buf[63 - (t - 64)];
     }
+}
+
+// The PTX ISA's example ("bar, barrier"): warp 0 produces, warp 1 consumes, through barrier 0
+// for 64 threads, and warp 2 takes no part (so barrier 0 here is not the whole block's).
+extern "C" __global__ void isa_example(float* out) {
+    __shared__ float buf[32];
+    int t = threadIdx.x;
+    if (t < 32) {
+        buf[t] = 5.0f * t;
+        asm volatile("bar.arrive 0, 64;" ::: "memory");
+        asm volatile("bar.sync 1, 64;" ::: "memory");
+        buf[t] = -1.0f;
+    } else if (t < 64) {
+        asm volatile("bar.sync 0, 64;" ::: "memory");
+        out[t - 32] = buf[63 - t];
+        asm volatile("bar.arrive 1, 64;" ::: "memory");
+    } else {
+        out[t - 32] = 7.0f;
+    }
+}
+
+// The producers arrive at barrier 1 where the consumers wait at barrier 2: a GPU hangs.
+extern "C" __global__ void mismatched(float* out) {
+    if (threadIdx.x < 64) ARRIVE(1);
+    else WAIT(2);                                                         // MISMATCHED WAIT
+    out[threadIdx.x] = 1.0f;
 }
 
 // An arrival of 96 threads' count (ptxas takes any multiple of 32 it cannot see, and the GPU
@@ -81,14 +113,15 @@ def module(backend, check):
     return cudacheck.RawModule(code=SOURCE, backend=backend, check=check)
 
 
-def run_handoff(mode, global_memory, backend="cpu", check=True, schedule=None, rounds=ROUNDS):
+def run_handoff(mode, global_memory, backend="cpu", check=True, schedule=None, rounds=ROUNDS, full=1):
     xp = np
     if backend == "gpu":
         import cupy as xp
     g, out = xp.zeros(64, xp.float32), xp.full(rounds * 64, xp.nan, xp.float32)
     kw = {"schedule": schedule} if schedule else {}
     module(backend, check).get_function("handoff")((1,), (128,), (g, out, np.int32(global_memory),
-                                                                  np.int32(rounds), np.int32(mode)), **kw)
+                                                                  np.int32(rounds), np.int32(mode), np.int32(full)),
+                                                     **kw)
     return out.get() if backend == "gpu" else out
 
 
@@ -97,20 +130,30 @@ def expected():
     return (100.0 * r + (t + 1) % 64).astype(np.float32)
 
 
+FULL = pytest.mark.parametrize("full", [1, 0, -1], ids=["barrier 1", "barrier 0", "__syncthreads"])
+
+
+@FULL
 @pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
 @pytest.mark.parametrize("schedule", ["forward", "reverse"])
 @pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
-def test_a_producer_arrives_and_its_consumers_wait(global_memory, schedule, check):
-    np.testing.assert_array_equal(run_handoff(0, global_memory, check=check, schedule=schedule), expected())
+def test_a_producer_arrives_and_its_consumers_wait(global_memory, schedule, check, full):
+    # At barrier 0 the consumers wait for the producers' arrivals as at barrier 1: had they not
+    # counted, the producers would wait at barrier 2 for consumers that wait for them.
+    out = run_handoff(0, global_memory, check=check, schedule=schedule, full=full)
+    np.testing.assert_array_equal(out, expected())
 
 
+@FULL
 @pytest.mark.parametrize("mode", [1, 2, 3], ids=["no handoff", "the roles swapped", "a write after the arrival"])
 @pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
 @pytest.mark.parametrize("schedule", ["forward", "reverse"])
-def test_a_handoff_the_barrier_does_not_order_is_a_race(mode, global_memory, schedule):
+def test_a_handoff_the_barrier_does_not_order_is_a_race(mode, global_memory, schedule, full):
+    if mode == 1 and full != 1:
+        pytest.skip("no handoff uses no barrier")
     error = cudacheck.GlobalMemoryRaceError if global_memory else cudacheck.SharedMemoryRaceError
     with pytest.raises(error) as e:
-        run_handoff(mode, global_memory, schedule=schedule, rounds=1)
+        run_handoff(mode, global_memory, schedule=schedule, rounds=1, full=full)
     err = e.value
     assert err.kernel == "handoff" and err.array == ("g" if global_memory else "buf")
     write = line_of("PRODUCER REWRITE" if mode == 3 else "PRODUCER WRITE")
@@ -124,6 +167,30 @@ def test_the_other_spellings_run():
     np.testing.assert_array_equal(out, 2.0 * (63 - np.arange(64)))
 
 
+def isa_expected():
+    return np.concatenate([5.0 * (31 - np.arange(32)), np.full(32, 7.0)]).astype(np.float32)
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_the_ptx_isa_example_hands_off_through_barrier_0_for_part_of_the_block(check):
+    out = np.zeros(64, np.float32)
+    module("cpu", check).get_function("isa_example")((1,), (96,), (out,))
+    np.testing.assert_array_equal(out, isa_expected())
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_a_wait_no_arrival_completes_names_the_barrier_and_where_each_thread_is(check):
+    with pytest.raises(cudacheck.ForwardProgressError) as e:
+        module("cpu", check).get_function("mismatched")((1,), (128,), (np.zeros(128, np.float32),))
+    err, wait, call = e.value, line_of('"bar.sync %0, 128;"'), line_of("MISMATCHED WAIT")
+    assert err.kernel == "mismatched" and err.barrier == 2 and err.line == wait and err.thread == (64, 0, 0)
+    msg, via = str(err), f", called from line {call}" if check else ""   # (checked mode knows the helper's calls)
+    assert f"waits at named barrier 2 on line {wait}{via}, where 64 of the 128 threads" in msg
+    assert "threads with threadIdx.x < 64 reached the end of the kernel" in msg
+    assert f"the others wait at named barrier 2 on line {wait}{via}." in msg
+    assert "A GPU hangs here" in msg
+
+
 def test_a_count_of_whole_warps_given_at_run_time_runs_and_another_is_refused():
     out = np.zeros(160, np.float32)
     module("cpu", False).get_function("runtime_count")((1,), (160,), (out, np.uint32(160)))
@@ -134,7 +201,6 @@ def test_a_count_of_whole_warps_given_at_run_time_runs_and_another_is_refused():
 
 @pytest.mark.parametrize("instruction, reason", [
     ("bar.arrive 1;", "1 operand"),                                   # ptxas: "Arguments mismatch"
-    ("bar.arrive 0, 64;", "barrier 0, which __syncthreads\\(\\) uses"),
     ("bar.arrive.sync 1, 64;", "bar.arrive.sync"),
 ])
 def test_forms_the_cpu_runtime_does_not_run_are_refused_with_the_reason(instruction, reason):
@@ -144,6 +210,15 @@ def test_forms_the_cpu_runtime_does_not_run_are_refused_with_the_reason(instruct
 
 
 @gpu
+@FULL
 @pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
-def test_the_gpu_gives_the_same_values(global_memory):
-    np.testing.assert_array_equal(run_handoff(0, global_memory, backend="gpu", check=False), expected())
+def test_the_gpu_gives_the_same_values(global_memory, full):
+    np.testing.assert_array_equal(run_handoff(0, global_memory, backend="gpu", check=False, full=full), expected())
+
+
+@gpu
+def test_the_gpu_runs_the_ptx_isa_example():
+    import cupy
+    out = cupy.zeros(64, cupy.float32)
+    module("gpu", False).get_function("isa_example")((1,), (96,), (out,))
+    np.testing.assert_array_equal(out.get(), isa_expected())

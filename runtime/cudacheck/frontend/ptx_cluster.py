@@ -49,9 +49,6 @@ class ClusterInstructions:
             self.refuse()
         if op[0] == "arrive":
             bar_id, count = self.arity(ops, 2)
-            if bar_id == ["0"]:
-                self.bad("barrier 0, which __syncthreads() uses: the CPU runtime's __syncthreads() does not count "
-                         "arrivals (give the producer and its consumers another barrier, 1 to 15)")
             return f"::kc::named_barrier_arrive({self.value(bar_id, 'u32')}, {self.value(count, 'u32')}, {line});"
         ops = self.arity(ops, 1, 2)
         count = self.value(ops[1], "u32") if len(ops) == 2 else "0u"

@@ -3,7 +3,7 @@ barrier the threads of a block reach apart (divergence), a warp operation whose 
 lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (collective),
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
 a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier
-that nothing will complete (mbarrier_stall). Each takes the
+or a named barrier that nothing will complete (mbarrier_stall, barrier_stall). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
@@ -247,35 +247,11 @@ def mbarrier_stall(f, ctx):
         needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
         needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
-    # Threads waiting at one mbarrier line (a helper's wait) from different calls of it are told apart
-    # by the call: the line that calls the helper (findings.Context.calls_of on each one's pc).
-    pcs = f.get("pcs", [])
-    groups = {}
-    for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
-        pc = pcs[i] if i < len(pcs) else 0
-        calls = ctx.calls_of({"pc": pc}, at) if state == "M" and pc else ()
-        groups.setdefault((state, at, calls[-2][0] if calls else 0), set()).add(i)
-    everyone = set(range(len(f["states"])))
-
-    def where(state, at, call):
-        via = f", called from line {call}" if call else ""
-        return {"M": f"wait at an mbarrier on line {at}{via}", "S": f"wait at __syncthreads() on line {at}",
-                "W": f"wait at a warp operation on line {at}", "R": "poll memory",
-                "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
-    ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
-    parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
-    parts.append(("the others " if len(ordered) > 1 else "all threads ") + where(*ordered[-1][0]))
     own = ctx.chains.get(line, ())
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line}"
            + (f", called from line {own[-2][0]}," if own else "") + " for the "
            f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, which "
-           f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + "; ".join(parts)
-           + ".")
-    # the lines named, then the calls of the waits, as the message has room for them
-    for q in sorted({line, *(at for (state, at, _) in groups if state != "E" and at)}):
-        msg += ctx.quote(q)
-    for q in sorted({call for (_, _, call) in groups if call}, key=lambda n: (n != (own[-2][0] if own else 0), n)):
-        msg += ctx.quote_call(q)
+           f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + _waits(f, ctx, line))
     msg += ("\nA phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
             "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
             "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count includes "
@@ -283,6 +259,58 @@ def mbarrier_stall(f, ctx):
             "expected match those the copies deliver. A GPU hangs here.")
     return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
                                 address=f["address"])
+
+
+def barrier_stall(f, ctx):
+    """A thread waits at a named barrier (inline PTX: bar.sync or barrier.sync with an id) that
+    nothing that can still run will complete."""
+    block, thread, line, barrier, count = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], \
+        f["barrier"], f["count"]
+    own = ctx.chains.get(line, ())
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at named barrier "
+           f"{barrier} on line {line}" + (f", called from line {own[-2][0]}" if own else "") + ", where "
+           f"{f['arrived']} of the {count} threads its count names have arrived; nothing that can still run will "
+           f"arrive there: " + _waits(f, ctx, line))
+    msg += (f"\nbar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id with "
+            f"bar.sync, bar.arrive or bar.red (without a count: every thread of the block), and barrier 0 is "
+            f"__syncthreads()'s (PTX ISA, bar). Check that the threads meant to meet name the same barrier, that "
+            f"the count is the number of threads that arrive there, and that each arrives once per use. A GPU hangs "
+            f"here.")
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                barrier=barrier)
+
+
+def _waits(f, ctx, line):
+    """Where each thread of a block that cannot finish is, from a stall's states, lines, named
+    barrier ids and calls: "threads with threadIdx.x < 64 wait at named barrier 1 on line 3; the
+    others ...", then the lines named quoted, then the calls of the waits."""
+    # Threads waiting at one line (a helper's wait) from different calls of it are told apart by
+    # the call: the line that calls the helper (findings.Context.calls_of on each one's pc).
+    pcs, ids = f.get("pcs", []), f.get("ids", [])
+    groups = {}
+    for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
+        pc = pcs[i] if i < len(pcs) else 0
+        calls = ctx.calls_of({"pc": pc}, at) if state in "MN" and pc else ()
+        barrier = ids[i] if state == "N" and i < len(ids) else -1
+        groups.setdefault((state, at, calls[-2][0] if calls else 0, barrier), set()).add(i)
+    everyone = set(range(len(f["states"])))
+
+    def where(state, at, call, barrier):
+        via = f", called from line {call}" if call else ""
+        return {"M": f"wait at an mbarrier on line {at}{via}", "N": f"wait at named barrier {barrier} on line {at}{via}",
+                "S": f"wait at __syncthreads() on line {at}", "W": f"wait at a warp operation on line {at}",
+                "R": "poll memory", "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
+    ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
+    parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
+    parts.append(("the others " if len(ordered) > 1 else "all threads ") + where(*ordered[-1][0]))
+    msg = "; ".join(parts) + "."
+    # the lines named, then the calls of the waits, as the message has room for them
+    for q in sorted({line, *(at for (state, at, _, _) in groups if state != "E" and at)}):
+        msg += ctx.quote(q)
+    own = ctx.chains.get(line, ())
+    for q in sorted({call for (_, _, call, _) in groups if call}, key=lambda n: (n != (own[-2][0] if own else 0), n)):
+        msg += ctx.quote_call(q)
+    return msg
 
 
 def _describe(group, everyone, ctx):

@@ -149,6 +149,8 @@ struct Thread {
     const void* asm_pc;    // in a call of translated inline PTX into the runtime: its return address, in
                            // the kernel's code: the asm's line and its helpers' calls (kc_runtime.h: AsmCall)
     uint32_t cluster_phase;  // the cluster barrier's phase it last arrived in, plus one (kc_cluster.cpp)
+    uint32_t zero_arrival;   // barrier 0's generation it arrived in with bar.arrive, plus one (kc_ptx.cpp)
+    uint8_t named_wait;      // while it waits at bar.sync: the barrier's id plus one, its line in `line`
 };
 extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;

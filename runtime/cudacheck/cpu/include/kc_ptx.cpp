@@ -227,6 +227,7 @@ static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int 
     if (count % 32 || count > sched.nthreads)
         operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
     uint32_t generation = sched.named_generation[id];
+    sched.named_count[id] = count;
     sched.progress++;
 #ifdef KC_CHECKED
     check_mbarrier_arrive(&named_clock[id]);
@@ -245,7 +246,10 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
     KC_ASM_CALL;
     if (id == 0 && (count == 0 || count == sched.nthreads)) return syncthreads(line, BARRIER, 0);
     uint32_t generation = named_arrive(id, count, "bar.sync", line);
+    cur->named_wait = uint8_t(id + 1);   // for a report of a block that cannot finish (named_barrier_stall)
+    cur->line = line;
     while (sched.named_generation[id] == generation) yield_to_scheduler();
+    cur->named_wait = 0;
 #ifdef KC_CHECKED
     check_mbarrier_acquire(&named_clock[id]);
 #endif
@@ -253,17 +257,100 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
 
 // bar.arrive id, count: the arrival alone. The thread goes on at once and acquires nothing: what
 // it did before is ordered before what the threads that wait at the barrier (bar.sync) do after.
-// (Barrier 0 with the whole block is __syncthreads()'s, which meets in the scheduler: the
-// translation refuses bar.arrive 0; an id that is 0 only at run time arrives here, where such a
-// __syncthreads() does not see it.)
+// An arrival at barrier 0 for the whole block is also one at __syncthreads()'s barrier, which
+// meets in the scheduler: the thread is marked with the generation it arrived in, for
+// release_barrier_zero below.
 void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
     KC_ASM_CALL;
-    named_arrive(id, count, "bar.arrive", line);
+    uint32_t generation = named_arrive(id, count, "bar.arrive", line);
+    if (id == 0 && (count == 0 || count == sched.nthreads)) cur->zero_arrival = generation + 1;
+}
+
+// Barrier 0 is __syncthreads()'s, and a GPU counts every arrival there, whichever instruction
+// made it: threads that arrived with bar.arrive 0 and went on, and threads that wait at
+// __syncthreads() (or bar.sync 0), complete it together once they are the whole block, those
+// that exited aside (the PTX ISA's own producer/consumer example arrives at barrier 0). The
+// scheduler calls this between passes, before it looks for threads that still run: the arrivals'
+// threads may be spinning on what the waiting threads do next. It releases the waiting threads
+// and returns true once the block is there. Checked mode orders what every thread did before its
+// arrival before what the waiting threads do after, as bar.sync does; it opens no new barrier
+// interval, since the threads that only arrived went on without waiting.
+bool release_barrier_zero() {
+    if (!sched.named_arrived[0]) return false;
+    uint32_t mark = sched.named_generation[0] + 1;
+    unsigned waiting = 0;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& t = sched.threads[i];
+        if (t.state == AT_SYNCTHREADS && t.op == BARRIER) ++waiting;
+        else if (t.state != EXITED && t.zero_arrival != mark) return false;
+    }
+    if (!waiting) return false;
+#ifdef KC_CHECKED
+    Thread* running = cur;
+    for (int pass = 0; pass < 2; ++pass) {   // every waiting thread's arrival, then each one's acquire
+        if (pass) check_mbarrier_complete(&named_clock[0]);
+        for (unsigned i = 0; i < sched.nthreads; ++i) {
+            if (sched.threads[i].state != AT_SYNCTHREADS) continue;
+            cur = &sched.threads[i];
+            my_status->thread = i;
+            if (pass) check_mbarrier_acquire(&named_clock[0]);
+            else check_mbarrier_arrive(&named_clock[0]);
+        }
+    }
+    cur = running;
+    my_status->thread = running->linear;
+#endif
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Thread& t = sched.threads[i];
+        if (t.state != AT_SYNCTHREADS) continue;
+        t.result = 0;
+        t.state = RUNNABLE;
+    }
+    sched.named_arrived[0] = 0;
+    sched.named_generation[0]++;
+    sched.progress++;
+    return true;
 }
 
 // ---- a wait that nothing can complete ---------------------------------------------------------
-// The block's threads only wait (kc_poll.cpp: stalled_pass), thread t at an mbarrier: the
-// barrier's state and where every thread of the block is, as JSON (kc_findings.def).
+// The block's threads only wait (kc_poll.cpp: stalled_pass), thread t at an mbarrier or a named
+// barrier: the barrier's state and where every thread of the block is, as JSON (kc_findings.def).
+
+// Where each thread of the block is, after a finding's own fields: its state (M: it waits at an
+// mbarrier, N: at a named barrier, S: at __syncthreads(), W: at a warp operation, E: it exited,
+// R: it polls memory), its line, the named barrier it waits at (-1: none), and where it called a
+// wait at a barrier from (its helpers' calls); then the report ends the worker.
+[[noreturn]] static void report_waits(char* buf, size_t n, int k) {
+    k += snprintf(buf + k, n - k, "\"states\":\"");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
+        const Thread& u = sched.threads[i];
+        buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
+                   : u.mbarrier_line ? 'M' : u.named_wait ? 'N' : 'R';
+    }
+    k += snprintf(buf + k, n - k, "\",\"lines\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
+        const Thread& u = sched.threads[i];
+        int at = u.state == EXITED ? u.exit_line : u.state != RUNNABLE ? u.line
+                 : u.mbarrier_line ? u.mbarrier_line : u.named_wait ? u.line : 0;
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
+    }
+    k += snprintf(buf + k, n - k, "],\"ids\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
+        const Thread& u = sched.threads[i];
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", u.state == RUNNABLE ? int(u.named_wait) - 1 : -1);
+    }
+    k += snprintf(buf + k, n - k, "],\"pcs\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
+        const Thread& u = sched.threads[i];
+        uint32_t pc = u.state == RUNNABLE && (u.mbarrier_line || u.named_wait) ? pc_offset(u.asm_pc) : 0u;
+        k += snprintf(buf + k, n - k, i ? ",%u" : "%u", pc);
+    }
+    snprintf(buf + k, n - k, "]}");
+    my_status->code = CHECK_FAILED;
+    fflush(stdout);
+    _exit(5);
+}
+
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t) {
     MBarrier b = unpack(*static_cast<const uint64_t*>(t.mbarrier));
     const TxTotals& tt = totals_of(t.mbarrier);
@@ -271,31 +358,20 @@ void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
     size_t n = sizeof my_status->message;
     int k = finding(buf, n, Finding::mbarrier_stall,
                     "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
-                    "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,\"states\":\"",
+                    "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,",
                     block, t.linear, pc_offset(t.asm_pc), t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier),
                     b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered);
-    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
-        const Thread& u = sched.threads[i];
-        buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
-                   : u.mbarrier_line ? 'M' : 'R';
-    }
-    k += snprintf(buf + k, n - k, "\",\"lines\":[");
-    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
-        const Thread& u = sched.threads[i];
-        int at = u.state == EXITED ? u.exit_line : u.state == RUNNABLE ? u.mbarrier_line : u.line;
-        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
-    }
-    // where each thread waiting at an mbarrier called the wait from (its helpers' calls)
-    k += snprintf(buf + k, n - k, "],\"pcs\":[");
-    for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
-        const Thread& u = sched.threads[i];
-        uint32_t pc = u.state == RUNNABLE && u.mbarrier_line ? pc_offset(u.asm_pc) : 0u;
-        k += snprintf(buf + k, n - k, i ? ",%u" : "%u", pc);
-    }
-    snprintf(buf + k, n - k, "]}");
-    my_status->code = CHECK_FAILED;
-    fflush(stdout);
-    _exit(5);
+    report_waits(buf, n, k);
+}
+
+[[noreturn]] void named_barrier_stall(uint32_t block, const Thread& t) {
+    unsigned id = t.named_wait - 1u;
+    char* buf = my_status->message;
+    size_t n = sizeof my_status->message;
+    int k = finding(buf, n, Finding::barrier_stall,
+                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"barrier\":%u,\"count\":%u,\"arrived\":%u,",
+                    block, t.linear, pc_offset(t.asm_pc), t.line, id, sched.named_count[id], sched.named_arrived[id]);
+    report_waits(buf, n, k);
 }
 
 }  // namespace kc

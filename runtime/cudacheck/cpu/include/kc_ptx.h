@@ -81,7 +81,7 @@ void bulk_wait(uint32_t n, int line);
 // `count` threads (a multiple of 32; all of the block's when omitted) meet at barrier id (0-15).
 void named_barrier(uint32_t id, uint32_t count, int line);
 // bar.arrive / barrier.arrive id, count: an arrival at barrier id that does not wait (a producer's
-// signal to threads that wait there with bar.sync).
+// signal to threads that wait there with bar.sync, or at barrier 0 with __syncthreads()).
 void named_barrier_arrive(uint32_t id, uint32_t count, int line);
 
 // ---- clusters (kc_cluster.cpp) -----------------------------------------------------------------

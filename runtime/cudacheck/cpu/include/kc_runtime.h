@@ -49,7 +49,7 @@ struct Scheduler {
     const uint32_t* order = nullptr;   // linear thread ids in schedule order
     unsigned waiting_warp = 0;         // threads now at a warp operation
     uint64_t progress = 0;             // advanced when a thread gets further (see poll)
-    uint32_t named_arrived[16], named_generation[16];   // bar.sync's barriers (kc_ptx.cpp)
+    uint32_t named_arrived[16], named_generation[16], named_count[16];   // bar.sync's barriers (kc_ptx.cpp)
 };
 extern Scheduler sched;
 
@@ -59,6 +59,9 @@ bool reserve_threads(unsigned n, size_t stack_size);
 void run_block(const uint32_t* order, uint32_t block, int end_line);
 // The running thread has blocked, exited or yielded: the next RUNNABLE thread of the pass runs.
 void yield_to_scheduler();
+// Barrier 0 completed by __syncthreads() and bar.arrive 0 together: its waiting threads released
+// (kc_ptx.cpp); whether it was.
+bool release_barrier_zero();
 
 // Clusters (kc_cluster.cpp): the group memory a launch's workers share, mapped by spawn before
 // the fork (0, or -errno) and unmapped in the caller after it; the blocks a worker runs, `count`
@@ -97,6 +100,7 @@ void poll(const volatile void* p, unsigned size, const void* pc, uint64_t key);
 void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
 // The report of such a block when thread t waits at an mbarrier (kc_ptx.cpp).
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t);
+[[noreturn]] void named_barrier_stall(uint32_t block, const Thread& t);
 // An instruction's offset in the kernel's library, which checked mode's line table maps to a line
 // and its inline chain (0: none; kc_poll.cpp).
 uint32_t pc_offset(const void* pc);

@@ -27,7 +27,9 @@ dim3 block_dim, grid_dim;
 //      without it (checked mode reports that instead);
 //   2. otherwise, if every live thread of the block waits at __syncthreads, all are
 //      released: the next barrier interval begins (__syncthreads_count and its kin
-//      compute their result now);
+//      compute their result now). Threads that arrived at barrier 0 with bar.arrive and
+//      went on count as there (kc_ptx.cpp: release_barrier_zero, checked before threads
+//      that still run are resumed, since those may wait for the ones released);
 //   3. otherwise, if every thread has exited, the block is done;
 //   4. otherwise the block's threads wait at different barriers (a divergent barrier).
 //      Hardware counts arrivals at barrier 0 whichever line they come from, so the
@@ -345,7 +347,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
             kc_switch(&sched.sched_sp, t->sp);
             break;
         }
-        if (release_complete_warps()) continue;
+        if (release_complete_warps() || release_barrier_zero()) continue;
         bool spinning = false;   // threads that yielded in poll
         for (unsigned i = 0; i < sched.nthreads && !spinning; ++i) spinning = sched.threads[i].state == RUNNABLE;
         if (spinning) {
