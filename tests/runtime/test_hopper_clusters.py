@@ -4,9 +4,11 @@ awkward shapes against float64 NumPy of the rounded inputs, launched as
 scripts/bench_hopper.py launches them; the cluster's special registers as PTX defines them;
 an arrival on another block's mbarrier; a multicast copy into both blocks; and the misuses
 refused: a grid that is not a whole number of clusters, mapa or a multicast mask naming a
-rank outside the cluster, and a block that exits while the other still arrives on its barrier."""
+rank outside the cluster, and a block that exits while the other still arrives on its barrier.
+The cluster barrier waits only for threads that have not exited, as on a GPU."""
 import numpy as np
 import pytest
+from conftest import gpu
 from test_hopper_cpu import HOPPER, OPTIONS, rounded
 
 import cudacheck
@@ -261,6 +263,100 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) k(float* out) {
     out = np.zeros(128, np.float32)
     cudacheck.RawModule(src, backend="cpu", check=True).get_function("k")((2,), (64,), (out,))
     assert out.tolist() == [1.0] * 64 + [2.0] * 64
+
+
+EXITS = r'''
+// Threads that return before the cluster barrier: a GPU's barrier.cluster.wait waits only for the
+// cluster's threads that have not exited. 1: the rank-1 block returns; 2: half of each block's
+// threads return; 3: the rank-1 block waits without arriving (its wait returns at once) and then
+// exits; 4: both blocks pass one barrier, then the rank-1 block returns before a second.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) exits(float* x, int variant) {
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    if (variant == 1 && rank == 1) return;
+    if (variant == 2 && t >= 32) return;
+    if (variant == 3 && rank == 1) {
+        asm volatile("barrier.cluster.wait;" ::: "memory");
+        x[i] = 2.0f;
+        return;
+    }
+    if (variant == 4) {
+        asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+        if (rank == 1) { x[i] = 3.0f; return; }
+    }
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    x[i] = 1.0f;
+}'''
+
+
+def exits_expected(variant, clusters):
+    rank, t = np.divmod(np.arange(128), 64)
+    one = {0: np.ones(128), 1: rank == 0, 2: t < 32, 3: np.where(rank == 0, 1, 2), 4: np.where(rank == 0, 1, 3)}
+    return np.tile(np.asarray(one[variant], np.float32), clusters)
+
+
+@pytest.mark.parametrize("variant", range(5))
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_threads_that_exit_are_not_waited_for_at_the_cluster_barrier(variant, check):
+    # three clusters, so that a group of workers takes the barrier from one cluster to the next
+    x = np.zeros(3 * 128, np.float32)
+    cudacheck.RawModule(EXITS, backend="cpu", check=check).get_function("exits")((6,), (64,), (x, np.int32(variant)))
+    np.testing.assert_array_equal(x, exits_expected(variant, 3))
+
+
+@gpu
+@pytest.mark.parametrize("variant", range(5))
+def test_the_gpu_does_not_wait_for_exited_threads_either(variant):
+    import cupy
+    x = cupy.zeros(3 * 128, cupy.float32)
+    cudacheck.RawModule(EXITS, backend="gpu").get_function("exits")((6,), (64,), (x, np.int32(variant)))
+    np.testing.assert_array_equal(x.get(), exits_expected(variant, 3))
+
+
+STALLS = r'''
+// A block that is its own cluster: warp 0 waits at the cluster barrier for warp 1, which polls a
+// flag that warp 0 sets only after the barrier.
+extern "C" __global__ void waits_for_a_poller(volatile int* flag) {
+    if (threadIdx.x < 32) {
+        asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");   // CLUSTER WAIT
+        flag[0] = 1;
+    } else {
+        while (flag[0] == 0) {}
+    }
+}
+// Half of the rank-1 block waits at a named barrier the other half never reaches; every other
+// thread of the cluster waits at the cluster barrier for those 32.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) pair_stalls(float* x) {
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    if (rank == 1 && threadIdx.x < 32) asm volatile("bar.sync 1, 64;" ::: "memory");
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+    x[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}'''
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_wait_at_the_cluster_barrier_that_nothing_completes_is_named(check):
+    with pytest.raises(cudacheck.ForwardProgressError) as e:
+        cudacheck.RawModule(STALLS, backend="cpu", check=check).get_function("waits_for_a_poller")(
+            (1,), (64,), (np.zeros(1, np.int32),))
+    line = line_of(STALLS, "CLUSTER WAIT")
+    assert e.value.line == line and e.value.thread == (0, 0, 0)
+    msg = str(e.value)
+    assert (f"waits at the cluster barrier on line {line}, where 32 of the cluster's 64 threads have arrived and 0 "
+            "have exited; the barrier waits for 32 more that will not arrive") in msg
+    assert f"threads with threadIdx.x < 32 wait at the cluster barrier on line {line}; the others poll memory" in msg
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_blocks_of_a_cluster_that_wait_for_each_other_are_reported_not_timed_out(check):
+    # Each block's worker, taking turns with the other's, once counted the other's turns as its own
+    # progress: the launch ran into the time limit instead. Either block's report names its wait.
+    with pytest.raises(cudacheck.ForwardProgressError, match=r"cannot finish: its thread \(0, 0, 0\) waits at "
+                                                             r"(named barrier 1|the cluster barrier)"):
+        cudacheck.RawModule(STALLS, backend="cpu", check=check).get_function("pair_stalls")(
+            (2,), (64,), (np.zeros(128, np.float32),))
 
 
 NAMED = r'''

@@ -2,12 +2,18 @@
 producer's half of a producer/consumer handoff whose consumers wait with bar.sync (PTX ISA,
 "bar, barrier": the arrive "does not cause the executing thread to wait"; memory accesses
 requested before it are performed relative to the threads that the barrier completes for).
-Barrier 0 is __syncthreads()'s, and an arrival there counts toward it as toward bar.sync 0 (the
-PTX ISA's own example hands off through barrier 0). The CPU runtime runs it, checked mode
-follows its ordering in shared and global memory, and what ptxas refuses (no thread count, a
-count that is not whole warps) is refused with its reason; on a GPU the same kernels give the
-same values."""
+Barrier 0 is __syncthreads()'s; an arrival there meets bar.sync 0 with the same count (the PTX
+ISA's own example hands off through barrier 0). The CPU runtime runs it, checked mode follows
+its ordering in shared and global memory, and what ptxas refuses (no thread count, a count that
+is not whole warps) is refused with its reason. Arrivals at one use of a barrier that mix thread
+counts, or a count and none (bar.arrive 0 beside __syncthreads()), stop a GPU with an illegal
+instruction; the CPU runtime names them. On a GPU the same kernels give the same values."""
+import os
+import re
+import subprocess
+import sys
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,10 +26,6 @@ ROUNDS = 3
 SOURCE = r'''
 __device__ __forceinline__ void ARRIVE(int id) { asm volatile("bar.arrive %0, 128;" :: "r"(id) : "memory"); }
 __device__ __forceinline__ void WAIT(int id) { asm volatile("bar.sync %0, 128;" :: "r"(id) : "memory"); }
-// The "full" barrier: named barrier 1, barrier 0 through bar.sync, or (-1) barrier 0 through
-// __syncthreads(), which an arrival with bar.arrive 0 counts toward.
-__device__ __forceinline__ void FULL_ARRIVE(int full) { ARRIVE(full < 0 ? 0 : full); }
-__device__ __forceinline__ void FULL_WAIT(int full) { if (full < 0) __syncthreads(); else WAIT(full); }
 
 // Warps 0-1 produce, warps 2-3 consume, through buf (shared) or g (global), for ROUNDS rounds:
 // the producers write round r's values and arrive at barrier `full`; the consumers wait
@@ -42,10 +44,10 @@ extern "C" __global__ void handoff(float* g, float* out, int global_memory, int 
         if (t < 64) {
             if (r > 0) WAIT(2);
             b[t] = 100.0f * r + t;                                        // PRODUCER WRITE
-            if (mode == 2) FULL_WAIT(full); else if (mode != 1) FULL_ARRIVE(full);
+            if (mode == 2) WAIT(full); else if (mode != 1) ARRIVE(full);
             if (mode == 3) b[t] = -1.0f;                                  // PRODUCER REWRITE
         } else {
-            if (mode == 2) FULL_ARRIVE(full); else if (mode != 1) FULL_WAIT(full);
+            if (mode == 2) ARRIVE(full); else if (mode != 1) WAIT(full);
             out[r * 64 + t - 64] = b[(t + 1) % 64];                        // CONSUMER READ
             if (r + 1 < rounds) ARRIVE(2);
         }
@@ -92,6 +94,32 @@ extern "C" __global__ void mismatched(float* out) {
     out[threadIdx.x] = 1.0f;
 }
 
+// Warps 0-1 write and arrive, warps 2-3 wait and read, at one use of a barrier whose arrivals
+// mix thread counts, or a count and none.
+extern "C" __global__ void mixed(float* out, int variant) {
+    __shared__ float buf[64];
+    int t = threadIdx.x;
+    if (t < 64) {
+        buf[t] = 3.0f * t;
+        switch (variant) {
+        case 0: case 1: case 5: asm volatile("bar.arrive 0, 128;" ::: "memory"); break;   // MIX ARRIVE 0
+        case 2: asm volatile("bar.arrive 1, 128;" ::: "memory"); break;
+        case 3: asm volatile("bar.sync 0;" ::: "memory"); break;                              // MIX SYNC 0
+        case 4: asm volatile("bar.arrive 1, 64;" ::: "memory"); break;                         // MIX ARRIVE 64
+        }
+    } else {
+        switch (variant) {
+        case 0: __syncthreads(); break;                                                        // MIX SYNCTHREADS
+        case 1: asm volatile("bar.sync 0;" ::: "memory"); break;                              // MIX BAR0 NO COUNT
+        case 2: asm volatile("bar.sync 1;" ::: "memory"); break;                              // MIX BAR1 NO COUNT
+        case 3: asm volatile("bar.sync 0, 128;" ::: "memory"); break;                         // MIX BAR0 COUNT
+        case 4: asm volatile("bar.sync 1, 128;" ::: "memory"); break;
+        case 5: __syncthreads_count(1); break;                                                 // MIX COUNT
+        }
+        out[t - 64] = buf[127 - t];
+    }
+}
+
 // An arrival of 96 threads' count (ptxas takes any multiple of 32 it cannot see, and the GPU
 // counts warps) given at run time as `count`.
 extern "C" __global__ void runtime_count(float* out, unsigned count) {
@@ -130,7 +158,7 @@ def expected():
     return (100.0 * r + (t + 1) % 64).astype(np.float32)
 
 
-FULL = pytest.mark.parametrize("full", [1, 0, -1], ids=["barrier 1", "barrier 0", "__syncthreads"])
+FULL = pytest.mark.parametrize("full", [1, 0], ids=["barrier 1", "barrier 0"])
 
 
 @FULL
@@ -138,8 +166,9 @@ FULL = pytest.mark.parametrize("full", [1, 0, -1], ids=["barrier 1", "barrier 0"
 @pytest.mark.parametrize("schedule", ["forward", "reverse"])
 @pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
 def test_a_producer_arrives_and_its_consumers_wait(global_memory, schedule, check, full):
-    # At barrier 0 the consumers wait for the producers' arrivals as at barrier 1: had they not
-    # counted, the producers would wait at barrier 2 for consumers that wait for them.
+    # At barrier 0 (bar.sync 0, 128: the whole block, so it waits where __syncthreads() does) the
+    # consumers wait for the producers' arrivals as at barrier 1: had those not counted, the
+    # producers would wait at barrier 2 for consumers that wait for them.
     out = run_handoff(0, global_memory, check=check, schedule=schedule, full=full)
     np.testing.assert_array_equal(out, expected())
 
@@ -165,6 +194,40 @@ def test_the_other_spellings_run():
     out = np.zeros(64, np.float32)
     module("cpu", True).get_function("spellings")((1,), (128,), (out,))
     np.testing.assert_array_equal(out, 2.0 * (63 - np.arange(64)))
+
+
+# (variant, barrier, the second arrival: its line's mark, what it calls, its count, the first's count,
+# its thread). Variant 4 runs its consumers first, as a GPU did (in the other order the producers'
+# 64 arrivals complete a use of their own, and the consumers wait for 64 more that never come).
+MIXES = [(0, 0, "MIX SYNCTHREADS", "__syncthreads()", 0, 128, 64), (1, 0, "MIX BAR0 NO COUNT", "bar.sync", 0, 128, 64),
+         (2, 1, "MIX BAR1 NO COUNT", "bar.sync", 0, 128, 64), (3, 0, "MIX BAR0 COUNT", "bar.sync", 128, 0, 64),
+         (4, 1, "MIX ARRIVE 64", "bar.arrive", 64, 128, 63), (5, 0, "MIX COUNT", "__syncthreads_count()", 0, 128, 64)]
+MIX_IDS = ["bar.arrive 0 and __syncthreads", "bar.arrive 0 and bar.sync 0", "bar.arrive 1 and bar.sync 1",
+           "bar.sync 0 with and without a count", "counts 64 and 128", "bar.arrive 0 and __syncthreads_count"]
+
+
+def run_mixed(variant, backend="cpu", check=False):
+    xp = np
+    if backend == "gpu":
+        import cupy as xp
+    out = xp.zeros(64, xp.float32)
+    kw = {"schedule": "reverse"} if variant == 4 and backend == "cpu" else {}
+    module(backend, check).get_function("mixed")((1,), (128,), (out, np.int32(variant)), **kw)
+    return out
+
+
+@pytest.mark.parametrize("variant, barrier, mark, what, count, first, thread", MIXES, ids=MIX_IDS)
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_arrivals_that_mix_counts_at_one_use_of_a_barrier_are_named(variant, barrier, mark, what, count, first,
+                                                                    thread, check):
+    with pytest.raises(cudacheck.InvalidOperandError) as e:
+        run_mixed(variant, check=check)
+    err, msg = e.value, str(e.value)
+    assert err.kernel == "mixed" and err.line == line_of(mark) and err.thread == (thread, 0, 0)
+    given = {0: "no thread count", 128: "a count of 128 threads", 64: "a count of 64 threads"}
+    assert f"calls {what} at line {line_of(mark)} on barrier {barrier} with {given[count]}" in msg
+    assert f"where threads of its block have arrived in this use of the barrier with {given[first]}" in msg
+    assert "CUDA_ERROR_ILLEGAL_INSTRUCTION" in msg
 
 
 def isa_expected():
@@ -214,6 +277,17 @@ def test_forms_the_cpu_runtime_does_not_run_are_refused_with_the_reason(instruct
 @pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
 def test_the_gpu_gives_the_same_values(global_memory, full):
     np.testing.assert_array_equal(run_handoff(0, global_memory, backend="gpu", check=False, full=full), expected())
+
+
+@gpu
+@pytest.mark.parametrize("variant", [m[0] for m in MIXES], ids=MIX_IDS)
+def test_a_gpu_stops_at_each_mix_with_an_illegal_instruction(variant):
+    # In a process of its own: the error ends the process's CUDA context.
+    code = f"from test_named_barrier_arrive import run_mixed; run_mixed({variant}, 'gpu')"
+    here = Path(__file__).parent
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])})
+    assert re.search(r"(?i)illegal.?instruction", r.stdout + r.stderr), r.stdout + r.stderr
 
 
 @gpu

@@ -24,8 +24,8 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/include/kc_ptx.h);
 - st.shared[.v2|.v4] (a store through the shared window, which checked mode sees as the
   kernel's own) and the named barriers bar.sync / barrier.sync id[, count] and bar.arrive /
-  barrier.arrive id, count (an arrival that does not wait; at barrier 0 it counts toward
-  __syncthreads(), kc_ptx.cpp: release_barrier_zero);
+  barrier.arrive id, count (an arrival that does not wait; at barrier 0 it meets bar.sync 0 with
+  its count, kc_ptx.cpp: release_barrier_zero);
 - the mbarrier object (cpu/include/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
   arrive.expect_tx, expect_tx, complete_tx, and try_wait / test_wait on a parity or a state,
   of a CTA's shared memory, and arrive on another CTA's of the cluster (a remote arrival);

@@ -2,8 +2,9 @@
 barrier the threads of a block reach apart (divergence), a warp operation whose mask names
 lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (collective),
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
-a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier
-or a named barrier that nothing will complete (mbarrier_stall, barrier_stall). Each takes the
+a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier,
+a named barrier or the cluster barrier that nothing will complete (mbarrier_stall,
+barrier_stall, cluster_stall). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
@@ -92,6 +93,17 @@ def operand(f, ctx):
         cls = InvalidOperandError
         msg = (f"{who} asking to zero-fill {value} bytes of a {need}-byte copy: zfill counts the bytes at the end "
                "of the copy that are written as zeros instead of read, at most the copy's size; a GPU traps.")
+    elif problem == "barrier_mix":
+        cls = InvalidOperandError
+
+        def given(count):
+            return f"a count of {count} threads" if count else "no thread count (__syncthreads() gives none)"
+        msg = (f"{who} on barrier {addr} with {given(value)}, where threads of its block have arrived in this use of "
+               f"the barrier with {given(need)}. Every arrival at one use of a barrier gives the same count, or none: "
+               "a GPU stops the kernel with an illegal instruction (CUDA_ERROR_ILLEGAL_INSTRUCTION) when a warp "
+               "arrives with another count than the warps waiting there, or with none beside a count. Give both "
+               "sides the same count (bar.arrive 0, n with bar.sync 0, n, not __syncthreads()), or hand off through "
+               "a barrier of its own, 1 to 15.")
     elif problem == "dst_not_shared":
         cls = InvalidOperandError
         msg = (f"{who} with a destination ({addr:#x}) outside shared memory: asynchronous copies go from global "
@@ -280,6 +292,23 @@ def barrier_stall(f, ctx):
                                 barrier=barrier)
 
 
+def cluster_stall(f, ctx):
+    """A thread waits at the cluster barrier (barrier.cluster.wait) whose phase nothing that can
+    still run will complete."""
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    own = ctx.chains.get(line, ())
+    waiting = f["threads"] - f["arrived"] - f["exited"]
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at the cluster "
+           f"barrier on line {line}" + (f", called from line {own[-2][0]}" if own else "") + f", where "
+           f"{f['arrived']} of the cluster's {f['threads']} threads have arrived and {f['exited']} have exited; "
+           f"the barrier waits for {waiting} more that will not arrive. In this block: " + _waits(f, ctx, line))
+    msg += ("\nbarrier.cluster.wait returns once every thread of the cluster that has not exited has arrived with "
+            "barrier.cluster.arrive (PTX ISA, barrier.cluster). Check that every thread of every block of the "
+            "cluster arrives once per phase, and that none waits first for something that comes only after the "
+            "barrier. A GPU hangs here.")
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line)
+
+
 def _waits(f, ctx, line):
     """Where each thread of a block that cannot finish is, from a stall's states, lines, named
     barrier ids and calls: "threads with threadIdx.x < 64 wait at named barrier 1 on line 3; the
@@ -290,7 +319,7 @@ def _waits(f, ctx, line):
     groups = {}
     for i, (state, at) in enumerate(zip(f["states"], f["lines"])):
         pc = pcs[i] if i < len(pcs) else 0
-        calls = ctx.calls_of({"pc": pc}, at) if state in "MN" and pc else ()
+        calls = ctx.calls_of({"pc": pc}, at) if state in "MNC" and pc else ()
         barrier = ids[i] if state == "N" and i < len(ids) else -1
         groups.setdefault((state, at, calls[-2][0] if calls else 0, barrier), set()).add(i)
     everyone = set(range(len(f["states"])))
@@ -298,6 +327,7 @@ def _waits(f, ctx, line):
     def where(state, at, call, barrier):
         via = f", called from line {call}" if call else ""
         return {"M": f"wait at an mbarrier on line {at}{via}", "N": f"wait at named barrier {barrier} on line {at}{via}",
+                "C": f"wait at the cluster barrier on line {at}{via}",
                 "S": f"wait at __syncthreads() on line {at}", "W": f"wait at a warp operation on line {at}",
                 "R": "poll memory", "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))

@@ -122,8 +122,10 @@ enum WarpOp : uint8_t { SYNCWARP, SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, BALLOT
                         REDUCE_ADD, REDUCE_MIN, REDUCE_MAX, REDUCE_AND, REDUCE_OR, REDUCE_XOR, REDUCE_MIN_S,
                         REDUCE_MAX_S, REDUCE_ADD_S, COLLECTIVE /* a wmma operation: kc_warp.h */,
                         ACTIVEMASK /* __activemask(): the lanes that arrive at it together */ };
-// __syncthreads_count/_and/_or: what a block barrier computes as it releases.
-enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR };
+// __syncthreads_count/_and/_or: what a block barrier computes as it releases. BARRIER_COUNTED:
+// bar.sync 0, n with n the whole block's threads, which a GPU tells apart from __syncthreads()'s
+// arrival without a count (kc_ptx.cpp: barrier_form).
+enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR, BARRIER_COUNTED };
 struct Thread {
     void* sp;              // saved stack pointer while switched out
     uint3 idx;             // threadIdx
@@ -151,6 +153,7 @@ struct Thread {
     uint32_t cluster_phase;  // the cluster barrier's phase it last arrived in, plus one (kc_cluster.cpp)
     uint32_t zero_arrival;   // barrier 0's generation it arrived in with bar.arrive, plus one (kc_ptx.cpp)
     uint8_t named_wait;      // while it waits at bar.sync: the barrier's id plus one, its line in `line`
+    bool cluster_wait;       // while it waits at barrier.cluster.wait (its line in `line`; kc_cluster.cpp)
 };
 extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;

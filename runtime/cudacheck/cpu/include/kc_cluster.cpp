@@ -26,9 +26,11 @@ constexpr unsigned MAX_CLUSTER = 16, INBOX = 512;
 constexpr unsigned RANK_SHIFT = 24;
 constexpr uint64_t OFFSET_MASK = (uint64_t(1) << RANK_SHIFT) - 1;
 
-// barrier.cluster: arrivals in its current phase, and phases completed.
+// barrier.cluster: arrivals in its current phase, phases completed, and the cluster's threads
+// that have exited: those that had not arrived in the current phase (`exited`), and those that
+// had (`left`, counted among `arrived` until the phase completes).
 struct ClusterBarrier {
-    uint32_t arrived, phase;
+    uint32_t arrived, phase, exited, left;
 };
 
 enum MessageKind : uint32_t { ARRIVE, MULTICAST };
@@ -59,6 +61,7 @@ static struct {
     unsigned rank = 0, size = 1, first_worker = 0;
     dim3 dims{1, 1, 1};        // blocks per cluster
     uint64_t clusters_done = 0, seen = 0;   // clusters this worker finished; the peers' progress seen
+    uint64_t echoes = 0;       // the progress counted here for the peers' (not handed back to them)
     uint32_t block = 0;        // the linear block running now
 } cl;
 
@@ -106,7 +109,7 @@ static void wait_turn() {
 }
 
 static void hand_over() {
-    cl.g->progress[cl.rank] = sched.progress;
+    cl.g->progress[cl.rank] = sched.progress - cl.echoes;
     __atomic_store_n(&cl.g->turn, (cl.rank + 1) % cl.size, __ATOMIC_RELEASE);
     futex(&cl.g->turn, FUTEX_WAKE, 0x7fffffff, nullptr);
 }
@@ -140,11 +143,14 @@ static void deliver(bool exited) {
 
 // What the peers did since this worker's last turn counts as progress here (kc_poll.cpp: a
 // block whose threads wait for another block's arrivals is not stalled while that block runs).
+// Each worker hands over its own progress only: were the peers' echoed back, two stalled blocks
+// would count each other's turns as progress for ever, and a cluster whose threads wait for
+// each other would never be reported.
 static void note_peers_progress() {
     uint64_t sum = 0;
     for (unsigned r = 0; r < cl.size; ++r)
         if (r != cl.rank) sum += cl.g->progress[r];
-    if (sum != cl.seen) sched.progress++;
+    if (sum != cl.seen) sched.progress++, cl.echoes++;
     cl.seen = sum;
 }
 
@@ -274,8 +280,11 @@ void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uin
 
 // ---- barrier.cluster ----------------------------------------------------------------------------
 // Every thread of every block of the cluster arrives once per phase; a wait returns once the
-// phase it arrived in has completed. A waiting thread stays RUNNABLE (as at an mbarrier), so
-// that turns go on to the blocks still to arrive.
+// phase it arrived in has completed. The phase completes when every thread of the cluster that
+// has not exited has arrived (PTX ISA, barrier.cluster: a wait is for "all non-exited threads of
+// the cluster"), so a thread's exit can complete it; a GPU runs so with a block of the cluster,
+// or half of each block's threads, returning before the barrier. A waiting thread stays
+// RUNNABLE (as at an mbarrier), so that turns go on to the blocks still to arrive.
 // Checked mode: the barrier orders what the block's threads did before their arrivals before
 // what each does after its wait, as an mbarrier of the block would (kc_check_races.cpp); the
 // phase, completed in whichever block arrived last, is gathered here at this block's first
@@ -286,6 +295,14 @@ static const char checked_key = 0;   // the cluster barrier's clocks, as those o
 static uint32_t checked_phase;       // the phases whose arrivals the clocks have gathered
 #endif
 
+// The phase completes once the arrivals and the exits make up the cluster; once every thread has
+// exited, the barrier is ready for the group's next cluster.
+static void complete_phase(ClusterBarrier& b) {
+    uint32_t threads = cl.size * sched.nthreads;
+    if (b.exited + b.left == threads) b.arrived = b.exited = b.left = 0;
+    else if (b.arrived + b.exited == threads) b.phase++, b.arrived = 0, b.exited += b.left, b.left = 0;
+}
+
 void cluster_arrive(int) {
     KC_ASM_CALL;
     ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
@@ -293,14 +310,30 @@ void cluster_arrive(int) {
     check_mbarrier_arrive(&checked_key);
 #endif
     cur->cluster_phase = b.phase + 1;
-    if (++b.arrived == cl.size * sched.nthreads) b.arrived = 0, b.phase++;
+    b.arrived++;
+    complete_phase(b);
     sched.progress++;
 }
 
-void cluster_wait(int) {
+void cluster_barrier_state(uint32_t& arrived, uint32_t& exited, uint32_t& threads) {
+    const ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+    arrived = b.arrived, exited = b.exited + b.left, threads = cl.size * sched.nthreads;
+}
+
+void cluster_thread_exit() {
+    ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+    if (cur->cluster_phase == b.phase + 1) b.left++;   // it arrived in the current phase
+    else b.exited++;
+    complete_phase(b);
+}
+
+void cluster_wait(int line) {
     KC_ASM_CALL;
     const ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+    cur->cluster_wait = true;   // for a report of a block that cannot finish (kc_ptx.cpp: cluster_stall)
+    cur->line = line;
     while (b.phase < cur->cluster_phase) yield_to_scheduler();
+    cur->cluster_wait = false;
 #ifdef KC_CHECKED
     if (checked_phase < b.phase) {
         check_mbarrier_complete(&checked_key);

@@ -68,9 +68,13 @@ static uint64_t now_ms() {
         const Thread& u = sched.threads[i];
         if (u.state == RUNNABLE && u.mbarrier_line) mbarrier_stall(block, u);
     }
-    for (unsigned i = 0; i < sched.nthreads; ++i) {   // or at a named barrier (kc_ptx.cpp)
+    for (unsigned i = 0; i < sched.nthreads; ++i) {   // or at a named barrier, or the cluster's (kc_ptx.cpp)
         const Thread& u = sched.threads[i];
         if (u.state == RUNNABLE && u.named_wait) named_barrier_stall(block, u);
+    }
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state == RUNNABLE && u.cluster_wait) cluster_stall(block, u);
     }
     const Thread* t = nullptr;
     for (unsigned i = 0; i < sched.nthreads && !t; ++i)

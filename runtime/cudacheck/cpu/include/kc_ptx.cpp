@@ -211,18 +211,32 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
 // ---- named barriers ----------------------------------------------------------------------------
 // bar.sync id, count: the barrier completes when `count` threads have arrived (a GPU counts whole
 // warps: the kernel's threads arrive as warps do when every lane of theirs calls it). Waiting
-// threads stay RUNNABLE, as at an mbarrier, so the others of the block run on. Barrier 0 with
-// every thread of the block is __syncthreads(). Checked mode: it orders what its threads did
+// threads stay RUNNABLE, as at an mbarrier, so the others of the block run on. Barrier 0 for
+// every thread of the block waits where __syncthreads() does, in the scheduler (barrier_form
+// tells a count of them all from none). Checked mode: it orders what its threads did
 // before it before what they do after, in shared and in global memory, as an mbarrier of
 // theirs would (kc_check_races.cpp, kc_check_global_races.cpp).
 #ifdef KC_CHECKED
 static const char named_clock[16] = {};   // each named barrier's clocks, as an mbarrier's at this address
 #endif
 
+// Every arrival in one use of a barrier gives the same thread count, or none: a GPU stops the
+// kernel with an illegal instruction when a warp arrives with another (measured on an H200:
+// bar.arrive 0, 128 beside __syncthreads() in a block of 128 threads, bar.sync 0 beside
+// bar.sync 0, 128, bar.arrive 1, 64 beside bar.sync 1, 128). The first arrival of a use sets
+// it; the use ends when the barrier completes.
+void barrier_form(uint32_t id, uint32_t count, const char* what, int line) {
+    uint32_t& form = sched.barrier_form[id];
+    if (form && form != count + 1) operand_error("barrier_mix", what, reinterpret_cast<const void*>(uintptr_t(id)),
+                                                 count, form - 1, line);
+    form = count + 1;
+}
+
 // This thread's arrival at barrier id (counted, with its release in checked mode); the generation
 // it arrived in.
 static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int line) {
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
+    barrier_form(id, count, what, line);
     if (count == 0) count = sched.nthreads;
     if (count % 32 || count > sched.nthreads)
         operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
@@ -235,6 +249,7 @@ static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int 
     if (++sched.named_arrived[id] == count) {
         sched.named_arrived[id] = 0;
         sched.named_generation[id]++;
+        sched.barrier_form[id] = 0;
 #ifdef KC_CHECKED
         check_mbarrier_complete(&named_clock[id]);
 #endif
@@ -244,7 +259,10 @@ static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int 
 
 void named_barrier(uint32_t id, uint32_t count, int line) {
     KC_ASM_CALL;
-    if (id == 0 && (count == 0 || count == sched.nthreads)) return syncthreads(line, BARRIER, 0);
+    if (id == 0 && (count == 0 || count == sched.nthreads)) {   // it waits as at __syncthreads(), named as itself
+        barrier_form(0, count, "bar.sync", line);
+        return syncthreads(line, count ? BARRIER_COUNTED : BARRIER, 0);
+    }
     uint32_t generation = named_arrive(id, count, "bar.sync", line);
     cur->named_wait = uint8_t(id + 1);   // for a report of a block that cannot finish (named_barrier_stall)
     cur->line = line;
@@ -257,31 +275,31 @@ void named_barrier(uint32_t id, uint32_t count, int line) {
 
 // bar.arrive id, count: the arrival alone. The thread goes on at once and acquires nothing: what
 // it did before is ordered before what the threads that wait at the barrier (bar.sync) do after.
-// An arrival at barrier 0 for the whole block is also one at __syncthreads()'s barrier, which
-// meets in the scheduler: the thread is marked with the generation it arrived in, for
-// release_barrier_zero below.
+// An arrival at barrier 0 for the whole block meets those waiting with bar.sync 0 for the whole
+// block, which wait in the scheduler as at __syncthreads(): the thread is marked with the
+// generation it arrived in, for release_barrier_zero below.
 void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
     KC_ASM_CALL;
     uint32_t generation = named_arrive(id, count, "bar.arrive", line);
-    if (id == 0 && (count == 0 || count == sched.nthreads)) cur->zero_arrival = generation + 1;
+    if (id == 0 && count == sched.nthreads) cur->zero_arrival = generation + 1;
 }
 
 // Barrier 0 is __syncthreads()'s, and a GPU counts every arrival there, whichever instruction
-// made it: threads that arrived with bar.arrive 0 and went on, and threads that wait at
-// __syncthreads() (or bar.sync 0), complete it together once they are the whole block, those
-// that exited aside (the PTX ISA's own producer/consumer example arrives at barrier 0). The
-// scheduler calls this between passes, before it looks for threads that still run: the arrivals'
-// threads may be spinning on what the waiting threads do next. It releases the waiting threads
-// and returns true once the block is there. Checked mode orders what every thread did before its
-// arrival before what the waiting threads do after, as bar.sync does; it opens no new barrier
-// interval, since the threads that only arrived went on without waiting.
+// made it: threads that arrived with bar.arrive 0, n and went on, and threads that wait with
+// bar.sync 0, n (n the whole block's threads; __syncthreads() gives no count, so it cannot meet
+// an arrival: barrier_form), complete it together once they are the whole block, those that
+// exited aside. The scheduler calls this between passes, before it looks for threads that still
+// run: the arrivals' threads may be spinning on what the waiting threads do next. It releases the
+// waiting threads and returns true once the block is there. Checked mode orders what every thread
+// did before its arrival before what the waiting threads do after, as bar.sync does; it opens no
+// new barrier interval, since the threads that only arrived went on without waiting.
 bool release_barrier_zero() {
     if (!sched.named_arrived[0]) return false;
     uint32_t mark = sched.named_generation[0] + 1;
     unsigned waiting = 0;
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         const Thread& t = sched.threads[i];
-        if (t.state == AT_SYNCTHREADS && t.op == BARRIER) ++waiting;
+        if (t.state == AT_SYNCTHREADS && t.op == BARRIER_COUNTED) ++waiting;
         else if (t.state != EXITED && t.zero_arrival != mark) return false;
     }
     if (!waiting) return false;
@@ -308,6 +326,7 @@ bool release_barrier_zero() {
     }
     sched.named_arrived[0] = 0;
     sched.named_generation[0]++;
+    sched.barrier_form[0] = 0;
     sched.progress++;
     return true;
 }
@@ -317,21 +336,22 @@ bool release_barrier_zero() {
 // barrier: the barrier's state and where every thread of the block is, as JSON (kc_findings.def).
 
 // Where each thread of the block is, after a finding's own fields: its state (M: it waits at an
-// mbarrier, N: at a named barrier, S: at __syncthreads(), W: at a warp operation, E: it exited,
-// R: it polls memory), its line, the named barrier it waits at (-1: none), and where it called a
-// wait at a barrier from (its helpers' calls); then the report ends the worker.
+// mbarrier, N: at a named barrier, C: at the cluster barrier, S: at __syncthreads(), W: at a warp
+// operation, E: it exited, R: it polls memory), its line, the named barrier it waits at (-1:
+// none), and where it called a wait at a barrier from (its helpers' calls); then the report ends
+// the worker.
 [[noreturn]] static void report_waits(char* buf, size_t n, int k) {
     k += snprintf(buf + k, n - k, "\"states\":\"");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
         const Thread& u = sched.threads[i];
         buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
-                   : u.mbarrier_line ? 'M' : u.named_wait ? 'N' : 'R';
+                   : u.mbarrier_line ? 'M' : u.named_wait ? 'N' : u.cluster_wait ? 'C' : 'R';
     }
     k += snprintf(buf + k, n - k, "\",\"lines\":[");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
         const Thread& u = sched.threads[i];
         int at = u.state == EXITED ? u.exit_line : u.state != RUNNABLE ? u.line
-                 : u.mbarrier_line ? u.mbarrier_line : u.named_wait ? u.line : 0;
+                 : u.mbarrier_line ? u.mbarrier_line : u.named_wait || u.cluster_wait ? u.line : 0;
         k += snprintf(buf + k, n - k, i ? ",%d" : "%d", at);
     }
     k += snprintf(buf + k, n - k, "],\"ids\":[");
@@ -342,7 +362,8 @@ bool release_barrier_zero() {
     k += snprintf(buf + k, n - k, "],\"pcs\":[");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
         const Thread& u = sched.threads[i];
-        uint32_t pc = u.state == RUNNABLE && (u.mbarrier_line || u.named_wait) ? pc_offset(u.asm_pc) : 0u;
+        uint32_t pc = u.state == RUNNABLE && (u.mbarrier_line || u.named_wait || u.cluster_wait) ? pc_offset(u.asm_pc)
+                                                                                                : 0u;
         k += snprintf(buf + k, n - k, i ? ",%u" : "%u", pc);
     }
     snprintf(buf + k, n - k, "]}");
@@ -361,6 +382,17 @@ bool release_barrier_zero() {
                     "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,",
                     block, t.linear, pc_offset(t.asm_pc), t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier),
                     b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered);
+    report_waits(buf, n, k);
+}
+
+[[noreturn]] void cluster_stall(uint32_t block, const Thread& t) {
+    uint32_t arrived, exited, threads;
+    cluster_barrier_state(arrived, exited, threads);
+    char* buf = my_status->message;
+    size_t n = sizeof my_status->message;
+    int k = finding(buf, n, Finding::cluster_stall,
+                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"arrived\":%u,\"exited\":%u,\"threads\":%u,",
+                    block, t.linear, pc_offset(t.asm_pc), t.line, arrived, exited, threads);
     report_waits(buf, n, k);
 }
 

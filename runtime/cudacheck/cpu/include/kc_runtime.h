@@ -50,6 +50,7 @@ struct Scheduler {
     unsigned waiting_warp = 0;         // threads now at a warp operation
     uint64_t progress = 0;             // advanced when a thread gets further (see poll)
     uint32_t named_arrived[16], named_generation[16], named_count[16];   // bar.sync's barriers (kc_ptx.cpp)
+    uint32_t barrier_form[16];         // each barrier's thread count this use, plus one (1: none given; 0: no arrival)
 };
 extern Scheduler sched;
 
@@ -59,9 +60,12 @@ bool reserve_threads(unsigned n, size_t stack_size);
 void run_block(const uint32_t* order, uint32_t block, int end_line);
 // The running thread has blocked, exited or yielded: the next RUNNABLE thread of the pass runs.
 void yield_to_scheduler();
-// Barrier 0 completed by __syncthreads() and bar.arrive 0 together: its waiting threads released
-// (kc_ptx.cpp); whether it was.
+// Barrier 0 completed by bar.sync 0, n and bar.arrive 0, n together (n the whole block): its
+// waiting threads released (kc_ptx.cpp); whether it was.
 bool release_barrier_zero();
+// An arrival at barrier id with thread count `count` (0: none given), which must be the count of
+// the arrivals before it in this use of the barrier (kc_ptx.cpp).
+void barrier_form(uint32_t id, uint32_t count, const char* what, int line);
 
 // Clusters (kc_cluster.cpp): the group memory a launch's workers share, mapped by spawn before
 // the fork (0, or -errno) and unmapped in the caller after it; the blocks a worker runs, `count`
@@ -74,6 +78,11 @@ uint64_t cluster_block(uint64_t unit);
 void cluster_block_end();
 void cluster_worker_end();
 void cluster_turn();
+// A thread of the block has exited: the cluster barrier waits for it no more.
+void cluster_thread_exit();
+// The cluster barrier's current phase: its arrivals, the cluster's threads that have exited, and
+// all of the cluster's threads.
+void cluster_barrier_state(uint32_t& arrived, uint32_t& exited, uint32_t& threads);
 // An arrival from another block of the cluster (kc_ptx.cpp): no thread of this block's.
 void mbarrier_arrive_remote(void* bar, int line);
 
@@ -101,6 +110,7 @@ void stalled_pass(uint32_t block, uint64_t& since, uint64_t& seen);
 // The report of such a block when thread t waits at an mbarrier (kc_ptx.cpp).
 [[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t);
 [[noreturn]] void named_barrier_stall(uint32_t block, const Thread& t);
+[[noreturn]] void cluster_stall(uint32_t block, const Thread& t);
 // An instruction's offset in the kernel's library, which checked mode's line table maps to a line
 // and its inline chain (0: none; kc_poll.cpp).
 uint32_t pc_offset(const void* pc);

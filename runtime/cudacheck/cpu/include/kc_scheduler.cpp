@@ -27,9 +27,10 @@ dim3 block_dim, grid_dim;
 //      without it (checked mode reports that instead);
 //   2. otherwise, if every live thread of the block waits at __syncthreads, all are
 //      released: the next barrier interval begins (__syncthreads_count and its kin
-//      compute their result now). Threads that arrived at barrier 0 with bar.arrive and
-//      went on count as there (kc_ptx.cpp: release_barrier_zero, checked before threads
-//      that still run are resumed, since those may wait for the ones released);
+//      compute their result now). Threads that arrived at barrier 0 with bar.arrive 0, n
+//      and went on count as there for those that wait with bar.sync 0, n (kc_ptx.cpp:
+//      release_barrier_zero, checked before threads that still run are resumed, since those
+//      may wait for the ones released);
 //   3. otherwise, if every thread has exited, the block is done;
 //   4. otherwise the block's threads wait at different barriers (a divergent barrier).
 //      Hardware counts arrivals at barrier 0 whichever line they come from, so the
@@ -78,6 +79,7 @@ void yield_to_scheduler() {
 [[noreturn]] void fiber_main(void*) {
     sched.body(sched.args);
     async_thread_exit(cur->linear);
+    cluster_thread_exit();
     sched.progress++;
     cur->state = EXITED;
     yield_to_scheduler();
@@ -85,6 +87,9 @@ void yield_to_scheduler() {
 }
 
 void syncthreads(int line, uint8_t op, int pred) {
+    static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
+                                       "__syncthreads_or()", "bar.sync"};
+    barrier_form(0, op == BARRIER_COUNTED ? sched.nthreads : 0, name[op], line);
     sched.progress++;
     cur->state = AT_SYNCTHREADS;
     cur->op = op;
@@ -303,6 +308,7 @@ void release_block_barrier() {
         }
     }
     sched.waiting_warp = 0;
+    sched.barrier_form[0] = 0;
 }
 
 extern "C" void kc_register_namespace_shared();   // generated with the launch stubs
@@ -329,6 +335,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     async_block_start(sched.nthreads);
     sched.waiting_warp = 0;
     memset(sched.named_arrived, 0, sizeof sched.named_arrived);
+    memset(sched.barrier_form, 0, sizeof sched.barrier_form);
 #ifdef KC_CHECKED
     check_block_start(block);
 #else
