@@ -283,11 +283,11 @@ def barrier_stall(f, ctx):
            f"{barrier} on line {line}" + (f", called from line {own[-2][0]}" if own else "") + ", where "
            f"{f['arrived']} of the {count} threads its count names have arrived; nothing that can still run will "
            f"arrive there: " + _waits(f, ctx, line))
-    msg += (f"\nbar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id with "
-            f"bar.sync, bar.arrive or bar.red (without a count: every thread of the block), and barrier 0 is "
-            f"__syncthreads()'s (PTX ISA, bar). Check that the threads meant to meet name the same barrier, that "
-            f"the count is the number of threads that arrive there, and that each arrives once per use. A GPU hangs "
-            f"here.")
+    msg += ("\nbar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id with "
+            "bar.sync, bar.arrive or bar.red (without a count: every thread of the block), and barrier 0 is "
+            "__syncthreads()'s (PTX ISA, bar). Check that the threads meant to meet name the same barrier, that "
+            "the count is the number of threads that arrive there, and that each arrives once per use. A GPU hangs "
+            "here.")
     return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
                                 barrier=barrier)
 
@@ -326,7 +326,8 @@ def _waits(f, ctx, line):
 
     def where(state, at, call, barrier):
         via = f", called from line {call}" if call else ""
-        return {"M": f"wait at an mbarrier on line {at}{via}", "N": f"wait at named barrier {barrier} on line {at}{via}",
+        return {"M": f"wait at an mbarrier on line {at}{via}",
+                "N": f"wait at named barrier {barrier} on line {at}{via}",
                 "C": f"wait at the cluster barrier on line {at}{via}",
                 "S": f"wait at __syncthreads() on line {at}", "W": f"wait at a warp operation on line {at}",
                 "R": "poll memory", "E": f"returned at line {at}" if at else "reached the end of the kernel"}[state]
