@@ -251,7 +251,8 @@ def stall(f, ctx):
 def mbarrier_stall(f, ctx):
     """A thread waits at an mbarrier (inline PTX: try_wait or test_wait) whose phase nothing that
     can still run will complete."""
-    block, thread, line, expected = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], f["expected"]
+    block, thread, line, via = _waiter(f, ctx)
+    expected = f["expected"]
     needs = [f"{f['pending']} more of its {expected} arrival{'s' if expected > 1 else ''}"] if f["pending"] else []
     balance = (f"this phase expected {f['tx_expected']} bytes with expect_tx and its copies delivered "
                f"{f['tx_delivered']}")
@@ -259,9 +260,8 @@ def mbarrier_stall(f, ctx):
         needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
         needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
-    own = ctx.chains.get(line, ())
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line}"
-           + (f", called from line {own[-2][0]}," if own else "") + " for the "
+           + (f"{via}," if via else "") + " for the "
            f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, which "
            f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + _waits(f, ctx, line))
     msg += ("\nA phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
@@ -276,11 +276,10 @@ def mbarrier_stall(f, ctx):
 def barrier_stall(f, ctx):
     """A thread waits at a named barrier (inline PTX: bar.sync or barrier.sync with an id) that
     nothing that can still run will complete."""
-    block, thread, line, barrier, count = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], \
-        f["barrier"], f["count"]
-    own = ctx.chains.get(line, ())
+    block, thread, line, via = _waiter(f, ctx)
+    barrier, count = f["barrier"], f["count"]
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at named barrier "
-           f"{barrier} on line {line}" + (f", called from line {own[-2][0]}" if own else "") + ", where "
+           f"{barrier} on line {line}{via}, where "
            f"{f['arrived']} of the {count} threads its count names have arrived; nothing that can still run will "
            f"arrive there: " + _waits(f, ctx, line))
     msg += ("\nbar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id with "
@@ -295,11 +294,10 @@ def barrier_stall(f, ctx):
 def cluster_stall(f, ctx):
     """A thread waits at the cluster barrier (barrier.cluster.wait) whose phase nothing that can
     still run will complete."""
-    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
-    own = ctx.chains.get(line, ())
+    block, thread, line, via = _waiter(f, ctx)
     waiting = f["threads"] - f["arrived"] - f["exited"]
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at the cluster "
-           f"barrier on line {line}" + (f", called from line {own[-2][0]}" if own else "") + f", where "
+           f"barrier on line {line}{via}, where "
            f"{f['arrived']} of the cluster's {f['threads']} threads have arrived and {f['exited']} have exited; "
            f"the barrier waits for {waiting} more that will not arrive. In this block: " + _waits(f, ctx, line))
     msg += ("\nbarrier.cluster.wait returns once every thread of the cluster that has not exited has arrived with "
@@ -307,6 +305,14 @@ def cluster_stall(f, ctx):
             "cluster arrives once per phase, and that none waits first for something that comes only after the "
             "barrier. A GPU hangs here.")
     return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line)
+
+
+def _waiter(f, ctx):
+    """The block, thread and line of a stall's waiting thread, and ", called from line N" where
+    its wait lies in a helper."""
+    own = ctx.chains.get(f["line"], ())
+    return (ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"],
+            f", called from line {own[-2][0]}" if own else "")
 
 
 def _waits(f, ctx, line):
