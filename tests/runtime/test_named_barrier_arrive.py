@@ -120,6 +120,20 @@ extern "C" __global__ void mixed(float* out, int variant) {
     }
 }
 
+// Threads that return before a barrier: warps 2-3 (variants 0, 2, 3) or the upper half of every
+// warp (variant 1). A barrier without a count waits only for the threads left; one with a count
+// waits for them all: a GPU hangs.
+extern "C" __global__ void after_exits(float* out, int variant) {
+    __shared__ float buf[128];
+    int t = threadIdx.x;
+    if (variant == 1 ? t % 32 >= 16 : t >= 64) return;
+    buf[t] = 3.0f * t;
+    if (variant <= 1) asm volatile("bar.sync 1;" ::: "memory");
+    else if (variant == 2) asm volatile("bar.sync 1, 128;" ::: "memory");              // COUNTED 1
+    else asm volatile("bar.sync 0, 128;" ::: "memory");                                 // COUNTED 0
+    out[t] = buf[t ^ 1] + 1.0f;
+}
+
 // An arrival of 96 threads' count (ptxas takes any multiple of 32 it cannot see, and the GPU
 // counts warps) given at run time as `count`.
 extern "C" __global__ void runtime_count(float* out, unsigned count) {
@@ -230,6 +244,31 @@ def test_arrivals_that_mix_counts_at_one_use_of_a_barrier_are_named(variant, bar
     assert "CUDA_ERROR_ILLEGAL_INSTRUCTION" in msg
 
 
+def after_exits_expected(variant):
+    t = np.arange(128)
+    live = t % 32 < 16 if variant == 1 else t < 64
+    return np.where(live, 3.0 * (t ^ 1) + 1.0, 0.0).astype(np.float32)
+
+
+@pytest.mark.parametrize("variant", [0, 1], ids=["warps returned", "half of each warp returned"])
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_a_barrier_without_a_count_does_not_wait_for_threads_that_returned(variant, check):
+    out = np.zeros(128, np.float32)
+    module("cpu", check).get_function("after_exits")((1,), (128,), (out, np.int32(variant)))
+    np.testing.assert_array_equal(out, after_exits_expected(variant))
+
+
+@pytest.mark.parametrize("variant, barrier, mark", [(2, 1, "COUNTED 1"), (3, 0, "COUNTED 0")], ids=["1", "0"])
+@pytest.mark.parametrize("check", [False, True], ids=["unchecked", "checked"])
+def test_a_barrier_with_a_count_waits_for_threads_that_returned(variant, barrier, mark, check):
+    with pytest.raises(cudacheck.ForwardProgressError) as e:
+        module("cpu", check).get_function("after_exits")((1,), (128,), (np.zeros(128, np.float32), np.int32(variant)))
+    assert e.value.barrier == barrier and e.value.line == line_of(mark)
+    assert (f"waits at named barrier {barrier} on line {line_of(mark)}, where 64 of the 128 threads its count names "
+            "have arrived") in str(e.value)
+    assert "the others returned at line" in str(e.value)
+
+
 def isa_expected():
     return np.concatenate([5.0 * (31 - np.arange(32)), np.full(32, 7.0)]).astype(np.float32)
 
@@ -288,6 +327,15 @@ def test_a_gpu_stops_at_each_mix_with_an_illegal_instruction(variant):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])})
     assert re.search(r"(?i)illegal.?instruction", r.stdout + r.stderr), r.stdout + r.stderr
+
+
+@gpu
+@pytest.mark.parametrize("variant", [0, 1], ids=["warps returned", "half of each warp returned"])
+def test_the_gpu_does_not_wait_for_returned_threads_at_a_barrier_without_a_count(variant):
+    import cupy
+    out = cupy.zeros(128, cupy.float32)
+    module("gpu", False).get_function("after_exits")((1,), (128,), (out, np.int32(variant)))
+    np.testing.assert_array_equal(out.get(), after_exits_expected(variant))
 
 
 @gpu

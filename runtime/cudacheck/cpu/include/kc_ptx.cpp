@@ -232,29 +232,41 @@ void barrier_form(uint32_t id, uint32_t count, const char* what, int line) {
     form = count + 1;
 }
 
+// Barrier id completes: its waiting threads go on, and its next use may take another count.
+static void complete_named(uint32_t id) {
+    sched.named_arrived[id] = 0;
+    sched.named_generation[id]++;
+    sched.barrier_form[id] = 0;
+#ifdef KC_CHECKED
+    check_mbarrier_complete(&named_clock[id]);
+#endif
+}
+
 // This thread's arrival at barrier id (counted, with its release in checked mode); the generation
-// it arrived in.
+// it arrived in. Without a count, the barrier is for every thread of the block that has not
+// exited; with one, exited threads do not lower it (on an H200, bar.sync 1 completes when half
+// the block has returned, bar.sync 1, 128 hangs).
 static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int line) {
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
     barrier_form(id, count, what, line);
-    if (count == 0) count = sched.nthreads;
-    if (count % 32 || count > sched.nthreads)
+    if (count && (count % 32 || count > sched.nthreads))
         operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
     uint32_t generation = sched.named_generation[id];
-    sched.named_count[id] = count;
+    sched.named_count[id] = count ? count : sched.nthreads - sched.exited;
     sched.progress++;
 #ifdef KC_CHECKED
     check_mbarrier_arrive(&named_clock[id]);
 #endif
-    if (++sched.named_arrived[id] == count) {
-        sched.named_arrived[id] = 0;
-        sched.named_generation[id]++;
-        sched.barrier_form[id] = 0;
-#ifdef KC_CHECKED
-        check_mbarrier_complete(&named_clock[id]);
-#endif
-    }
+    if (++sched.named_arrived[id] == sched.named_count[id]) complete_named(id);
     return generation;
+}
+
+// A thread of the block has exited: a use of a barrier without a count that waits only for it
+// completes.
+void named_barriers_thread_exit() {
+    for (uint32_t id = 1; id < 16; ++id)
+        if (sched.barrier_form[id] == 1 && sched.named_arrived[id] == sched.nthreads - sched.exited)
+            complete_named(id);
 }
 
 void named_barrier(uint32_t id, uint32_t count, int line) {
@@ -287,8 +299,7 @@ void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
 // Barrier 0 is __syncthreads()'s, and a GPU counts every arrival there, whichever instruction
 // made it: threads that arrived with bar.arrive 0, n and went on, and threads that wait with
 // bar.sync 0, n (n the whole block's threads; __syncthreads() gives no count, so it cannot meet
-// an arrival: barrier_form), complete it together once they are the whole block, those that
-// exited aside. The scheduler calls this between passes, before it looks for threads that still
+// an arrival: barrier_form), complete it together once they are the whole block. The scheduler calls this between passes, before it looks for threads that still
 // run: the arrivals' threads may be spinning on what the waiting threads do next. It releases the
 // waiting threads and returns true once the block is there. Checked mode orders what every thread
 // did before its arrival before what the waiting threads do after, as bar.sync does; it opens no
@@ -300,7 +311,7 @@ bool release_barrier_zero() {
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         const Thread& t = sched.threads[i];
         if (t.state == AT_SYNCTHREADS && t.op == BARRIER_COUNTED) ++waiting;
-        else if (t.state != EXITED && t.zero_arrival != mark) return false;
+        else if (t.zero_arrival != mark) return false;   // (one that exited without arriving: a GPU hangs)
     }
     if (!waiting) return false;
 #ifdef KC_CHECKED
@@ -344,8 +355,8 @@ bool release_barrier_zero() {
     k += snprintf(buf + k, n - k, "\"states\":\"");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 64; ++i) {
         const Thread& u = sched.threads[i];
-        buf[k++] = u.state == AT_SYNCTHREADS ? 'S' : u.state == AT_WARP ? 'W' : u.state == EXITED ? 'E'
-                   : u.mbarrier_line ? 'M' : u.named_wait ? 'N' : u.cluster_wait ? 'C' : 'R';
+        buf[k++] = u.state == AT_SYNCTHREADS ? (u.op == BARRIER_COUNTED ? 'N' : 'S') : u.state == AT_WARP ? 'W'
+                   : u.state == EXITED ? 'E' : u.mbarrier_line ? 'M' : u.named_wait ? 'N' : u.cluster_wait ? 'C' : 'R';
     }
     k += snprintf(buf + k, n - k, "\",\"lines\":[");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
@@ -357,7 +368,8 @@ bool release_barrier_zero() {
     k += snprintf(buf + k, n - k, "],\"ids\":[");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
         const Thread& u = sched.threads[i];
-        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", u.state == RUNNABLE ? int(u.named_wait) - 1 : -1);
+        int id = u.state == RUNNABLE ? int(u.named_wait) - 1 : u.state == AT_SYNCTHREADS && u.op == BARRIER_COUNTED ? 0 : -1;
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", id);
     }
     k += snprintf(buf + k, n - k, "],\"pcs\":[");
     for (unsigned i = 0; i < sched.nthreads && k < int(n) - 16; ++i) {
@@ -394,6 +406,27 @@ bool release_barrier_zero() {
                     "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"arrived\":%u,\"exited\":%u,\"threads\":%u,",
                     block, t.linear, pc_offset(t.asm_pc), t.line, arrived, exited, threads);
     report_waits(buf, n, k);
+}
+
+// The scheduler found every thread of the block that has not exited waiting where __syncthreads()
+// waits: if they wait with bar.sync 0, n for the whole block, the threads that exited are
+// missing from it, and a GPU hangs there.
+void barrier_zero_stall(uint32_t block) {
+    if (!sched.exited) return;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& t = sched.threads[i];
+        if (t.state == AT_SYNCTHREADS && t.op == BARRIER_COUNTED) {
+            unsigned waiting = 0;
+            for (unsigned j = 0; j < sched.nthreads; ++j) waiting += sched.threads[j].state == AT_SYNCTHREADS;
+            char* buf = my_status->message;
+            size_t n = sizeof my_status->message;
+            int k = finding(buf, n, Finding::barrier_stall,
+                            "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"barrier\":0,\"count\":%u,"
+                            "\"arrived\":%u,", block, t.linear, pc_offset(t.asm_pc), t.line, sched.nthreads,
+                            waiting + sched.named_arrived[0]);
+            report_waits(buf, n, k);
+        }
+    }
 }
 
 [[noreturn]] void named_barrier_stall(uint32_t block, const Thread& t) {

@@ -51,6 +51,7 @@ struct Scheduler {
     uint64_t progress = 0;             // advanced when a thread gets further (see poll)
     uint32_t named_arrived[16], named_generation[16], named_count[16];   // bar.sync's barriers (kc_ptx.cpp)
     uint32_t barrier_form[16];         // each barrier's thread count this use, plus one (1: none given; 0: no arrival)
+    unsigned exited;                   // the block's threads that have exited
 };
 extern Scheduler sched;
 
@@ -66,6 +67,11 @@ bool release_barrier_zero();
 // An arrival at barrier id with thread count `count` (0: none given), which must be the count of
 // the arrivals before it in this use of the barrier (kc_ptx.cpp).
 void barrier_form(uint32_t id, uint32_t count, const char* what, int line);
+// A thread of the block has exited (kc_ptx.cpp): a barrier without a count waits for it no more.
+void named_barriers_thread_exit();
+// Every live thread waits where __syncthreads() does: with bar.sync 0, n for the whole block and
+// threads exited, a report of a block that cannot finish (kc_ptx.cpp).
+void barrier_zero_stall(uint32_t block);
 
 // Clusters (kc_cluster.cpp): the group memory a launch's workers share, mapped by spawn before
 // the fork (0, or -errno) and unmapped in the caller after it; the blocks a worker runs, `count`

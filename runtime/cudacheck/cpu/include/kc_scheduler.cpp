@@ -79,7 +79,9 @@ void yield_to_scheduler() {
 [[noreturn]] void fiber_main(void*) {
     sched.body(sched.args);
     async_thread_exit(cur->linear);
+    sched.exited++;
     cluster_thread_exit();
+    named_barriers_thread_exit();
     sched.progress++;
     cur->state = EXITED;
     yield_to_scheduler();
@@ -336,6 +338,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     sched.waiting_warp = 0;
     memset(sched.named_arrived, 0, sizeof sched.named_arrived);
     memset(sched.barrier_form, 0, sizeof sched.barrier_form);
+    sched.exited = 0;
 #ifdef KC_CHECKED
     check_block_start(block);
 #else
@@ -377,6 +380,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
 #endif
             return;
         }
+        barrier_zero_stall(block);
 #ifdef KC_CHECKED
         check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
 #endif
