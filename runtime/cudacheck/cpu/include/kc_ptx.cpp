@@ -299,11 +299,12 @@ void named_barrier_arrive(uint32_t id, uint32_t count, int line) {
 // Barrier 0 is __syncthreads()'s, and a GPU counts every arrival there, whichever instruction
 // made it: threads that arrived with bar.arrive 0, n and went on, and threads that wait with
 // bar.sync 0, n (n the whole block's threads; __syncthreads() gives no count, so it cannot meet
-// an arrival: barrier_form), complete it together once they are the whole block. The scheduler calls this between passes, before it looks for threads that still
-// run: the arrivals' threads may be spinning on what the waiting threads do next. It releases the
-// waiting threads and returns true once the block is there. Checked mode orders what every thread
-// did before its arrival before what the waiting threads do after, as bar.sync does; it opens no
-// new barrier interval, since the threads that only arrived went on without waiting.
+// an arrival: barrier_form), complete it together once they are the whole block. The scheduler
+// calls this between passes, before it looks for threads that still run: the arrivals' threads
+// may be spinning on what the waiting threads do next. It releases the waiting threads and
+// returns true once the block is there. Checked mode orders what every thread did before its
+// arrival before what the waiting threads do after, as bar.sync does; it opens no new barrier
+// interval, since the threads that only arrived went on without waiting.
 bool release_barrier_zero() {
     if (!sched.named_arrived[0]) return false;
     uint32_t mark = sched.named_generation[0] + 1;
@@ -314,30 +315,23 @@ bool release_barrier_zero() {
         else if (t.zero_arrival != mark) return false;   // (one that exited without arriving: a GPU hangs)
     }
     if (!waiting) return false;
-#ifdef KC_CHECKED
     Thread* running = cur;
-    for (int pass = 0; pass < 2; ++pass) {   // every waiting thread's arrival, then each one's acquire
-        if (pass) check_mbarrier_complete(&named_clock[0]);
+    for (int pass = 0; pass < 2; ++pass) {   // every waiting thread's arrival; the completion; each one's acquire
+        if (pass) complete_named(0);
         for (unsigned i = 0; i < sched.nthreads; ++i) {
-            if (sched.threads[i].state != AT_SYNCTHREADS) continue;
-            cur = &sched.threads[i];
+            Thread& t = sched.threads[i];
+            if (t.state != AT_SYNCTHREADS) continue;
+#ifdef KC_CHECKED
+            cur = &t;
             my_status->thread = i;
             if (pass) check_mbarrier_acquire(&named_clock[0]);
             else check_mbarrier_arrive(&named_clock[0]);
+#endif
+            if (pass) t.result = 0, t.state = RUNNABLE;
         }
     }
     cur = running;
     my_status->thread = running->linear;
-#endif
-    for (unsigned i = 0; i < sched.nthreads; ++i) {
-        Thread& t = sched.threads[i];
-        if (t.state != AT_SYNCTHREADS) continue;
-        t.result = 0;
-        t.state = RUNNABLE;
-    }
-    sched.named_arrived[0] = 0;
-    sched.named_generation[0]++;
-    sched.barrier_form[0] = 0;
     sched.progress++;
     return true;
 }
