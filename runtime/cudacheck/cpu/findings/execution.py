@@ -251,8 +251,7 @@ def stall(f, ctx):
 def mbarrier_stall(f, ctx):
     """A thread waits at an mbarrier (inline PTX: try_wait or test_wait) whose phase nothing that
     can still run will complete."""
-    block, thread, line, via = _waiter(f, ctx)
-    expected = f["expected"]
+    expected, via = f["expected"], _via(f, ctx)
     needs = [f"{f['pending']} more of its {expected} arrival{'s' if expected > 1 else ''}"] if f["pending"] else []
     balance = (f"this phase expected {f['tx_expected']} bytes with expect_tx and its copies delivered "
                f"{f['tx_delivered']}")
@@ -260,59 +259,55 @@ def mbarrier_stall(f, ctx):
         needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
         needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
-    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at line {line}"
-           + (f"{via}," if via else "") + " for the "
-           f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, which "
-           f"still needs {' and '.join(needs)}; nothing that can still run will complete it: " + _waits(f, ctx, line))
-    msg += ("\nA phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
-            "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
-            "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count includes "
-            "arrives once per phase, that each wait asks for the parity of the phase it needs, and that the bytes "
-            "expected match those the copies deliver. A GPU hangs here.")
-    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
-                                address=f["address"])
+    return _stall(f, ctx, f"line {f['line']}" + (f"{via}," if via else "") + " for the "
+                  f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, "
+                  f"which still needs {' and '.join(needs)}; nothing that can still run will complete it: ",
+                  "A phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
+                  "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
+                  "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count "
+                  "includes arrives once per phase, that each wait asks for the parity of the phase it needs, and "
+                  "that the bytes expected match those the copies deliver. A GPU hangs here.", address=f["address"])
 
 
 def barrier_stall(f, ctx):
     """A thread waits at a named barrier (inline PTX: bar.sync or barrier.sync with an id) that
     nothing that can still run will complete."""
-    block, thread, line, via = _waiter(f, ctx)
-    barrier, count = f["barrier"], f["count"]
-    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at named barrier "
-           f"{barrier} on line {line}{via}, where "
-           f"{f['arrived']} of the {count} threads its count names have arrived; nothing that can still run will "
-           f"arrive there: " + _waits(f, ctx, line))
-    msg += ("\nbar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id with "
-            "bar.sync, bar.arrive or bar.red (without a count: every thread of the block), and barrier 0 is "
-            "__syncthreads()'s (PTX ISA, bar). Check that the threads meant to meet name the same barrier, that "
-            "the count is the number of threads that arrive there, and that each arrives once per use. A GPU hangs "
-            "here.")
-    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
-                                barrier=barrier)
+    return _stall(f, ctx, f"named barrier {f['barrier']} on line {f['line']}{_via(f, ctx)}, where {f['arrived']} "
+                  f"of the {f['count']} threads its count names have arrived; nothing that can still run will "
+                  "arrive there: ",
+                  "bar.sync id, count completes once `count` threads, in whole warps, have arrived at barrier id "
+                  "with bar.sync, bar.arrive or bar.red (without a count: every thread of the block), and barrier 0 "
+                  "is __syncthreads()'s (PTX ISA, bar). Check that the threads meant to meet name the same barrier, "
+                  "that the count is the number of threads that arrive there, and that each arrives once per use. A "
+                  "GPU hangs here.", barrier=f["barrier"])
 
 
 def cluster_stall(f, ctx):
     """A thread waits at the cluster barrier (barrier.cluster.wait) whose phase nothing that can
     still run will complete."""
-    block, thread, line, via = _waiter(f, ctx)
     waiting = f["threads"] - f["arrived"] - f["exited"]
-    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at the cluster "
-           f"barrier on line {line}{via}, where "
-           f"{f['arrived']} of the cluster's {f['threads']} threads have arrived and {f['exited']} have exited; "
-           f"the barrier waits for {waiting} more that will not arrive. In this block: " + _waits(f, ctx, line))
-    msg += ("\nbarrier.cluster.wait returns once every thread of the cluster that has not exited has arrived with "
-            "barrier.cluster.arrive (PTX ISA, barrier.cluster). Check that every thread of every block of the "
-            "cluster arrives once per phase, and that none waits first for something that comes only after the "
-            "barrier. A GPU hangs here.")
-    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line)
+    return _stall(f, ctx, f"the cluster barrier on line {f['line']}{_via(f, ctx)}, where {f['arrived']} of the "
+                  f"cluster's {f['threads']} threads have arrived and {f['exited']} have exited; the barrier waits "
+                  f"for {waiting} more that will not arrive. In this block: ",
+                  "barrier.cluster.wait returns once every thread of the cluster that has not exited has arrived "
+                  "with barrier.cluster.arrive (PTX ISA, barrier.cluster). Check that every thread of every block "
+                  "of the cluster arrives once per phase, and that none waits first for something that comes only "
+                  "after the barrier. A GPU hangs here.")
 
 
-def _waiter(f, ctx):
-    """The block, thread and line of a stall's waiting thread, and ", called from line N" where
-    its wait lies in a helper."""
+def _via(f, ctx):
+    """", called from line N" where a stall's wait lies in a helper the kernel calls on line N."""
     own = ctx.chains.get(f["line"], ())
-    return (ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"],
-            f", called from line {own[-2][0]}" if own else "")
+    return f", called from line {own[-2][0]}" if own else ""
+
+
+def _stall(f, ctx, where, advice, **details):
+    """A stall's ForwardProgressError: its waiting thread "waits at" `where`, then where every
+    thread of the block is (_waits), then `advice`."""
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at {where}"
+           + _waits(f, ctx, line) + "\n" + advice)
+    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line, **details)
 
 
 def _waits(f, ctx, line):

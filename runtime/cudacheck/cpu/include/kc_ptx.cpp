@@ -402,35 +402,36 @@ bool release_barrier_zero() {
     report_waits(buf, n, k);
 }
 
+// Threads wait at barrier id (thread t among them) for `count` arrivals of which `arrived` came.
+[[noreturn]] static void report_barrier_stall(uint32_t block, const Thread& t, unsigned id, unsigned count,
+                                              unsigned arrived) {
+    char* buf = my_status->message;
+    size_t n = sizeof my_status->message;
+    int k = finding(buf, n, Finding::barrier_stall,
+                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"barrier\":%u,\"count\":%u,\"arrived\":%u,",
+                    block, t.linear, pc_offset(t.asm_pc), t.line, id, count, arrived);
+    report_waits(buf, n, k);
+}
+
 // The scheduler found every thread of the block that has not exited waiting where __syncthreads()
 // waits: if they wait with bar.sync 0, n for the whole block, the threads that exited are
 // missing from it, and a GPU hangs there.
 void barrier_zero_stall(uint32_t block) {
     if (!sched.exited) return;
+    unsigned waiting = 0;
+    const Thread* first = nullptr;
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         const Thread& t = sched.threads[i];
-        if (t.state == AT_SYNCTHREADS && t.op == BARRIER_COUNTED) {
-            unsigned waiting = 0;
-            for (unsigned j = 0; j < sched.nthreads; ++j) waiting += sched.threads[j].state == AT_SYNCTHREADS;
-            char* buf = my_status->message;
-            size_t n = sizeof my_status->message;
-            int k = finding(buf, n, Finding::barrier_stall,
-                            "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"barrier\":0,\"count\":%u,"
-                            "\"arrived\":%u,", block, t.linear, pc_offset(t.asm_pc), t.line, sched.nthreads,
-                            waiting + sched.named_arrived[0]);
-            report_waits(buf, n, k);
-        }
+        if (t.state != AT_SYNCTHREADS) continue;
+        waiting++;
+        if (!first && t.op == BARRIER_COUNTED) first = &t;
     }
+    if (first) report_barrier_stall(block, *first, 0, sched.nthreads, waiting + sched.named_arrived[0]);
 }
 
 [[noreturn]] void named_barrier_stall(uint32_t block, const Thread& t) {
     unsigned id = t.named_wait - 1u;
-    char* buf = my_status->message;
-    size_t n = sizeof my_status->message;
-    int k = finding(buf, n, Finding::barrier_stall,
-                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"barrier\":%u,\"count\":%u,\"arrived\":%u,",
-                    block, t.linear, pc_offset(t.asm_pc), t.line, id, sched.named_count[id], sched.named_arrived[id]);
-    report_waits(buf, n, k);
+    report_barrier_stall(block, t, id, sched.named_count[id], sched.named_arrived[id]);
 }
 
 }  // namespace kc
