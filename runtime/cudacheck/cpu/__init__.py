@@ -123,11 +123,6 @@ class SourceLines:
         instruction is the kernel's own (a chain of one frame) or its line is unknown."""
         self._read([pc])
         chain = self.chains[int(pc)]
-        # A kernel small enough to be inlined into its launch stub (compiler.py: kc_body_<i>) reads
-        # back with the stub's name on its innermost frame and its own signature's line as a call:
-        # the instruction is the kernel's own.
-        if chain and chain[-1][1].startswith("kc_body_"):
-            return ()
         return chain if len(chain) > 1 else ()
 
 
