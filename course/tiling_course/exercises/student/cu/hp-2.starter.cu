@@ -10,24 +10,35 @@
 // mbarrier transaction counts and wgmma came with compute capability 9.0. None of these
 // kernels runs on Colab's T4 (compute capability 7.5), whose tensor cores the wmma kernels
 // of tensor_cores.cu reach; the book's numbers for this file come from an H100 and an H200.
-// The lecture's four steps, and what each becomes here:
+// The lecture's tiled kernel in its steps, and what each becomes here:
 //   1. allocate the tiles: STAGES slots of dynamic shared memory, each holding a BM x BK
 //      tile of M and a BK x BN tile of N, laid out (swizzled) as the TMA writes them and as
 //      wgmma reads them, so that no step rearranges them in between;
-//   2. compute the indices: gone from the kernel. A tensor map, built once on the host
-//      (cudacheck.tensor_map_2d), holds the matrix's address, its sizes, its row pitch and the
-//      tile's shape; a load names only the tile's corner (column, row), and the TMA computes
-//      every address, and writes zeros wherever the tile reaches past the matrix (so the
-//      edges need no guard, and neither m, n nor k need be a multiple of a tile);
-//   3. load a tile and wait: one thread issues the copy (cp.async.bulk.tensor), the TMA
-//      moves the whole tile while every thread is free, and an mbarrier, told how many
-//      bytes to expect (expect_tx), completes its phase when they have all landed: a wait
-//      on it replaces the first __syncthreads;
-//   4. multiply and wait: a warpgroup (4 warps, 128 threads) multiplies the tiles straight
+//   2. the indices this thread is responsible for, and the number of tiles: each block still
+//      finds its tile's corner and the number of slices of k. The indices of the elements a
+//      thread loads in step 3a leave the kernel: a tensor map, built once on the host
+//      (cudacheck.tensor_map_2d), holds the matrix's address, its sizes, its row pitch and
+//      the box's shape, a load names only the box's corner (column, row), and the TMA
+//      computes every address and writes zeros wherever the box reaches past the matrix (so
+//      no load needs a guard, and neither m, n nor k need be a multiple of a tile). The
+//      indices of the results stay: a thread's warp and lane fix which rows and columns of
+//      the tile its accumulators hold (store_tile, and step 4);
+//   3a. load, then wait: one thread issues the copy (cp.async.bulk.tensor) and announces its
+//      bytes (expect_tx) on the slot's full mbarrier; the TMA moves the whole box while the
+//      other threads are free, and the barrier completes its phase when its one expected
+//      arrival has come and all the announced bytes have landed: a wait on it replaces the
+//      first __syncthreads;
+//   3b. multiply, then wait: a warpgroup (4 warps, 128 threads) multiplies the tiles straight
 //      from shared memory (wgmma.mma_async, 64 x BN x 16 per instruction, accumulators in
-//      registers), asynchronously: wgmma.wait_group waits for the products, and a slot is
-//      handed back to the loads by a second mbarrier (empty), which replaces the second
-//      __syncthreads.
+//      registers), asynchronously; wgmma.wait_group waits for the products, and then the
+//      slot goes back to the loads: by a __syncthreads in matmul_tma_wgmma, by an arrival
+//      on the slot's empty mbarrier in the other kernels (one arrival per consumer warp, so
+//      the barrier counts 8 arrivals from 256 threads), which replaces the second
+//      __syncthreads;
+//   4. write the result where it lies inside P: each thread stores its accumulators, guarded
+//      by row and column (store_tile); matmul_async_store instead writes them to shared
+//      memory and one thread issues a TMA store (cp.async.bulk.tensor, shared to global),
+//      which leaves out the parts of a box past P's edges.
 // Six kernels, each a step from the one before, selected by name:
 //   matmul_tma_wgmma          one warpgroup, 128 threads, per block, computing a 64 x K1_BN
 //                             tile of P (K1_BN = 128 by default, or 64 or 256); K1_STAGES
@@ -493,8 +504,8 @@ __device__ __forceinline__ void zero(float (&d)[MT][R]) {
 
 // ---------------------------------------------------------------------------------------
 // matmul_tma_wgmma: one warpgroup per block, a 64 x K1_BN tile of P. Thread 0 keeps
-// K1_STAGES slices of k in flight; every thread waits on a slot's full barrier (step 3),
-// the warpgroup multiplies it and waits for its products (step 4), and after a
+// K1_STAGES slices of k in flight; every thread waits on a slot's full barrier (step 3a),
+// the warpgroup multiplies it and waits for its products (step 3b), and after a
 // __syncthreads (every warp's products are done reading the slot) thread 0 reloads the
 // slot with the slice K1_STAGES ahead. The TMA copies overlap the multiplies; the
 // multiplies of one slice do not overlap those of the next (the next kernel's step).
@@ -507,7 +518,7 @@ matmul_tma_wgmma(const __grid_constant__ TensorMap mapM, const __grid_constant__
     // the dynamic shared memory are there to allow for the rounding up.
     unsigned base = (smem_u32(smem) + 1023) & ~1023u;
     unsigned full0 = smem_u32(full);
-    // Step 2: the tile's corner; every other index is the TMA's.
+    // Step 2: the tile's corner and the number of slices; the loads' indices are the TMA's.
     int brow = blockIdx.y * K1_BM, bcol = blockIdx.x * K1_BN;
     int slices = (k + BK - 1) / BK;
     if (threadIdx.x == 0) {
@@ -525,9 +536,9 @@ matmul_tma_wgmma(const __grid_constant__ TensorMap mapM, const __grid_constant__
     for (int t = 0; t < slices; ++t) {
         int s = t % K1_STAGES;
         unsigned slot = base + s * K1_STAGE_BYTES;
-        // Step 3: wait for the slot's bytes (its use number t / K1_STAGES).
+        // Step 3a's wait: the slot's bytes (its use number t / K1_STAGES); thread 0 loaded it.
         mbar_wait(full0 + 8 * s, (t / K1_STAGES) & 1);
-        // Step 4: multiply, and wait for the products.
+        // Step 3b: multiply, and wait for the products.
         fence_acc(d);
         wgmma_fence();
         mma_slice<K1_BN, 1>(d, slot, slot + K1_A_BYTES);
@@ -539,6 +550,7 @@ matmul_tma_wgmma(const __grid_constant__ TensorMap mapM, const __grid_constant__
             load_slice<K1_BM, K1_BN>(slot, slot + K1_A_BYTES, full0 + 8 * s, &mapM, &mapN, t + K1_STAGES,
                                      brow, bcol, n);
     }
+    // Step 4: the tile of P, each element written where it lies inside P.
     store_tile<K1_BN, 1>(P, m, n, brow, bcol, d);
 }
 
@@ -590,7 +602,7 @@ __device__ __forceinline__ void setmaxnreg<1>() {
 }
 
 // A consumer's part of one tile of P, its products in d: for each slice, wait for the slot's
-// tiles (step 3), multiply them (step 4) keeping one group of products in flight, and hand the
+// tiles (step 3a's wait), multiply them (step 3b) keeping one group of products in flight, and hand the
 // slot of the slice before back to the producer (the second __syncthreads, as an arrival on
 // its empty mbarrier: one per consumer warp). `it` counts the slices of every tile so far,
 // which picks the slot and its phase. CLUSTER_SIZE > 1: the slot's tiles were multicast to
@@ -619,8 +631,8 @@ __device__ __forceinline__ void consume_tile(float (&d)[WS_MT][WS_BN / 2], unsig
     for (int t = 0; t < slices; ++t, ++it) {
         int s = it % STAGES;
         unsigned slot = base + s * WS_STAGE_BYTES;
-        mbar_wait<(CLUSTER_SIZE > 1)>(full0 + 8 * s, (it / STAGES) & 1);   // step 3
-        fence_acc(d);                                                       // step 4
+        mbar_wait<(CLUSTER_SIZE > 1)>(full0 + 8 * s, (it / STAGES) & 1);   // step 3a's wait
+        fence_acc(d);                                                       // step 3b
         wgmma_fence();
         mma_slice<WS_BN, WS_MT>(d, slot + c * WS_WG_M * ROW_BYTES, slot + WS_A_BYTES);
         wgmma_commit();
