@@ -27,6 +27,7 @@ in a temporary folder).
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import traceback
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -56,8 +58,23 @@ python3 -m venv /autograder/venv
 """
 
 RUN = r"""#!/usr/bin/env bash
-# Gradescope runs this for each submission, in /autograder.
-exec "${GRADER_PYTHON:-/autograder/venv/bin/python}" -m tiling_course.gradescope run
+# Gradescope runs this for each submission, in /autograder. Whatever becomes of the grader
+# (an error, a kill, no results.json or a broken one), the student gets a results.json
+# with a score and the reason.
+results="${AUTOGRADER_ROOT:-/autograder}/results"
+python="${GRADER_PYTHON:-/autograder/venv/bin/python}"
+"$python" -m tiling_course.gradescope run
+status=$?
+if ! "$python" -m tiling_course.gradescope check; then
+    why="Not graded: the autograder stopped (exit status $status) before it wrote your results, so nothing"
+    why="$why you submitted was graded. Submit again; if this happens again, tell your instructor."
+    mkdir -p "$results"
+    cat > "$results/results.json" <<EOF
+{"score": 0, "output": "$why", "output_format": "md", "visibility": "visible", "tests": [],
+ "extra_data": {"error": "the grader stopped", "status": $status}}
+EOF
+fi
+exit "$status"
 """
 
 
@@ -163,33 +180,76 @@ def results(result, elapsed, sid, key):
                 k: v for k, v in result.variant.items()}}}
 
 
+def _results_path(root):
+    return root / "results" / "results.json"
+
+
+def _write(root, obj):
+    """results.json, whole or not at all (a grader killed while writing leaves none, and
+    run_autograder writes its own)."""
+    path = _results_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(obj, indent=1), encoding="utf-8")
+    os.replace(part, path)
+
+
+def _not_graded(why, error):
+    return {"score": 0, "output": f"Not graded: {why}", "output_format": "md", "visibility": "visible", "tests": [],
+            "extra_data": {"error": error}}
+
+
 def run(root=None):
     """Grade /autograder/submission into /autograder/results/results.json; returns the
-    exit status (1 when nothing could be graded)."""
+    exit status (1 when nothing could be graded). Whatever fails, results.json says so."""
+    root = Path(root or _root())
+    try:
+        return _grade(root, time.monotonic())
+    except Exception as e:   # the grader's own fault (a submission's is a Score): say so, and keep the trace
+        traceback.print_exc()
+        _write(root, _not_graded(f"the autograder failed ({type(e).__name__}) before it had graded your submission. "
+                                 "Submit again; if this happens again, tell your instructor.", type(e).__name__))
+        return 1
+
+
+def _grade(root, start):
     from .judge import Judge
     from .sandbox import SandboxUnavailable
-    root = Path(root or _root())
-    start = time.monotonic()
-    (root / "results").mkdir(parents=True, exist_ok=True)
     assignment_id = json.loads((root / "source" / "assignment.json").read_text())["assignment"]
     a = grading.ASSIGNMENTS[assignment_id]
     sid, key = student_id(root / "submission_metadata.json")
-
-    def write(obj):
-        (root / "results" / "results.json").write_text(json.dumps(obj, indent=1))
-
     try:
         judge = Judge(hidden=root / "source" / "hidden" if a.graded else None, warm=root / "source" / "warm-cache")
     except SandboxUnavailable as e:
-        write({"score": 0, "output": f"Not graded: the autograder could not start its sandbox, and it does not run "
-                                     f"submissions without one. Tell your instructor. ({e})",
-               "visibility": "visible", "tests": [], "extra_data": {"error": "sandbox unavailable"}})
+        _write(root, _not_graded(f"the autograder could not start its sandbox, and it does not run submissions "
+                                 f"without one. Tell your instructor. ({e})", "sandbox unavailable"))
         print(f"sandbox unavailable: {e}", file=sys.stderr)
         return 1
     found = answers.from_folder(root / "submission", a.parts)
-    result = judge.grade(assignment_id, found, sid)
+    result = judge.grade(assignment_id, found, sid, unread=found.unread)
     print(result.log)
-    write(results(result, time.monotonic() - start, sid, key))
+    _write(root, results(result, time.monotonic() - start, sid, key))
+    return 0
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check(root=None):
+    """0 if results.json is there and follows Gradescope's contract (a finite score, an
+    output, a list of tests with theirs), else 1, saying why on standard error
+    (run_autograder then writes its own)."""
+    path = _results_path(Path(root or _root()))
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        tests = obj["tests"]
+        if not (_finite(obj["score"]) and isinstance(obj["output"], str) and isinstance(tests, list)
+                and all(_finite(t["score"]) and _finite(t["max_score"]) for t in tests)):
+            raise ValueError("a score, an output or a test of the wrong type")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"{path}: not a results.json Gradescope can show ({type(e).__name__}: {e})", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -210,13 +270,14 @@ def main(argv=None):
     ex.add_argument("--out", default=None, help="the zip (default: autograder-ASSIGNMENT.zip)")
     ex.add_argument("--wheel", default=None, help="the package's wheel (default: built from this repository)")
     sub.add_parser("run", help="grade the submission in $AUTOGRADER_ROOT (/autograder)")
+    sub.add_parser("check", help="exit 0 if $AUTOGRADER_ROOT/results/results.json follows Gradescope's contract")
     sub.add_parser("warm", help="build the warm compile cache in $AUTOGRADER_ROOT/source")
     args = ap.parse_args(argv)
     if args.command == "export":
         out = export(args.assignment, args.hidden, args.out or f"autograder-{args.assignment}.zip", args.wheel)
         print(f"wrote {out}: upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file)")
         return 0
-    return run() if args.command == "run" else warm()
+    return {"run": run, "check": check, "warm": warm}[args.command]()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ failure never stops the grading of the next.
 """
 import dataclasses
 import json
+import re
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import grading, runner, sandbox, variants
+from . import cudacell, grading, runner, sandbox, variants
 from .scoring import FINDINGS, judge_part, parse
 
 SOURCE_LIMIT = 64 * 1024     # bytes of CUDA per part
@@ -115,6 +116,48 @@ def _no_answer(part, why):
     return grading.score(part, 0, 0, 0, "no kernel", f"✗ No kernel for `{part.variable}`: {why}")
 
 
+def _refused_option(part, why):
+    return grading.score(part, 0, 0, 0, "option refused", f"✗ `{part.variable}` was not compiled: {why}")
+
+
+# A -D option in any of NVRTC's spellings: group 1 the macro, group 2 its value (None: none).
+_DEFINE = re.compile(r"(?:-D|--define-macro=?)([A-Za-z_]\w*)(?:=(.*))?", re.S)
+
+
+def compile_options(answer_options, grader_options):
+    """(the options to compile with, notes for the feedback) from the %%cuda line's
+    options and the grader's (the variant's -D): as the magic would pass them, then the
+    grader's. ValueError saying why, where an option cannot be honoured here.
+
+    The CPU runtime's own rule decides the rest, as it does for the magic: it takes -D,
+    ignores NVRTC's code-generation options (-std, -arch, -O3, -lineinfo, ...), honours
+    -fmad and -ftz, and refuses what it does not know (cudacheck's CompileError, the same
+    words the magic printed). A -D of a macro the variant sets gives way to the
+    variant's value (the student's self-check compiled with it too); an -I cannot be
+    honoured: the grader compiles the cell alone, with none of the student's files."""
+    from cudacheck import CompileError
+    from cudacheck.options import compiler_flags
+    grader_sets = {m.group(1): m.group(2) for m in map(_DEFINE.fullmatch, grader_options) if m}
+    kept, notes = [], []
+    for option in answer_options:
+        define = _DEFINE.fullmatch(option)
+        if define and define.group(1) in grader_sets:
+            macro, value = define.groups()
+            if value != grader_sets[macro]:
+                notes.append(f"`{option}` on the `%%cuda` line was left out: the grader sets {macro} itself, to "
+                             "your variant's value (the one your self-check compiled with).")
+            continue
+        if option.startswith(("-I", "--include-path")):
+            raise ValueError(f"its `%%cuda` line has `{option}`, and the grader compiles the cell on its own, with no "
+                             "file of yours to include. Put the header's code in the cell, and take the option out.")
+        kept.append(option)
+    try:
+        compiler_flags(kept)
+    except CompileError as e:
+        raise ValueError(f"its `%%cuda` line has an option the CPU runtime refuses, as the magic did: {e}") from None
+    return kept + list(grader_options), notes
+
+
 def default_warm():
     """The warm compile cache's folder: one per version of the CPU runtime's headers and of
     the compiler, under ~/.cache/tiling-course/grader/ ($XDG_CACHE_HOME), kept between runs."""
@@ -173,11 +216,12 @@ class Judge:
             raise sandbox.SandboxUnavailable(f"the grader's own kernel did not run in the sandbox ({out.reason()}; "
                                              f"{errors[:1]}): {out.output[-2000:]}")
 
-    def grade(self, assignment_id, answers, student_id=""):
+    def grade(self, assignment_id, answers, student_id="", unread=None):
         """Grade one submission: `answers` maps each part's variable to its CUDA (an
-        answers.Answer or a string)."""
+        answers.Answer or a string); `unread`: {path: why} for the submission's files the
+        grader did not read (answers.Found.unread), named in the feedback."""
         a = grading.ASSIGNMENTS[assignment_id]
-        scores, pending, shown = {}, {}, {}
+        scores, pending, shown, notes = {}, {}, {}, {}
         with tempfile.TemporaryDirectory(prefix="grader-job-") as job:
             job = Path(job)
             job.chmod(0o755)   # the sandbox's user reads it
@@ -185,6 +229,10 @@ class Judge:
             for part in a.parts.values():
                 answer = answers.get(part.variable)
                 source = getattr(answer, "source", answer)
+                if getattr(answer, "problem", ""):
+                    scores[part.variable] = _no_answer(part, answer.problem)
+                    continue
+                source = cudacell.normalize(source) if isinstance(source, str) else source
                 if not isinstance(source, str) or not source.strip():
                     scores[part.variable] = _no_answer(part, "the submission has no `%%cuda "
                                                        f"{part.variable}` cell (nor a {part.variable}.cu file), or it "
@@ -201,9 +249,16 @@ class Judge:
                 shown[part.variable] = variant
                 part_tests = tests(part, variant, self.hidden)
                 specs, inputs = runs(part, part_tests)
+                try:
+                    for spec in specs:
+                        spec["options"], said = compile_options(getattr(answer, "options", ()), spec["options"])
+                        notes[part.variable] = list(dict.fromkeys(notes.get(part.variable, []) + said))
+                except ValueError as e:
+                    scores[part.variable] = _refused_option(part, str(e))
+                    continue
                 for spec in specs:
                     np.savez(job / spec["inputs"], **inputs[spec["id"]])
-                (job / f"{part.variable}.cu").write_text(source)
+                (job / f"{part.variable}.cu").write_text(source, encoding="utf-8")
                 parts.append({"variable": part.variable, "source": f"{part.variable}.cu", "runs": specs})
                 pending[part.variable] = (part, part_tests, inputs)
             log, cpu = "", 0.0
@@ -220,13 +275,14 @@ class Judge:
                 log = (f"sandbox ({self.box.name}): {out.wall:.1f} s, exit {out.exit_code}, signal {out.signal}"
                        f"{', ' + failure if failure else ''}\n{out.output[-4000:]}")
         ordered = {v: scores[v] for v in a.parts}
-        parts = sections(ordered, answers, shown, student_id)
-        return Result(assignment_id, str(student_id), ordered, feedback(a, ordered, parts), log, shown, parts, cpu)
+        parts = sections(ordered, answers, shown, student_id, notes)
+        return Result(assignment_id, str(student_id), ordered, feedback(a, ordered, parts, unread or {}), log, shown,
+                      parts, cpu)
 
 
-def sections(scores, answers, shown, student_id):
+def sections(scores, answers, shown, student_id, notes):
     """{variable: its part's feedback in Markdown}: where its CUDA came from, the variant it
-    was graded in, and its Score's feedback."""
+    was graded in, notes on its %%cuda line's options, and its Score's feedback."""
     out = {}
     for variable, score in scores.items():
         where = getattr(answers.get(variable), "where", "")
@@ -236,15 +292,19 @@ def sections(scores, answers, shown, student_id):
             values = ", ".join(f"{k} = {v}" for k, v in variant.items() if k.isupper())
             others = ", ".join(f"{k}: {v}" for k, v in variant.items() if not k.isupper() and len(str(v)) < 12)
             lines += ["", f"Your variant (student id `{student_id}`): {values}; {others}."]
+        lines += [line for note in notes.get(variable, ()) for line in ("", note)]
         out[variable] = "\n".join(lines + ["", score.feedback])
     return out
 
 
-def feedback(assignment, scores, parts):
-    """The whole submission's feedback in Markdown: the total, how it was graded, each part's section."""
+def feedback(assignment, scores, parts, unread):
+    """The whole submission's feedback in Markdown: the total, how it was graded, the
+    files not read and why, each part's section."""
     points = sum(s.points for s in scores.values())
     out_of = sum(s.out_of for s in scores.values())
     head = (f"# {assignment.title}: {points:g} / {out_of:g} points\n\n" + SUMMARY)
+    if unread:
+        head += "\n\nNot read from your submission:\n\n" + "\n".join(f"- `{p}`: {why}" for p, why in unread.items())
     return head + "".join(f"\n\n{parts[v]}" for v in scores) + "\n"
 
 

@@ -8,7 +8,7 @@ mode on the CPU runtime, and NVRTC when a GPU is present), so a typo shows up in
 cell, beside its numbered lines, rather than later. Loaded by tiling_course.notebook.setup().
 Compiler options may follow the name (`%%cuda hopper_src -arch=sm_90a -std=c++17`); a GPU
 that the options' -arch cannot run on (sm_90a code on a T4) is left out, and the message
-says so.
+says so. The line is read by tiling_course.cudacell, as the grader reads it.
 
     %%cuda_program [--cpu | --gpu] [--check] [--time-limit SECONDS] [--save NAME] [ARGS...]
     #include <cstdio>
@@ -26,19 +26,23 @@ import shlex
 
 from cudacheck import KernelError, RawModule, gpu_available, run_program
 
+from . import cudacell
+
 
 def cuda(line, cell):
-    name, *options = shlex.split(line) or [""]
-    if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        print("Usage: %%cuda VARIABLE [OPTIONS], then the CUDA C source on the following lines.")
+    try:
+        parsed = cudacell.parse(line)
+    except cudacell.CudaLineError as e:
+        print(e)
         return
+    name, options = parsed.variable, parsed.options
     from IPython import get_ipython
     get_ipython().user_ns[name] = cell
     unfit = gpu_unfit(options) if gpu_available() else "none"
     backends = ["cpu"] + ([] if unfit else ["gpu"])
     try:
         for backend in backends:
-            mod = RawModule(cell, backend=backend, check=backend == "cpu", options=tuple(options))
+            mod = RawModule(cell, backend=backend, check=backend == "cpu", options=options)
             mod.compile()   # here, so that a source's errors are reported as messages
     except KernelError as e:
         print(f"{type(e).__name__}: {e}")

@@ -145,7 +145,8 @@ def main():
         results.write(json.dumps(line) + "\n")
 
     for part in spec["parts"]:
-        run_part(part["variable"], (job / part["source"]).read_text(), part["runs"], _inputs(job), emit)
+        run_part(part["variable"], (job / part["source"]).read_text(encoding="utf-8"), part["runs"], _inputs(job),
+                 emit)
     import resource
     used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     emit({"done": True, "cpu": sum(u.ru_utime + u.ru_stime for u in used)})
