@@ -42,7 +42,7 @@ class Found(dict):
 
 
 class Unreadable(ValueError):
-    """The submission is not a notebook the grader can read."""
+    """The file is not a notebook the grader can read (the message says why, of "it")."""
 
 
 def _cell_text(cell):
@@ -74,10 +74,10 @@ def from_notebook(notebook, variables, name="the notebook"):
         try:
             notebook = json.loads(notebook)   # bytes: UTF-8 with or without a byte-order mark
         except (ValueError, RecursionError) as e:
-            raise Unreadable(f"{name} is not a notebook (not JSON: {str(e)[:200]})") from None
+            raise Unreadable(f"it is not a notebook (not JSON: {str(e)[:200]})") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
-        raise Unreadable(f"{name} is not a notebook (it has no cells)")
+        raise Unreadable("it is not a notebook (it has no cells)")
     found = {}
     for i, cell in enumerate(cells, 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":

@@ -27,6 +27,7 @@ which gives up on "database is locked") from opening a Gradebook to closing it.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import sys
@@ -34,12 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from . import answers, grading
+from . import answers, grading, submission
 from .sandbox import SandboxUnavailable
 
 _judge = None    # the Judge of this process (made on first use; the workers inherit it)
@@ -71,7 +73,14 @@ class GradeInSandbox(NbGraderPreprocessor):
             raise ValueError(f"{info['assignment']} is not one of the course's assignments "
                              f"({', '.join(grading.ASSIGNMENTS)})")
         found = answers.from_notebook(nb, assignment.parts, name=f"{info['notebook']}.ipynb")
-        result = judge(self.hidden, self.warm or None).grade(assignment.id, found, info["student"])
+        unread = nb.metadata.get("tiling_course", {}).get("unread") or {}   # set by _mirror: the file was not read
+        try:
+            result = judge(self.hidden, self.warm or None).grade(assignment.id, found, info["student"], unread=unread)
+        except Exception as e:   # the grader's own failure: this submission still gets a grade and a reason
+            self.log.exception("grading %s failed", info["student"])
+            from .judge import not_graded
+            result = not_graded(assignment.id, info["student"], f"the grader failed on this submission "
+                                f"({type(e).__name__}); your instructor has its log and can grade it again.")
         self.log.info("%s: %g / %g (%s)", info["student"], result.points, result.out_of,
                       "; ".join(f"{v}: {s.verdict}" for v, s in result.scores.items()))
         if result.log:
@@ -130,7 +139,6 @@ def autograde(nbgrader_args, jobs, hidden=None, warm=None):
     """`nbgrader autograde` with nbgrader_args, the notebooks graded in the sandbox, over
     `jobs` processes; returns the exit status (2: the sandbox cannot start)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
-    from nbgrader.converters import Autograde, NbGraderException
 
     app = AutogradeApp.instance()
     app.initialize(list(nbgrader_args))
@@ -145,6 +153,43 @@ def autograde(nbgrader_args, jobs, hidden=None, warm=None):
         app.log.error("Not grading: %s", e)
         return 2
     students = _submitted(app.coursedir)
+    mirror = tempfile.TemporaryDirectory(prefix="autograde-submitted-")
+    app.coursedir.submitted_directory = _mirror(app.coursedir, students, Path(mirror.name))
+    with mirror:
+        return _autograde(app, students, jobs)
+
+
+def _mirror(coursedir, students, dest):
+    """A copy of the students' submissions in dest/ that nbgrader grades in place of
+    submitted/ (returned, as nbgrader's submitted_directory): each file read by
+    tiling_course.submission, which follows no link and reads only regular files within
+    limits, a notebook's byte-order mark dropped. A notebook it did not read becomes one
+    without cells that says why in its metadata, so the student gets 0 with the reason."""
+    for student in students:
+        source = Path(coursedir.format_path(coursedir.submitted_directory, student, coursedir.assignment_id))
+        target = dest / student / coursedir.assignment_id
+        target.mkdir(parents=True)
+        files = submission.read_folder(source, wanted=lambda name: True)
+        unread = {path: why for path, why in files.unread.items() if path.endswith(".ipynb")}
+        for path, data in files.read.items():
+            if path.endswith(".ipynb"):
+                data = data.removeprefix(b"\xef\xbb\xbf")
+                try:
+                    answers.from_notebook(data, ())
+                except answers.Unreadable as e:
+                    unread[path] = str(e)
+                    continue
+            (target / path).parent.mkdir(parents=True, exist_ok=True)
+            (target / path).write_bytes(data)
+        for path, why in unread.items():
+            (target / path).parent.mkdir(parents=True, exist_ok=True)
+            (target / path).write_text(json.dumps(nbformat.v4.new_notebook(
+                metadata={"tiling_course": {"unread": {path: why}}})))
+    return str(dest)
+
+
+def _autograde(app, students, jobs):
+    from nbgrader.converters import Autograde, NbGraderException
     if jobs <= 1 or len(students) <= 1:
         try:
             Autograde(coursedir=app.coursedir, parent=app).start()

@@ -233,6 +233,10 @@ class Judge:
                     scores[part.variable] = _no_answer(part, answer.problem)
                     continue
                 source = cudacell.normalize(source) if isinstance(source, str) else source
+                if (source is None or source == "") and unread:
+                    scores[part.variable] = _no_answer(part, "; ".join(f"`{p}` was not read: {why}"
+                                                                       for p, why in unread.items()) + ".")
+                    continue
                 if not isinstance(source, str) or not source.strip():
                     scores[part.variable] = _no_answer(part, "the submission has no `%%cuda "
                                                        f"{part.variable}` cell (nor a {part.variable}.cu file), or it "
@@ -278,6 +282,14 @@ class Judge:
         parts = sections(ordered, answers, shown, student_id, notes)
         return Result(assignment_id, str(student_id), ordered, feedback(a, ordered, parts, unread or {}), log, shown,
                       parts, cpu)
+
+
+def not_graded(assignment_id, student_id, why):
+    """The Result of a submission the grader itself failed on: every part 0, with why."""
+    a = grading.ASSIGNMENTS[assignment_id]
+    scores = {v: grading.score(p, 0, 0, 0, "not graded", f"✗ Not graded: {why}") for v, p in a.parts.items()}
+    parts = sections(scores, {}, {}, student_id, {})
+    return Result(assignment_id, str(student_id), scores, feedback(a, scores, parts, {}), why, {}, parts)
 
 
 def sections(scores, answers, shown, student_id, notes):
