@@ -1,10 +1,12 @@
 """Chapter 9's Hopper kernels (kernels/hopper.cu): the one way each is launched, on an H100 or
-H200 or on the CPU runtime, and what scripts/bench_hopper.py measured of them on each GPU
-(data/hopper-h100.json, data/hopper-h200.json).
+H200 or on the CPU runtime, and what scripts/bench_hopper.py measured of them on each GPU:
+timed on the GPU alone (--timing device: data/hopper-h100-gpu-time.json, hopper-h200-gpu-time.json),
+the chapter's tables, and timed from the launch (data/hopper-h100.json, hopper-h200.json), where
+the host's time to submit a launch is the point.
 
     from tiling_course import hopper
     P, fn = hopper.run(M, N, "matmul_persistent", "bf16", backend="cpu")   # float32 in, float32 P
-    hopper.table(); hopper.plot()                   # the stored runs beside cuBLAS
+    hopper.table(); hopper.plot()                   # the stored GPU-time runs beside cuBLAS
     hopper.datasets()[0].ratio("matmul_persistent", "bf16")     # a number the chapter quotes
 
 The launch rule lives here alone (hopper.cu's header comment states it): the benchmark, the
@@ -46,10 +48,13 @@ PERSISTENT = ("matmul_persistent", "matmul_tf32")
 # "SMs" of the CPU runtime: a persistent grid that small makes a block walk several tiles
 # (its slots' phases running on across them) on shapes small enough to run checked.
 CPU_SMS = 2
-FILES = ("hopper-h100.json", "hopper-h200.json")
-# The H200's run timed on the GPU alone (bench_hopper.py --timing device), which the chapter
-# sets beside the tables' launch timing.
-GPU_TIME_FILE = "hopper-h200-gpu-time.json"
+# The runs timed on the GPU alone (bench_hopper.py --timing device: each launch queued behind a
+# one-thread kernel, so no host time is in it): the chapter's tables and figure, H100 first.
+FILES = ("hopper-h100-gpu-time.json", "hopper-h200-gpu-time.json")
+# The same kernels timed from the launch (bench_hopper.py's default, --timing launch): the host's
+# tens of microseconds to submit each launch are in the time. Only where that is the point.
+LAUNCH_FILES = ("hopper-h100.json", "hopper-h200.json")
+TIMINGS = {"device": FILES, "launch": LAUNCH_FILES}
 TIMED = ("square", "awkward")       # the timed shapes of a run, as bench_hopper.py labels them
 
 
@@ -268,10 +273,20 @@ class Measured:
         return self.meta["date"][:10]
 
     @property
+    def timing(self):
+        """"device" (timed on the GPU alone) or "launch" (the host's submission in the time), as
+        bench_hopper.py recorded it in each timed entry; "launch" in a file from before it did."""
+        found = {e.get("timing", "launch") for r in self.records for e in r.get("shapes", []) if "ms" in e}
+        assert len(found) <= 1, f"{self.source} mixes timings: {found}"
+        return found.pop() if found else "launch"
+
+    @property
     def label(self):
         m = self.meta
-        return (f"{m['device']}, measured {self.date} (CUDA runtime {m['cuda_runtime']}, driver {m['cuda_driver']}, "
-                f"NVRTC {m['nvrtc']}, CuPy {m['cupy']})")
+        how = "GPU time" if self.timing == "device" else "launch time"
+        kernels = f", {m['kernels']}" if m.get("kernels") else ""
+        return (f"{m['device']}, measured {self.date}, {how} (CUDA runtime {m['cuda_runtime']}, driver "
+                f"{m['cuda_driver']}, NVRTC {m['nvrtc']}, CuPy {m['cupy']}{kernels})")
 
     @property
     def kernels(self):
@@ -329,17 +344,13 @@ def _measured(name):
     return Measured(d["meta"], d["records"], f.name)
 
 
-@lru_cache(maxsize=1)
-def datasets():
-    """The stored runs, H100 first, of those files data/ holds (FILES)."""
-    return tuple(_measured(name) for name in FILES if perfdata.data_file(name).is_file())
-
-
-@lru_cache(maxsize=1)
-def gpu_timed():
-    """The stored run timed on the GPU alone (GPU_TIME_FILE): each entry also holds the host's
-    microseconds to submit the kernel's and cuBLAS's launches ("host_us")."""
-    return _measured(GPU_TIME_FILE)
+@lru_cache(maxsize=None)
+def datasets(timing="device"):
+    """The stored runs, H100 first, of those files data/ holds: timed on the GPU alone
+    (timing="device", FILES: the chapter's tables) or from the launch ("launch", LAUNCH_FILES).
+    Each timed entry also holds the host's microseconds to submit the kernel's and cuBLAS's
+    launches ("host_us")."""
+    return tuple(_measured(name) for name in TIMINGS[timing] if perfdata.data_file(name).is_file())
 
 
 def _check_text(run, kernel, prec):

@@ -331,20 +331,30 @@ def test_an_element_never_stored_names_its_tiles_block(rng):
 
 # ---- The stored runs --------------------------------------------------------------------------
 
-def stored():
-    return [json.loads(perfdata.data_file(f).read_text()) for f in hopper.FILES if perfdata.data_file(f).is_file()]
+def stored(timing="device"):
+    return [json.loads(perfdata.data_file(f).read_text()) for f in hopper.TIMINGS[timing]
+            if perfdata.data_file(f).is_file()]
 
 
 def test_each_stored_run_is_bench_hoppers_output_with_its_meta():
-    runs = stored()
-    assert [r.source for r in hopper.datasets()][0] == "hopper-h100.json" and len(runs) == len(hopper.datasets())
-    for d in runs:
-        assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
-        first = next(r["versions"] for r in d["records"] if r.get("versions"))
-        assert d["meta"] == {"command": d["meta"]["command"], **first}
-        assert d["meta"]["command"].startswith("python scripts/bench_hopper.py ")
-        # every kernel at each of its precisions, in bench_hopper.py's order
-        assert [(r["kernel"], r["precision"]) for r in d["records"]] == list(hopper.PAIRS)
+    """Both GPUs, both timings: bench_hopper.py's files, each with the commit of the kernels it
+    timed, and the timing its command asked for in every timed entry."""
+    for timing, names in (("device", ["hopper-h100-gpu-time.json", "hopper-h200-gpu-time.json"]),
+                          ("launch", ["hopper-h100.json", "hopper-h200.json"])):
+        runs = stored(timing)
+        assert [r.source for r in hopper.datasets(timing)] == names and len(runs) == 2
+        assert [r.device for r in hopper.datasets(timing)] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+        for d, run in zip(runs, hopper.datasets(timing)):
+            assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
+            first = next(r["versions"] for r in d["records"] if r.get("versions"))
+            assert d["meta"] == {"command": d["meta"]["command"], **first, "kernels": d["meta"]["kernels"]}
+            assert re.fullmatch(r"kernels/hopper\.cu of commit [0-9a-f]{7}", d["meta"]["kernels"])
+            assert d["meta"]["command"].startswith("python scripts/bench_hopper.py ")
+            assert ("--timing device" in d["meta"]["command"]) == (timing == "device") == (run.timing == "device")
+            assert {e["timing"] for r in d["records"] for e in r["shapes"] if "ms" in e} == {timing}
+            # every kernel at each of its precisions, in bench_hopper.py's order
+            assert [(r["kernel"], r["precision"]) for r in d["records"]] == list(hopper.PAIRS)
+            assert all(run.checks(k, p)[0] for k, p in hopper.PAIRS)
 
 
 def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
@@ -360,7 +370,8 @@ def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
 
 def test_the_accessors_are_the_files_numbers():
     for run, d in zip(hopper.datasets(), stored()):
-        assert run.label.startswith(f"{d['meta']['device']}, measured {d['meta']['date'][:10]} (CUDA runtime ")
+        assert run.label.startswith(f"{d['meta']['device']}, measured {d['meta']['date'][:10]}, GPU time (CUDA "
+                                    "runtime ") and run.label.endswith(f", {d['meta']['kernels']})")
         for r in d["records"]:
             for e in r["shapes"][1:]:
                 k, p, s = r["kernel"], r["precision"], e["label"]
