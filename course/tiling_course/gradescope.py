@@ -23,7 +23,13 @@ and results.json says so.
 results.json: the total as "score", the summary as "output" (Markdown), and one entry of
 "tests" per part: its name, score, max_score, status and its feedback as "output".
 AUTOGRADER_ROOT moves /autograder elsewhere (tests/course/test_gradescope.py plays the contract
-in a temporary folder).
+in a temporary folder, and tests/course/test_gradescope_setup.py runs setup.sh there).
+
+setup.sh runs on Gradescope's Ubuntu base images. The package needs Python 3.11 or newer
+(tomllib): Ubuntu 24.04's python3 is 3.12; 22.04's is 3.10, so there setup.sh installs
+python3.11 and python3.11-venv from the universe archive. Where it cannot find or install
+such a Python (another image), it stops the image's build with a message that says which
+image to choose, rather than fail later inside pip.
 """
 import argparse
 import json
@@ -43,18 +49,56 @@ from pathlib import Path
 from . import answers, grading
 
 SETUP = r"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder's image.
+# Gradescope runs this once, as root, when it builds the autograder's image from its Ubuntu
+# base image (22.04 or 24.04). AUTOGRADER_ROOT moves /autograder elsewhere (the tests run
+# this script in a temporary folder).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q python3 python3-venv python3-pip g++ bubblewrap util-linux
-python3 -m venv /autograder/venv
-/autograder/venv/bin/pip install -q --upgrade pip
-/autograder/venv/bin/pip install -q -r /autograder/source/requirements.txt
-/autograder/venv/bin/pip install -q --no-deps /autograder/source/wheel/*.whl
+export AUTOGRADER_ROOT="${AUTOGRADER_ROOT:-/autograder}"
+need="This autograder needs Python 3.11 or newer (its package reads TOML with tomllib), g++ and bubblewrap:
+choose Gradescope's Ubuntu 22.04 or 24.04 base image (Configure Autograder, Base Image)."
+
+# Ubuntu 24.04's python3 is 3.12; 22.04's is 3.10, too old, and there python3.11 comes from
+# the universe archive. Debian and Ubuntu ship venv's pip apart, as python3.X-venv.
+recent_python() {
+    local p
+    for p in python3.13 python3.12 python3.11 python3; do
+        if command -v "$p" >/dev/null && "$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+            command -v "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+missing=()
+command -v g++ >/dev/null || missing+=(g++)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v setpriv >/dev/null || missing+=(util-linux)
+if python=$(recent_python); then
+    "$python" -m ensurepip --version >/dev/null 2>&1 || missing+=("$(basename "$python")-venv")
+else
+    missing+=(python3.11 python3.11-venv)
+fi
+if ((${#missing[@]})); then
+    echo "setup.sh: installing ${missing[*]} with apt-get"
+    if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; }; then
+        printf 'setup.sh: apt-get could not install %s.\n%s\n' "${missing[*]}" "$need" >&2
+        exit 1
+    fi
+fi
+if ! python=$(recent_python) || ! "$python" -m ensurepip --version >/dev/null 2>&1; then
+    printf 'setup.sh: no Python 3.11 or newer with venv here (python3 is %s).\n%s\n' \
+        "$(python3 -V 2>&1 || echo missing)" "$need" >&2
+    exit 1
+fi
+echo "setup.sh: $("$python" -V) at $python"
+"$python" -m venv "$AUTOGRADER_ROOT/venv"
+"$AUTOGRADER_ROOT/venv/bin/pip" install -q --upgrade pip
+"$AUTOGRADER_ROOT/venv/bin/pip" install -q -r "$AUTOGRADER_ROOT/source/requirements.txt"
+"$AUTOGRADER_ROOT/venv/bin/pip" install -q --no-deps "$AUTOGRADER_ROOT"/source/wheel/*.whl
 # The compile cache every submission starts from (if the image build allows the sandbox;
 # otherwise the first run of each container builds its own).
-/autograder/venv/bin/python -m tiling_course.gradescope warm || true
+"$AUTOGRADER_ROOT/venv/bin/python" -m tiling_course.gradescope warm || true
 """
 
 RUN = r"""#!/usr/bin/env bash
@@ -62,7 +106,7 @@ RUN = r"""#!/usr/bin/env bash
 # (an error, a kill, no results.json or a broken one), the student gets a results.json
 # with a score and the reason.
 results="${AUTOGRADER_ROOT:-/autograder}/results"
-python="${GRADER_PYTHON:-/autograder/venv/bin/python}"
+python="${GRADER_PYTHON:-${AUTOGRADER_ROOT:-/autograder}/venv/bin/python}"
 "$python" -m tiling_course.gradescope run
 status=$?
 if ! "$python" -m tiling_course.gradescope check; then
