@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -109,22 +110,53 @@ def test_a_friends_copy_is_listed(given):
     assert "| alice (rect_src.cu) |" in text and "| bob (cell 5 of g1.ipynb) |" in text and "100%" in text
 
 
-@pytest.mark.parametrize("disguise", ["own layout", "if/else", "loads swapped"])
-def test_a_copy_with_more_changed_is_still_listed(given, disguise):
-    source = solution()
+def disguised(source, disguise):
+    """`source` with more changed than a friend's copy changes."""
     if disguise == "own layout":     # only the student's layout, as a student writes it
-        source = re.sub(r"#if defined\(LAYOUT_\w+\)\n.*?\n#else\n(.*?)\n#endif", r"\1", source, flags=re.S)
-    elif disguise == "if/else":
-        source = re.sub(r"(\w+\[r\]\[c\]) = \((.*?)\) \? (.*?) : 0\.0f;", r"if (\2) \1 = \3; else \1 = 0.0f;", source)
-    else:
-        a = source.index("        for (int e = tid; e < TILE_M * TILE_K")
-        b = source.index("        for (int e = tid; e < TILE_K * TILE_N")
-        end = source.index("        __syncthreads();")
-        source = source[:a] + source[b:end] + source[a:b] + source[end:]
-    assert source != solution()
+        return re.sub(r"#if defined\(LAYOUT_\w+\)\n.*?\n#else\n(.*?)\n#endif", r"\1", source, flags=re.S)
+    if disguise == "if/else":
+        return re.sub(r"(\w+\[r\]\[c\]) = \((.*?)\) \? (.*?) : 0\.0f;", r"if (\2) \1 = \3; else \1 = 0.0f;", source)
+    a = source.index("        for (int e = tid; e < TILE_M * TILE_K")     # the two loads swapped
+    b = source.index("        for (int e = tid; e < TILE_K * TILE_N")
+    end = source.index("        __syncthreads();")
+    return source[:a] + source[b:end] + source[a:b] + source[end:]
+
+
+def copy_pair(given, source):
     report = similarity.compare(ASSIGNMENT, VARIABLE, {"alice": answer(solution()),
                                                         "bob": answer(friends_copy(source))}, given)
-    assert [(p.first.who, p.second.who) for p in report.pairs] == [("alice", "bob")], disguise
+    return [(p.first.who, p.second.who, round(p.similarity * 100)) for p in report.pairs]
+
+
+@pytest.mark.parametrize("disguise", ["own layout", "if/else", "loads swapped"])
+def test_a_copy_with_more_changed_is_still_listed(given, disguise):
+    source = disguised(solution(), disguise)
+    assert source != solution()
+    [(first, second, _)] = copy_pair(given, source)
+    assert (first, second) == ("alice", "bob")
+
+
+def test_the_guide_and_the_module_say_what_the_report_measures(given):
+    """The numbers of book/instructor.md's "Near-copies" and of similarity.py's comments, measured."""
+    guide = " ".join((ROOT / "book" / "instructor.md").read_text().split())
+    module = " ".join(re.sub(r"\n\s*#", " ", Path(similarity.__file__).read_text()).split())
+    assert copy_pair(given, solution())[0][2] == 100
+    layout = copy_pair(given, disguised(solution(), "own layout"))[0][2]
+    ifelse = copy_pair(given, disguised(solution(), "if/else"))[0][2]
+    honest = similarity.compare(ASSIGNMENT, VARIABLE, independent_kernels(), given, threshold=0.0001).pairs
+    most = max(round(p.similarity * 100) for p in honest)
+    bare = similarity.compare(ASSIGNMENT, VARIABLE, independent_kernels(), given[:1], threshold=0.0001).pairs
+    book = next(p for p in bare if (p.first.who, p.second.who) == ("solution", "book tiled_bounds"))
+    assert (f"a friend's copy with every variable renamed, a `#define` changed and new comments shares 100%; one also "
+            f"cut down to its own layout {layout}%; one with its conditional loads rewritten as `if`/`else` {ifelse}%. "
+            f"Independent correct kernels (the instructor's solution and two written differently) share at most "
+            f"{most}%.") in guide
+    assert (f"shares 100%; one also cut down to its own layout {layout}%, one with its ternaries rewritten as if/else "
+            f"{ifelse}%; independent correct kernels share {most}% at most "
+            f"({round(book.similarity * 100)}% before the book's kernels are subtracted") in module
+    assert (f"the instructor's own g1 solution holds {round(book.shares[1] * 100)}% of the book's `tiled_bounds` "
+            f"({round(book.shares[0] * 100)}% of its own code)") in module
+    assert f"(`--threshold {similarity.THRESHOLD:g}`, the default)" in guide
 
 
 def independent_kernels():
