@@ -27,7 +27,11 @@ from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, header_digest
 from ..listing import compile_error_report
 from ..options import compiler_flags
-from . import gpumath
+from . import device_symbols, gpumath, preprocessed
+
+# What a library's build checks besides the compiler's own (preprocessed.py, device_symbols.py):
+# part of its cache key, so that a library built before a rule changed is built again.
+BUILD_RULES = cache.digest(*(Path(m.__file__).read_text() for m in (preprocessed, device_symbols)))
 
 # -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
 # not be deleted as a loop without side effects.
@@ -216,15 +220,25 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     flags = [*CXXFLAGS, *compiler_flags(options), *variant, *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
-    name = cache.digest(header_digest(), unit, " ".join(flags + list(LINK_FLAGS)), compiler_version(cxx)) + ".so"
+    name = cache.digest(header_digest(), BUILD_RULES, unit, " ".join(flags + list(LINK_FLAGS)),
+                        compiler_version(cxx)) + ".so"
 
     def make(tmp, out):
-        src, obj = tmp / "unit.cpp", tmp / "unit.o"
+        src, pre, obj = tmp / "unit.cpp", tmp / "unit.ii", tmp / "unit.o"
         src.write_text(unit)
         pch = precompiled_header(cxx, (*CXXFLAGS, *variant), config.cache_dir)
-        proc = _run([cxx, *flags, *([f"-I{pch}"] if pch else []), f"-I{INCLUDE_DIR}", "-c", str(src), "-o", str(obj)])
+        # Preprocessed first, so that what the source asks of g++ is filtered whatever its
+        # spelling (preprocessed.py); -fpch-preprocess keeps the precompiled header in use.
+        proc = _run([cxx, *flags, *([f"-I{pch}"] if pch else []), f"-I{INCLUDE_DIR}", "-E", "-fpch-preprocess",
+                     str(src), "-o", str(pre)])
         if proc.returncode != 0:
             raise _compile_error(listing, proc.stderr, main_params is not None)
+        pre.write_text(preprocessed.sanitize(pre.read_text(), SOURCE_NAME, listing))
+        proc = _run([cxx, *flags, *device_symbols.SECTION_FLAGS, "-c", str(pre), "-o", str(obj)])
+        if proc.returncode != 0:
+            raise _compile_error(listing, proc.stderr, main_params is not None)
+        kernel_names = None if main_params is None else {re.sub(r"<.*", "", k.name) for k in program.kernels.values()}
+        device_symbols.check(obj, cxx, objects, kernel_names, _demangle)
         proc = _run([cxx, "-shared", str(obj), *objects, *LINK_FLAGS, "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")

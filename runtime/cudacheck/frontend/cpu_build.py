@@ -65,6 +65,29 @@ def device_var_edits(tokens):
     return edits
 
 
+def line_directive_edits(tokens):
+    """The edits that take out the source's line directives (`#line 7 "x.h"`, or g++'s own form
+    `# 7 "x.h" 1`), each with every token on its line: the CPU build reads line markers to tell
+    the source's lines from the runtime's headers (cpu/preprocessed.py), so no line of the
+    source may claim another's place. A GPU's compiler honours them only in its messages; here
+    messages name the source's real lines. tokens: libclang's tokens of the whole source."""
+    edits = []
+    for i, tok in enumerate(tokens):
+        if tok.spelling not in ("#", "%:") or i + 1 >= len(tokens):
+            continue
+        line = tok.extent.start.line
+        if i and tokens[i - 1].extent.end.line == line:
+            continue   # not the first token of its line: not a directive
+        nxt = tokens[i + 1]
+        if nxt.spelling != "line" and not nxt.spelling[:1].isdigit():
+            continue
+        last = i + 1
+        while last + 1 < len(tokens) and tokens[last + 1].extent.start.line == tokens[last].extent.end.line:
+            last += 1
+        edits.append((tok.extent.start.offset, tokens[last].extent.end.offset, ""))
+    return edits
+
+
 def extern_shared(elem, name, sid):
     """`extern __shared__ T name[];` -> `T (&name)[] = <the launch's dynamic shared memory>;`:
     same type, so casts, decay and arithmetic behave as on a GPU."""

@@ -89,6 +89,9 @@ class Reader:
         self._extern_types = {}
         self.functions = {}     # USR -> (cursor, qualified name, what its body holds) of each function defined here
         self._macros = None     # name -> [(offset, tokens)] of the source's macro definitions, once asked for
+        ext = self.ci.SourceRange.from_locations(self.ci.SourceLocation.from_offset(tu, self.file, 0),
+                                                 self.ci.SourceLocation.from_offset(tu, self.file, len(self.code)))
+        self.edits.extend(cpu_build.line_directive_edits(list(tu.get_tokens(extent=ext))))
         self.arith = Rewriter(self.ci, tu, self.code, fmad_enabled(self.options), self.mine)
         for c in tu.cursor.get_children():
             if self.mine(c):
