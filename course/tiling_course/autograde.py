@@ -72,8 +72,8 @@ class GradeInSandbox(NbGraderPreprocessor):
         if assignment is None:
             raise ValueError(f"{info['assignment']} is not one of the course's assignments "
                              f"({', '.join(grading.ASSIGNMENTS)})")
-        found = answers.from_notebook(nb, assignment.parts, name=f"{info['notebook']}.ipynb")
-        unread = nb.metadata.get("tiling_course", {}).get("unread") or {}   # set by _mirror: the file was not read
+        unread = nb.metadata.get("tiling_course", {}).get("unread") or {}   # _stand_in's: the file was not read
+        found = {} if unread else answers.from_notebook(nb, assignment.parts, name=f"{info['notebook']}.ipynb")
         try:
             result = judge(self.hidden, self.warm or None).grade(assignment.id, found, info["student"], unread=unread)
         except Exception as e:   # the grader's own failure: this submission still gets a grade and a reason
@@ -183,9 +183,18 @@ def _mirror(coursedir, students, dest):
             (target / path).write_bytes(data)
         for path, why in unread.items():
             (target / path).parent.mkdir(parents=True, exist_ok=True)
-            (target / path).write_text(json.dumps(nbformat.v4.new_notebook(
-                metadata={"tiling_course": {"unread": {path: why}}})))
+            (target / path).write_text(json.dumps(_stand_in(coursedir, path, {path: why})))
     return str(dest)
+
+
+def _stand_in(coursedir, path, unread):
+    """The notebook graded in place of one that was not read: the released one (nbgrader
+    puts grade cells back beside the cells it knows), its metadata saying what was not
+    read and why, so that GradeInSandbox grades no cell of it and gives the reason."""
+    released = Path(coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)) / path
+    nb = nbformat.read(released, as_version=4) if released.is_file() else nbformat.v4.new_notebook()
+    nb.metadata["tiling_course"] = {"unread": unread}
+    return nb
 
 
 def _autograde(app, students, jobs):

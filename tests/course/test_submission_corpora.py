@@ -203,9 +203,10 @@ def nbgrader(course, *args):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """An nbgrader course with the graded assignment released."""
+    """An nbgrader course with the graded assignment released, its hidden tests beside it."""
     course = tmp_path_factory.mktemp("corpora-course")
     (course / "source").symlink_to(ROOT / "assignments" / "source")
+    (course / "hidden").symlink_to(HIDDEN)
     (course / "nbgrader_config.py").write_text((ROOT / "assignments" / "nbgrader_config.py").read_text())
     out = nbgrader(course, "nbgrader", "generate_assignment", ASSIGNMENT)
     assert out.returncode == 0, out.stderr[-3000:]
