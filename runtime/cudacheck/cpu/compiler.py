@@ -8,7 +8,9 @@ variant and cached. Checked
 mode compiles the kernel's unit with g++'s ThreadSanitizer and bounds instrumentation, whose
 hooks the checks implement: every load and store is checked, and the kernel keeps its own
 types.
-Libraries are cached on disk, keyed by everything that goes into them, and so is
+The unit is preprocessed before it is compiled, and what its source asks of g++ filtered
+(preprocessed.py); the object's undefined symbols are checked before it is linked
+(device_symbols.py). Libraries are cached on disk, keyed by everything that goes into them, and so is
 cuda_cpu.h precompiled by g++ for each variant (a .gch: a kernel's unit then compiles in
 about half the time, since most of its time is the headers'). Processes that need one
 file at once build it once: the others wait for it (a lock file beside it: cache.build_once).
