@@ -137,7 +137,7 @@ def measure_kernel(backend, buf, step, repeats):
     grid, block, shared = matmul.geometry(step.kernel, *step.shape, step.tile)
     args = matmul.arguments(step.kernel, buf.M, buf.N, buf.P)
     buf.P.fill(np.nan)
-    fn(grid, block, args, shared_mem=shared)  # checked and synchronized: errors surface here
+    fn(grid, block, args, shared_mem=shared, sync=True)  # checked and waited for: errors surface here
     err, rel = compare(backend, buf.P, buf.R)
     if rel is None or not rel <= REL_TOLERANCE:
         return row(step, err, rel, None)

@@ -244,7 +244,8 @@ def run(M, N, kernel="matmul_persistent", prec="bf16", backend="auto", code=None
     # do with the 13 bits TF32 drops.
     M, N = (precision.to_device_format(precision.rounded(xp.asarray(x, dtype=xp.float32), prec), prec)
             for x in (M, N))
-    return launch(fn.module, kernel, M, N, sms=sms, **call_options)
+    # sync: a teaching call waits for its kernel, so a fault on a GPU stops at this launch, named
+    return launch(fn.module, kernel, M, N, sms=sms, sync=True, **call_options)
 
 
 def runs_here():

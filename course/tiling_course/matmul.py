@@ -295,7 +295,8 @@ def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *
     if P is None:
         P = xp.zeros((m, n), dtype=xp.float32)
     M, N = precisions.to_device_format(M, precision), precisions.to_device_format(N, precision)
-    fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, **call_options)
+    # sync: a teaching call waits for its kernel, so a fault on a GPU stops at this launch, named
+    fn(grid, block, launch.arguments(M, N, P), shared_mem=shared, sync=True, **call_options)
     return P, fn
 
 

@@ -12,9 +12,13 @@ Kernels, as CuPy's: RawModule(code, options=, name_expressions=, backend=, check
     check=), compiled at its first use (module.py says when each compiles); Function, the
     same class as RawKernel under its earlier name. resolve_backend(backend, check) names
     the backend a module would run on; gpu_available() says whether CuPy sees a GPU.
+    A GPU launch is asynchronous, as CuPy's: synchronize() waits for the GPU and raises the
+    error of a kernel that faulted, naming it (k(..., sync=True), or config.launch_blocking,
+    makes a launch wait).
 Whole programs: run_program(source, backend=, check=, ...) returns a ProgramResult.
 Settings: config, whose fields every launch reads (config.time_limit, config.workers,
-    config.stack_size, config.global_races, config.cache_dir, config.cxx).
+    config.stack_size, config.global_races, config.cache_dir, config.cxx,
+    config.launch_blocking).
 Errors: KernelError and its subclasses, and the warnings (the names of errors.__all__).
 Limits every current NVIDIA GPU shares, which both backends hold a launch to:
     MAX_THREADS_PER_BLOCK (1024 threads per block); DEFAULT_SHARED_LIMIT (48 KiB of shared
@@ -35,13 +39,13 @@ from .config import config
 from .environment import compiler_version, cpu_cores, encode_gpu_math_tables, header_digest, nvcc_path
 from .errors import *  # noqa: F403 (every exception and warning: errors.__all__)
 from .frontend import analyze
-from .gpu import gpu_available
+from .gpu import gpu_available, synchronize
 from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, OPTIN_SHARED_LIMIT
 from .module import Function, RawKernel, RawModule, resolve_backend
 from .program import ProgramResult, run_program
 from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d
 
-__all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "resolve_backend", "config", "run_program",
-           "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT", "analyze",
-           "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
+__all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "config",
+           "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
+           "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
            "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", *errors.__all__]

@@ -35,6 +35,11 @@ class Config:
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # C++ compiler for the CPU runtime.
     cxx: str = os.environ.get("CXX", "g++")
+    # backend='gpu': every launch waits for its kernel, so a fault stops at the launch's own
+    # line (as CUDA_LAUNCH_BLOCKING=1 makes CUDA's launches wait). Off, launches are
+    # asynchronous, as CuPy's, and a fault shows at the next cudacheck.synchronize().
+    launch_blocking: bool = field(default_factory=lambda: any(
+        os.environ.get(v, "") not in ("", "0") for v in ("CUDACHECK_LAUNCH_BLOCKING", "CUDA_LAUNCH_BLOCKING")))
 
 
 config = Config()

@@ -1,10 +1,25 @@
 """The GPU backend: CuPy's RawModule, with the same checks as the CPU runtime and
-errors a student can act on."""
+errors a student can act on.
+
+A launch is asynchronous, as CuPy's: it is queued on the current stream and returns, so
+launches, copies and streams overlap as they do in CuPy. Its checks cost little after the
+first launch of a kernel with given argument types and launch shape (both are cached: the
+full check of arguments.py runs again only where a fast check fails, to name what is
+wrong). A fault shows at the next synchronisation, as CUDA reports it: through
+cudacheck.synchronize() (or the next launch), which names the launches since the last one;
+a launch with sync=True, or every launch where config.launch_blocking is set (the
+environment's CUDACHECK_LAUNCH_BLOCKING=1 or CUDA_LAUNCH_BLOCKING=1), waits for its kernel,
+so its error stops the cell at the launch's own line.
+"""
 import glob
 import os
 import shutil
+from collections import deque
 from functools import lru_cache
+from numbers import Integral, Real
 from pathlib import Path
+
+import numpy as np
 
 from .arguments import check_arguments
 from .errors import CompileError, GPUContextError, KernelRuntimeError
@@ -58,6 +73,8 @@ class GpuModule:
             raise CompileError(compile_error_report(source, log, None, title), log=log, backend="gpu") from None
         self.functions = {name: self.module.get_function(name) for name in kernels}
         self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+        self._configs = {}   # (name, grid, block, shared_mem, optin) -> its checked LaunchConfig
+        self._plans = {}     # (name, argument types) -> the fast checks of arguments of those types
 
     def has_function(self, name):
         """Whether NVRTC compiled a kernel of this name (or name expression)."""
@@ -68,21 +85,42 @@ class GpuModule:
                 return False
         return True
 
-    def launch(self, name, grid, block, args, shared_mem=0, optin=None):
+    def launch(self, name, grid, block, args, shared_mem=0, optin=None, sync=False):
+        """Queue the kernel on the current stream, after the checks; sync: wait for it."""
         cupy = self.cupy
         fn = self.functions[name]
-        cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
-                           optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
+        shape = (name, _hashable(grid), _hashable(block), shared_mem, optin)
+        cfg = self._configs.get(shape)
+        if cfg is None:
+            cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
+                               optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
+            self._configs[shape] = cfg
         kernel = self.kernels.get(name)
-        values = args if kernel is None else check_arguments(kernel, args, cupy.ndarray,
-                                                             "pass a CuPy array (cupy.asarray(x) copies one)")
+        values = tuple(args) if kernel is None else self._arguments(name, kernel, args)
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:
-            fn(cfg.grid, cfg.block, tuple(values), shared_mem=cfg.shared_mem)
-            cupy.cuda.get_current_stream().synchronize()
+            fn(cfg.grid, cfg.block, values, shared_mem=cfg.shared_mem)
         except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
-            raise _runtime_error(name, e) from None
+            raise _runtime_error(e, (*_since_sync, (name, cfg.grid, cfg.block))) from None
+        _since_sync.append((name, cfg.grid, cfg.block))
+        if sync:
+            synchronize()
+
+    def _arguments(self, name, kernel, args):
+        """The arguments as the kernel takes them: through the plan of fast checks made for
+        these argument types when the full check first passed them, or the full check."""
+        kinds = tuple((type(a), getattr(a, "dtype", None)) for a in args) if isinstance(args, (tuple, list)) else None
+        plan = self._plans.get((name, kinds))
+        if plan is not None and len(plan) == len(args):
+            values = tuple(step(a) for step, a in zip(plan, args))
+            if not any(v is _REFUSED for v in values):   # identity: == on an array compares elements
+                return values
+        values = tuple(check_arguments(kernel, args, self.cupy.ndarray,
+                                       "pass a CuPy array (cupy.asarray(x) copies one)"))
+        if kinds is not None:
+            self._plans[(name, kinds)] = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
+        return values
 
     def launcher(self, name, grid, block, args, shared_mem=0, optin=None):
         """Launches without checks or synchronization: for timing loops, after one checked call."""
@@ -134,14 +172,67 @@ def _toolkit_include():
                 None)
 
 
-def _runtime_error(name, e):
+# The launches queued since the last synchronisation (the latest few): a fault CUDA reports
+# at a synchronisation is one of theirs.
+_since_sync = deque(maxlen=4)
+_REFUSED = object()   # what a fast check returns for an argument the full check must look at
+
+
+def _hashable(dims):
+    return tuple(dims) if isinstance(dims, list) else dims
+
+
+def _fast_check(param, first):
+    """A check of one argument for launches after the first that passed the full check with an
+    argument of the same type: it returns the value as the kernel takes it, or _REFUSED where
+    the full check must run (and name what is wrong)."""
+    if param.pointer:
+        lanes = param.lanes
+        return lambda a: a if a.flags.c_contiguous and (lanes == 1 or a.size % lanes == 0) else _REFUSED
+    dtype = param.dtype
+    if isinstance(first, np.generic) and first.dtype == dtype:
+        return lambda a: a
+    if dtype is not None and dtype.kind in "iu" and isinstance(first, Integral) and not isinstance(first, bool):
+        info, make = np.iinfo(dtype), dtype.type
+        lo, hi = int(info.min), int(info.max)
+        return lambda a: make(a) if lo <= a <= hi else _REFUSED
+    if dtype is not None and dtype.kind == "f" and isinstance(first, Real) and not isinstance(first, bool):
+        make = dtype.type
+        return lambda a: make(a)
+    return lambda a: _REFUSED   # anything else (structs, tensor maps): the full check each time
+
+
+def synchronize():
+    """Wait for the GPU's work (the current device's); raise the error of a kernel that
+    faulted since the last synchronisation, naming the launches it may be: CUDA reports a
+    fault of an asynchronous launch at the next synchronisation, not at the launch. Where no
+    GPU is in use (the CPU runtime's launches return when they are done) there is nothing to
+    wait for."""
+    if not _since_sync and not gpu_available():
+        return
+    import cupy
+    try:
+        cupy.cuda.Device().synchronize()
+    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
+        raise _runtime_error(e, tuple(_since_sync)) from None
+    _since_sync.clear()
+
+
+def _runtime_error(e, launches):
+    """The error of a fault CUDA reported, naming the launches since the last synchronisation
+    (the last is the likeliest; with sync=True it is the one)."""
     text = str(e)
+    name = launches[-1][0] if launches else "?"
+    which = (f"kernel `{name}` failed on the GPU" if len(launches) <= 1 else
+             f"a kernel failed on the GPU, reported at this synchronisation after launches of "
+             f"{', '.join(f'`{n}` (grid {g}, block {b})' for n, g, b in launches)}; the faulting one is among them "
+             f"(launch with sync=True, or set CUDACHECK_LAUNCH_BLOCKING=1, to stop at its own line)")
     if any(s in text for s in _STICKY):
         return GPUContextError(
-            f"kernel `{name}` failed on the GPU: {text}.\n"
+            f"{which}: {text}.\n"
             "The kernel most likely read or wrote outside an array. This error poisons the CUDA context: every "
             "later GPU call in this process fails too, so restart the Python process (in Colab or Jupyter: "
             "restart the runtime/kernel) before using the GPU again.\n"
             "To find the access, re-run the kernel with backend='cpu', check=True: checked mode names the "
             "thread, the block, the array and the index.")
-    return KernelRuntimeError(f"kernel `{name}` failed on the GPU: {text}")
+    return KernelRuntimeError(f"{which}: {text}")

@@ -17,6 +17,7 @@ that cannot work (empty code, an unknown backend) raise when the object is made.
 get_function returns a RawKernel.
 """
 from . import frontend
+from .config import config
 from .errors import CompileError, KernelError, UnsupportedFeatureError
 from .gpu import GpuModule, gpu_available
 from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
@@ -285,9 +286,15 @@ class RawKernel:
     preferred_shared_memory_carveout = _attribute("preferred_shared_memory_carveout",
                                                   "The shared memory carveout it prefers, in percent (GPU)")
 
-    def __call__(self, grid, block, args, *, shared_mem=0, time_limit=None, **cpu_options):
-        """Launch the kernel and wait for it (compiling it first, at the first call). grid and
-        block: an int or a tuple of 1 to 3 ints. args: a tuple matching the kernel's parameters.
+    def __call__(self, grid, block, args, *, shared_mem=0, sync=None, time_limit=None, **cpu_options):
+        """Launch the kernel (compiling it first, at the first call). grid and block: an int or
+        a tuple of 1 to 3 ints. args: a tuple matching the kernel's parameters.
+
+        On a GPU the launch is asynchronous, as CuPy's: it returns once the kernel is queued,
+        and a fault shows at the next cudacheck.synchronize() (or the next launch), naming the
+        launches since the last one. sync=True waits for the kernel, so its error stops at this
+        line (default: cudacheck.config.launch_blocking). On the CPU runtime a launch always
+        returns when the kernel is done.
 
         CPU runtime only: time_limit (seconds; default cudacheck.config.time_limit);
         schedule ("forward", "reverse" or "random") and seed: the order a block's threads
@@ -299,7 +306,8 @@ class RawKernel:
         if self.backend == "gpu":
             if cpu_options:
                 raise TypeError(f"{', '.join(cpu_options)}: options of the CPU runtime, not of backend='gpu'")
-            impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes)
+            impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
+                        config.launch_blocking if sync is None else sync)
             return
         self.last_launch = impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
                                        time_limit, **cpu_options)

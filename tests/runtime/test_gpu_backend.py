@@ -61,7 +61,7 @@ import cudacheck, cupy
 k = cudacheck.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild",
                         backend="gpu")
 try:
-    k(1, 32, (cupy.zeros(32, cupy.float32),))
+    k(1, 32, (cupy.zeros(32, cupy.float32),), sync=True)   # waits: the error stops at this line
 except cudacheck.GPUContextError as e:
     print("CAUGHT", e)
 '''
@@ -210,3 +210,78 @@ def test_gpu_backend_grid_sync_with_a_cooperative_launch():
     mod = cudacheck.RawModule(src, backend="gpu", enable_cooperative_groups=True)
     mod.get_function("k")(8, 128, (cupy.asarray(x), partial, out))
     assert int(out[0]) == int(x.sum())
+
+
+SPIN = r'''
+extern "C" __global__ void spin(long long cycles, int* done) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+    done[0] = 1;
+}
+'''
+
+
+def test_a_gpu_launch_is_asynchronous_as_cupys_and_sync_waits():
+    """The launch returns while the kernel runs (the kernel spins for about 0.2 s); the next
+    synchronisation waits for it; sync=True waits at the launch."""
+    import time
+
+    import cupy
+    k = cudacheck.RawKernel(SPIN, "spin", backend="gpu")
+    done = cupy.zeros(1, cupy.int32)
+    k(1, 1, (10, done), sync=True)   # compiled and warmed
+    cycles = int(cupy.cuda.Device().attributes["ClockRate"] * 1e3 * 0.2)
+    done[...] = 0
+    start = time.perf_counter()
+    k(1, 1, (cycles, done))
+    queued = time.perf_counter() - start
+    cudacheck.synchronize()
+    waited = time.perf_counter() - start
+    assert queued < 0.05 < 0.15 < waited and int(done[0]) == 1
+    done[...] = 0
+    start = time.perf_counter()
+    k(1, 1, (cycles, done), sync=True)
+    assert time.perf_counter() - start > 0.15 and int(done[0]) == 1
+
+
+def test_the_cached_checks_still_refuse_what_the_first_check_refuses():
+    """After a launch has cached the checks of its argument types, a wrong array, a view that
+    is not contiguous, an integer out of the parameter's range and a wrong block are refused
+    as at the first launch."""
+    import cupy
+    src = 'extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = n; }'
+    k = cudacheck.RawKernel(src, "f", backend="gpu")
+    x = cupy.zeros((4, 32), cupy.float32)
+    for _ in range(3):
+        k(1, 32, (x[0], 32))
+    with pytest.raises(cudacheck.ArgumentError, match="float64"):
+        k(1, 32, (cupy.zeros(32, cupy.float64), 32))
+    with pytest.raises(cudacheck.ArgumentError, match="C-contiguous"):
+        k(1, 32, (x[:, 0], 32))
+    with pytest.raises(cudacheck.ArgumentError, match="does not fit"):
+        k(1, 32, (x[0], 1 << 40))
+    with pytest.raises(cudacheck.LaunchConfigError):
+        k(1, 2048, (x[0], 32))
+    cudacheck.synchronize()
+    assert float(x[0, 5]) == 32
+
+
+ILLEGAL_ASYNC = r'''
+import cudacheck, cupy
+k = cudacheck.RawKernel('extern "C" __global__ void wild(float* p) { p[threadIdx.x + (1L << 36)] = 1.0f; }', "wild",
+                        backend="gpu")
+x = cupy.zeros(32, cupy.float32)
+k(1, 32, (x,))
+print("QUEUED")
+try:
+    cudacheck.synchronize()
+except cudacheck.GPUContextError as e:
+    print("CAUGHT", e)
+'''
+
+
+def test_an_asynchronous_fault_is_named_at_the_next_synchronisation():
+    proc = subprocess.run([sys.executable, "-c", ILLEGAL_ASYNC], capture_output=True, text=True, timeout=300)
+    assert "QUEUED" in proc.stdout and "CAUGHT kernel `wild` failed on the GPU" in proc.stdout, \
+        proc.stdout + proc.stderr
+    assert "backend='cpu', check=True" in proc.stdout

@@ -58,7 +58,7 @@ class Histogram(Task):
             import cupy as xp
         data, hist = xp.asarray(data, dtype=xp.int32), xp.array(empty, dtype=xp.uint32)   # hist: a copy
         n = data.shape[0]
-        fn((-(-n // tile),), (tile,), (data, hist, np.int32(n)), **options)
+        fn((-(-n // tile),), (tile,), (data, hist, np.int32(n)), sync=True, **options)
         return hist, fn
 
     def compare(self, result, inputs, tile):

@@ -55,7 +55,7 @@ class BlockTranspose(Task):
             import cupy as xp
         A = xp.array(inputs[0], dtype=xp.float32, order="C")   # a copy, on the backend's device
         height, width = A.shape
-        fn((width // tile, height // tile), (tile, tile), (A, np.int32(width), np.int32(height)), **options)
+        fn((width // tile, height // tile), (tile, tile), (A, np.int32(width), np.int32(height)), sync=True, **options)
         return A, fn
 
     def expected(self, A, tile):
