@@ -601,19 +601,20 @@ __device__ __forceinline__ void setmaxnreg<1>() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
 }
 
+// during()'s default: nothing to do while a slice's products run.
+struct NoWork {
+    __device__ __forceinline__ void operator()(int) const {}
+};
+
 // A consumer's part of one tile of P, its products in d: for each slice, wait for the slot's
-// tiles (step 3a's wait), multiply them (step 3b) keeping one group of products in flight, and hand the
-// slot of the slice before back to the producer (the second __syncthreads, as an arrival on
-// its empty mbarrier: one per consumer warp). `it` counts the slices of every tile so far,
+// tiles (step 3a's wait), multiply them (step 3b) keeping one group of products in flight,
+// and hand the slot of the slice before back to the producer (the second __syncthreads, as
+// an arrival on its empty mbarrier: one per consumer warp). `it` counts the slices of every tile so far,
 // which picks the slot and its phase. CLUSTER_SIZE > 1: the slot's tiles were multicast to
 // every block of the cluster, so the slot is free only when every block's consumers are done
 // with it: lane r of each warp arrives on block r's barrier. during(t) runs once slice t's
 // products are issued, while they run (matmul_async_store sends the tile before's last
 // results then).
-struct NoWork {
-    __device__ __forceinline__ void operator()(int) const {}
-};
-
 template <int STAGES, int CLUSTER_SIZE, typename During = NoWork>
 __device__ __forceinline__ void consume_tile(float (&d)[WS_MT][WS_BN / 2], unsigned& it, int slices, unsigned base,
                                              unsigned full0, unsigned empty0, int c, int lane,

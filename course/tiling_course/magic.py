@@ -10,6 +10,13 @@ Compiler options may follow the name (`%%cuda hopper_src -arch=sm_90a -std=c++17
 that the options' -arch cannot run on (sm_90a code on a T4) is left out, and the message
 says so. The line is read by tiling_course.cudacell, as the grader reads it.
 
+    %%cuda hp1_src --into hopper.cu:consume_tile -arch=sm_90a -std=c++17
+    template <int STAGES, ...> __device__ void consume_tile(...) { ... }
+
+holds one function of a long file of the book's kernels: the cell is compiled in place of
+that function in kernels/hopper.cu (tiling_course.sources.splice), the rest of the file the
+book's own, and the variable holds the cell alone (an exercise's check splices it the same way).
+
     %%cuda_program [--cpu | --gpu] [--check] [--time-limit SECONDS] [--save NAME] [ARGS...]
     #include <cstdio>
     int main() { ... }
@@ -26,7 +33,7 @@ import shlex
 
 from cudacheck import KernelError, RawModule, gpu_available, run_program
 
-from . import cudacell
+from . import cudacell, sources
 
 
 def cuda(line, cell):
@@ -36,23 +43,45 @@ def cuda(line, cell):
         print(e)
         return
     name, options = parsed.variable, parsed.options
+    try:
+        into, options = _into(options)
+        code = cell if into is None else sources.splice(sources.read(into[0]), into[1], cell)[0]
+    except (ValueError, KeyError, OSError) as e:
+        print(f"%%cuda --into: {e.args[0] if isinstance(e, KeyError) else e}")
+        return
     from IPython import get_ipython
     get_ipython().user_ns[name] = cell
     unfit = gpu_unfit(options) if gpu_available() else "none"
     backends = ["cpu"] + ([] if unfit else ["gpu"])
     try:
         for backend in backends:
-            mod = RawModule(cell, backend=backend, check=backend == "cpu", options=options)
+            mod = RawModule(code, backend=backend, check=backend == "cpu", options=options)
             mod.compile()   # here, so that a source's errors are reported as messages
     except KernelError as e:
         print(f"{type(e).__name__}: {e}")
         return
     found = ", ".join(f"`{k}`" for k in mod.kernels) or "no __global__ function"
+    if into is not None:
+        found = f"`{into[1]}` into {into[0]} ({found})"
     where = " and the GPU (NVRTC)" if "gpu" in backends else ""
     if unfit not in ("", "none"):
         where += f" (not for this GPU: {unfit})"
     from IPython.display import Markdown, display
     display(Markdown(f"Compiled {found} for the CPU runtime's checked mode{where}; source saved as `{name}`."))
+
+
+def _into(options):
+    """((file, function), the other options) of a line with `--into FILE:FUNCTION`, else (None,
+    options); ValueError for a malformed one."""
+    if "--into" not in options:
+        return None, options
+    i = options.index("--into")
+    where = options[i + 1] if i + 1 < len(options) else ""
+    file, _, function = where.partition(":")
+    if not file or not function or file not in {f.name for f in sources.files()}:
+        raise ValueError(f"--into takes FILE:FUNCTION, a file of the book's kernels and one of its functions; "
+                         f"got {where!r}")
+    return (file, function), options[:i] + options[i + 2:]
 
 
 def gpu_unfit(options):

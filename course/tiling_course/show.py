@@ -1,4 +1,5 @@
-"""What the book puts on the page. Kernel source: whole files, the lecture's steps, and a
+"""What the book puts on the page. Kernel source: whole files, the lecture's steps, a long
+file's functions by name (piece), and a
 wrong kernel as a diff of the right one, rendered as Markdown code blocks marked `cuda`,
 so the site and Jupyter both highlight them, and always read from
 kernels/ (one source). And the one HTML table every table of the book is."""
@@ -6,7 +7,7 @@ import difflib
 import html
 import re
 
-from . import corpus, matmul
+from . import corpus, matmul, sources
 
 
 def _markdown(text):
@@ -21,6 +22,15 @@ def _fence(code, lang="cuda"):
 def source(kernel):
     """The whole .cu file of one of the book's kernels."""
     return _markdown(_fence(matmul.source(kernel)))
+
+
+def piece(file, *names):
+    """Definitions of the book's kernel file `file` (kernels/<file>), by name, in the order
+    given, as one code block: a long file shown a piece at a time, each piece read from the
+    file itself (tiling_course.sources.definition: a function or struct with the comment above
+    it, or a #define)."""
+    text = sources.read(file)
+    return _markdown(_fence("\n".join(sources.definition(text, name) for name in names)))
 
 
 def step(kernel, n):

@@ -443,7 +443,8 @@ def test_a_copy_of_the_data_loads_as_the_package_does(data):
     loaded = exercises.load(data)
     assert list(loaded) == list(exercises.EXERCISES)
     for ex in loaded.values():
-        assert ex.starter.text() == exercises.starter(ex.id) and ex.solution.text() == exercises.solution(ex.id)
+        assert ex.part(ex.starter.text()) == exercises.starter(ex.id)
+        assert ex.part(ex.solution.text()) == exercises.solution(ex.id)
 
 
 BROKEN = [  # (file, text, replacement, what the error says)
@@ -592,8 +593,9 @@ def test_chapter_cells_have_the_notebook_form(stem):
         assert md[0] == "markdown" and md[2].startswith(f"### Exercise {i + 1}: {ex.title}")
         assert start[:2] == ("code", [])
         options = hopper.options(ex.task.precision) if isinstance(ex.task, tasks.HopperMatmul) else ()
+        into = (f"--into {ex.region[0]}:{ex.region[1]}",) if ex.region else ()
         head = {"value": "", "program": f"%%cuda_program --cpu --check --save {ex.var}\n"}.get(
-            ex.kind, " ".join(("%%cuda", ex.var) + options) + "\n")
+            ex.kind, " ".join(("%%cuda", ex.var) + into + options) + "\n")
         assert start[2] == head + exercises.starter(ex.id).rstrip()
         assert chk == ("code", [], f'exercises.check("{ex.id}", {ex.var})')
     assert "show_solution" not in str(cells)
@@ -612,3 +614,76 @@ def test_the_student_edition_reads_the_kernels_its_value_exercises_launch(monkey
     assert names, "no value exercise launches a kernel of cu/ any more: drop this test"
     for name in names:
         assert "__global__" in exercises.cu_file(name)
+
+
+# ---- Exercises on one function of a long file (region) ----------------------------------------
+
+REGION_EXERCISES = [ex for ex in KERNEL_EXERCISES if ex.region]
+
+
+def test_a_region_exercise_shows_and_ships_only_its_function():
+    """Chapter 9's starters are one function each (consume_tile, load_slice), not the whole
+    1,200-line file: in the notebook, in the student edition's files, and in the solution."""
+    assert {ex.id: ex.region for ex in REGION_EXERCISES} == {
+        "hp-1": ("hopper.cu", "consume_tile"), "hp-2": ("hopper.cu", "load_slice"),
+        "hp-3": ("hopper.cu", "consume_tile")}
+    book = sources.read("hopper.cu")
+    student_cu = ROOT / "course" / "tiling_course" / "exercises" / "student" / "cu"
+    for ex in REGION_EXERCISES:
+        start, solution = exercises.starter(ex.id), exercises.solution(ex.id)
+        assert solution == sources.definition(book, ex.region[1]) and start != solution
+        assert len(start.splitlines()) < 50 and "__global__" not in start and "#define" not in start
+        assert (student_cu / f"{ex.id}.starter.cu").read_text() == start
+        # the check puts the reader's function in place of the book's: the solution gives the file back
+        whole, lines = ex.whole(solution)
+        assert whole == book and whole.splitlines()[lines[0] - 1:lines[1]] == solution.splitlines()
+        assert ex.whole(book) == (book, None)          # a whole file is checked as it is
+    for path in student_cu.glob("*.cu"):
+        assert 'extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)' not in path.read_text(), path
+
+
+def test_a_region_check_says_where_the_readers_lines_went():
+    ex = exercises.EXERCISES["hp-2"]
+    result = exercises.check("hp-2", exercises.starter("hp-2"), quiet=True)
+    first, last = (i + 1 for i in sources.span(sources.read("hopper.cu"), "load_slice"))
+    assert not result and result.kind == ex.starter_fails
+    assert f"(Your cell: hopper.cu:{first}–{last})" in result.message
+    assert exercises.check("hp-2", exercises.solution("hp-2"), quiet=True)
+
+
+def test_the_magic_compiles_a_function_in_place_and_keeps_the_cell(monkeypatch, capsys):
+    import IPython.display
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tiling_course import magic
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
+    shell = InteractiveShell.instance()
+    cell = exercises.starter("hp-2")
+    magic.cuda("hp2_src --into hopper.cu:load_slice -arch=sm_90a -std=c++17", cell)
+    assert shell.user_ns["hp2_src"] == cell and capsys.readouterr().out == ""
+    assert shown[0].startswith("Compiled `load_slice` into hopper.cu (`matmul_tma_wgmma`, ")
+    magic.cuda("hp2_src --into hopper.cu:no_such_function -arch=sm_90a", cell)
+    assert "%%cuda --into: 'no_such_function': 0 definitions at the top level, not one" in capsys.readouterr().out
+    magic.cuda("hp2_src --into nofile.cu:load_slice", cell)
+    assert "--into takes FILE:FUNCTION" in capsys.readouterr().out
+
+
+def test_span_finds_each_kind_of_definition_once():
+    text = sources.read("hopper.cu")
+    lines = text.splitlines()
+    first, last = sources.span(text, "load_slice")
+    assert lines[first].startswith("// Slice `slice` of k") and lines[last] == "}"
+    first, last = sources.span(text, "matmul_tma_wgmma")
+    assert lines[first].startswith("// matmul_tma_wgmma:") and "store_tile<K1_BN, 1>" in lines[last - 1]
+    first, last = sources.span(text, "FloatPair")
+    assert lines[last] == "};"
+    assert sources.definition(text, "K1_SMEM").startswith("#define K1_SMEM ")
+    with pytest.raises(KeyError, match="setmaxnreg"):       # a template's specialisations: not one
+        sources.span(text, "setmaxnreg")
+    part = "int f(int x) {\n    return x + 1;   // a } in a comment\n}\n"
+    # the comment right above a definition is its own; braces in comments and strings do not count
+    text = "// head\n\n// f's comment\n" + part + "int g() { return \"}\"[0]; }\n"
+    whole, lines_ = sources.splice(text, "f", "int f(int x) { return x; }")
+    assert whole == "// head\n\nint f(int x) { return x; }\nint g() { return \"}\"[0]; }\n" and lines_ == (3, 3)
+    assert sources.definition(text, "g") == "int g() { return \"}\"[0]; }\n"

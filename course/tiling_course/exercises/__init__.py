@@ -46,7 +46,12 @@ A kernel's source is one of
                                           file of several, only its own function)
     {kernel_file = "hopper.cu"}           a whole file of the book's kernels/ (tiling_course.sources),
                                           for a task that compiles a file of several kernels
-                                          (tasks.HopperMatmul)
+                                          (tasks.HopperMatmul); with the exercise's
+                                          region = {file = "hopper.cu", function = "consume_tile"}
+                                          the reader sees and edits that function alone
+                                          (starter and solution show it; the %%cuda cell,
+                                          `--into hopper.cu:consume_tile`, and the check put it
+                                          in place of the book's in the file)
     {wrong = "no_zero_fill"}              a wrong kernel of tiling_course.corpus
     {solution = true}                     the exercise's solution, where that has no name
                                           of its own (it is itself an edit)
@@ -109,7 +114,8 @@ def chapter(stem):
 
 def starter(exercise_id):
     """The source the reader starts from (Python code for a value exercise)."""
-    return EXERCISES[exercise_id].starter.text()
+    ex = EXERCISES[exercise_id]
+    return ex.part(ex.starter.text())
 
 
 def solution(exercise_id):
@@ -118,7 +124,7 @@ def solution(exercise_id):
     ex = EXERCISES[exercise_id]
     if ex.solution is None:
         raise NotInThisEdition(f"exercise {exercise_id}: {INSTRUCTOR_EDITION}")
-    return ex.solution.text()
+    return ex.part(ex.solution.text())
 
 
 def wrong_answers(exercise_id):

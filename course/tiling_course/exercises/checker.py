@@ -71,12 +71,15 @@ def _check_kernel(ex, source):
     if not isinstance(source, str) or not source.strip():
         return Result(False, _head(ex, False) + "✗ `check` takes the kernel's CUDA C source as a string: the "
                       f"variable the `%%cuda` cell saved (`{ex.var}`).\n\n**Hint:** {ex.hint}", "no source")
+    source, lines = ex.whole(source)
+    # A part of a file (the exercise's region) is checked in place: say where its lines went.
+    where = "" if lines is None else f"\n\n(Your cell: {ex.region[0]}:{lines[0]}–{lines[1]})"
     passes = []
     for tile in ex.tiles:
         out = tryout.run(source, ex.task, tile=tile, shapes=list(ex.shapes), quiet=True, hint=ex.hint,
                          requirement=ex.requirement, trace=ex.trace)
         if not out:
-            return Result(False, _head(ex, False) + out.message, out.kind, out)
+            return Result(False, _head(ex, False) + out.message + where, out.kind, out)
         passes.append(out)
     message = passes[0].message.removeprefix("✓ ")
     note = ex.task.tile_note(ex.tiles[:1])

@@ -15,7 +15,7 @@ _EXERCISE = {"id": str, "title": str, "kind": str, "statement": str, "hint": str
 # drops may not be there, and a value exercise carries its answer.
 _STUDENT_DROPS = {"solution", "explanation", "wrong"}
 _KERNEL = {"launch": dict, "tiles": list, "shapes": list, "trace": list, "requirement": list,
-           "requirement_passed": str}
+           "requirement_passed": str, "region": dict}
 _VALUE = {"variable": str, "unit": str, "tolerance": (int, float), "answer_from": str, "answer_sha256": str,
           "salt": str}
 _PROGRAM = {"runs": list}
@@ -114,9 +114,29 @@ def _exercise(t, chapter, root, where):
     except (TypeError, KeyError, ValueError) as e:
         raise DataError(f"{where}: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     trace = _int_lists(t["trace"], 2, "trace", where) if "trace" in t else None
-    return Exercise(**fields, task=task, launch=getattr(task, "launch", None), tiles=tiles,
-                    shapes=_int_lists(t["shapes"], task.rank, "shapes", where), requirement=requirement,
-                    requirement_passed=t.get("requirement_passed", ""), trace=trace)
+    ex = Exercise(**fields, task=task, launch=getattr(task, "launch", None), tiles=tiles,
+                  shapes=_int_lists(t["shapes"], task.rank, "shapes", where), requirement=requirement,
+                  requirement_passed=t.get("requirement_passed", ""), trace=trace, region=_region(t, where))
+    if ex.region:
+        try:   # the reader's part must be in the starter and in the solution, once each
+            ex.part(ex.starter.text())
+            if ex.solution is not None:
+                ex.part(ex.solution.text())
+        except KeyError as e:
+            raise DataError(f"{where}: region: {e.args[0]}") from None
+    return ex
+
+
+def _region(t, where):
+    """(file, function) of a kernel exercise's `region = {file = ..., function = ...}`: the one
+    function of a file of the book's kernels that the reader sees and edits; () without one."""
+    if "region" not in t:
+        return ()
+    _keys(t["region"], {"file": str, "function": str}, {"file", "function"}, f"{where}, region")
+    region = (t["region"]["file"], t["region"]["function"])
+    if region[0] not in {f.name for f in sources.files()}:
+        raise DataError(f"{where}: region: no file {region[0]!r} among the book's kernels")
+    return region
 
 
 def _int_lists(value, length, key, where):

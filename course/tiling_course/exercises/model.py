@@ -2,6 +2,7 @@
 wrong kernel, a file of cu/, an edit of another source, ...) and its known wrong answers
 (Wrong), as the loader (loading.py) builds them from the TOML files; and the errors of the
 data and of the student edition."""
+import re
 from dataclasses import dataclass
 
 from .. import corpus, matmul, programs, sources, tasks
@@ -102,6 +103,24 @@ class Exercise:
     runs: tuple = ()                # a program exercise's command lines
     answer_sha256: str = ""         # the student edition's hash of a value exercise's answer (grid_point)
     salt: str = ""
+    region: tuple = ()              # (file, function): the one function of a long file the reader edits
+
+    def part(self, source):
+        """What the reader sees of a source: with a region, its function alone (a source that
+        is that function already gives itself); else all of it."""
+        return sources.definition(source, self.region[1]) if self.region else source
+
+    def whole(self, source):
+        """(the source the checker compiles, the 1-based lines the reader's part takes in it, or
+        None): with a region, a part is put in place of its function in the book's file; a whole
+        file (one that defines every kernel of it) is taken as it is."""
+        if not self.region:
+            return source, None
+        book = sources.read(self.region[0])
+        kernels = re.findall(r'^extern "C" __global__[^\n]*\n(\w+)\(', book, re.M)
+        if all(re.search(rf"^{k}\(", source, re.M) for k in kernels):
+            return source, None
+        return sources.splice(book, self.region[1], source)
 
     @property
     def var(self):

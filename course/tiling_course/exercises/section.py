@@ -25,7 +25,7 @@ def cells(found):
     out = [_cell("markdown", intro), _cell("code", "from tiling_course import exercises")]
     head = {"value": "", "program": "%%cuda_program --cpu --check --save {var}\n"}
     for i, ex in enumerate(found, 1):
-        start = ex.starter.text().rstrip()
+        start = ex.part(ex.starter.text()).rstrip()
         out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}"),
                 _cell("code", head.get(ex.kind, "%%cuda {var}" + _options(ex) + "\n").format(var=ex.var) + start),
                 _cell("code", f'exercises.check("{ex.id}", {ex.var})')]
@@ -33,11 +33,13 @@ def cells(found):
 
 
 def _options(ex):
-    """The compiler options a kernel exercise's %%cuda cell needs, after its variable: hopper.cu's
-    (-arch=sm_90a -std=c++17, as the chapter's own cell has them) for the Hopper task, else none."""
+    """What a kernel exercise's %%cuda cell needs after its variable: `--into FILE:FUNCTION` for
+    an exercise on one function of a file (its region), and hopper.cu's compiler options
+    (-arch=sm_90a -std=c++17) for the Hopper task."""
+    into = f" --into {ex.region[0]}:{ex.region[1]}" if ex.region else ""
     if isinstance(ex.task, tasks.HopperMatmul):
-        return "".join(f" {o}" for o in hopper.options(ex.task.precision))
-    return ""
+        return into + "".join(f" {o}" for o in hopper.options(ex.task.precision))
+    return into
 
 
 def _cell(kind, source):

@@ -17,7 +17,7 @@ from . import EXERCISES, Exercise, answer, answer_hash, chapter, grid_point, sta
 # explanation, wrong) stay with the instructor.
 _KEPT = ("id", "title", "kind", "statement", "hint", "starter", "starter_fails", "variable", "unit", "tolerance",
          "answer_from", "answer_sha256", "salt", "launch", "tiles", "shapes", "requirement", "requirement_passed",
-         "trace", "runs")
+         "trace", "runs", "region")
 _HEADER = ("# The student edition of {stem}'s exercises, written by scripts/sync_notebooks.py from\n"
            "# ../{stem}.toml, which holds the solutions: edit that file, not this one.\n")
 
@@ -77,7 +77,7 @@ def _raw(ex):
     data = tomllib.loads((Path(__file__).parent / f"{ex.chapter}.toml").read_text(encoding="utf-8"))
     table = next(t for t in data["exercise"] if t["id"] == ex.id)
     return {key: table[key] for key in ("launch", "tiles", "shapes", "requirement", "requirement_passed", "trace",
-                                        "runs") if key in table}
+                                        "runs", "region") if key in table}
 
 
 def _cu_files(code):
