@@ -74,7 +74,7 @@ class GpuModule:
         self.functions = {name: self.module.get_function(name) for name in kernels}
         self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         self._configs = {}   # (name, grid, block, shared_mem, optin) -> its checked LaunchConfig
-        self._plans = {}     # (name, argument types) -> the fast checks of arguments of those types
+        self._plans = {}     # (name, *argument types) -> the fast checks of arguments of those types
 
     def has_function(self, name):
         """Whether NVRTC compiled a kernel of this name (or name expression)."""
@@ -87,39 +87,41 @@ class GpuModule:
 
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, sync=False):
         """Queue the kernel on the current stream, after the checks; sync: wait for it."""
-        cupy = self.cupy
         fn = self.functions[name]
-        shape = (name, _hashable(grid), _hashable(block), shared_mem, optin)
-        cfg = self._configs.get(shape)
-        if cfg is None:
+        try:
+            cfg = self._configs[(name, grid, block, shared_mem, optin)]
+        except (KeyError, TypeError):   # a new launch shape (or a list, which is no key)
             cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
                                optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
-            self._configs[shape] = cfg
+            if isinstance(grid, (int, tuple)) and isinstance(block, (int, tuple)):
+                self._configs[(name, grid, block, shared_mem, optin)] = cfg
         kernel = self.kernels.get(name)
         values = tuple(args) if kernel is None else self._arguments(name, kernel, args)
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:
             fn(cfg.grid, cfg.block, values, shared_mem=cfg.shared_mem)
-        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
+        except (self.cupy.cuda.runtime.CUDARuntimeError, self.cupy.cuda.driver.CUDADriverError) as e:
             raise _runtime_error(e, (*_since_sync, (name, cfg.grid, cfg.block))) from None
         _since_sync.append((name, cfg.grid, cfg.block))
         if sync:
             synchronize()
 
     def _arguments(self, name, kernel, args):
-        """The arguments as the kernel takes them: through the plan of fast checks made for
-        these argument types when the full check first passed them, or the full check."""
-        kinds = tuple((type(a), getattr(a, "dtype", None)) for a in args) if isinstance(args, (tuple, list)) else None
-        plan = self._plans.get((name, kinds))
-        if plan is not None and len(plan) == len(args):
-            values = tuple(step(a) for step, a in zip(plan, args))
-            if not any(v is _REFUSED for v in values):   # identity: == on an array compares elements
-                return values
+        """The arguments as the kernel takes them: through the fast checks made for these
+        argument types when the full check first passed them, or the full check (which names
+        what is wrong)."""
+        key = (name, *map(type, args)) if type(args) is tuple else None
+        plan = self._plans.get(key)
+        if plan is not None:
+            try:
+                return tuple([step(a) for step, a in zip(plan, args)])
+            except _Refused:
+                pass
         values = tuple(check_arguments(kernel, args, self.cupy.ndarray,
                                        "pass a CuPy array (cupy.asarray(x) copies one)"))
-        if kinds is not None:
-            self._plans[(name, kinds)] = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
+        if key is not None:
+            self._plans[key] = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
         return values
 
     def launcher(self, name, grid, block, args, shared_mem=0, optin=None):
@@ -175,31 +177,49 @@ def _toolkit_include():
 # The launches queued since the last synchronisation (the latest few): a fault CUDA reports
 # at a synchronisation is one of theirs.
 _since_sync = deque(maxlen=4)
-_REFUSED = object()   # what a fast check returns for an argument the full check must look at
 
 
-def _hashable(dims):
-    return tuple(dims) if isinstance(dims, list) else dims
+class _Refused(Exception):
+    """A fast check's answer for an argument the full check must look at."""
+
+
+def _refuse(_):
+    raise _Refused
 
 
 def _fast_check(param, first):
     """A check of one argument for launches after the first that passed the full check with an
-    argument of the same type: it returns the value as the kernel takes it, or _REFUSED where
-    the full check must run (and name what is wrong)."""
+    argument of the same type: it returns the value as the kernel takes it, or raises _Refused
+    where the full check must run."""
     if param.pointer:
-        lanes = param.lanes
-        return lambda a: a if a.flags.c_contiguous and (lanes == 1 or a.size % lanes == 0) else _REFUSED
-    dtype = param.dtype
-    if isinstance(first, np.generic) and first.dtype == dtype:
-        return lambda a: a
-    if dtype is not None and dtype.kind in "iu" and isinstance(first, Integral) and not isinstance(first, bool):
-        info, make = np.iinfo(dtype), dtype.type
+        dtype, lanes = first.dtype, param.lanes
+
+        def array(a):
+            if a.dtype is not dtype and a.dtype != dtype:
+                raise _Refused
+            if not a.flags.c_contiguous or (lanes > 1 and a.size % lanes):
+                raise _Refused
+            return a
+        return array
+    want = param.dtype
+    if isinstance(first, np.generic) and first.dtype == want:
+        def same(a):
+            if a.dtype != want:
+                raise _Refused
+            return a
+        return same
+    if want is not None and want.kind in "iu" and isinstance(first, Integral) and not isinstance(first, bool):
+        info, make = np.iinfo(want), want.type
         lo, hi = int(info.min), int(info.max)
-        return lambda a: make(a) if lo <= a <= hi else _REFUSED
-    if dtype is not None and dtype.kind == "f" and isinstance(first, Real) and not isinstance(first, bool):
-        make = dtype.type
-        return lambda a: make(a)
-    return lambda a: _REFUSED   # anything else (structs, tensor maps): the full check each time
+
+        def integer(a):
+            if not lo <= a <= hi:
+                raise _Refused
+            return make(a)
+        return integer
+    if want is not None and want.kind == "f" and isinstance(first, Real) and not isinstance(first, bool):
+        return want.type
+    return _refuse   # anything else (structs, tensor maps): the full check each time
 
 
 def synchronize():

@@ -220,6 +220,7 @@ class RawKernel:
         self.last_launch = None   # checked mode: the LaunchReport of the latest call
         self.max_dynamic_shared_size_bytes = None
         self._found = found
+        self._gpu = None   # the GPU module, once a launch has found it compiled
 
     def _ready(self):
         """The kernel's module, compiled, with the kernel found in it: compiles on first use,
@@ -302,12 +303,16 @@ class RawKernel:
         trace_threads (threads to record; default all). A checked launch leaves its
         counts and trace in self.last_launch.
         """
-        impl = self._ready().impl
-        if self.backend == "gpu":
+        gpu = self._gpu
+        if gpu is None:
+            impl = self._ready().impl
+            if self.backend == "gpu":
+                self._gpu = gpu = impl   # later calls go straight to it: a launch's host cost is CuPy's
+        if gpu is not None:
             if cpu_options:
                 raise TypeError(f"{', '.join(cpu_options)}: options of the CPU runtime, not of backend='gpu'")
-            impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
-                        config.launch_blocking if sync is None else sync)
+            gpu.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
+                       config.launch_blocking if sync is None else sync)
             return
         self.last_launch = impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
                                        time_limit, **cpu_options)

@@ -192,10 +192,10 @@ def test_a_device_function_that_reaches_the_c_library_is_named():
         cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (np.zeros(1, np.float32),))
 
 
-def test_host_assembly_in_a_kernel_source_is_refused():
+def test_assembly_outside_a_function_is_refused():
     for src in ['asm(".globl kc_x\\nkc_x: ret");\nextern "C" __global__ void k(float* x) { x[0] = 1; }',
                 'extern "C" int f() asm("getpid");\nextern "C" __global__ void k(float* x) { x[0] = 1; }']:
-        with pytest.raises(cudacheck.UnsupportedFeatureError, match="host assembly"):
+        with pytest.raises(cudacheck.UnsupportedFeatureError, match="outside a function"):
             cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (np.zeros(1, np.float32),))
 
 

@@ -20,7 +20,8 @@ checked mode's instrumentation off), `optimize` and `target` (a different arithm
 GPU's), `constructor`, `destructor`, `section`, `alias`, `weak`, `ifunc` (code run, or a
 symbol bound, when the library loads), and every `#pragma` but `unroll`, `nounroll` and
 `pack`. Assembly left in the source after the front end translated its inline PTX (a
-file-scope `asm`, an asm label) is refused: the CPU runtime runs no host assembly.
+file-scope `asm`, which NVRTC places in the module's PTX, or an asm label, which ptxas
+refuses) is refused: the CPU runtime translates only inline PTX inside functions.
 """
 import re
 
@@ -146,8 +147,9 @@ def _stretch(text, first_line, listing):
     while i < len(toks.toks):
         kind, s = toks.toks[i][:2]
         if kind == "id" and s in ("asm", "__asm", "__asm__"):
-            refuse(i, f"`{s}` outside an inline PTX statement (file-scope assembly or an asm label) is host "
-                      "assembly, which the CPU runtime does not run; device code may hold only inline PTX")
+            refuse(i, f"`{s}` outside a function (file-scope PTX, or an asm label) is assembly the CPU runtime "
+                      "does not run: it translates only inline PTX statements inside functions. The source can run "
+                      "on a GPU with backend='gpu'")
         if kind == "id" and s in ("__attribute__", "__attribute", "__declspec"):
             close = toks.match(i + 1) if toks.spell(i + 1) == "(" else None
             if close is None:
