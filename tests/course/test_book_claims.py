@@ -315,3 +315,29 @@ def test_small_sizes_as_chapter_5_says():
     assert (round(min(share(k, t, 512) for k, t in plotted), 2), round(max(share(k, t, 512) for k, t in plotted), 2)) \
         == (0.84, 0.88)
     assert "book's kernels already reach 84 to 88% of theirs (on the H200)" in prose("05_performance")
+
+
+# ---------------------------------------------------------------- issue 42's read of chapters 1-8
+
+def test_chapter_7_ties_the_gpu_runs_two_times_to_the_first_launch():
+    """The stored H100 run times the static tiles once, first, and the dynamic ones once after:
+    the chapter says so beside the output instead of letting it read as the tile's speed."""
+    from tiling_course import programs
+    out = programs.records()["program"]["stdout"]
+    static, dynamic = (float(t) for t in re.findall(r"tiles: max error [^;]+; time ([\d.]+) ms", out))
+    assert out.index("Static tiles") < out.index("Dynamic tiles") and static > 3 * dynamic
+    assert (f"the static tiles' launch, at {static:.3f} ms against the dynamic tiles' {dynamic:.3f} ms, is the "
+            "program's first on the GPU") in prose("07_program")
+
+
+def test_what_chapters_2_and_5_add_from_the_readings():
+    ch2, ch5 = prose("02_tiling"), prose("05_performance")
+    assert "caches on each multiprocessor for constant and texture memory" in ch2     # the slide's memory types
+    assert "its thread_{0,1} is the book's thread (1, 0)" in ch2                       # PMPP's order, named
+    assert "neither gain came from better coalescing, both from not fetching the same data" in ch5   # the Guide's
+    for chapter in CHAPTERS:
+        assert not re.search(r"\btests/\w+/test_\w+\.py", prose(chapter)), chapter     # no test path in prose
+    intro = _flat((BOOK / "intro.md").read_text())
+    assert "CUDA's memory types and warps" in intro and "`__syncwarp`, the barrier of one warp" in intro
+    assert "## Warps" in "".join("".join(c["source"]) for c in cells("02_tiling"))
+    assert "## Warps, coalescing and banks" in "".join("".join(c["source"]) for c in cells("05_performance"))
