@@ -135,8 +135,7 @@ def compile_options(answer_options, grader_options):
     words the magic printed). A -D of a macro the variant sets gives way to the
     variant's value (the student's self-check compiled with it too); an -I cannot be
     honoured: the grader compiles the cell alone, with none of the student's files."""
-    from cudacheck import CompileError
-    from cudacheck.options import compiler_flags
+    from cudacheck import CompileError, check_options
     grader_sets = {m.group(1): m.group(2) for m in map(_DEFINE.fullmatch, grader_options) if m}
     kept, notes = [], []
     for option in answer_options:
@@ -152,7 +151,7 @@ def compile_options(answer_options, grader_options):
                              "file of yours to include. Put the header's code in the cell, and take the option out.")
         kept.append(option)
     try:
-        compiler_flags(kept)
+        check_options(kept)
     except CompileError as e:
         raise ValueError(f"its `%%cuda` line has an option the CPU runtime refuses, as the magic did: {e}") from None
     return kept + list(grader_options), notes

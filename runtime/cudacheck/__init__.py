@@ -12,6 +12,8 @@ Kernels, as CuPy's: RawModule(code, options=, name_expressions=, backend=, check
     check=), compiled at its first use (module.py says when each compiles); Function, the
     same class as RawKernel under its earlier name. resolve_backend(backend, check) names
     the backend a module would run on; gpu_available() says whether CuPy sees a GPU.
+    check_options(options) raises the CompileError a launch would for an option the CPU
+    runtime refuses.
     A GPU launch is asynchronous, as CuPy's: synchronize() waits for the GPU and raises the
     error of a kernel that faulted, naming it (k(..., sync=True), or config.launch_blocking,
     makes a launch wait).
@@ -42,10 +44,12 @@ from .frontend import analyze
 from .gpu import gpu_available, synchronize
 from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, OPTIN_SHARED_LIMIT
 from .module import Function, RawKernel, RawModule, resolve_backend
+from .options import check_options
 from .program import ProgramResult, run_program
 from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d
 
-__all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "config",
+__all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "check_options",
+           "config",
            "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
            "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
            "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", *errors.__all__]

@@ -53,3 +53,10 @@ def compiler_flags(options):
             raise CompileError(f"option {opt!r} is not understood by the CPU runtime "
                                "(it takes -D and -I, and ignores NVRTC's code-generation options)", backend="cpu")
     return flags
+
+
+def check_options(options):
+    """CompileError naming the first of these compiler options (CuPy's style: "-DX=1",
+    "-std=c++17") that the CPU runtime refuses, as a launch would raise it; None if it
+    takes them all."""
+    compiler_flags(options)
