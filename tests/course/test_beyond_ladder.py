@@ -94,13 +94,10 @@ def test_chapter_6_says_which_tiles_and_slices_it_compares():
     assert "issue's" not in text and "target of" not in text
 
 
-LOG = ROOT / "logs" / "2026-11-23-h100-wmma-pipelined.md"
-
-
-def logged(label):
-    """The numbers of the log's line that starts with `label` (its tables are "| label | ... |")."""
-    line = next(line for line in LOG.read_text().splitlines() if line.startswith(f"| {label} |"))
-    return [float(x) for x in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", line[len(label) + 3:])]
+# Chapter 8's side-by-side runs, the wmma ceiling and the profiler's counters, as stored with the
+# book (data/wmma-probes.json, transcribed from the runs' records; no test reads logs/).
+PROBES = json.loads(perfdata.data_file("wmma-probes.json").read_text())
+H100 = "NVIDIA H100 80GB HBM3"
 
 
 def test_chapter_8_states_what_the_tensor_core_kernels_measured():
@@ -155,25 +152,34 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
             f"{best_bytes:,}; with 3 stages the same blocks take 81,408") in text
     assert f"the tuner's fastest configuration ({best_bytes:,} bytes, 5 stages) does not" in text
     # the log's side-by-side runs: one fragment buffer and two, the same tiles; the wmma ceiling
-    one, two = logged("one fragment buffer")[-2], logged("two fragment buffers")[-2]
+    one, two = (PROBES["fragment_buffers"][n]["tflops"] for n in ("one", "two"))
+    inside = PROBES["tiles_inside_copied_without_tests"]
     for run in ("run 1", "run 2"):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
-        gains = [b / a - 1 for a, b in zip(logged(f"step 3, {run}")[:3], logged(f"step 4, {run}")[:3])]
+        gains = [b / a - 1 for a, b in zip(inside[f"before, {run}"][:3], inside[f"after, {run}"][:3])]
         assert all(0.02 <= g <= 0.04 for g in gains), gains
     assert "added 2 to 4% on those tiles" in text
     assert (round(one), round(two)) == (279, 364) and "279 TFLOP/s, with two 364" in text
     # the ceiling is the fastest of a row's warps per multiprocessor
-    ceilings = [max(logged(f"ceiling FP16, {name}")) for name in ("H100", "H200")]
-    again = max(logged("FP16, run again") + logged("FP16, tune --ceiling"))
+    ceiling = PROBES["ceiling_fp16_tflops"]
+    ceilings = [max(ceiling[d]) for d in (H100, "NVIDIA H200")]
+    again = max(ceiling[f"{H100}, run again"] + ceiling[f"{H100}, tune --ceiling"])
     assert all(640 < c < 660 for c in ceilings + [again]) and "about 650 TFLOP/s at FP16 on both GPUs" in text
-    pipe = logged("`sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active`")[-1]
-    eligible = logged("`smsp__warps_eligible.avg.per_cycle_active`")[-1]
-    (active,) = logged("`smsp__warps_active.avg.per_cycle_active`")
-    instructions = float(LOG.read_text().split("`smsp__inst_executed.sum` | inst | ")[1].split()[0].replace(",", ""))
+    counters = PROBES["counters"]
+    pipe = counters["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]
+    eligible = counters["smsp__warps_eligible.avg.per_cycle_active"]
+    active = counters["smsp__warps_active.avg.per_cycle_active"]
+    instructions = counters["smsp__inst_executed.sum"]
     assert (round(pipe), eligible, active) == (66, 0.50, 2.0) and "busy 66% of the time and 0.50 of its 2 warps" in text
     assert round(instructions / 4096**3 * (16 * 8 * 16) - 1, 1) == 2.6 and "runs 2.6 other instructions" in text
     for t, ceiling in zip(DATA, ceilings):
         assert round(100 * t.best("wmma_pipelined", "fp16")["tflops"] / ceiling) in (58, 60)   # "58 to 60%"
         assert min(r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16") > ceiling
+    # cuBLAS's wgmma against the kernel's mma.sync (m16n8k16: 4096^3 / (16 x 8 x 16) of them)
+    hmma, gmma = counters["sm__inst_executed_pipe_tensor_op_hmma.sum"], \
+        PROBES["cublas_fp16_gmma_instructions"]["sm__inst_executed_pipe_tensor_op_gmma.sum"]
+    assert hmma == 4096**3 // (16 * 8 * 16)
+    assert f"counts {gmma / 1e6:.1f} million of them at 4096^3 against our {hmma / 1e6:.1f} million `mma.sync`" in text
+    assert PROBES["meta"]["date"] == "2026-11-23" and set(PROBES["meta"]["devices"]) == {t.device for t in DATA}
 
 
 def test_the_sources_defaults_are_the_ones_the_book_measured():
