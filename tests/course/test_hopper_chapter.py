@@ -209,7 +209,8 @@ def test_the_sizes_the_chapter_quotes_are_the_kernels():
     rounds = -(-tiles // 132)
     assert (tiles, rounds, hopper.whole_waves(tiles, 132)) == (512, 4, 128)
     assert "512 tiles at 4096^3 on 132 multiprocessors take 4 rounds, so its grid is 128 blocks of 4 tiles each" in text
-    assert all(run.entry("matmul_persistent", p)["grid"] == [128] for run in hopper.datasets() for p in ("bf16", "fp16"))
+    assert all(run.entry("matmul_persistent", p)["grid"] == [128]
+               for run in hopper.datasets() for p in ("bf16", "fp16"))
     assert all(run.records[0]["versions"]["sm_count"] == 132 for run in hopper.datasets())
 
 
@@ -230,7 +231,8 @@ def test_the_kernel_is_shown_in_pieces_read_from_the_file():
     assert "hopper_src = sources.read(hopper.FILE)" in src
     shown = [name for call in re.findall(r"show\.piece\(hopper\.FILE, ([^)]*)\)", src)
              for name in re.findall(r'"(\w+)"', call)]
-    assert {"load_slice", "mma_slice", "matmul_tma_wgmma", "store_tile", "consume_tile", "warp_specialized"} <= set(shown)
+    assert {"load_slice", "mma_slice", "matmul_tma_wgmma", "store_tile", "consume_tile",
+            "warp_specialized"} <= set(shown)
     text = HOPPER_CU.read_text()
     lines = sum(len(sources.definition(text, name).splitlines()) for name in shown)
     assert lines < len(text.splitlines()) / 3
