@@ -73,8 +73,9 @@ class GpuModule:
             raise CompileError(compile_error_report(source, log, None, title), log=log, backend="gpu") from None
         self.functions = {name: self.module.get_function(name) for name in kernels}
         self.shared_optin = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
-        self._configs = {}   # (name, grid, block, shared_mem, optin) -> its checked LaunchConfig
-        self._plans = {}     # (name, *argument types) -> the fast checks of arguments of those types
+        # (name, grid, block, shared_mem, optin, *argument types) -> (its LaunchConfig, the fast
+        # checks of arguments of those types, the launch's record for _since_sync)
+        self._fast = {}
 
     def has_function(self, name):
         """Whether NVRTC compiled a kernel of this name (or name expression)."""
@@ -87,42 +88,41 @@ class GpuModule:
 
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, sync=False):
         """Queue the kernel on the current stream, after the checks; sync: wait for it."""
+        try:   # a launch shape and argument types checked before: only the fast checks
+            cfg, plan, record = self._fast[(name, grid, block, shared_mem, optin, *map(type, args))]
+            values = tuple([step(a) for step, a in zip(plan, args)])
+        except (KeyError, TypeError, _Refused):   # new, unhashable (a list), or refused: the full checks
+            cfg, values, record = self._checked(name, grid, block, args, shared_mem, optin)
         fn = self.functions[name]
-        try:
-            cfg = self._configs[(name, grid, block, shared_mem, optin)]
-        except (KeyError, TypeError):   # a new launch shape (or a list, which is no key)
-            cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
-                               optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
-            if isinstance(grid, (int, tuple)) and isinstance(block, (int, tuple)):
-                self._configs[(name, grid, block, shared_mem, optin)] = cfg
-        kernel = self.kernels.get(name)
-        values = tuple(args) if kernel is None else self._arguments(name, kernel, args)
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:
             fn(cfg.grid, cfg.block, values, shared_mem=cfg.shared_mem)
         except (self.cupy.cuda.runtime.CUDARuntimeError, self.cupy.cuda.driver.CUDADriverError) as e:
-            raise _runtime_error(e, (*_since_sync, (name, cfg.grid, cfg.block))) from None
-        _since_sync.append((name, cfg.grid, cfg.block))
+            raise _runtime_error(e, (*_since_sync, record)) from None
+        _since_sync.append(record)
         if sync:
             synchronize()
 
-    def _arguments(self, name, kernel, args):
-        """The arguments as the kernel takes them: through the fast checks made for these
-        argument types when the full check first passed them, or the full check (which names
-        what is wrong)."""
-        key = (name, *map(type, args)) if type(args) is tuple else None
-        plan = self._plans.get(key)
-        if plan is not None:
-            try:
-                return tuple([step(a) for step, a in zip(plan, args)])
-            except _Refused:
-                pass
-        values = tuple(check_arguments(kernel, args, self.cupy.ndarray,
-                                       "pass a CuPy array (cupy.asarray(x) copies one)"))
-        if key is not None:
-            self._plans[key] = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
-        return values
+    def _checked(self, name, grid, block, args, shared_mem, optin):
+        """The full checks of a launch (launch.py's and arguments.py's, which name what is
+        wrong), and, where they pass, the fast checks of later launches of this shape with
+        arguments of these types: (config, the arguments as the kernel takes them, the
+        launch's record)."""
+        fn = self.functions[name]
+        cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
+                           optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
+        kernel = self.kernels.get(name)
+        if kernel is None:   # a kernel the front end did not read: its arguments as given, as CuPy's
+            values, plan = tuple(args), tuple(_as_given for _ in args)
+        else:
+            values = tuple(check_arguments(kernel, args, self.cupy.ndarray,
+                                           "pass a CuPy array (cupy.asarray(x) copies one)"))
+            plan = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
+        record = (name, cfg.grid, cfg.block)
+        if isinstance(grid, (int, tuple)) and isinstance(block, (int, tuple)) and type(args) is tuple:
+            self._fast[(name, grid, block, shared_mem, optin, *map(type, args))] = (cfg, plan, record)
+        return cfg, values, record
 
     def launcher(self, name, grid, block, args, shared_mem=0, optin=None):
         """Launches without checks or synchronization: for timing loops, after one checked call."""
@@ -187,6 +187,10 @@ def _refuse(_):
     raise _Refused
 
 
+def _as_given(a):
+    return a
+
+
 def _fast_check(param, first):
     """A check of one argument for launches after the first that passed the full check with an
     argument of the same type: it returns the value as the kernel takes it, or raises _Refused
@@ -197,7 +201,8 @@ def _fast_check(param, first):
         def array(a):
             if a.dtype is not dtype and a.dtype != dtype:
                 raise _Refused
-            if not a.flags.c_contiguous or (lanes > 1 and a.size % lanes):
+            # CuPy's ndarray keeps its contiguity as an attribute (cheaper than .flags)
+            if not getattr(a, "_c_contiguous", False) or (lanes > 1 and a.size % lanes):
                 raise _Refused
             return a
         return array
