@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from . import cudacell, submission
 
+SOURCE_LIMIT = 64 * 1024     # bytes of CUDA per part (the judge grades none longer)
+
 
 @dataclass(frozen=True)
 class Answer:

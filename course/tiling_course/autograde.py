@@ -30,6 +30,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -41,7 +42,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from . import answers, grading, submission
+from . import answers, grading, reading
 from .sandbox import SandboxUnavailable
 
 _judge = None    # the Judge of this process (made on first use; the workers inherit it)
@@ -154,36 +155,51 @@ def autograde(nbgrader_args, jobs, hidden=None, warm=None):
         return 2
     students = _submitted(app.coursedir)
     mirror = tempfile.TemporaryDirectory(prefix="autograde-submitted-")
-    app.coursedir.submitted_directory = _mirror(app.coursedir, students, Path(mirror.name))
+    app.coursedir.submitted_directory = _mirror(app.coursedir, students, Path(mirror.name), judge().box, jobs, app.log)
     with mirror:
         return _autograde(app, students, jobs)
 
 
-def _mirror(coursedir, students, dest):
+def _mirror(coursedir, students, dest, box, jobs=1, log=None):
     """A copy of the students' submissions in dest/ that nbgrader grades in place of
-    submitted/ (returned, as nbgrader's submitted_directory): each file read by
-    tiling_course.submission, which follows no link and reads only regular files within
-    limits, a notebook's byte-order mark dropped. A notebook it did not read becomes one
-    without cells that says why in its metadata, so the student gets 0 with the reason."""
-    for student in students:
+    submitted/ (returned, as nbgrader's submitted_directory): each submission read by
+    tiling_course.reading in a sandbox that sees it alone (the walk follows no link and
+    reads only regular files within limits; a notebook's byte-order mark is dropped),
+    `jobs` at a time. A notebook it did not read becomes one without cells that says why
+    in its metadata, so the student gets 0 with the reason; a submission whose reading
+    failed (or sent back what the reader never writes) has each released notebook so
+    replaced, with that reason."""
+    from concurrent.futures import ThreadPoolExecutor
+    released = Path(coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id))
+    notebooks = sorted(p.relative_to(released).as_posix() for p in released.rglob("*.ipynb")) or [
+        f"{coursedir.assignment_id}.ipynb"]
+
+    def one(student):
         source = Path(coursedir.format_path(coursedir.submitted_directory, student, coursedir.assignment_id))
         target = dest / student / coursedir.assignment_id
-        target.mkdir(parents=True)
-        files = submission.read_folder(source, wanted=lambda name: True)
-        unread = {path: why for path, why in files.unread.items() if path.endswith(".ipynb")}
-        for path, data in files.read.items():
-            if path.endswith(".ipynb"):
-                data = data.removeprefix(b"\xef\xbb\xbf")
-                try:
-                    answers.from_notebook(data, ())
-                except answers.Unreadable as e:
-                    unread[path] = str(e)
-                    continue
-            (target / path).parent.mkdir(parents=True, exist_ok=True)
-            (target / path).write_bytes(data)
+        try:
+            files = reading.files(box, source)
+            target.mkdir(parents=True)
+            for path, data in files.read.items():
+                (target / path).parent.mkdir(parents=True, exist_ok=True)
+                (target / path).write_bytes(data)
+            stand_ins(target, {path: why for path, why in files.unread.items() if path.endswith(".ipynb")})
+        except Exception as e:   # the reading failed, or its result could not be laid out: a 0 with why
+            if log is not None:
+                log.error("reading %s's submission failed: %s\n%s", student, e, getattr(e, "log", ""))
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            why = (f"the grader could not read the submission in its sandbox ({e})" if isinstance(e, reading.Unreadable)
+                   else f"the grader could not copy the submission's files ({type(e).__name__})")
+            stand_ins(target, dict.fromkeys(notebooks, why))
+
+    def stand_ins(target, unread):
         for path, why in unread.items():
             (target / path).parent.mkdir(parents=True, exist_ok=True)
             (target / path).write_text(json.dumps(_stand_in(coursedir, path, {path: why})))
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(one, students))
     return str(dest)
 
 

@@ -13,7 +13,8 @@ grades /autograder/submission and writes /autograder/results/results.json). Besi
 the assignment's id, its hidden tests (this assignment's only) and the package's wheel.
 
 A submission is the released notebook, or a `<variable>.cu` file per part
-(tiling_course.answers reads either, as text). The student id that draws the variant is
+(tiling_course.answers reads either, as text, inside a sandbox that sees the submission
+alone: tiling_course.reading). The student id that draws the variant is
 the submission's first user's, from /autograder/submission_metadata.json: its "sid" where
 Gradescope gives one, else the e-mail address, else Gradescope's user id; the feedback
 names the id it used. The submission's CUDA runs in the bubblewrap sandbox
@@ -46,7 +47,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from . import answers, grading
+from . import grading, reading
 
 SETUP = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image from its Ubuntu
@@ -269,8 +270,9 @@ def _grade(root, start):
                                  f"without one. Tell your instructor. ({e})", "sandbox unavailable"))
         print(f"sandbox unavailable: {e}", file=sys.stderr)
         return 1
-    found = answers.from_folder(root / "submission", a.parts)
+    found = reading.answers(judge.box, root / "submission", a.parts)   # in a sandbox that sees the submission alone
     result = judge.grade(assignment_id, found, sid, unread=found.unread)
+    print(found.log, file=sys.stderr)
     print(result.log)
     _write(root, results(result, time.monotonic() - start, sid, key))
     return 0

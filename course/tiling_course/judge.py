@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from . import cudacell, grading, runner, sandbox, variants
+from .answers import SOURCE_LIMIT  # bytes of CUDA per part (tiling_course.reading keeps to it too)
 from .scoring import FINDINGS, judge_part, parse
 
-SOURCE_LIMIT = 64 * 1024     # bytes of CUDA per part
 # Speed requirements that read the trace of a block: run only on the tests that trace one.
 TRACED_CHECKS = ("coalesced", "conflict_free", "barriers_per_phase", "one_access_updates")
 

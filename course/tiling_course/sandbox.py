@@ -258,6 +258,61 @@ class Bubblewrap:
                 os.close(rfd)
 
 
+    def read(self, argv, submission, limits):
+        """Run argv, the grader's own reader of a submission (tiling_course.reading), in a
+        sandbox of its own that sees the submission folder read-only at /submission and,
+        besides it, only what Python needs (no /etc, no job, no warm cache, no scratch
+        worth the name); its result is its standard output, as for run().
+
+        Run as root, this one sandbox stays uid 0, with every capability dropped (bwrap's
+        --cap-drop ALL, then setpriv empties the bounding set and the inheritable set, so no
+        exec gives root's capabilities back, and sets no_new_privs), rather than a leased
+        user. Gradescope unpacks a submission as root, and the files may be readable by
+        root only: a leased user could not read them, and making them readable (a chown or
+        a copy) would mean the grader touching the submission's names outside a sandbox,
+        which is what this sandbox is for. uid 0 without CAP_DAC_OVERRIDE or
+        CAP_DAC_READ_SEARCH reads only what root owns or what anyone may read, and sees
+        only the submission and the system's programs: the hidden tests, the grader's
+        files and /etc are not in its view, so even a reader that followed a link would
+        find nothing behind it. Its mounts are read-only, its /proc/sys is read-only
+        (bwrap covers it), it has no network and its own PID namespace. What uid 0 keeps
+        that a leased user would not: RLIMIT_NPROC does not hold for root, so this
+        sandbox runs the grader's code only, never a student's (the student's CUDA runs
+        in run(), as a leased user); its processes still die with it at Limits.wall."""
+        lim = limits or self.limits
+        cmd = ["--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+               "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
+        if not self.privileged:
+            cmd.append("--unshare-user")
+        binds = [b for b in _system_binds() if b[2] != "/etc"]
+        binds += [("--ro-bind", str(self.site), "/grader/site"), ("--ro-bind", str(submission), "/submission")]
+        made = {"/"}
+        for option, src, dst in binds:
+            for parent in reversed(PurePosixPath(dst).parents):
+                if str(parent) not in made:
+                    cmd += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(str(parent))
+            cmd += [option, src, dst]
+            made.add(dst)
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 << 20), "--perms", "1777", "--tmpfs", "/scratch",
+                "--remount-ro", "/", "--chdir", "/submission", "--clearenv"]
+        for k, v in _env({"GRADER_SUBMISSION": "/submission", "TMPDIR": "/scratch"}).items():
+            cmd += ["--setenv", k, v]
+        # CAP_SETPCAP only for setpriv to empty the bounding set (it drops it too, before the exec)
+        cmd += ["--cap-drop", "ALL", *(["--cap-add", "CAP_SETPCAP"] if self.privileged else []), "--",
+                *_prlimit(lim), "setpriv", "--inh-caps=-all", *(["--bounding-set=-all"] if self.privileged else []),
+                "--no-new-privs", "--"]
+        args = cmd + [sys.executable if a == "python" else a for a in argv]
+        split = args.index("--")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b"".join(a.encode() + b"\0" for a in args[:split]))
+        os.close(wfd)
+        try:
+            return _supervise([self.bwrap, "--args", str(rfd), *args[split:]], lim, env={}, pass_fds=(rfd,))
+        finally:
+            os.close(rfd)
+
+
 @contextlib.contextmanager
 def _lease_uid():
     """A user id of UIDS that no other sandbox on this machine is using and that owns no
