@@ -26,6 +26,11 @@ What the sandboxed command sees and may do:
   bytes); what it prints for people goes to standard error (tiling_course.runner points
   its standard output there before it loads any kernel).
 
+The grader's own reading of a submission (tiling_course.reading) runs in a sandbox of
+its own, box.read(argv, folder, limits): the same namespaces and limits, the submission
+folder alone read-only at /submission (no job, no warm cache, no /etc), as uid 0 with
+every capability dropped when the grader is root (Bubblewrap.read says why).
+
 If bwrap is missing or cannot make its namespaces (a container that forbids them), the
 grader refuses to grade and says why: SandboxUnavailable. It never falls back to running
 the code unsandboxed. `Unsandboxed` exists for benchmarks/grading.py alone, to measure what
