@@ -121,6 +121,18 @@ def test_a_cached_source_is_not_parsed_again(monkeypatch):
     assert "cached_once" in frontend.analyze(src).kernels
 
 
+def test_a_deleted_cache_folder_leaves_the_front_end_working(monkeypatch, tmp_path):
+    """A cache folder used and deleted (a benchmark's or a test's empty cache) does not
+    break the next parse in another: clang's precompiled header is remembered per folder."""
+    import shutil
+    for n, folder in enumerate((tmp_path / "gone", tmp_path / "next")):
+        monkeypatch.setattr(cudacheck.config, "cache_dir", folder)
+        src = f'extern "C" __global__ void k{n}(float* x) {{ x[0] = {n}; }}'
+        assert f"k{n}" in frontend.analyze(src).kernels
+        if n == 0:
+            shutil.rmtree(folder)
+
+
 @pytest.mark.parametrize("src,match", [
     ('#include <stdint.h>\nextern "C" __global__ void k(float* x) { x[0] = 1; }',
      r"cannot open source file \"stdint.h\""),

@@ -101,13 +101,19 @@ def _own_digest():
     return hashlib.sha256((header_digest() + own).encode()).hexdigest()
 
 
-@lru_cache(maxsize=32)
 def precompiled_header(flags):
     """cuda_cpu.h precompiled by clang for these flags (a file in the disk cache), or None
     where it cannot be made: every parse then reads the source alone, not the ten thousand
     declarations of the headers again (0.13 s a parse, 0.05 s with it). The key holds the
     headers' digest and their times, which clang checks a precompiled header against; a
     parse that finds it stale anyway (a fatal diagnostic) parses the headers instead."""
+    # Remembered per cache folder: one made in a folder since deleted (a benchmark's or a
+    # test's empty cache) would fail every later parse.
+    return _precompiled_header(flags, str(config.cache_dir))
+
+
+@lru_cache(maxsize=32)
+def _precompiled_header(flags, cache_dir):
     ci, index = clang_index()
     stamps = "".join(f"{p}:{p.stat().st_mtime_ns}" for p in sorted(INCLUDE_DIR.rglob("*")) if p.is_file())
     path = cache.path(f"{cache.digest(_own_digest(), stamps, ci.conf.get_filename(), *flags)}.pch", "frontend")
