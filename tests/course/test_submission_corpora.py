@@ -174,7 +174,42 @@ ATTACKS = [
     Case("an option the runtime does not know", cell(lambda a: f"{MAGIC} -frobnicate\n{a}"), 0,
          "✗ `rect_src` was not compiled: its `%%cuda` line has an option the CPU runtime refuses"),
 ]
-CASES = {c.name: c for c in HONEST + ATTACKS}
+# Issue 41, items 1-2: nothing in the source turns a check off, and device code reaches nothing
+# but the runtime. Each planted bug grades the same under every spelling that once hid it.
+RACE = "        __shared__ float last; last = tid;   // every thread writes it: a race\n"
+PAST = "        if (A[m * k + tid] == 12345.678f && B[k * n + tid] == 1.5f) sum += 1.0f;   // reads past A and B\n"
+SHELL = ('        if (tid == 0 && __builtin_fork() == 0) __builtin_execl("/bin/sh", "sh", "-c", "true", (char*)0);\n')
+CHECKED = "✗ `matmul_rect` on m = 1, k = 1, n = 1, the CPU runtime in checked mode: "
+
+
+def planted(line, before="", attribute=""):
+    """The answer with `line` put before its inner product, `before` at its top and
+    `attribute` on its kernel."""
+    def text(answer):
+        answer = answer.replace(LOOP, line + LOOP)
+        answer = answer.replace('extern "C" __global__', f'extern "C" __global__ {attribute}')
+        return f"{MAGIC}\n{before}\n{answer}"
+    return cell(text)
+
+
+PASTED = '#define NOCHECK(x) __attri##bute__((x))\n#define GNU(x) [[gnu::x]]'
+CHECKS_KEPT = [
+    Case("a racy __shared__ write", planted(RACE), 4, CHECKED + "**SharedMemoryRaceError**"),
+    Case("a racy __shared__ write under no_sanitize_thread",
+         planted(RACE, attribute="__attribute__((no_sanitize_thread))"), 4, CHECKED + "**SharedMemoryRaceError**"),
+    Case("a racy __shared__ write under pasted attributes and pragmas", planted(
+        RACE, PASTED + '\n#pragma GCC optimize("O0")\n_Pragma("GCC push_options")',
+        'NOCHECK(no_sanitize("thread")) GNU(no_sanitize_thread)'), 4, CHECKED + "**SharedMemoryRaceError**"),
+    Case("reads past A and B", planted(PAST), 0, CHECKED + "**OutOfBoundsError**"),
+    Case("reads past A and B under no_sanitize(thread, bounds) and a #line",
+         planted(PAST, '#line 1 "<launch stubs>"', '__attribute__((no_sanitize("thread", "bounds")))'), 0,
+         CHECKED + "**OutOfBoundsError**"),
+    Case("a shell through __builtin_fork and __builtin_execl", planted(SHELL), 0, CHECKED + "**CompileError**"),
+    Case("a shell through an asm label", planted("        if (tid == 0) run_shell(\"true\");\n",
+                                                'extern "C" __device__ int run_shell(const char*) asm("system");'),
+         0, CHECKED + "**CompileError**"),
+]
+CASES = {c.name: c for c in HONEST + ATTACKS + CHECKS_KEPT}
 
 
 def student(i):
