@@ -35,7 +35,12 @@ from ..frontend import SOURCE_NAME
 # printf, malloc/free, memcpy/memset), what g++ makes of a printf (puts, putchar), and what it
 # emits for code any C++ compiler builds.
 DEVICE_LIBC = {"printf", "vprintf", "puts", "putchar", "malloc", "free", "memcpy", "memset", "memmove", "memcmp",
-               "__stack_chk_fail", "__tls_get_addr", "_GLOBAL_OFFSET_TABLE_", "__dso_handle"}
+               "__stack_chk_fail", "__tls_get_addr", "_GLOBAL_OFFSET_TABLE_", "__dso_handle",
+               # the clock that clock() and clock64() read (kc_intrinsics.h)
+               "clock_gettime"}
+# The C library's own float classification (isinf, isnan, signbit as g++ calls them where it
+# does not inline them): pure functions of their argument, in libc rather than libm.
+LIBC_MATH = re.compile(r"__(isinf|isnan|finite|signbit|fpclassify|issignaling)[fl]?")
 CXX_ABI = re.compile(r"_Z(nw|na|dl|da)\w*"                         # operator new / delete
                      r"|__cxa_(guard_(acquire|release|abort)|pure_virtual|deleted_virtual|atexit)"
                      r"|__gxx_personality_v0|_Unwind_Resume"
@@ -152,7 +157,8 @@ def check(obj, cxx, runtime_objects, kernels, demangle):
     """CompileError if device code in `obj` reaches a symbol that is not allowed() (kernels: as
     reach() takes them); `demangle` spells a C++ symbol as the source does."""
     ok = allowed(cxx, tuple(str(o) for o in runtime_objects))
-    bad = {name: where for name, where in reach(obj, kernels).items() if name not in ok and not CXX_ABI.fullmatch(name)}
+    bad = {name: where for name, where in reach(obj, kernels).items()
+           if name not in ok and not CXX_ABI.fullmatch(name) and not LIBC_MATH.fullmatch(name)}
     if not bad:
         return
     name, where = min(bad.items())
