@@ -30,11 +30,12 @@
 //      first __syncthreads;
 //   3b. multiply, then wait: a warpgroup (4 warps, 128 threads) multiplies the tiles straight
 //      from shared memory (wgmma.mma_async, 64 x BN x 16 per instruction, accumulators in
-//      registers), asynchronously; wgmma.wait_group waits for the products, and then the
-//      slot goes back to the loads: by a __syncthreads in matmul_tma_wgmma, by an arrival
-//      on the slot's empty mbarrier in the other kernels (one arrival per consumer warp, so
-//      the barrier counts 8 arrivals from 256 threads), which replaces the second
-//      __syncthreads;
+//      registers; matmul_tf32 first reads one tile into registers), asynchronously;
+//      wgmma.wait_group waits for the products, and then the slot goes back to the loads:
+//      by a __syncthreads in matmul_tma_wgmma, by arrivals on the slot's empty mbarrier in
+//      the other kernels, which replace the second __syncthreads. An mbarrier counts
+//      arrivals, not threads: one per consumer warp, so the barrier counts 8 arrivals from
+//      a block's 256 consumer threads (16 from the two blocks of a cluster);
 //   4. write the result where it lies inside P: each thread stores its accumulators, guarded
 //      by row and column (store_tile); matmul_async_store instead writes them to shared
 //      memory and one thread issues a TMA store (cp.async.bulk.tensor, shared to global),
