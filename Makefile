@@ -19,9 +19,10 @@ $(STAMP): requirements.txt pyproject.toml setup.py
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
-# reveal.js slides of every chapter, from the same notebooks, into _build/html/slides/
+# A lecture deck of every chapter, from the same notebooks, into _build/html/slides/: each
+# a folder that runs from a USB stick, with a PDF for handouts where Chromium is installed
 slides: book
-	$(BIN)/python scripts/build_slides.py
+	$(BIN)/python scripts/build_slides.py $$(command -v chromium >/dev/null && command -v chromedriver >/dev/null && echo --pdf)
 
 # The student edition (what the site and Colab serve: no solutions) and the instructor's
 # (solutions, assignments' sources, question bank), into _build/editions/
