@@ -233,6 +233,17 @@ def test_a_predict_widget_shows_nothing_before_the_guess(name):
                                           for g, t in shown.items() if g != widgets.NO_GUESS), label
 
 
+@pytest.mark.parametrize("name", sorted(PREDICT))
+def test_a_predict_widgets_question_sets_its_code_as_code(name):
+    """The question is HTML: a source line in it is a <code>, not Markdown's raw backticks
+    (chapter 5's coalescing widget showed `P[row * Width + col] = sum;` with its backticks)."""
+    _, _, controls, render, _ = SPECS[name]()
+    texts = switch.all_states(controls, render).values()
+    assert not any("`" in text for text in texts), name
+    if name == "coalesce":
+        assert all("<code>" in text for text in texts)
+
+
 def test_race_replay_is_the_barrier_free_transpose_run_in_each_order():
     """(1, 0) first reads tile[1][0] before (0, 1) stored it (the CPU runtime's shared memory
     starts at zero); (0, 1) first, the other way round; in lock step nothing is wrong. Checked

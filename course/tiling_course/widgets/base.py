@@ -4,6 +4,7 @@ trace, and the predict-first widgets' states."""
 import base64
 import html
 import io
+import re
 from functools import lru_cache
 
 from .. import switch, traces
@@ -88,10 +89,16 @@ def block_trace(kernel, width, tile, block):
 NO_GUESS = "?"
 
 
+def inline_code(text):
+    """Plain text as HTML, its `code` spans (Markdown's backticks, which an HTML widget
+    would show as they are) set as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def predict(question, guess, right, reveal):
     """One state of a predict-first widget: the question, and unless `guess` is NO_GUESS,
     whether it is `right` and what happened (`reveal`, HTML)."""
-    head = f"<p class='tc-state-text'>{html.escape(question)}</p>"
+    head = f"<p class='tc-state-text'>{inline_code(question)}</p>"
     if guess == NO_GUESS:
         return head + "<p class='tc-state-text'><em>Choose your prediction to see what happened.</em></p>"
     verdict = "Right." if guess == right else f"Not this time: the answer is {right}."
