@@ -7,6 +7,7 @@ it (something before the #include in translation_unit, a flag that differs) fail
 instead of silently doubling every compile's time."""
 import re
 import shutil
+import uuid
 
 import pytest
 
@@ -31,10 +32,15 @@ extern "C" __global__ void scale(float* x, float a, int n) {
 '''
 
 
+def fresh(source):
+    """`source` as the compile cache has never seen it, so that its unit is compiled here; the
+    runtime's objects and the precompiled header come from the session's cache, built once."""
+    return f"{source}\n// {uuid.uuid4()}\n"
+
+
 @pytest.fixture
-def kernel_compiles(tmp_path, monkeypatch):
+def kernel_compiles(monkeypatch):
     """Each kernel unit's g++ run, with -H and -Winvalid-pch (and without -w): its stderr."""
-    monkeypatch.setattr(cudacheck.config, "cache_dir", tmp_path / "cache")
     logs = []
     run = compiler._run
 
@@ -55,7 +61,7 @@ def _pch_lines(log):
 @pytest.mark.parametrize("options", [(), ("-DTILE=8",)], ids=["no options", "-D of the kernel's own"])
 def test_the_precompiled_header_is_used(kernel_compiles, check, options):
     import numpy as np
-    k = cudacheck.RawKernel(SOURCE, "scale", options=options, backend="cpu", check=check)
+    k = cudacheck.RawKernel(fresh(SOURCE), "scale", options=options, backend="cpu", check=check)
     x = np.arange(10, dtype=np.float32)
     k((3,), (4,), (x, np.float32(2.0), np.int32(10)))
     assert np.array_equal(x, 2 * np.arange(10, dtype=np.float32))
@@ -70,15 +76,15 @@ def test_the_precompiled_header_is_used(kernel_compiles, check, options):
 def test_a_macro_the_header_tests_makes_gcc_read_the_header_itself(kernel_compiles):
     """--ftz=true defines KC_FTZ, which the header tests: g++ refuses the precompiled header
     and reads cuda_cpu.h, so the unit compiles to what it would without one."""
-    cudacheck.RawKernel(SOURCE, "scale", options=("--ftz=true",), backend="cpu", check=True).compile()
+    cudacheck.RawKernel(fresh(SOURCE), "scale", options=("--ftz=true",), backend="cpu", check=True).compile()
     (log,) = kernel_compiles
     assert _pch_lines(log)[0].startswith("x "), log[:2000]
     assert re.search(r"^\. \S*/include/cuda_cpu\.h$", log, re.M), log[:2000]
 
 
-def test_the_precompiled_header_is_keyed_by_its_flags(tmp_path):
-    cxx = cudacheck.config.cxx
-    plain = compiler.precompiled_header(cxx, compiler.CXXFLAGS, tmp_path)
-    checked = compiler.precompiled_header(cxx, (*compiler.CXXFLAGS, *compiler.CHECKED_FLAGS), tmp_path)
+def test_the_precompiled_header_is_keyed_by_its_flags():
+    cxx, cache = cudacheck.config.cxx, cudacheck.config.cache_dir
+    plain = compiler.precompiled_header(cxx, compiler.CXXFLAGS, cache)
+    checked = compiler.precompiled_header(cxx, (*compiler.CXXFLAGS, *compiler.CHECKED_FLAGS), cache)
     assert plain != checked
     assert (plain / compiler.PCH_NAME).is_file() and (checked / compiler.PCH_NAME).is_file()
