@@ -77,9 +77,9 @@ def main():
         line = (f"{name:>18}  CPU runtime: first {first:6.2f} s, cold {cold:6.2f} s, warm {warm * 1e3:7.1f} ms "
                 f"(cold / warm {cold / warm:6.0f})")
         if gpu:
-            n_cold = median_time(lambda src=src, opts=opts, k=spec.name: nvrtc_build(new_source(src), opts, k),
+            n_cold = median_time(lambda src=src, opts=opts, k=spec.function: nvrtc_build(new_source(src), opts, k),
                                  a.repeats)
-            n_warm = median_time(lambda src=src, opts=opts, k=spec.name: nvrtc_build(src, opts, k), a.repeats)
+            n_warm = median_time(lambda src=src, opts=opts, k=spec.function: nvrtc_build(src, opts, k), a.repeats)
             line += (f"; NVRTC: cold {n_cold:6.2f} s, warm {n_warm * 1e3:7.1f} ms; CPU runtime / NVRTC: "
                      f"cold {cold / n_cold:5.2f}, warm {warm / n_warm:5.2f}")
         print(line)

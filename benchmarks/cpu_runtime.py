@@ -1,7 +1,7 @@
 """How fast is the CPU runtime? Measured side by side in one run:
 
   * the tiled 16 x 16 kernel at Width 256, divided by a plain `g++ -O2` triple loop on
-    the same inputs (the target is at most 5);
+    the same inputs (the target, issue 46: at most 2 with a worker per core on 2 cores);
   * the same for the naive kernel;
   * the cost of launching a trivial kernel (one thread, nothing to do).
 
