@@ -500,7 +500,19 @@ class Deck:
 
     def open(self, title, level, kind="content"):
         self.flush_notes()
+        self.fill_empty()
         self.slides.append(Slide(title, kind=kind, level=level))
+
+    def fill_empty(self):
+        """A section that showed nothing (its prose all long, its first sentence too)
+        shows the start of that sentence, cut at WORDS words, rather than a bare title."""
+        s = self.current
+        if s is None or s.kind != "content" or s.blocks or not s.notes:
+            return
+        parts = [p for p in markdown_parts(s.notes[0]) if p[0] == "prose"]
+        if parts:
+            words = lead_sentence(parts[0][1]).split()
+            s.blocks.append(prose_block(" ".join(words[:WORDS - 5]) + (" \u2026" if len(words) > WORDS - 5 else "")))
 
     def flush_notes(self):
         if self.pending_notes and self.current is not None:
@@ -513,7 +525,9 @@ class Deck:
         if block.lines:
             self.shown_code.add(block.cell.source)
         if self.current is None or self.current.kind == "title":
-            self.open("", 2)
+            # before the first section: under the chapter's title
+            self.open(self.current.title if self.current else self.chapter, 2)
+            self.current.continued = len(self.slides) > 1
         if not self.current.takes(block):
             s = self.current
             self.flush_notes()
@@ -583,6 +597,7 @@ def compose(nb, chapter):
             for block in blocks:
                 deck.place(block)
     deck.flush_notes()
+    deck.fill_empty()
     return deck.slides, deck.warnings
 
 

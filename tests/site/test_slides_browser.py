@@ -1,326 +1,363 @@
-"""The slides (scripts/build_slides.py), paged through in a real, offline Chromium.
+"""The lecture decks (scripts/build_slides.py), walked as a lecturer walks them: in a real,
+offline Chromium, with the right arrow and with Space, at 1280 x 720 and at 1920 x 1080.
 
-The decks are built from the committed notebooks into a folder laid out as the site is
-(slides/ beside _static/, whose revealjs, mathjax and widgets folders are the book's own,
-book/_static), served on localhost, and opened in Chromium with every other host unreachable
-(test_browser's flags: --host-resolver-rules). Each deck fails when:
+The decks are built from the notebooks `make book` executed (else the committed ones) into
+a folder, served on localhost, and opened with every other host unreachable
+(test_browser's flags). A deck fails when:
 
-* a request to another host is made (the decks must need nothing from the internet), or a
-  local one fails;
-* JavaScript reports an error, or the deck does not become ready (reveal.js started after
-  the deck was paginated: body[data-slides="ready"]);
-* it is not a deck of slides: fewer slides than the chapter has `##` sections, or the
-  slides not shown one at a time (offline, nbconvert's decks were one long page);
-* a formula is not typeset by MathJax, or TeX delimiters ($$, \\( ...) show in the text;
-* a slide shows an input prompt (`In [16]:`), the Colab set-up, an import-only cell, or
-  an exercise;
-* a slide a section goes on to is headed with another section's title;
-* any slide, visited one by one at 1280 x 720, has content past the slide's edges (every
-  block, code box, table, image and widget must lie inside it), a figure taller or wider
-  than the slide, or a block shrunk below the deck's limit to fit.
+* it asks another host, or anything outside its own folder, for something, a request
+  fails, JavaScript reports an error, or it does not become ready
+  (body[data-slides="ready"], reveal.js started after the figures were fitted);
+* pressing the key (→ or Space) from the first slide does not visit every slide, one
+  after the other, and end on the last;
+* on any slide (tables and widgets hold data, not prose: their words do not count, their
+  font sizes do): something runs past the slide's edges, into the band at its bottom
+  (compose.py's ROOM), or under the navigation arrows or the slide number; a box or the
+  page scrolls (a scrollbar); text is smaller than TEXT_PX or code than CODE_PX on the
+  screen (at 1280 x 720; larger at 1920 x 1080, as reveal.js scales the slide); there are
+  more than WORDS words of prose (QUESTION_WORDS on a question for the room, whose
+  answers count) or CODE_LINES lines of code; nothing shows but a title;
+* the first slide is not a title slide (the chapter's title, large, in the middle), or
+  the slide number is not "n / total" in at least SLIDE_NUMBER_PX;
+* a formula is not typeset by MathJax, or TeX delimiters show in the text.
 
-A screenshot of every slide of every deck goes to _build/screenshots/slides/<deck>/.
+And a deck's folder, copied alone into an empty folder and opened from the disk
+(file://, as from a USB stick), must work the same: typeset its formulas, draw its
+widgets, and load nothing from outside that folder.
+
+Screenshots of every slide at 1280 x 720 go to _build/screenshots/slides/<deck>/.
 """
 import re
 import shutil
 import time
-from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import load_script
-from test_browser import (
-    CHROMIUM_FLAGS,
-    ROOT,
-    SiteServer,
-    _chromium,
-    _drain_logs,
-    _is_local,
-    _network,
-)
-from test_slides import chapter_headings
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+from test_browser import CHROMIUM_FLAGS, ROOT, SiteServer, _chromium, _drain_logs, _is_local, _network
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = ROOT / "_build" / "screenshots" / "slides"
-WIDTH, HEIGHT = 1280, 720
+SIZES = [(1280, 720), (1920, 1080)]
+KEYS = {"→": Keys.ARROW_RIGHT, "Space": Keys.SPACE}
 READY_TIMEOUT_S = 60
-IMPORT = re.compile(r"^\s*(import\s+\S|from\s+\S+\s+import\s)")
-MIN_ZOOM = 0.75         # a block shrunk to fit may be no smaller than this
-SLIDE_FLAGS = [f for f in CHROMIUM_FLAGS if not f.startswith("--window-size=")] + [f"--window-size={WIDTH},{HEIGHT}"]
+TEXT_PX, CODE_PX = 28, 24          # at 1280 x 720, on the screen (a table's text: as code)
+SLIDE_NUMBER_PX = 20
+# "About 40 words" (a formula counts as one); a question for the room is read out with its
+# four lettered answers for the vote, which stay on one slide.
+WORDS, QUESTION_WORDS, CODE_LINES = 44, 140, 15
+# Without --hide-scrollbars: a box that scrolls must show as a scrollbar, and fail.
+FLAGS = [f for f in CHROMIUM_FLAGS if f != "--hide-scrollbars" and not f.startswith("--window-size=")] \
+    + ["--window-size=1280,720"]
 
 
 def build_slides_module():
     return load_script("build_slides")
 
 
-def slide_site(folder, executed=None):
-    """The decks built into folder/slides, beside a copy of the book's static folders in
-    folder/_static (what Sphinx copies into the site). Returns the decks' stems."""
-    mod = build_slides_module()
-    shutil.copytree(ROOT / "book" / "_static", Path(folder) / "_static", dirs_exist_ok=True)
-    kwargs = {"executed": executed} if executed is not None else {"executed": Path(folder) / "none"}
-    return mod.build(Path(folder) / "slides", **kwargs)
+@pytest.fixture(scope="module")
+def deck_browser():
+    yield from _chromium(FLAGS)
 
 
 @pytest.fixture(scope="module")
-def slide_browser():
-    yield from _chromium(SLIDE_FLAGS)
+def decks_folder(tmp_path_factory):
+    """The decks, as `make slides` writes them (from `make book`'s executed notebooks where
+    there are some, else from the committed ones)."""
+    folder = tmp_path_factory.mktemp("decks")
+    executed = ROOT / "_build" / "jupyter_execute"
+    built = build_slides_module().build(folder, executed if (executed / "book").is_dir() else folder / "none")
+    return folder, built
 
 
-# Every slide of the deck, visited in order: what it shows and whether it fits.
-SLIDES_PROBE_JS = r"""
-const done = arguments[arguments.length - 1];
-(async () => {
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
-  const visible = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden'
-      && getComputedStyle(el).display !== 'none';
-  const frame = () => document.querySelector('.reveal .slides').getBoundingClientRect();
-  const scale = Reveal.getScale();
-  const out = {scale, config: [Reveal.getConfig().width, Reveal.getConfig().height], slides: [],
-               zoomed: (window.tcSlides || {}).zoomed || [], widgets: (window.tcSlides || {}).widgets};
-  const BOXES = '.jp-InputArea, .jp-OutputArea-child, .jp-RenderedHTMLCommon > *, pre, table, img, '
-      + '.jupyter-widgets, .tc-question > *, p, li, h1, h2, h3';
-  const name = el => el.tagName.toLowerCase() + [...el.classList].slice(0, 2).map(c => '.' + c).join('');
-  const slides = Reveal.getSlides();
-  for (let i = 0; i < slides.length; i++) {
-    const s = slides[i];
-    const idx = Reveal.getIndices(s);
-    Reveal.slide(idx.h, idx.v);
-    await sleep(60);
-    const f = frame();
-    const r = {index: i, h: idx.h, v: idx.v, over: [], images: [], prompts: 0, visible_sections: 0,
-               title: ((s.querySelector('h1, h2, h3, .tc-continued') || {}).textContent || '')
-                   .replace(/\u00b6/g, '').trim().slice(0, 200),
-               text: s.innerText.slice(0, 4000)};
-    r.visible_sections = [...document.querySelectorAll('.reveal .slides section')]
-        .filter(x => !x.querySelector('section') && visible(x) && x.getBoundingClientRect().height > 0
-                && x.classList.contains('present')).length;
-    for (const el of s.querySelectorAll(BOXES)) {
-      if (!visible(el) || el.closest('aside.notes')) continue;
-      const b = el.getBoundingClientRect();
-      if (!b.width && !b.height) continue;
-      // inside a box that clips (a code box that scrolls sideways): that box is what counts
-      let clipped = false;
-      for (let a = el.parentElement; a && a !== s; a = a.parentElement)
-        if (getComputedStyle(a).overflowX !== 'visible' && a.matches(BOXES)) { clipped = true; break; }
-      if (clipped) continue;
-      const past = {right: (b.right - f.right) / scale, bottom: (b.bottom - f.bottom) / scale,
-                    left: (f.left - b.left) / scale, top: (f.top - b.top) / scale};
-      const worst = Object.entries(past).sort((x, y) => y[1] - x[1])[0];
-      if (worst[1] > 1) r.over.push({what: name(el), side: worst[0], px: Math.round(worst[1]),
-                                     text: (el.innerText || el.getAttribute('alt') || '').trim().slice(0, 50)});
-    }
-    for (const img of s.querySelectorAll('img')) {
-      if (!visible(img)) continue;
-      const b = img.getBoundingClientRect();
-      r.images.push({w: Math.round(b.width / scale), h: Math.round(b.height / scale),
-                     inside: b.left >= f.left - 1 && b.right <= f.right + 1
-                             && b.top >= f.top - 1 && b.bottom <= f.bottom + 1});
-    }
-    r.inputs = [...s.querySelectorAll('.jp-CodeCell .jp-InputArea pre')].map(p => p.innerText);
-    r.prompts = [...s.querySelectorAll('.jp-InputPrompt, .jp-OutputPrompt, .prompt')]
-        .filter(p => visible(p) && /\[\s*\d*\s*\]/.test(p.textContent)).length;
-    out.slides.push(r);
-  }
-  Reveal.slide(0, 0);
-  done(out);
-})().catch(e => done({error: String(e && e.stack || e)}));
+# What one slide shows, measured in the browser (the current slide).
+SLIDE_PROBE_JS = r"""
+const LIMIT = arguments[0];
+const s = Reveal.getCurrentSlide(), scale = Reveal.getScale();
+const frame = document.querySelector('.reveal .slides').getBoundingClientRect();
+const visible = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const inNotes = el => !!el.closest('aside.notes');
+const zoom = el => { let z = 1; for (let a = el; a && !a.matches('.reveal .slides'); a = a.parentElement)
+                       z *= parseFloat(getComputedStyle(a).zoom || 1) || 1; return z; };
+const label = el => el.tagName.toLowerCase() + [...el.classList].slice(0, 2).map(c => '.' + c).join('');
+const r = {index: Reveal.getSlides().indexOf(s), kind: s.dataset.tcKind || '', over: [], covered: [],
+           scrolls: [], words: 0, code_lines: 0, text_px: null, code_px: null, table_px: null, widget_px: null,
+           title: ((s.querySelector('h1, h2, h3') || {}).textContent || '').replace(/\u00b6/g, '').trim()};
+const bottomLimit = frame.top + LIMIT * scale;
+const chrome = [...document.querySelectorAll('.reveal .controls button.enabled, .reveal .slide-number')]
+    .filter(visible).map(e => e.getBoundingClientRect()).filter(b => b.width && b.height);
+for (const el of s.querySelectorAll('*')) {
+  if (inNotes(el) || !visible(el) || el.closest('mjx-container') && el.tagName !== 'MJX-CONTAINER') continue;
+  const b = el.getBoundingClientRect();
+  if (!b.width || !b.height) continue;
+  const cs = getComputedStyle(el);
+  if ((el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(cs.overflowY))
+      || (el.scrollWidth > el.clientWidth + 1 && /auto|scroll/.test(cs.overflowX)))
+    r.scrolls.push(label(el));
+  // past an ancestor that clips it, it is not seen: only what shows counts
+  const past = Math.max(b.right - frame.right, frame.left - b.left, frame.top - b.top, b.bottom - bottomLimit) / scale;
+  if (past > 1 && !['SECTION'].includes(el.tagName)) r.over.push(`${label(el)} by ${Math.round(past)} px: ` +
+      (el.innerText || '').trim().slice(0, 40));
+  for (const c of chrome)
+    if (b.left < c.right && b.right > c.left && b.top < c.bottom && b.bottom > c.top && el.children.length === 0)
+      r.covered.push(label(el) + ': ' + (el.innerText || '').trim().slice(0, 40));
+}
+// Font sizes on the screen, of every element that holds text of its own.
+const walker = document.createTreeWalker(s, NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+  const t = walker.currentNode, el = t.parentElement;
+  if (!t.textContent.trim() || !el || inNotes(el) || !visible(el)) continue;
+  if (el.closest('mjx-container, script, style')) continue;
+  if (el.closest('details:not([open])') && !el.closest('summary')) continue;
+  const sized = el.closest('sub, sup') ? el.closest('sub, sup').parentElement : el;   // an index is set smaller
+  const px = parseFloat(getComputedStyle(sized).fontSize) * zoom(el) * scale;
+  const kind = el.closest('.jupyter-widgets, .widget-subarea') ? 'widget_px' : el.closest('pre, code') ? 'code_px'
+      : el.closest('table') ? 'table_px' : 'text_px';
+  if (r[kind] === null || px < r[kind]) r[kind] = px;
+}
+// Words of prose (not code, not a figure's or a widget's labels, not the title).
+const prose = [...s.querySelectorAll('p, li, summary')]
+    .filter(el => visible(el) && !inNotes(el) && !el.closest('pre, table, .jupyter-widgets, .tc-subtitle')
+            && !(el.closest('details:not([open])') && !el.closest('summary'))
+            && !el.parentElement.closest('p, li, summary'));
+r.words = prose.reduce((n, el) => {
+  const c = el.cloneNode(true);
+  c.querySelectorAll('mjx-container').forEach(m => m.replaceWith(' X '));
+  return n + (c.textContent.match(/[\w'’]+/g) || []).length;
+}, 0);
+for (const pre of s.querySelectorAll('pre')) {
+  if (!visible(pre) || inNotes(pre)) continue;
+  const lh = parseFloat(getComputedStyle(pre).lineHeight) * zoom(pre) * scale;
+  const cs = getComputedStyle(pre), pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+  const inner = pre.getBoundingClientRect().height - pad * zoom(pre) * scale;
+  r.code_lines += Math.round(inner / lh);
+}
+r.shows = [...s.children].filter(el => !el.matches('aside.notes') && visible(el)).length;
+r.has_content = !!s.querySelector('p, li, pre, img, table, .jupyter-widgets, .tc-question, mjx-container');
+const h1 = s.querySelector('h1');
+if (h1) { const b = h1.getBoundingClientRect();
+  r.h1 = {px: parseFloat(getComputedStyle(h1).fontSize) * scale,
+          cx: ((b.left + b.right) / 2 - frame.left) / frame.width,
+          cy: ((b.top + b.bottom) / 2 - frame.top) / frame.height}; }
+const sn = document.querySelector('.reveal .slide-number');
+r.slide_number = sn && visible(sn) ? {text: sn.innerText.replace(/\s+/g, ' ').trim(),
+    px: parseFloat(getComputedStyle(sn.querySelector('span, a') || sn).fontSize)} : null;
+const page = document.scrollingElement;
+r.page_scrolls = page.scrollHeight > innerHeight + 1 || page.scrollWidth > innerWidth + 1;
+return r;
 """
 
 MATH_JS = r"""
-const maths = document.querySelectorAll('mjx-container').length;
+const maths = document.querySelectorAll('.reveal .slides mjx-container').length;
 const errors = [...document.querySelectorAll('mjx-merror')]
     .map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 80));
-const raw = [];
-const walker = document.createTreeWalker(document.querySelector('.reveal .slides'), NodeFilter.SHOW_TEXT);
+const raw = [], walker = document.createTreeWalker(document.querySelector('.reveal .slides'), NodeFilter.SHOW_TEXT);
 while (walker.nextNode()) {
   const n = walker.currentNode, el = n.parentElement;
-  const m = /\$\$|\\\(|\\\[|(^|[^\w$])\$[^$\s][^$]*\$/.exec(n.textContent);
-  if (m && el && !el.closest('pre, code, script, style, mjx-container, aside.notes'))
+  if (/\$\$|\\\(|\\\[|(^|[^\w$])\$[^$\s][^$]*\$/.test(n.textContent) && el
+      && !el.closest('pre, code, script, style, mjx-container, aside.notes'))
     raw.push(n.textContent.trim().slice(0, 60));
 }
-return {maths, errors, raw, version: window.MathJax && MathJax.version};
+const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+const drawn = document.querySelectorAll('.reveal .slides .jupyter-widgets [class*="widget-"]').length;
+return {maths, errors, raw, views, drawn};
 """
 
 
-class DeckReport:
-    def __init__(self, deck):
-        self.deck = deck
-        self.problems = []
-        self.notes = []
-        self.slides = []
-        self.external = []
-
-    def __repr__(self):
-        return f"DeckReport({self.deck!r}, problems={self.problems!r})"
-
-
-def check_deck(driver, base_url, deck, sections=0, screenshot_dir=None):
-    """Open one deck (a path under base_url), wait for it, page through every slide
-    (SLIDES_PROBE_JS) and return a DeckReport. `sections`: how many slides it must have
-    at least (the chapter's `#`/`##` headings that the deck keeps)."""
-    report = DeckReport(deck)
+def open_deck(driver, url, size):
+    """Load a deck at a window size; returns the problems of loading it."""
+    problems = []
     _drain_logs(driver)
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
-    driver.get(base_url + deck)
-    t0 = time.monotonic()
-    state = None
+                           {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False})
+    driver.get(url)
+    t0, state = time.monotonic(), None
     while time.monotonic() - t0 < READY_TIMEOUT_S:
         state = driver.execute_script("return document.body && document.body.dataset.slides")
         if state in ("ready", "failed"):
             break
         time.sleep(0.2)
     if state != "ready":
-        report.problems.append(f"the deck did not become ready within {READY_TIMEOUT_S} s (state {state!r})")
+        problems.append(f"the deck did not become ready within {READY_TIMEOUT_S} s (state {state!r})")
+    return problems
+
+
+def load_problems(driver, inside):
+    """Requests outside `inside` (a URL prefix: the deck's own folder), failed requests, and
+    JavaScript errors since the deck was opened."""
+    problems = []
     console, perf = _drain_logs(driver)
     for req in _network(perf):
         u = req["url"]
-        if u.startswith(("data:", "blob:", "about:", "chrome")):
+        if u.startswith(("data:", "blob:", "about:", "chrome")) or urlsplit(u).path == "/favicon.ico":
             continue
-        if not _is_local(u):
-            report.external.append(u)
-            report.problems.append(f"asks another host for {u[:100]} (the deck must work offline)")
-        elif urlsplit(u).path != "/favicon.ico" and (req.get("status") or 0) >= 400:
-            report.problems.append(f"{urlsplit(u).path} answered HTTP {req['status']}")
-        elif req.get("error") and not req.get("canceled") and urlsplit(u).path != "/favicon.ico":
-            report.problems.append(f"{urlsplit(u).path} failed: {req['error']}")
+        if not unquote(u).startswith(inside) or (u.startswith("http") and not _is_local(u)):
+            problems.append(f"loads {u[:120]} from outside its folder")
+        elif (req.get("status") or 0) >= 400 or (req.get("error") and not req.get("canceled")):
+            problems.append(f"{u[:120]} failed: {req.get('status') or req.get('error')}")
     for entry in console:
-        if entry["level"] == "SEVERE" and not (entry.get("source") == "network" and "favicon.ico" in entry["message"]):
-            report.problems.append(f"JavaScript error: {entry['message'][:300]}")
-    if state != "ready":
-        return report
+        if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]:
+            problems.append(f"JavaScript error: {entry['message'][:300]}")
+    return problems
 
-    probe = driver.execute_async_script(SLIDES_PROBE_JS)
-    if "error" in probe:
-        report.problems.append(f"paging through the deck failed: {probe['error'][:500]}")
-        return report
-    report.slides = probe["slides"]
-    if probe["config"] != [WIDTH, HEIGHT]:
-        report.problems.append(f"slides of {probe['config']}, not {WIDTH} x {HEIGHT}")
-    if len(report.slides) < max(3, sections):
-        report.problems.append(f"{len(report.slides)} slide(s) for {sections} section(s): not paginated into slides")
-    if probe["widgets"] is False:
-        report.problems.append("the deck's widgets did not render")
-    for z in probe["zoomed"]:
-        if z["zoom"] < MIN_ZOOM:
-            report.problems.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit: {z['text']!r}")
-        else:
-            report.notes.append(f"a block on '{z['title']}' shrunk to {z['zoom']:.2f} to fit"
-                                + (", and scrolls inside its box" if z.get("scrolls") else "")
-                                + (f": {z['text']!r}" if z["text"] else ""))
-    for before, s in zip(report.slides, report.slides[1:]):
-        if s["title"].endswith(" (continued)") and s["title"] != before["title"] \
-                and s["title"].removesuffix(" (continued)") != before["title"]:
-            report.problems.append(f"slide {s['h']}.{s['v']} is headed {s['title']!r} but goes on from "
-                                   f"{before['title']!r}")
-    for s in report.slides:
-        where = f"slide {s['h']}.{s['v']} '{s['title']}'"
-        if s["visible_sections"] != 1:
-            report.problems.append(f"{where}: {s['visible_sections']} slides shown at once")
-        for o in s["over"][:3]:
-            report.problems.append(f"{where}: {o['what']} runs {o['px']} px past the slide's {o['side']} edge: "
-                                   f"{o['text']!r}")
-        for img in s["images"]:
-            if not img["inside"] or img["w"] > WIDTH or img["h"] > HEIGHT:
-                report.problems.append(f"{where}: a figure of {img['w']} x {img['h']} px is not inside the slide")
-        if s["prompts"]:
-            report.problems.append(f"{where}: {s['prompts']} input/output prompt(s) shown")
-        text = s["text"]
-        for pattern, what in ((r"\bIn \[\d*\]:", "an input prompt"), (r"google\.colab", "the Colab set-up"),
-                              (r"^Exercises?\b|exercises\.check\(", "an exercise")):
-            if re.search(pattern, text, re.M):
-                report.problems.append(f"{where}: shows {what}")
-        for source in s["inputs"]:
-            lines = [ln for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-            if lines and all(IMPORT.match(ln) for ln in lines):
-                report.problems.append(f"{where}: shows a cell that only imports: {source.strip()[:60]!r}")
+
+def walk(driver, key):
+    """Press `key` until the deck stops moving; the slide indices visited, from the first."""
+    driver.execute_script("Reveal.slide(0, 0)")
+    total = driver.execute_script("return Reveal.getTotalSlides()")
+    seen = [driver.execute_script("return Reveal.getSlides().indexOf(Reveal.getCurrentSlide())")]
+    for _ in range(total + 2):
+        ActionChains(driver).send_keys(key).perform()
+        seen.append(driver.execute_script("return Reveal.getSlides().indexOf(Reveal.getCurrentSlide())"))
+        if seen[-1] == seen[-2] and seen[-1] == total - 1:
+            break
+    return total, seen
+
+
+def slide_problems(s, total, size, limit):
+    """What is wrong with one slide, as SLIDE_PROBE_JS measured it."""
+    where = f"slide {s['index'] + 1} {s['title'][:50]!r}"
+    scale = min(size[0] / 1280, size[1] / 720)   # the font sizes grow with the window
+    found = [f"{where}: runs past the slide or into its bottom band: {o}" for o in s["over"][:3]]
+    found += [f"{where}: under the arrows or the slide number: {c}" for c in s["covered"][:3]]
+    found += [f"{where}: {b} scrolls" for b in s["scrolls"][:3]]
+    if s["page_scrolls"]:
+        found.append(f"{where}: the page scrolls")
+    if s["text_px"] is not None and s["text_px"] < TEXT_PX * scale - 0.5:
+        found.append(f"{where}: text at {s['text_px']:.1f} px, under {TEXT_PX * scale:.0f}")
+    for kind, what in (("code_px", "code"), ("table_px", "a table")):
+        if s[kind] is not None and s[kind] < CODE_PX * scale - 0.5:
+            found.append(f"{where}: {what} at {s[kind]:.1f} px, under {CODE_PX * scale:.0f}")
+    most = QUESTION_WORDS if s["kind"] == "question" else WORDS
+    if s["words"] > most:
+        found.append(f"{where}: {s['words']} words of prose (at most {most})")
+    if s["code_lines"] > CODE_LINES:
+        found.append(f"{where}: {s['code_lines']} lines of code (at most {CODE_LINES})")
+    if s["kind"] != "title" and not s["has_content"]:
+        found.append(f"{where}: nothing but its title")
+    number = s["slide_number"]
+    if not number or number["text"] != f"{s['index'] + 1} / {total}" or number["px"] < SLIDE_NUMBER_PX:
+        found.append(f"{where}: slide number {number}")
+    return found
+
+
+def check_deck(driver, url, inside, size, key, screenshots=None):
+    """Walk one deck with one key at one window size; returns (problems, slides measured)."""
+    problems = open_deck(driver, url, size)
+    if problems:
+        return problems + load_problems(driver, inside), []
+    limit = driver.execute_script("return window.tcSlides.limit")
+    total, seen = walk(driver, KEYS[key])
+    if seen[:total] != list(range(total)) or seen[-1] != total - 1:
+        problems.append(f"{key} visits {seen[:60]} of {total} slides, not each in order")
+    measured = []
+    for i in range(total):
+        driver.execute_script("Reveal.slide(arguments[0])", i)
+        time.sleep(0.03)
+        s = driver.execute_script(SLIDE_PROBE_JS, limit)
+        measured.append(s)
+        problems += slide_problems(s, total, size, limit)
+        if screenshots is not None:
+            screenshots.mkdir(parents=True, exist_ok=True)
+            (screenshots / f"{i + 1:02d}.png").write_bytes(driver.get_screenshot_as_png())
+    first = measured[0] if measured else {}
+    h1 = first.get("h1")
+    if first.get("kind") != "title" or not h1 or h1["px"] < 48 or abs(h1["cx"] - 0.5) > 0.1 \
+            or not 0.25 < h1["cy"] < 0.6:
+        problems.append(f"the first slide is not a title slide: {first.get('kind')!r}, {h1}")
     math = driver.execute_script(MATH_JS)
-    for e in math["errors"]:
-        report.problems.append(f"MathJax error: {e}")
-    for raw in math["raw"][:3]:
-        report.problems.append(f"TeX not typeset: {raw!r}")
-    report.notes.append(f"{len(report.slides)} slides, {math['maths']} formula(s) typeset by MathJax {math['version']}")
-    if screenshot_dir is not None:
-        folder = Path(screenshot_dir) / Path(deck).name.split(".")[0]
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        for i, s in enumerate(report.slides):
-            driver.execute_script("Reveal.slide(arguments[0], arguments[1])", s["h"], s["v"])
-            time.sleep(0.05)
-            (folder / f"{i:03d}_{s['h']}.{s['v']}.png").write_bytes(driver.get_screenshot_as_png())
-    return report
+    problems += [f"MathJax error: {e}" for e in math["errors"]] + [f"TeX not typeset: {t!r}" for t in math["raw"][:3]]
+    if math["views"] and not math["drawn"]:
+        problems.append(f"{math['views']} widget(s), none drawn")
+    return problems + load_problems(driver, inside), measured
 
 
-def _sections(stem):
-    """The `#`/`##` headings of a chapter before its exercises: slides it must have at least."""
-    return sum(level <= 2 for level, _ in chapter_headings(stem))
-
-
-@pytest.fixture(scope="module")
-def slides_folder(tmp_path_factory):
-    """The decks and the site's static folders, as `make slides` lays them out. The decks
-    come from the notebooks `make book` executed where there are some, else from the
-    committed ones (whose outputs are the recorded ones)."""
-    folder = tmp_path_factory.mktemp("slides_site")
-    executed = ROOT / "_build" / "jupyter_execute"
-    decks = slide_site(folder, executed if (executed / "book").is_dir() else None)
-    return folder, decks
-
-
-def test_every_deck_offline_fits_its_slides(slide_browser, slides_folder, capsys):
-    folder, decks = slides_folder
-    assert len(decks) >= 8
-    reports = []
+def test_every_deck_walked_with_the_arrow_and_space_fits_a_hall(deck_browser, decks_folder, capsys):
+    folder, built = decks_folder
+    assert len(built) >= 8
+    failures, rows = [], []
     with SiteServer(folder) as server:
-        for stem in decks:
-            reports.append(check_deck(slide_browser, server.url, f"slides/{stem}.slides.html",
-                                      _sections(stem), SCREENSHOTS))
-    failures = [f"{r.deck}: {p}" for r in reports for p in r.problems]
+        for stem in built:
+            for size in SIZES:
+                for key in KEYS:
+                    shots = SCREENSHOTS / stem if size == SIZES[0] and key == "→" else None
+                    if shots is not None:
+                        shutil.rmtree(shots, ignore_errors=True)
+                    problems, measured = check_deck(deck_browser, f"{server.url}{stem}/index.html",
+                                                    f"{server.url}{stem}/", size, key, shots)
+                    failures += [f"{stem} at {size[0]}x{size[1]} with {key}: {p}" for p in problems]
+                    if size == SIZES[0] and key == "→" and measured:
+                        rows.append((stem, measured))
     with capsys.disabled():
-        print(f"\n[test_slides_browser] {len(decks)} decks, {sum(len(r.slides) for r in reports)} slides "
-              f"at {WIDTH} x {HEIGHT}, offline; {len(failures)} problem(s); screenshots in {SCREENSHOTS}/")
-        for r in reports:
-            print(f"  {r.deck}: {len(r.problems)} problem(s); " + "; ".join(r.notes[-1:]))
-            for note in r.notes[:-1]:
-                print(f"      note: {note}")
-            for p in r.problems[:20]:
-                print(f"      PROBLEM: {p}")
-    assert not failures, f"{len(failures)} problem(s) in the slides:\n" + "\n".join(failures[:60])
-    # Not vacuous: the decks have formulas, figures and code, and they were looked at.
-    assert sum("formula(s) typeset" in n and not n.split(" slides, ")[1].startswith("0 ")
-               for r in reports for n in r.notes), "no deck has a typeset formula"
-    assert sum(len(s["images"]) for r in reports for s in r.slides) >= 15, "fewer figures than the chapters draw"
+        print(f"\n[test_slides_browser] {len(built)} decks at {SIZES} with → and Space; {len(failures)} problem(s); "
+              f"screenshots in {SCREENSHOTS}/")
+        for stem, measured in rows:
+            px = {k: min((m[k] for m in measured if m[k] is not None), default=None)
+                  for k in ("text_px", "code_px", "table_px", "widget_px")}
+            words = sorted(m["words"] for m in measured)
+            print(f"  {stem}: {len(measured)} slides; at 1280x720 smallest text {px['text_px']:.1f} px, code "
+                  f"{px['code_px'] or 0:.1f} px, tables {px['table_px'] or 0:.1f} px, widget labels "
+                  f"{px['widget_px'] or 0:.1f} px; "
+                  f"words a slide: median "
+                  f"{words[len(words) // 2]}, most {words[-1]}; code lines most "
+                  f"{max(m['code_lines'] for m in measured)}")
+        for f in failures[:40]:
+            print(f"      PROBLEM: {f}")
+    assert not failures, f"{len(failures)} problem(s):\n" + "\n".join(failures[:60])
 
 
-def test_deck_checks_catch_a_deck_that_needs_the_internet_or_overflows(slide_browser, slides_folder, tmp_path):
-    """A copy of chapter 2's deck, damaged: not paginated (its long sections run off the
-    slide), a script from a CDN, and an input prompt; then the site without its MathJax.
-    Each is reported; the deck as built passes."""
-    folder, _ = slides_folder
-    copy = tmp_path / "site"
-    shutil.copytree(folder, copy)
-    deck = copy / "slides" / "02_tiling.slides.html"
+def test_a_deck_copied_alone_runs_from_the_disk(deck_browser, decks_folder, tmp_path):
+    """The USB stick: one deck's folder, alone in an empty folder, opened as a file."""
+    folder, _ = decks_folder
+    stick = tmp_path / "stick"
+    shutil.copytree(folder / "02_tiling", stick / "02_tiling")
+    url = (stick / "02_tiling" / "index.html").as_uri()
+    problems, measured = check_deck(deck_browser, url, (stick / "02_tiling").as_uri() + "/", SIZES[0], "→")
+    math = deck_browser.execute_script(MATH_JS)
+    assert not problems, problems
+    assert math["maths"] > 0 and math["views"] > 0 and math["drawn"] > 0, math
+    assert len(measured) >= 10
+
+
+def test_the_walk_catches_a_deck_that_skips_overflows_or_needs_the_network(deck_browser, decks_folder, tmp_path):
+    """Chapter 2's deck, damaged: a slide under another that → skips, a slide of
+    small, long text past the bottom, a box that scrolls, a script from a CDN. Each is
+    reported."""
+    folder, _ = decks_folder
+    copy = tmp_path / "02_tiling"
+    shutil.copytree(folder / "02_tiling", copy)
+    deck = copy / "index.html"
     text = deck.read_text()
-    with SiteServer(copy) as server:
-        report = check_deck(slide_browser, server.url, "slides/02_tiling.slides.html", _sections("02_tiling"))
-    assert report.problems == [], report.problems
-
-    damaged = text.replace("leaves().forEach(paginate);", "", 1)
-    assert damaged != text
+    long = " ".join(["words"] * 120)
+    damaged = text.replace('<div class="slides">', '<div class="slides"><section><section data-tc-kind="content">'
+                           f'<h2>Damaged</h2><p style="font-size:16px">{long}</p>' + "<p>more</p>" * 30
+                           + '<div style="height:80px;overflow:auto"><p>' + long + '</p></div></section>'
+                           '<section><p>under it</p></section></section>', 1)
+    damaged = damaged.replace("navigationMode: 'linear'", "navigationMode: 'default'", 1)   # → skips "under it"
     cdn = '<script src="https://cdn.jsdelivr.net/npm/nothing@1/x.js"></script>'
     damaged = damaged.replace("</head>", cdn + "</head>", 1)
-    damaged = damaged.replace('<div class="slides">', '<div class="slides"><section><section><p>In [16]:</p>'
-                              '</section></section>', 1)
-    (copy / "slides" / "broken.slides.html").write_text(damaged)
-    shutil.rmtree(copy / "_static" / "mathjax")
-    with SiteServer(copy) as server:
-        report = check_deck(slide_browser, server.url, "slides/broken.slides.html", _sections("02_tiling"))
-    problems = "\n".join(report.problems)
-    for expected in ("asks another host for https://cdn.jsdelivr.net/npm/nothing@1/x.js",
-                     "/_static/mathjax/tex-chtml.js answered HTTP 404",
-                     "past the slide's bottom edge",
-                     "shows an input prompt",
-                     "TeX not typeset"):
-        assert expected in problems, f"not reported: {expected!r}\nreported:\n{problems}"
+    assert damaged.count("Damaged") == 1
+    deck.write_text(damaged)
+    problems, _ = check_deck(deck_browser, deck.as_uri(), copy.as_uri() + "/", SIZES[0], "→")
+    said = "\n".join(problems)
+    for expected in ("not each in order", "runs past the slide or into its bottom band", "scrolls",
+                     "text at 15.4 px", "words of prose", "the first slide is not a title slide",
+                     "loads https://cdn.jsdelivr.net/npm/nothing@1/x.js from outside its folder"):
+        assert expected in said, f"not reported: {expected!r}\nreported:\n{said}"
+
+
+def test_a_deck_prints_to_a_pdf_of_one_page_a_slide(deck_browser, decks_folder, tmp_path):
+    """The handout (`make slides` with Chromium, scripts/slides/handout.py): every slide a
+    page, each page of the slide's 16:9 shape."""
+    folder, _ = decks_folder
+    handout = load_script("build_slides").handout_module()
+    pdf = tmp_path / "01_naive.pdf"
+    pages = handout.print_deck(folder / "01_naive" / "index.html", pdf, deck_browser)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and pages >= 10
+    boxes = re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", data)
+    assert len(boxes) == pages, (len(boxes), pages)
+    assert all(abs(float(w) / float(h) - 16 / 9) < 0.01 for w, h in boxes)
