@@ -23,6 +23,10 @@ if ! have apt-get; then
     exit 3
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The test suite's parallel workers may run this and the other install script at once:
+# one apt-get at a time (flock waits for the other's lock), not a failure on dpkg's.
+exec 9>/tmp/.tiling-course-apt.lock
+flock 9
 apt-get update -q
 apt-get install -y -q chromium chromium-driver
 have chromium && have chromedriver

@@ -10,6 +10,12 @@ import pytest
 import cudacheck
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A kernel's launch may take several times its usual wall time here: two test workers share the
+# cores (pyproject.toml's -n 2), and a machine may be busy besides. The limit is a safety net
+# against a kernel that never ends, not a measurement; the tests of the limit set their own.
+cudacheck.config.time_limit = 60.0
+
 UNIT_ROUNDOFF = 2.0 ** -24  # float32
 
 
@@ -74,7 +80,28 @@ gpu = pytest.mark.gpu
 SLOW_FIXTURES = {"built_site", "grader_warm_cache", "wheel", "colab_install"}
 
 
+# Parallel workers (pytest-xdist; pyproject.toml asks for `-n 2 --dist loadgroup`): every test
+# runs in the worker that runs the rest of its file, so a module fixture is built once and a
+# notebook's cells share one kernel; and the tests of a session fixture that builds something
+# large run in one worker, so it is built once: the site, the Colab environment (one
+# .venv-colab, which two workers must not install into at once), the grader's sandbox.
+SHARED_BUILDS = {"built_site": "site", "colab_install": "colab", "grader_warm_cache": "grader"}
+
+
+def _xdist_group(item):
+    names = set(getattr(item, "fixturenames", ()))
+    return next((group for fixture, group in SHARED_BUILDS.items() if fixture in names),
+                item.nodeid.split("::")[0])
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist's own, which reads the groups
 def pytest_collection_modifyitems(config, items):
+    if getattr(config.option, "loadgroup", False):   # set in xdist's workers, which collect
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+        # The groups that build those things take longest: handed out first, they do not end
+        # the run alone on one worker.
+        items.sort(key=lambda item: _xdist_group(item) not in SHARED_BUILDS.values())
     for item in items:
         mark = item.get_closest_marker("gpu")
         if mark is not None and mark.kwargs.get("nvcc"):
