@@ -4,9 +4,9 @@ A multiply-add that nvcc contracts, the front end writes as one fused multiply-a
 (include/kc_gpu_arith.h: __builtin_fmaf). x86-64's baseline instruction set has no FMA, so
 without -mfma g++ makes each of them a call of libm's fmaf, which spills every live float
 register around it; with -mfma it is one vfmadd instruction (the tiled kernel at Width 256:
-about 0.72x the workers' CPU time, benchmarks/cpu_runtime.py). Both round once, so both give the GPU's bits; but a library built
-with -mfma dies of SIGILL on a processor without FMA, so the flag is given only where this
-one has it. It is in CXXFLAGS, which every cache key of the compiler includes: a cache
+about 0.72x the workers' CPU time). Both round once, so both give the GPU's bits; but a
+library built with -mfma dies of SIGILL on a processor without FMA, so the flag is given only
+where this one has it. It is in CXXFLAGS, which every cache key of the compiler includes: a cache
 shared with a machine without FMA never hands it a library built with the flag.
 
 AArch64 has fused multiply-add in its baseline and needs no flag.
