@@ -687,3 +687,17 @@ def test_span_finds_each_kind_of_definition_once():
     whole, lines_ = sources.splice(text, "f", "int f(int x) { return x; }")
     assert whole == "// head\n\nint f(int x) { return x; }\nint g() { return \"}\"[0]; }\n" and lines_ == (3, 3)
     assert sources.definition(text, "g") == "int g() { return \"}\"[0]; }\n"
+
+
+def test_each_checked_exercise_says_how_long_its_check_takes():
+    """Colab's VM has 2 CPU cores: each kernel or program exercise carries what its solution's
+    check took there (CPU seconds, the compiler's cache empty, then full), under a minute, and
+    its chapter says so under the statement."""
+    for ex in KERNEL_EXERCISES + PROGRAM_EXERCISES:
+        assert len(ex.check_seconds) == 2, ex.id
+        first, later = ex.check_seconds
+        assert 0 < later <= first < 60, (ex.id, ex.check_seconds)
+        cells = exercises.cells(ex.chapter)
+        statement = next(c["source"] for c in cells if c["source"].startswith("### Exercise")
+                         and ex.title in c["source"].splitlines()[0])
+        assert f"*The check takes about {first:.0f} s the first time (it compiles) and " in statement, ex.id

@@ -63,7 +63,10 @@ exercise made from it, or stops with the exercise and the text named. A value
 exercise's starter and solution are Python code, written in the TOML.
 
 Every exercise lists known wrong answers and the failure each must give; the tests run
-them all (tests/course/test_exercises.py).
+them all (tests/course/test_exercises.py). A kernel or program exercise also says how long
+its check takes, check_seconds = [first, later]: the CPU seconds of checking its solution in a
+fresh process, with cudacheck's compiler cache empty and then full, measured on a 2-core
+machine (Colab's VM has 2 cores); its chapter prints them under the statement.
 
 Two editions of the data. The files above (this folder's *.toml and cu/) are the
 instructor's: they hold the solutions, their explanations and the wrong answers, and the

@@ -10,7 +10,11 @@ from .model import DataError, Exercise, Source, Wrong
 
 # The keys each kind of table may hold, and their types.
 _EXERCISE = {"id": str, "title": str, "kind": str, "statement": str, "hint": str, "explanation": str,
-             "starter": (str, dict), "solution": (str, dict), "starter_fails": str, "wrong": list}
+             "starter": (str, dict), "solution": (str, dict), "starter_fails": str, "wrong": list,
+             "check_seconds": list}
+# Optional keys of every exercise: check_seconds, [first check, later checks], what checking the
+# solution took on a 2-core machine (the chapter says so under the exercise).
+_OPTIONAL = {"explanation", "check_seconds"}
 # What the student edition has in place of solution, explanation and wrong: the keys it
 # drops may not be there, and a value exercise carries its answer.
 _STUDENT_DROPS = {"solution", "explanation", "wrong"}
@@ -84,16 +88,20 @@ def _exercise(t, chapter, root, where):
         required = required | ({"answer_sha256", "salt"} if t["kind"] == "value" else set())
     else:
         types = {key: kind for key, kind in types.items() if key not in ("answer_sha256", "salt")}
-    _keys(t, _EXERCISE | types, (set(_EXERCISE) - {"explanation"} - (_STUDENT_DROPS if student else set()))
+    _keys(t, _EXERCISE | types, (set(_EXERCISE) - _OPTIONAL - (_STUDENT_DROPS if student else set()))
           | required, where)
     if student and set(t) & _STUDENT_DROPS:
         raise DataError(f"{where}: an exercise without solution is the student edition's, which holds no "
                         f"{', '.join(sorted(set(t) & _STUDENT_DROPS))}")
     solution = None if student else _source(t["solution"], t, root, where)
+    seconds = t.get("check_seconds", [])
+    if seconds and (len(seconds) != 2 or not all(type(s) in (int, float) and s >= 0 for s in seconds)):
+        raise DataError(f"{where}: check_seconds should be [first check, later checks] in seconds, not {seconds!r}")
     fields = dict(id=t["id"], chapter=chapter, title=t["title"], kind=t["kind"], statement=t["statement"],
                   hint=t["hint"], explanation=t.get("explanation", ""), starter_fails=t["starter_fails"],
                   solution=solution, starter=_source(t["starter"], t, root, where, solution),
-                  wrong=tuple(_wrong(w, t, root, where, solution) for w in t.get("wrong", [])))
+                  wrong=tuple(_wrong(w, t, root, where, solution) for w in t.get("wrong", [])),
+                  check_seconds=tuple(seconds))
     if t["kind"] == "value":
         extra = {"answer_from": t["answer_from"]} if "answer_from" in t else {}
         return Exercise(**fields, variable=t["variable"], unit=t["unit"], tolerance=float(t.get("tolerance", 0)),

@@ -104,6 +104,7 @@ class Exercise:
     answer_sha256: str = ""         # the student edition's hash of a value exercise's answer (grid_point)
     salt: str = ""
     region: tuple = ()              # (file, function): the one function of a long file the reader edits
+    check_seconds: tuple = ()       # (first check, later checks): seconds on a 2-core machine
 
     def part(self, source):
         """What the reader sees of a source: with a region, its function alone (a source that

@@ -26,10 +26,20 @@ def cells(found):
     head = {"value": "", "program": "%%cuda_program --cpu --check --save {var}\n"}
     for i, ex in enumerate(found, 1):
         start = ex.part(ex.starter.text()).rstrip()
-        out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}"),
+        out += [_cell("markdown", f"### Exercise {i}: {ex.title}\n\n{ex.statement.rstrip()}{_time(ex)}"),
                 _cell("code", head.get(ex.kind, "%%cuda {var}" + _options(ex) + "\n").format(var=ex.var) + start),
                 _cell("code", f'exercises.check("{ex.id}", {ex.var})')]
     return out
+
+
+def _time(ex):
+    """How long the check takes, where the data says (check_seconds: the solution's check on a
+    2-core machine such as Colab's, with the compiler's cache empty and then full)."""
+    if not ex.check_seconds:
+        return ""
+    first, later = (f"{s:.0f}" if s >= 1 else "under 1" for s in ex.check_seconds)
+    return (f"\n\n*The check takes about {first} s the first time (it compiles) and {later} s after, on two "
+            "CPU cores such as Colab's.*")
 
 
 def _options(ex):

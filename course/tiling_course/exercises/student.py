@@ -17,7 +17,7 @@ from . import EXERCISES, Exercise, answer, answer_hash, chapter, grid_point, sta
 # explanation, wrong) stay with the instructor.
 _KEPT = ("id", "title", "kind", "statement", "hint", "starter", "starter_fails", "variable", "unit", "tolerance",
          "answer_from", "answer_sha256", "salt", "launch", "tiles", "shapes", "requirement", "requirement_passed",
-         "trace", "runs", "region")
+         "trace", "runs", "region", "check_seconds")
 _HEADER = ("# The student edition of {stem}'s exercises, written by scripts/sync_notebooks.py from\n"
            "# ../{stem}.toml, which holds the solutions: edit that file, not this one.\n")
 
@@ -57,6 +57,8 @@ def _table(ex):
     """The exercise as the instructor's TOML gives it, less what the student edition drops."""
     table = {"id": ex.id, "title": ex.title, "kind": ex.kind, "statement": ex.statement, "hint": ex.hint,
              "starter_fails": ex.starter_fails}
+    if ex.check_seconds:
+        table["check_seconds"] = list(ex.check_seconds)
     if ex.kind == "value":
         # Not the answer: its grid point's hash (the rule: the package's docstring). The salt
         # comes from the solution's code, so that each sync writes the same file.
