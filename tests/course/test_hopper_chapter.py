@@ -177,7 +177,9 @@ def test_the_steps_are_the_lectures_numbers():
     for step in ("//   1. allocate the tiles", "//   2. the indices this thread is responsible for",
                  "//   3a. load, then wait", "//   3b. multiply, then wait", "//   4. write the result"):
         assert step in header, step
-    assert "gone" not in header and "TMA store" in header and "counts 8 arrivals from\n//      a block's 256 consumer threads" in header
+    assert "gone" not in header and "TMA store" in header
+    assert "An mbarrier counts\n//      arrivals, not threads" in header
+    assert "counts 8 arrivals from\n//      a block's 256 consumer threads" in header
     kernel = sources.definition(HOPPER_CU.read_text(), "matmul_tma_wgmma")
     marks = re.findall(r"// Step (\w+)", kernel)
     assert marks == ["1", "2", "3a", "3b", "4"]
