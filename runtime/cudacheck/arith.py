@@ -53,11 +53,11 @@ class Rewriter:
     """The rewrites of one translation unit's device functions (frontend.Reader calls
     function() for each)."""
 
-    def __init__(self, ci, tu, code, fmad=True, in_main_file=None):
+    def __init__(self, ci, tu, top, code, fmad=True):
         self.ci, self.K, self.code, self.fmad = ci, ci.CursorKind, code, fmad
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
-        macros = [(c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
-                  if c.kind == self.K.MACRO_INSTANTIATION and in_main_file(c)]
+        macros = [(c.extent.start.offset, c.extent.end.offset) for c in top   # the source's top-level cursors
+                  if c.kind == self.K.MACRO_INSTANTIATION]
         self.edits = _Edits(macros)
         self.main_file = tu.spelling
 

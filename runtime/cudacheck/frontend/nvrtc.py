@@ -15,7 +15,7 @@ from ..errors import CompileError
 from ..launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from ..listing import numbered
 from ..options import user_flags
-from .libclang import INCLUDE_DIR, SOURCE_NAME, in_main_file, inside, origin
+from .libclang import INCLUDE_DIR, SOURCE_NAME, inside, origin
 
 # Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
 # one without its header is told which header it needs.
@@ -49,13 +49,13 @@ def check_headers_included(errors, source):
                 f"\n{numbered(source, {line})}", backend="any")
 
 
-def check_includes(ci, tu, options, source):
+def check_includes(ci, top, options, source):
     """NVRTC, the GPU backend's compiler, has no C or C++ library headers: CUDA's own
     headers are found (CuPy passes the toolkit's include folder), <cstdio> or <stdint.h>
     are not. The CPU runtime refuses them too, so that what runs here runs there."""
     allowed = [INCLUDE_DIR] + [Path(f[2:]) for f in user_flags(options) if f.startswith("-I")]
-    for c in tu.cursor.get_children():
-        if c.kind != ci.CursorKind.INCLUSION_DIRECTIVE or not in_main_file(ci, c):
+    for c in top:   # the source's own top-level cursors
+        if c.kind != ci.CursorKind.INCLUSION_DIRECTIVE:
             continue
         included = c.get_included_file()
         path = Path(included.name if included else c.spelling)

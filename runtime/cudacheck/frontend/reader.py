@@ -76,13 +76,17 @@ class Reader:
         probes = "".join(f"\nauto kc_probe_{i} = &{e};" for i, e in enumerate(self.exprs))
         tu = self.parse(self.source + "\n" + probes)
         self.tu, self.file = tu, tu.get_file(SOURCE_NAME)
+        # The source's own top-level cursors, walked once: the translation unit's children
+        # also hold every declaration of the headers (tens of thousands, each a call from C
+        # into Python), and five readers below look only at the source's.
+        self.top = [c for c in tu.cursor.get_children() if self.mine(c)]
         errors = [d for d in tu.diagnostics if d.severity >= 3]
         cpu_build.check_headers_provided(errors, nlines, self.source)
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
                        if d.location.file and d.location.file.name == SOURCE_NAME]
         nvrtc.check_headers_included(self.errors, self.source)
         if not self.program:
-            nvrtc.check_includes(self.ci, tu, self.options, self.source)
+            nvrtc.check_includes(self.ci, self.top, self.options, self.source)
         self.allocations = {}
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
@@ -92,10 +96,9 @@ class Reader:
         ext = self.ci.SourceRange.from_locations(self.ci.SourceLocation.from_offset(tu, self.file, 0),
                                                  self.ci.SourceLocation.from_offset(tu, self.file, len(self.code)))
         self.edits.extend(cpu_build.line_directive_edits(list(tu.get_tokens(extent=ext))))
-        self.arith = Rewriter(self.ci, tu, self.code, fmad_enabled(self.options), self.mine)
-        for c in tu.cursor.get_children():
-            if self.mine(c):
-                self._top(c, [])
+        self.arith = Rewriter(self.ci, tu, self.top, self.code, fmad_enabled(self.options))
+        for c in self.top:
+            self._top(c, [])
         self.edits.extend(self.arith.result())
         nvrtc.check_functions(self.functions, self.source)
         static_shared = nvrtc.static_shared(self.functions, self.shared, self.source)
@@ -316,8 +319,8 @@ class Reader:
         it before offset `before`, or None."""
         if self._macros is None:
             self._macros = {}
-            for m in self.tu.cursor.get_children():
-                if m.kind == self.ci.CursorKind.MACRO_DEFINITION and self.mine(m):
+            for m in self.top:
+                if m.kind == self.ci.CursorKind.MACRO_DEFINITION:
                     self._macros.setdefault(m.spelling, []).append((m.extent.start.offset, self.tokens(m)))
         return next((toks for at, toks in reversed(self._macros.get(name, [])) if at < before), None)
 
@@ -380,8 +383,8 @@ class Reader:
     def _probe(self, tu, nlines):
         K = self.ci.CursorKind
         probes = {}
-        for c in tu.cursor.get_children():
-            if c.kind == K.VAR_DECL and c.spelling.startswith("kc_probe_") and self.mine(c):
+        for c in self.top:
+            if c.kind == K.VAR_DECL and c.spelling.startswith("kc_probe_"):
                 probes[int(c.spelling[9:])] = c
         for i, expr in enumerate(self.exprs):
             fn = re.sub(r"\s+", "", expr.split("<")[0])
