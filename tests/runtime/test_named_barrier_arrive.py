@@ -321,8 +321,10 @@ def test_the_gpu_gives_the_same_values(global_memory, full):
 @gpu
 @pytest.mark.parametrize("variant", [m[0] for m in MIXES], ids=MIX_IDS)
 def test_a_gpu_stops_at_each_mix_with_an_illegal_instruction(variant):
-    # In a process of its own: the error ends the process's CUDA context.
-    code = f"from test_named_barrier_arrive import run_mixed; run_mixed({variant}, 'gpu')"
+    # In a process of its own: the error ends the process's CUDA context. The launch is
+    # asynchronous, as CuPy's: the fault is reported at the synchronisation after it.
+    code = f"import cudacheck; from test_named_barrier_arrive import run_mixed; run_mixed({variant}, 'gpu'); " \
+           "cudacheck.synchronize()"
     here = Path(__file__).parent
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])})
