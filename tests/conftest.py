@@ -86,12 +86,15 @@ SLOW_FIXTURES = {"built_site", "grader_warm_cache", "wheel", "colab_install"}
 # large run in one worker, so it is built once: the site, the Colab environment (one
 # .venv-colab, which two workers must not install into at once), the grader's sandbox.
 SHARED_BUILDS = {"built_site": "site", "colab_install": "colab", "grader_warm_cache": "grader"}
+# Files that ask for one of them at run time (request.getfixturevalue), which fixturenames do
+# not show: without this, the site was built a second time in the other worker.
+ASKS_AT_RUN_TIME = {"tests/site/test_widgets_browser.py": "built_site"}
 
 
 def _xdist_group(item):
-    names = set(getattr(item, "fixturenames", ()))
-    return next((group for fixture, group in SHARED_BUILDS.items() if fixture in names),
-                item.nodeid.split("::")[0])
+    file = item.nodeid.split("::")[0]
+    names = set(getattr(item, "fixturenames", ())) | {ASKS_AT_RUN_TIME.get(file)}
+    return next((group for fixture, group in SHARED_BUILDS.items() if fixture in names), file)
 
 
 @pytest.hookimpl(tryfirst=True)   # before xdist's own, which reads the groups
