@@ -169,7 +169,8 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
     eligible = counters["smsp__warps_eligible.avg.per_cycle_active"]
     active = counters["smsp__warps_active.avg.per_cycle_active"]
     instructions = counters["smsp__inst_executed.sum"]
-    assert (round(pipe), eligible, active) == (66, 0.50, 2.0) and "busy 66% of the time and 0.50 of its 2 warps" in text
+    assert (round(pipe), eligible, active) == (66, 0.50, 2.0)
+    assert "busy 66% of the time and, in an average cycle, 0.50 of a warp ready to issue of the 2 warps" in text
     assert round(instructions / 4096**3 * (16 * 8 * 16) - 1, 1) == 2.6 and "runs 2.6 other instructions" in text
     for t, ceiling in zip(DATA, ceilings):
         assert round(100 * t.best("wmma_pipelined", "fp16")["tflops"] / ceiling) in (58, 60)   # "58 to 60%"
