@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "runtime", "course", "kernels")
 SHIPPED = {"runtime/cudacheck": "cudacheck", "course/tiling_course": "tiling_course",
            "kernels": "tiling_course/kernels"}
-# What installing the book into Colab may add: itself and what Colab lacks.
-MAY_INSTALL = {"tiling-course", "libclang", "jupyterquiz"}
+# What installing the book into Colab may add: itself and what Colab lacks (pyelftools: the
+# CPU runtime reads each kernel's object with it).
+MAY_INSTALL = {"tiling-course", "libclang", "pyelftools", "jupyterquiz"}
 # The chapters' figures that show reference measurements: each must hold data.
 DATA_FIGURES = ("perfplots.speedup_plot(", "perfplots.roofline(", "perfplots.ladder_plot(")
 RECORDER = '''

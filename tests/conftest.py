@@ -205,8 +205,8 @@ def colab_install(wheel, tmp_path_factory):
     """.venv-colab, the virtual environment with Google Colab's versions (requirements-colab.txt;
     colab_install_check.colab_venv makes it, again only when that file changes), with the
     session's wheel installed into it as the chapters' set-up cell installs it, once per
-    session: what the book adds to Colab's packages (libclang, which the CPU runtime needs, and
-    jupyterquiz) comes with the wheel. Skips only where the machine cannot make it (no pip in
+    session: what the book adds to Colab's packages (libclang and pyelftools, which the CPU
+    runtime needs, and jupyterquiz) comes with the wheel. Skips only where the machine cannot make it (no pip in
     a new virtual environment, or pip reaches no distribution of Colab's pins or of the
     wheel's requirements), with the reason; any other failure is an error."""
     venv = ROOT / ".venv-colab"
