@@ -14,6 +14,7 @@ tests and the checker (tasks.HopperMatmul) all launch through `launch` or `launc
 """
 import ctypes
 import json
+import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -430,6 +431,8 @@ def _plot(data):
     # Below the panels, in one row: inside them it would hide a bar's number.
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    # Each run's label wrapped to the figure's width: a longer line would widen the saved figure,
+    # which the page then shrinks until its smallest text is too small to read.
     fig.suptitle("Hopper's kernels, step by step, beside cuBLAS at the same precision\n"
-                 + "\n".join(run.label for run in data), fontsize=10)
+                 + "\n".join(textwrap.fill(run.label, 100) for run in data), fontsize=10)
     return fig
