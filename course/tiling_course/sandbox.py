@@ -155,6 +155,21 @@ def _system_binds():
     return out
 
 
+def _mounts(binds):
+    """bwrap's arguments for the (option, source, mount point) binds. bwrap makes a mount
+    point's missing parents with mode 0700, which only root may enter: they are made first,
+    readable by the sandbox's user."""
+    cmd, made = [], {"/"}
+    for option, src, dst in binds:
+        for parent in reversed(PurePosixPath(dst).parents):
+            if str(parent) not in made:
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        cmd += [option, src, dst]
+        made.add(dst)
+    return cmd
+
+
 def _env(extra):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/scratch", "TMPDIR": "/scratch/tmp",
            "LANG": "C.UTF-8", "PYTHONPATH": "/grader/site", "PYTHONDONTWRITEBYTECODE": "1",
@@ -205,30 +220,27 @@ class Bubblewrap:
             return None
         return out.output.strip()[-600:] or out.reason() or "nothing"
 
+    def _namespaces(self):
+        """bwrap's namespaces, the same for every sandbox: no network, IPC, PIDs or host name of
+        the grader's."""
+        cmd = ["--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+               "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
+        if not self.privileged:
+            cmd.append("--unshare-user")   # unprivileged: bwrap makes its namespaces inside a user namespace
+        return cmd
+
     def command(self, argv, job=None, warm=None, limits=None, warm_writable=False, uid=None):
         """bwrap's arguments that run argv in the sandbox (as user `uid`, run as root).
         warm_writable: the warm cache is the compile cache, writable (the grader's own
         warm-up run only)."""
         lim = limits or self.limits
-        cmd = ["--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
-               "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
-        if not self.privileged:
-            cmd.append("--unshare-user")   # unprivileged: bwrap makes its namespaces inside a user namespace
+        cmd = self._namespaces()
         binds = [*_system_binds(), ("--ro-bind", str(self.site), "/grader/site")]
         if job is not None:
             binds.append(("--ro-bind", str(job), "/job"))
         if warm is not None:
             binds.append(("--bind" if warm_writable else "--ro-bind", str(warm), "/warm"))
-        made = {"/"}
-        for option, src, dst in binds:
-            # bwrap makes a mount point's missing parents with mode 0700, which only root may
-            # enter: make them first, readable by the sandbox's user
-            for parent in reversed(PurePosixPath(dst).parents):
-                if str(parent) not in made:
-                    cmd += ["--perms", "0755", "--dir", str(parent)]
-                    made.add(str(parent))
-            cmd += [option, src, dst]
-            made.add(dst)
+        cmd += _mounts(binds)
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(lim.scratch), "--perms", "1777", "--tmpfs",
                 "/scratch", "--perms", "1777", "--dir", "/scratch/tmp"]
         cmd += ["--chdir", "/scratch", "--clearenv"]
@@ -285,20 +297,10 @@ class Bubblewrap:
         sandbox runs the grader's code only, never a student's (the student's CUDA runs
         in run(), as a leased user); its processes still die with it at Limits.wall."""
         lim = limits or self.limits
-        cmd = ["--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
-               "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
-        if not self.privileged:
-            cmd.append("--unshare-user")
+        cmd = self._namespaces()
         binds = [b for b in _system_binds() if b[2] != "/etc"]
         binds += [("--ro-bind", str(self.site), "/grader/site"), ("--ro-bind", str(submission), "/submission")]
-        made = {"/"}
-        for option, src, dst in binds:
-            for parent in reversed(PurePosixPath(dst).parents):
-                if str(parent) not in made:
-                    cmd += ["--perms", "0755", "--dir", str(parent)]
-                    made.add(str(parent))
-            cmd += [option, src, dst]
-            made.add(dst)
+        cmd += _mounts(binds)
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 << 20), "--perms", "1777", "--tmpfs", "/scratch",
                 "--remount-ro", "/", "--chdir", "/submission", "--clearenv"]
         for k, v in _env({"GRADER_SUBMISSION": "/submission", "TMPDIR": "/scratch"}).items():
