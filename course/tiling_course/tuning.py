@@ -7,6 +7,7 @@ tables and figure from it.
     tuning.rung6_table()            # rung 5 (book's tiles, best tiles), rung 6, cuBLAS FP32
     tuning.tensor_core_table()      # per precision: wmma kernels and cuBLAS
     tuning.tensor_core_plot()
+    tuning.fp32_gap_table()         # Nsight Compute: the best rung 5 beside cuBLAS's SGEMM kernel
 """
 import json
 import re
@@ -170,3 +171,64 @@ def tensor_core_plot(data=None):
     fig.suptitle("Tensor cores: the tiled kernel with wmma fragments, beside cuBLAS at each precision\n"
                  + "\n".join(t.label for t in data), fontsize=10)
     return fig
+
+
+# The counters of the FP32 gap (data/fp32-gap-*.json, scripts/fp32_gap.py) that chapter 6 shows:
+# (metric, row label, scale, format).
+GAP_ROWS = [
+    ("gpu__time_duration.sum", "time, ms", 1e-6, "{:.3f}"),
+    ("sm__cycles_elapsed.avg.per_second", "SM clock, GHz", 1e-9, "{:.2f}"),
+    ("launch__grid_size", "blocks of 256 threads", 1, "{:.0f}"),
+    ("launch__registers_per_thread", "registers per thread", 1, "{:.0f}"),
+    ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "FFMAs (billions, thread)", 1e-9, "{:.1f}"),
+    ("smsp__inst_executed.sum", "instructions (millions, warp)", 1e-6, "{:,.0f}"),
+    ("smsp__inst_executed_op_shared_ld.sum", "shared loads (millions, warp)", 1e-6, "{:.1f}"),
+    ("smsp__inst_executed_op_shared_st.sum", "shared stores (millions, warp)", 1e-6, "{:.2f}"),
+    ("smsp__inst_executed_op_global_ld.sum", "global loads (millions, warp)", 1e-6, "{:.3f}"),
+    ("smsp__issue_active.avg.pct_of_peak_sustained_active", "cycles with an instruction issued, %", 1, "{:.1f}"),
+    ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe busy, % of peak", 1, "{:.1f}"),
+    ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "stall: wait (per issue)", 1, "{:.2f}"),
+    ("smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio", "stall: dispatch (per issue)", 1,
+     "{:.2f}"),
+    ("smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio", "stall: shared memory (per issue)",
+     1, "{:.2f}"),
+]
+
+
+@lru_cache(maxsize=1)
+def fp32_gaps():
+    """Each stored FP32-gap run (scripts/fp32_gap.py), H100 first."""
+    folder = resources.files(__package__).joinpath("data")
+    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
+                 if f.name.startswith("fp32-gap-")) if folder.is_dir() else ()
+
+
+def gap_value(run, who, metric):
+    """One counter of one run: who is "rung5" or "cublas"."""
+    return run["profiles"][who]["metrics"][metric]
+
+
+NCU_VERSION = re.compile(r"Version ([\d.]+)")
+
+
+def _short(kernel):
+    """cuBLAS's kernel name up to its tile, stages and warps (the rest is alignment and traits)."""
+    return kernel.split("_execute")[0].replace("_aligna4_alignc4", "")
+
+
+def fp32_gap_table(data=None):
+    """Nsight Compute's counters of the best rung 5 and of cuBLAS's SGEMM kernel at 4096^3, a
+    column pair per GPU, with the sweep's best and cuBLAS's kernel named in the caption."""
+    data = fp32_gaps() if data is None else data
+    if not data:
+        return NoData("the FP32 gap's table")
+    rows = [[label] + [fmt.format(gap_value(run, who, metric) * scale) for run in data for who in ("rung5", "cublas")]
+            for metric, label, scale, fmt in GAP_ROWS]
+    header = ["counter"] + [h for run in data for h in (f"rung 5, {run['meta']['device']}", "cuBLAS")]
+    kernels = "; ".join(f"{run['meta']['device']}: cuBLAS's kernel {_short(run['profiles']['cublas']['kernel'])}, "
+                        f"rung 5 {config_text(run['best']['config'])} at {run['best']['frac_cublas']:.2f} of it"
+                        for run in data)
+    labels = "; ".join(f"{run['meta']['date']}, CUDA runtime {run['meta']['cuda_runtime']}, Nsight Compute "
+                       f"{NCU_VERSION.search(run['meta']['ncu'])[1]}" for run in data)
+    return show.table(header, rows, f"FP32 at {data[0]['size']}^3, one launch each under Nsight Compute "
+                      f"(clocks as they are). {kernels}. Measured {labels}.")

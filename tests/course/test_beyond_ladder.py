@@ -283,3 +283,50 @@ def test_the_new_kernels_on_the_gpu_match_the_cpu_runtime(kernel, rng):
             if m * n <= 130 * 129:
                 Q = matmul.multiply(M, N, kernel, backend="cpu", precision=prec)
                 assert task.compare(Q, (M, N), 16) is None
+
+
+def test_chapter_6_states_what_cublas_does_that_rung_5_cannot():
+    """Every number of 'What cuBLAS does that rung 5 cannot', from the stored counters
+    (data/fp32-gap-*.json, scripts/fp32_gap.py): the sweep's patches, the shared shape, the
+    counts that differ and the two FMA figures whose ratio matches the times'."""
+    text = prose(CH6)
+    (run,) = [r for r in tuning.fp32_gaps() if r["meta"]["device"] == "NVIDIA H100 80GB HBM3"]
+
+    def value(who, metric):
+        return tuning.gap_value(run, who, metric)
+    timed = [r for r in run["sweep"] if "frac_cublas" in r]
+    best = max(timed, key=lambda r: r["frac_cublas"])
+    assert (best["config"]["TM"], best["config"]["TN"]) == (4, 4) and best == run["best"]
+    others = sorted(round(r["frac_cublas"], 2) for r in timed if r is not best)
+    assert {(r["config"]["TM"], r["config"]["TN"]) for r in timed if r is not best} == {(4, 8), (8, 4), (8, 8)}
+    assert (others[0], others[-1]) == (0.85, 0.88) and "each was slower, at 0.85 to 0.88 of cuBLAS" in text
+    assert all(r["frac_cublas"] < 0.95 for r in timed) and "No CUDA C kernel of this book reaches 0.95" in text
+    kernel = run["profiles"]["cublas"]["kernel"]
+    assert "tilesize256x128x8" in kernel and "stage3" in kernel and "warpsize4x2x1" in kernel   # 8 warps
+    for who in ("rung5", "cublas"):
+        assert value(who, "launch__grid_size") == 512 and value(who, "launch__block_size") == 256
+        assert value(who, "sm__warps_active.avg.pct_of_peak_sustained_active") == 12.5      # one block of 64 warps
+        assert round(value(who, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum") / 1e9, 1) == 68.7
+        assert value(who, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum") >= 4096 ** 3   # one per term
+        assert value(who, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum") == 0
+    loads = [value(w, "smsp__inst_executed_op_shared_ld.sum") for w in ("rung5", "cublas")]
+    assert abs(loads[0] / loads[1] - 1) < 0.01                                          # "about as many"
+    assert round(value("rung5", "smsp__inst_executed_op_global_ld.sum") / 1e6, 1) == 6.3
+    assert round(value("rung5", "smsp__inst_executed_op_shared_st.sum") / 1e6, 1) == 12.6
+    assert value("cublas", "smsp__inst_executed_op_global_ld.sum") < 0.01 * 6.3e6       # "almost no plain loads"
+    assert value("cublas", "smsp__inst_executed_op_shared_st.sum") < 0.02 * 12.6e6
+    issue = [value(w, "smsp__issue_active.avg.pct_of_peak_sustained_active") for w in ("cublas", "rung5")]
+    fma = [value(w, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active") for w in ("cublas", "rung5")]
+    assert (round(issue[0]), round(issue[1], 1)) == (90, 78.5) and (round(fma[0], 1), round(fma[1], 1)) == (79.8, 71.9)
+    times = [value(w, "gpu__time_duration.sum") for w in ("cublas", "rung5")]
+    assert round(fma[1] / fma[0], 2) == 0.90 and round(times[0] / times[1], 2) == 0.89
+    stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    assert [value(w, stall.format("wait")) for w in ("rung5", "cublas")] == [0.16, 0.01]
+    assert [value(w, stall.format("dispatch_stall")) for w in ("rung5", "cublas")] == [0.23, 0.10]
+    assert [value(w, "launch__registers_per_thread") for w in ("cublas", "rung5")] == [254, 217]
+    for claim in ("issue in 90% of cycles against rung 5's 78.5%", "busy 79.8% of the time against 71.9%",
+                  "ratio 0.90, about the ratio of the times, 0.89", "0.16 cycles per issued instruction against 0.01",
+                  "0.23 against 0.10", "6.3 million global loads and 12.6 million shared stores",
+                  "the same 68.7 billion FFMAs", "254 registers per thread to rung 5's 217"):
+        assert claim in text, claim
+    assert "88% of cycles" not in text                                                  # the older, other run's figure
