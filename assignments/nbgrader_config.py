@@ -14,14 +14,14 @@ c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
 c.ClearSolutions.code_stub = {"python": "    // YOUR CODE HERE"}
 
 # Autograding never executes a notebook: in Execute's place, the CUDA of each part is read out
-# of the notebook as text and graded in a bubblewrap sandbox (tiling_course.autograde), and the
+# of the notebook as text and graded in a bubblewrap sandbox (tiling_course.grading.autograde), and the
 # scores go into the gradebook by grade id. Deleted grade cells are put back for the feedback.
 # Graded assignments' hidden tests: hidden/ beside source/ (the instructor's copy only).
-# (tiling_course.autograde.PREPROCESSORS; named here, so that nbgrader's other commands need not import it)
+# (tiling_course.grading.autograde.PREPROCESSORS; named here, so that nbgrader's other commands need not import it)
 c.Autograde.autograde_preprocessors = [
-    "tiling_course.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
+    "tiling_course.grading.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.autograde.RecordScores",
+    "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.grading.autograde.RecordScores",
     "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.OverwriteCells.add_missing_cells = True

@@ -1,5 +1,5 @@
 """How fast does a class get graded, and what does the sandbox cost? 100 different
-submissions of a2_barriers_boundaries graded by tiling_course.judge twice in one run: each
+submissions of a2_barriers_boundaries graded by tiling_course.grading.judge twice in one run: each
 submission in its bubblewrap sandbox (how the grader always grades), and, beside it, the
 same runner with the same limits on CPU, memory and file size but no sandbox (what the
 grader never does; here only to measure the sandbox), in rounds that alternate the two so
@@ -194,7 +194,7 @@ def main():
     a = ap.parse_args()
 
     from cudacheck import compiler_version
-    from tiling_course import judge, sandbox
+    from tiling_course.grading import judge, sandbox
     cores = len(os.sched_getaffinity(0))
     load = os.getloadavg()[0]
     bwrap = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()

@@ -1,4 +1,4 @@
-"""How long does the similarity report (tiling_course.similarity) take for a class? A
+"""How long does the similarity report (tiling_course.grading.similarity) take for a class? A
 synthetic class of g1_rect_tiles is written as nbgrader's submitted/ folder (half the
 students upload the released notebook, half a rect_src.cu file), then the report is made
 over it and timed, from reading the submissions to writing the Markdown.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
-from tiling_course import grading, similarity, variants  # noqa: E402
+from tiling_course.grading import rubric, similarity, variants  # noqa: E402
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 SOURCE = ROOT / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -63,7 +63,7 @@ def student_kernel(kernel, variant, rng):
 def write_class(course, students, seed=0):
     """nbgrader's course folder in `course`: source/ and submitted/<student>/<assignment>/."""
     rng = random.Random(seed)
-    part = grading.part(ASSIGNMENT, VARIABLE)
+    part = rubric.part(ASSIGNMENT, VARIABLE)
     (course / "source" / ASSIGNMENT).mkdir(parents=True)
     shutil.copy(SOURCE, course / "source" / ASSIGNMENT)
     notebook = json.loads(SOURCE.read_text())

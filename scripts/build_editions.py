@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course"), str(ROOT / "scripts")]
 import colab_install_check  # noqa: E402
 
-from tiling_course import exercises, grading, questionbank, registry  # noqa: E402
+from tiling_course import exercises, questionbank, registry  # noqa: E402
+from tiling_course.grading import rubric  # noqa: E402
 
 NOTEBOOKS = [ROOT / "book" / c.notebook for c in registry.CHAPTERS]
 
@@ -41,7 +42,7 @@ def release_assignments(out):
         course = Path(course)
         shutil.copytree(ROOT / "assignments" / "source", course / "source")
         shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
-        for a in grading.ASSIGNMENTS:
+        for a in rubric.ASSIGNMENTS:
             subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", a], cwd=course, env=env,
                            check=True, capture_output=True)
             shutil.copy(course / "release" / a / f"{a}.ipynb", out)

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
-# What the wheel is built from (tiling_course.gradescope builds it from the same), and where
+# What the wheel is built from (tiling_course.grading.gradescope builds it from the same), and where
 # each folder of the repository lands in it: the two packages, and the book's kernels
 # inside the course package (setup.py).
 WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "runtime", "course", "kernels")

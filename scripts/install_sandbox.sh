@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs what the grader's sandbox needs (tiling_course.sandbox): bubblewrap, and
+# Installs what the grader's sandbox needs (tiling_course.grading.sandbox): bubblewrap, and
 # util-linux's prlimit and setpriv (on every Debian and Ubuntu system already). The tests
 # that grade run this first, as tests/site/test_browser.py runs install_browser.sh.
 #

@@ -6,8 +6,8 @@ assignments/hidden/solutions/<id>.cu for the graded ones (g1-g3).
 Each notebook: the chapters' Colab set-up cell, the assignment's rubric, then per part its
 statement, a %%cuda cell whose kernel body is an nbgrader solution region (the student
 release keeps the signature and gets a `// YOUR CODE HERE` body), and a locked graded cell
-that calls tiling_course.grading.award: the student's self-check. The grade itself comes
-from the CUDA of the %%cuda cell, run by the grader in a sandbox (tiling_course.autograde);
+that calls tiling_course.grading.selfcheck.award: the student's self-check. The grade itself comes
+from the CUDA of the %%cuda cell, run by the grader in a sandbox (tiling_course.grading.autograde);
 the graded cell's output is where the grader puts its feedback and score. A graded
 assignment also asks for the student's id, and shows the question of their variant.
 
@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course"), str(ROOT / "scripts")]
 from sync_notebooks import setup_cell_source  # noqa: E402
 
-from tiling_course import grading, matmul  # noqa: E402
+from tiling_course import matmul  # noqa: E402
+from tiling_course.grading import rubric  # noqa: E402
 
 SOURCE = ROOT / "assignments" / "source"
 SOLUTIONS = ROOT / "assignments" / "hidden" / "solutions"
@@ -97,12 +98,12 @@ def notebook(assignment):
         statement = _template(part) if part.graded else part.statement
         cells.append(_cell("markdown", f"## Part {i}: {part.title}\n\n{statement}", cell_id=f"part-{i}"))
         if part.graded:
-            cells.append(_cell("code", "from tiling_course import grading\n"
-                               f'grading.show_variant("{assignment.id}", "{part.variable}", STUDENT_ID)',
+            cells.append(_cell("code", "from tiling_course.grading import selfcheck\n"
+                               f'selfcheck.show_variant("{assignment.id}", "{part.variable}", STUDENT_ID)',
                                _nbgrader(f"variant_{part.variable}"), f"variant-{part.variable}"))
         cells += [_cell("code", solution_cell(part), _nbgrader(part.variable, solution=True), part.variable),
-                  _cell("code", "from tiling_course import grading\n"
-                        f'grading.award("{assignment.id}", "{part.variable}", {part.variable}{student})',
+                  _cell("code", "from tiling_course.grading import selfcheck\n"
+                        f'selfcheck.award("{assignment.id}", "{part.variable}", {part.variable}{student})',
                         _nbgrader(f"grade_{part.variable}", points=sum(part.points.values())),
                         f"grade-{part.variable}")]
     return {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
@@ -112,7 +113,7 @@ def notebook(assignment):
 
 def main(check=False):
     stale = []
-    for assignment in grading.ASSIGNMENTS.values():
+    for assignment in rubric.ASSIGNMENTS.values():
         path = SOURCE / assignment.id / f"{assignment.id}.ipynb"
         text = json.dumps(notebook(assignment), indent=1, ensure_ascii=False) + "\n"
         if not path.exists() or path.read_text() != text:

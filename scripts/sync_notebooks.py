@@ -9,7 +9,7 @@
     cells tiling_course.exercises.cells(<chapter>) gives (no solutions: the notebooks
     are the student edition);
   * course/tiling_course/exercises/student/, the exercise data the installed package
-    ships, is what tiling_course.exercises.student writes from the instructor's data.
+    ships, is what tiling_course.exercises.student_edition writes from the instructor's data.
 
 The chapters are tiling_course.registry's; a notebook of book/ that is not one stops it.
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
 # the repository's package, not an installed copy
 from tiling_course import exercises, programs, registry  # noqa: E402
-from tiling_course.exercises import student  # noqa: E402
+from tiling_course.exercises import student_edition  # noqa: E402
 
 STUDENT_DATA = ROOT / "course" / "tiling_course" / "exercises" / "student"
 
@@ -116,7 +116,7 @@ def sync(nb, stem=""):
 
 def student_data_stale():
     """The files of the student edition's exercise data that differ from what it should be."""
-    want = student.files()
+    want = student_edition.files()
     have = {str(p.relative_to(STUDENT_DATA)): p.read_text(encoding="utf-8")
             for p in [*STUDENT_DATA.glob("*.toml"), *STUDENT_DATA.glob("cu/*.cu")]}
     return sorted(name for name in set(want) | set(have) if want.get(name) != have.get(name))
@@ -127,7 +127,7 @@ def main(check=False):
     if student_data_stale():
         stale.append("exercises/student/")
         if not check:
-            student.write(STUDENT_DATA)
+            student_edition.write(STUDENT_DATA)
     unknown = sorted({p.name for p in (ROOT / "book").glob("*.ipynb")} - {c.notebook for c in registry.CHAPTERS})
     if unknown:
         print(f"not a chapter of tiling_course.registry: {', '.join(unknown)} (add it there)")

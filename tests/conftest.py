@@ -149,7 +149,7 @@ def built_site(tmp_path_factory):
 @pytest.fixture(scope="session")
 def grader_warm_cache(tmp_path_factory):
     """The grader's sandbox installed (scripts/install_sandbox.sh, as root with apt-get) and
-    a warm compile cache for tiling_course.judge.Judge(warm=...), made once per session.
+    a warm compile cache for tiling_course.grading.judge.Judge(warm=...), made once per session.
     Skips where bubblewrap cannot be installed, with the script's reason."""
     import shutil
     import subprocess
@@ -161,7 +161,7 @@ def grader_warm_cache(tmp_path_factory):
             pytest.skip(f"no sandbox for the grader: {proc.stderr.strip()}")
         if proc.returncode != 0:
             pytest.fail("scripts/install_sandbox.sh failed:\n" + (proc.stdout + proc.stderr)[-3000:])
-    from tiling_course import judge
+    from tiling_course.grading import judge
     warm = tmp_path_factory.mktemp("grader-warm")
     judge.Judge(warm=warm)    # builds it (and fails here, with the reason, if the sandbox cannot start)
     return warm

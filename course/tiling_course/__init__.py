@@ -15,6 +15,6 @@ uses; importing the package itself loads nothing else:
     switch     widgets whose states are all computed ahead and chosen in the browser
     style      the plot style: colour-blind-safe palette, projector fonts, stamped PNGs
     figures, demos, show, widgets, perfplots, perfdata, quiz, bench (benchsteps), notebook
-    grading    the assignments' rubrics and self-check; the grader: answers, variants,
-               gradetasks, judge (scoring), runner, sandbox, autograde (nbgrader), gradescope
+    grading/   the assignments: their rubrics, the notebooks' self-check and the grader behind
+               nbgrader and Gradescope (its own docstring maps it); `python -m tiling_course.grading`
 """

@@ -1,6 +1,6 @@
 """What a `%%cuda` cell says: the one reading of its magic line, shared by the magic
 (tiling_course.magic), which IPython hands the line, and the grader
-(tiling_course.answers), which finds the cell in a notebook's text. So a cell graded is
+(tiling_course.grading.answers), which finds the cell in a notebook's text. So a cell graded is
 a cell run: the same variable, the same compiler options.
 
     cudacell.parse("rect_src -std=c++17 -DUNROLL=4")   # CudaLine("rect_src", ("-std=c++17", "-DUNROLL=4"))

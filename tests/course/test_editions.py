@@ -17,7 +17,8 @@ import zipfile
 import pytest
 from conftest import ROOT, load_script
 
-from tiling_course import corpus, exercises, grading, matmul, sources
+from tiling_course import corpus, exercises, matmul, sources
+from tiling_course.grading import rubric
 
 editions = load_script("build_editions")
 
@@ -129,7 +130,7 @@ def test_every_exercise_has_solution_text_to_look_for():
 @pytest.mark.slow
 def test_no_solution_text_in_any_student_edition_file(student):
     assert any(name.endswith(".whl/tiling_course/exercises/student/01_naive.toml") for name in student)
-    assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + len(grading.ASSIGNMENTS)
+    assert sum(name.endswith(".ipynb") for name in student) == len(editions.NOTEBOOKS) + len(rubric.ASSIGNMENTS)
     leaks = [(ex, line.pattern[:60], name) for ex, lines in secrets().items() for line in lines
              for name, text in student.items() if line.search(text)]
     assert not leaks, leaks[:20]

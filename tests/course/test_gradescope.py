@@ -1,4 +1,4 @@
-"""The Gradescope export (tiling_course.gradescope): a graded assignment's autograder zip
+"""The Gradescope export (tiling_course.grading.gradescope): a graded assignment's autograder zip
 follows Gradescope's specification, and a sample class is graded through its contract:
 each submission in a fresh /autograder layout (emulated under a temporary folder:
 source/ from the zip, submission/, submission_metadata.json, results/), run_autograder
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from tiling_course import gradescope, grading, judge, variants
+from tiling_course.grading import gradescope, judge, rubric, variants
 
 pytestmark = pytest.mark.slow   # each test builds the autograder's zip, which holds a wheel
 
@@ -51,7 +51,7 @@ def test_the_zip_follows_gradescopes_specification(autograder):
         z.extract(wheels[0], autograder.parent)
     with zipfile.ZipFile(autograder.parent / wheels[0]) as w:
         inside = w.namelist()
-    assert any(n.endswith("tiling_course/judge.py") for n in inside)
+    assert any(n.endswith("tiling_course/grading/judge.py") for n in inside)
     assert not any("hidden" in n or n.endswith("tests.toml") for n in inside), "the wheel holds hidden tests"
 
 
@@ -127,7 +127,7 @@ def metadata(sid, key="sid"):
 
 def class_of(nb):
     """{student: (files, metadata, points, what the feedback says)}: a sample class."""
-    part = grading.part(ASSIGNMENT, VARIABLE)
+    part = rubric.part(ASSIGNMENT, VARIABLE)
     own = lambda sid: judge.solution(HIDDEN, ASSIGNMENT, variants.of(part, sid))   # noqa: E731
     other = next(f"s{n}" for n in range(100, 1000) if variants.of(part, f"s{n}")["layout"]
                  != variants.of(part, "s1")["layout"])
@@ -179,7 +179,7 @@ def test_a_sample_class_is_graded_through_the_contract(graded_class):
 
 
 def test_without_the_sandbox_nothing_is_graded(autograder, grader_warm_cache, tmp_path):
-    part = grading.part(ASSIGNMENT, VARIABLE)
+    part = rubric.part(ASSIGNMENT, VARIABLE)
     files = {f"{VARIABLE}.cu": judge.solution(HIDDEN, ASSIGNMENT, variants.of(part, "s1"))}
     out, results = run_autograder(autograder, tmp_path / "autograder", files, metadata("s1"), grader_warm_cache,
                                   path=str(Path(sys.executable).parent))

@@ -1,4 +1,4 @@
-"""The Gradescope autograder's setup.sh (tiling_course.gradescope.SETUP), run here.
+"""The Gradescope autograder's setup.sh (tiling_course.grading.gradescope.SETUP), run here.
 
 Its choice of Python and what it asks apt-get for are played with stand-ins on PATH (an
 Ubuntu 22.04 whose python3 is 3.10, a 24.04 whose python3 lacks venv, an apt-get that
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from tiling_course import gradescope, grading, judge, variants
+from tiling_course.grading import gradescope, judge, rubric, variants
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 HIDDEN = ROOT / "assignments" / "hidden"
@@ -158,7 +158,7 @@ def test_setup_installs_the_exported_wheel_and_run_autograder_grades_with_it(tmp
     shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
     (root / "submission").mkdir()
     sid = "s1"
-    answer = judge.solution(HIDDEN, ASSIGNMENT, variants.of(grading.part(ASSIGNMENT, VARIABLE), sid))
+    answer = judge.solution(HIDDEN, ASSIGNMENT, variants.of(rubric.part(ASSIGNMENT, VARIABLE), sid))
     (root / "submission" / f"{VARIABLE}.cu").write_text(answer)
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"sid": sid, "email": "s1@example.edu"}]}))
     run = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,

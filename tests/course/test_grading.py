@@ -1,6 +1,6 @@
 """The assignments (tiling_course.grading, assignments/): the rubric's partial credit as the
 feedback states it, every variant of the graded assignments solvable, and the whole nbgrader
-cycle, its notebooks graded from their CUDA in the sandbox (tiling_course.autograde), on
+cycle, its notebooks graded from their CUDA in the sandbox (tiling_course.grading.autograde), on
 sample submissions (tests/grading_samples/: one correct, one racy that a GPU run lets pass,
 one out of bounds, one that hangs, one that does not compile; a notebook whose graded cell,
 its points and its Python were tampered with; a graded assignment's answers for the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tiling_course import grading, judge, variants
+from tiling_course.grading import judge, rubric, selfcheck, variants
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 SAMPLES = ROOT / "tests" / "grading_samples"
@@ -41,10 +41,10 @@ HIDDEN = ROOT / "assignments" / "hidden"
 def test_every_practice_part_is_solved_by_its_book_kernel():
     """The solutions the source notebooks hold earn full marks (so no rubric is unreachable)."""
     from tiling_course import matmul
-    for assignment in grading.ASSIGNMENTS.values():
+    for assignment in rubric.ASSIGNMENTS.values():
         for part in assignment.parts.values():
             if not part.graded:
-                score = grading.grade(assignment.id, part.variable, matmul.source(part.task.launch_of.kernel))
+                score = selfcheck.grade(assignment.id, part.variable, matmul.source(part.task.launch_of.kernel))
                 assert score.points == score.out_of, score.feedback
 
 
@@ -64,20 +64,20 @@ def covering(part):
     raise AssertionError(f"no ids draw {missing}")
 
 
-@pytest.mark.parametrize("assignment", [a.id for a in grading.ASSIGNMENTS.values() if a.graded])
+@pytest.mark.parametrize("assignment", [a.id for a in rubric.ASSIGNMENTS.values() if a.graded])
 def test_every_choice_of_every_graded_variant_is_solvable(assignment):
     """The instructor's solution, in each variant, passes the self-check (public shapes):
     every tile size, layout, border and operation a student can draw has an answer."""
-    for part in grading.ASSIGNMENTS[assignment].parts.values():
+    for part in rubric.ASSIGNMENTS[assignment].parts.values():
         for sid in covering(part):
             source = judge.solution(HIDDEN, assignment, variants.of(part, sid))
-            score = grading.grade(assignment, part.variable, source, sid)
+            score = selfcheck.grade(assignment, part.variable, source, sid)
             assert score.points == score.out_of, (sid, variants.of(part, sid), score.feedback)
 
 
 def test_the_hidden_tests_grade_the_solutions_in_the_sandbox(grader_warm_cache):
     grader = judge.Judge(hidden=HIDDEN, warm=grader_warm_cache)
-    for assignment in (a for a in grading.ASSIGNMENTS.values() if a.graded):
+    for assignment in (a for a in rubric.ASSIGNMENTS.values() if a.graded):
         part = next(iter(assignment.parts.values()))
         for sid in ("s0000001",):
             result = grader.grade(assignment.id, {part.variable: judge.solution(HIDDEN, assignment.id,
@@ -89,22 +89,22 @@ def test_the_hidden_tests_grade_the_solutions_in_the_sandbox(grader_warm_cache):
 def test_a_graded_part_is_wrong_in_each_way_the_rubric_names():
     """A rectangular-tile kernel that stages nothing is slow; one without its second barrier
     is racy; one that forgets the transposed layout computes the wrong product."""
-    part = grading.part("g1_rect_tiles", "rect_src")
+    part = rubric.part("g1_rect_tiles", "rect_src")
     sid = next(f"s{n}" for n in range(1000) if variants.of(part, f"s{n}")["layout"] == "NN"
                and variants.of(part, f"s{n}")["TILE_K"] == 4)
     source = judge.solution(HIDDEN, "g1_rect_tiles", variants.of(part, sid))
     slow = source.replace("sum += As[ty][i] * Bs[i][tx];", "sum += As[ty][i] * ((ph * TILE_K + i < k && col < n) "
                           "? B[(ph * TILE_K + i) * n + col] : 0.0f);")
-    score = grading.grade("g1_rect_tiles", "rect_src", slow, sid)
+    score = selfcheck.grade("g1_rect_tiles", "rect_src", slow, sid)
     assert (score.points, score.verdict) == (7, "correct but slow"), score.feedback
     assert "loads `B` (the B operand)" in score.feedback
     racy = source.replace("            sum += As[ty][i] * Bs[i][tx];\n        __syncthreads();",
                           "            sum += As[ty][i] * Bs[i][tx];")
     assert racy != source
-    score = grading.grade("g1_rect_tiles", "rect_src", racy, sid)
+    score = selfcheck.grade("g1_rect_tiles", "rect_src", racy, sid)
     assert score.points in (0, 4) and "racy" in score.verdict, score.feedback
     other = next(f"s{n}" for n in range(1000) if variants.of(part, f"s{n}")["layout"] == "NT")
-    score = grading.grade("g1_rect_tiles", "rect_src", source, other)
+    score = selfcheck.grade("g1_rect_tiles", "rect_src", source, other)
     assert score.points == 0 and score.verdict == "wrong values", score.feedback
 
 
@@ -112,7 +112,7 @@ def test_correct_but_slow_earns_all_but_the_speed_points():
     slow = CORRECT.replace("sum += Mds[ty][i] * Nds[i][tx];",
                            "sum += Mds[ty][i] * ((ph * TILE_WIDTH + i < k && col < n) ? N[(ph * TILE_WIDTH + i) * n"
                            " + col] : 0.0f);")
-    score = grading.grade("a3_performance", "fast_src", slow)
+    score = selfcheck.grade("a3_performance", "fast_src", slow)
     assert (score.points, score.out_of, score.verdict) == (7, 10, "correct but slow")
     assert "7 / 10 points (correct but slow)" in score.feedback and "loads `N` from global memory" in score.feedback
 
@@ -121,14 +121,14 @@ def test_correct_but_racy_earns_the_correct_points_only():
     """Every thread writes one shared word: the product is right, and checked mode says who races."""
     racy = CORRECT.replace("    if (row < m && col < n)\n", "    __shared__ float last;\n    last = sum;\n"
                            "    if (row < m && col < n)\n")
-    score = grading.grade("a2_barriers_boundaries", "bounds_src", racy)
+    score = selfcheck.grade("a2_barriers_boundaries", "bounds_src", racy)
     assert (score.points, score.verdict) == (6, "correct but racy"), score.feedback
     assert "SharedMemoryRaceError" in score.feedback and "last" in score.feedback
     assert "A plain run computes the right product" in score.feedback
 
 
 def test_an_empty_answer_scores_nothing_and_says_why():
-    score = grading.grade("a1_naive_tiling", "naive_src", "")
+    score = selfcheck.grade("a1_naive_tiling", "naive_src", "")
     assert score.points == 0 and "never set" in score.feedback
 
 
@@ -157,7 +157,7 @@ def tampered(nb, variable):
             cell["source"] = "10.0"
             cell["metadata"]["nbgrader"]["points"] = 1000
     patched["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                             "source": "import tiling_course.grading as g\ng.award = lambda *a, **k: 10.0"})
+                             "source": "import tiling_course.grading.selfcheck as g\ng.award = lambda *a, **k: 10.0"})
     deleted = json.loads(json.dumps(nb))
     deleted["cells"] = [c for c in deleted["cells"]
                         if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") != f"grade_{variable}"]
@@ -192,7 +192,7 @@ def cycle(tmp_path_factory, grader_warm_cache):
     samples = {str(1001 + i): (p.stem, p.read_text()) for i, p in enumerate(sorted(SAMPLES.glob("*.cu")))}
     samples["1101"] = ("patched", (RACY_BUT_RIGHT, 0))
     samples["1102"] = ("deleted", ((SAMPLES / "out_of_bounds.cu").read_text(), 1))
-    part = grading.part("g1_rect_tiles", "rect_src")
+    part = rubric.part("g1_rect_tiles", "rect_src")
     other = next(f"{n}" for n in range(2002, 3000) if variants.of(part, str(n))["layout"]
                  != variants.of(part, "2001")["layout"])
     answer = judge.solution(HIDDEN, "g1_rect_tiles", variants.of(part, "2001"))

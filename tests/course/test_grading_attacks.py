@@ -10,7 +10,7 @@ Three kinds of attack:
   code meant to run when the kernel's library loads (the CPU runtime, like NVRTC, refuses
   both at compile time), kernels that hang, flood their output or crash;
 - as native code that got past those checks would: an "escaped" runner, a program run in
-  the real sandbox in place of tiling_course.runner, that runs shell commands, writes
+  the real sandbox in place of tiling_course.grading.launcher, that runs shell commands, writes
   outside the scratch folder, reads the grader's files and /proc, opens a connection,
   takes memory, forks without end, sleeps, exits, aborts, crashes, floods its output or
   the results channel, or forges results. The sandbox must contain each, and the grade
@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from tiling_course import answers, grading, judge, sandbox, variants
+from tiling_course.grading import answers, judge, launcher, rubric, sandbox, variants
 
 SAMPLES = ROOT / "tests" / "grading_samples"
 CORRECT = (SAMPLES / "correct.cu").read_text()
@@ -64,7 +64,7 @@ def notebook(base, kernel=None, python=(), graded_cell=None, extra_cells=()):
         text = "".join(cell["source"])
         if kernel is not None and text.startswith(f"%%cuda {BOUNDS}"):
             cell["source"] = f"%%cuda {BOUNDS}\n{kernel}"
-        if graded_cell is not None and text.startswith("from tiling_course import grading"):
+        if graded_cell is not None and text.startswith("from tiling_course.grading import selfcheck"):
             cell["source"] = graded_cell
             cell["metadata"]["nbgrader"]["points"] = 1000
         cells.append(cell)
@@ -82,9 +82,9 @@ def host(body):
 
 
 def escaped(body, then_grade=False):
-    """An escaped runner: Python run in the sandbox in place of tiling_course.runner, doing
+    """An escaped runner: Python run in the sandbox in place of tiling_course.grading.launcher, doing
     `body` (with os, sys, socket, ctypes imported), then, if then_grade, the real runner."""
-    tail = "\nos.execv(sys.executable, [sys.executable, '-m', 'tiling_course.runner'])\n" if then_grade else ""
+    tail = f"\nos.execv(sys.executable, [sys.executable, *{launcher.COMMAND[1:]!r}])\n" if then_grade else ""
     return ("import os, sys, socket, ctypes, glob\n" + body + tail, )
 
 
@@ -101,7 +101,7 @@ def corpus(outside, base, port):
     return {
         # ---- the student's Python: never run
         "python cell patches award": (
-            notebook(base, None, [f"import tiling_course.grading as g\ng.award = lambda *a, **k: 10.0\n"
+            notebook(base, None, [f"import tiling_course.grading.selfcheck as g\ng.award = lambda *a, **k: 10.0\n"
                                   f"open({mark('patched')!r}, 'w')"], graded_cell="10.0"),
             0, ["wrong values"], []),
         "python cell reads the solutions": (
@@ -188,7 +188,7 @@ def corpus(outside, base, port):
 
 class EscapedBox:
     """The real sandbox, running an escaped runner's code (job/escaped.py) in place of
-    tiling_course.runner."""
+    tiling_course.grading.launcher."""
 
     def __init__(self, box, code):
         self.box, self.code, self.name, self.limits = box, code, box.name, box.limits
@@ -227,7 +227,7 @@ def graded(grader_warm_cache, tmp_path_factory):
     def grade(item):
         name, (submission, *_) = item
         if isinstance(submission, dict):
-            found = answers.from_notebook(submission, grading.ASSIGNMENTS[A2].parts, name=f"{A2}.ipynb")
+            found = answers.from_notebook(submission, rubric.ASSIGNMENTS[A2].parts, name=f"{A2}.ipynb")
             return name, grader.grade(A2, found, "attacker")
         if isinstance(submission, tuple):
             own = judge.Judge(hidden=HIDDEN, box=EscapedBox(box, submission[0]), warm=grader_warm_cache)
@@ -302,7 +302,7 @@ def test_no_feedback_shows_the_runs_log(graded):
 def test_an_answer_passed_around_earns_its_receiver_nothing(grader_warm_cache):
     """The g1 solution for one student's variant, submitted under another's id whose
     layout differs, computes the wrong product; the feedback names the receiver's variant."""
-    part = grading.part("g1_rect_tiles", "rect_src")
+    part = rubric.part("g1_rect_tiles", "rect_src")
     giver = variants.of(part, "student-a")
     receiver_id = next(f"student-{i}" for i in range(100)
                        if variants.of(part, f"student-{i}")["layout"] != giver["layout"])

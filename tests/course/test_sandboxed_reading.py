@@ -1,4 +1,4 @@
-"""Reading a submission for grading inside a sandbox (tiling_course.reading, issue 41,
+"""Reading a submission for grading inside a sandbox (tiling_course.grading.reading, issue 41,
 item 3): the sandbox sees the submission alone, read-only, so a link to a file the grader
 can read leads nowhere; what the reader sends back is parsed strictly, and a reader that
 fails or sends back something else (too much, not JSON, the wrong shape) is the
@@ -10,7 +10,7 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from tiling_course import autograde, gradescope, reading, sandbox
+from tiling_course.grading import autograde, gradescope, reading, sandbox
 
 pytestmark = pytest.mark.slow   # it starts the grader's sandbox
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
@@ -161,7 +161,7 @@ def test_nbgraders_copy_is_read_in_the_sandbox_and_a_failure_is_a_stand_in_with_
     monkeypatch.setattr(reading, "READER", hostile(
         "import json, os, sys\n"
         "if os.path.exists('bad'): print(json.dumps({'read': {'../../good/x.ipynb': ''}, 'unread': {}}))\n"
-        "else: from tiling_course.reading import main; sys.exit(main(['files']))"))
+        "else: from tiling_course.grading.reading import main; sys.exit(main(['files']))"))
     dest = tmp_path / "copy"
     autograde._mirror(Course(), ["bad", "good"], dest, box, jobs=2)
     good = dest / "good" / ASSIGNMENT

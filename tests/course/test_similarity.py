@@ -1,4 +1,4 @@
-"""The similarity report (tiling_course.similarity, over tiling_course.cudatokens): a
+"""The similarity report (tiling_course.grading.similarity, over tiling_course.grading.cudatokens): a
 friend's kernel with its names, a #define and its comments changed is listed beside the
 original; independent correct kernels are not, at the report's threshold; the code every
 student was given (the released template, the book's kernels) makes no pair alike; and the
@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from tiling_course import answers, cudatokens, grading, matmul, similarity, sources, variants
+from tiling_course import matmul, sources
+from tiling_course.grading import answers, cudatokens, rubric, selfcheck, similarity, variants
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 COURSE = ROOT / "assignments"
 HIDDEN = COURSE / "hidden"
 SAMPLES = ROOT / "tests" / "similarity_samples"
-PART = grading.part(ASSIGNMENT, VARIABLE)
+PART = rubric.part(ASSIGNMENT, VARIABLE)
 NN_STUDENT = next(f"s{i}" for i in range(1000) if variants.of(PART, f"s{i}")["layout"] == "NN")
 
 
@@ -91,7 +92,7 @@ def test_tokens_carry_their_source_lines():
 def test_the_honest_kernels_are_correct_answers():
     """The independent kernels below are honest: each earns full marks in the self-check."""
     for path in sorted(SAMPLES.glob("rect_*.cu")):
-        score = grading.grade(ASSIGNMENT, VARIABLE, path.read_text(), NN_STUDENT)
+        score = selfcheck.grade(ASSIGNMENT, VARIABLE, path.read_text(), NN_STUDENT)
         assert score.points == 10, (path.name, score.feedback)
 
 
@@ -248,8 +249,8 @@ def test_the_command_reports_nbgraders_submitted_folder(course, capsys):
 
 
 def test_the_command_runs_as_a_module(course):
-    run = subprocess.run([sys.executable, "-m", "tiling_course.similarity", ASSIGNMENT, "--threshold", "0.01"],
-                         cwd=course, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "tiling_course.grading", "similarity", ASSIGNMENT,
+                          "--threshold", "0.01"], cwd=course, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert {"alice", "bob"} in listed(run.stdout)
 

@@ -32,7 +32,7 @@ from conftest import ROOT
 from nbgrader.api import Gradebook
 from test_gradescope import autograder, autograder_env, autograder_root, metadata, run_autograder, write_upload
 
-from tiling_course import grading, judge, variants
+from tiling_course.grading import judge, rubric, variants
 
 __all__ = ["autograder"]   # the export's fixture, shared with test_gradescope.py
 
@@ -217,7 +217,7 @@ def student(i):
 
 
 def kits(release):
-    part = grading.part(ASSIGNMENT, VARIABLE)
+    part = rubric.part(ASSIGNMENT, VARIABLE)
     out = {}
     for i, name in enumerate(CASES):
         variant = variants.of(part, student(i))
@@ -395,7 +395,7 @@ def test_a_missing_or_broken_results_json_is_replaced(autograder, grader_warm_ca
 def test_a_grader_error_is_a_grade_and_its_reason(autograder, grader_warm_cache, tmp_path, monkeypatch):
     """An exception in the grader itself (here, planted in Judge.grade): results.json says
     the autograder failed, with a score of 0, and the trace goes to the log."""
-    from tiling_course import gradescope
+    from tiling_course.grading import gradescope
     root = tmp_path / "autograder"
     autograder_root(autograder, root, {f"{VARIABLE}.cu": "x"}, metadata(student(0)), grader_warm_cache)
 

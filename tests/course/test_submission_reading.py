@@ -1,12 +1,13 @@
 """Reading a submission without running or trusting it (no sandbox needed): the one reader
 of the %%cuda line (tiling_course.cudacell), shared by the magic and the grader, and the
 walk of an upload that follows no link and reads only regular files within limits
-(tiling_course.submission). The graded corpora are in test_submission_corpora.py."""
+(tiling_course.grading.submission). The graded corpora are in test_submission_corpora.py."""
 import os
 
 import pytest
 
-from tiling_course import answers, cudacell, magic, submission
+from tiling_course import cudacell, magic
+from tiling_course.grading import answers, submission
 
 
 @pytest.mark.parametrize("line, variable, options", [

@@ -68,12 +68,12 @@ def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(colab_
 
 
 def test_the_graders_sandbox_sees_what_the_wheel_ships_and_no_more(wheel, tmp_path):
-    """The packages the sandbox shows a submission (tiling_course.sandbox.public_tree) are
+    """The packages the sandbox shows a submission (tiling_course.grading.sandbox.public_tree) are
     exactly the wheel's files: no exercise solution, and nothing of the graded assignments'
     hidden tests (assignments/hidden/, outside the packages)."""
     import zipfile
 
-    from tiling_course import sandbox
+    from tiling_course.grading import sandbox
     site = sandbox.public_tree(tmp_path / "site")
     shown = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()}
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if not n.split("/")[0].endswith(".dist-info")}

@@ -88,7 +88,7 @@ hash keeps the answer out of the installed files.)
 
 The package by role: model.py (Exercise, Source, Wrong), loading.py (the TOML files checked
 and loaded), values.py (value exercises' rule, grid and hashes), checker.py (check's verdicts),
-section.py (a chapter's exercise cells), student.py (the student edition's files),
+section.py (a chapter's exercise cells), student_edition.py (the student edition's files),
 requirements.py (what a kernel is asked besides its product). This module holds the
 exercises and the API the chapters call.
 """

@@ -14,13 +14,14 @@ a graded cell, its nbgrader metadata or its output changes nothing, since the gr
 computed from the CUDA alone. Text is UTF-8, with or without a byte-order mark, with any
 line ends.
 
-A folder is read by tiling_course.submission, which follows no link and reads only
+A folder is read by tiling_course.grading.submission, which follows no link and reads only
 regular files, within limits; what it did not read is in Found.unread, with why.
 """
 import json
 from dataclasses import dataclass
 
-from . import cudacell, submission
+from .. import cudacell
+from . import submission
 
 SOURCE_LIMIT = 64 * 1024     # bytes of CUDA per part (the judge grades none longer)
 
@@ -93,7 +94,7 @@ def from_notebook(notebook, variables, name="the notebook"):
 def from_folder(folder, variables):
     """Found: every notebook in `folder` (in path order; a later one's cell wins), then
     its `<variable>.cu` files (which win over notebooks; the first in path order), read by
-    tiling_course.submission. A `<variable>.cu` that was not read is that part's answer,
+    tiling_course.grading.submission. A `<variable>.cu` that was not read is that part's answer,
     with its reason, where no notebook answers it."""
     files_of = {f"{v}.cu": v for v in variables}
     files = submission.read_folder(folder, lambda name: name.endswith(".ipynb") or name in files_of)

@@ -10,8 +10,8 @@ in a Jupyter kernel with the grader's rights: a cell that patches the grading fu
 the solutions or calls os._exit decides the grade. Here no kernel starts. nbgrader still
 sanitizes the notebook (its outputs cleared, grade and locked cells restored from the
 gradebook, deleted grade cells put back); then GradeInSandbox, in Execute's place, has
-tiling_course.answers read the CUDA of each part out of it as text and tiling_course.judge
-grade that CUDA in a bubblewrap sandbox (tiling_course.sandbox); each graded cell gets the
+tiling_course.grading.answers read the CUDA of each part out of it as text and tiling_course.grading.judge
+grade that CUDA in a bubblewrap sandbox (tiling_course.grading.sandbox); each graded cell gets the
 part's feedback and score as its output, and RecordScores writes the scores into the
 gradebook by grade id, whatever the notebook's cells say. The course's nbgrader_config.py
 sets these steps (PREPROCESSORS), so a plain `nbgrader autograde` grades the same way, one
@@ -42,7 +42,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from . import answers, grading, reading
+from . import answers, reading
+from .rubric import ASSIGNMENTS
 from .sandbox import SandboxUnavailable
 
 _judge = None    # the Judge of this process (made on first use; the workers inherit it)
@@ -59,7 +60,7 @@ def judge(hidden=None, warm=None):
 
 class GradeInSandbox(NbGraderPreprocessor):
     """In place of nbgrader's Execute: the notebook's CUDA graded in the sandbox
-    (tiling_course.judge), each graded cell given its part's feedback and score as output.
+    (tiling_course.grading.judge), each graded cell given its part's feedback and score as output.
     Nothing in the notebook is executed."""
 
     hidden = Unicode("hidden", help="The graded assignments' hidden tests (relative to the course directory)"
@@ -69,10 +70,10 @@ class GradeInSandbox(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        assignment = grading.ASSIGNMENTS.get(info["assignment"])
+        assignment = ASSIGNMENTS.get(info["assignment"])
         if assignment is None:
             raise ValueError(f"{info['assignment']} is not one of the course's assignments "
-                             f"({', '.join(grading.ASSIGNMENTS)})")
+                             f"({', '.join(ASSIGNMENTS)})")
         unread = nb.metadata.get("tiling_course", {}).get("unread") or {}   # _stand_in's: the file was not read
         found = {} if unread else answers.from_notebook(nb, assignment.parts, name=f"{info['notebook']}.ipynb")
         try:
@@ -117,9 +118,9 @@ class RecordScores(NbGraderPreprocessor):
 # nbgrader's autograde steps with GradeInSandbox in place of Execute and RecordScores after
 # SaveAutoGrades: assignments/nbgrader_config.py sets them, so that a plain `nbgrader
 # autograde` never executes a notebook either.
-PREPROCESSORS = ["tiling_course.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
+PREPROCESSORS = ["tiling_course.grading.autograde.GradeInSandbox", "nbgrader.preprocessors.IgnorePattern",
                  "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
-                 "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.autograde.RecordScores",
+                 "nbgrader.preprocessors.SaveAutoGrades", "tiling_course.grading.autograde.RecordScores",
                  "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
 
 
@@ -131,9 +132,9 @@ def _configure(app):
     steps = list(configured if configured is not None else Autograde.class_traits()["autograde_preprocessors"]
                  .default())
     names = [s if isinstance(s, str) else f"{s.__module__}.{s.__name__}" for s in steps]
-    if "tiling_course.autograde.GradeInSandbox" not in names or any(n.endswith(".Execute") for n in names):
+    if "tiling_course.grading.autograde.GradeInSandbox" not in names or any(n.endswith(".Execute") for n in names):
         app.fail("nbgrader is configured to execute the notebooks; the course's nbgrader_config.py sets "
-                 "c.Autograde.autograde_preprocessors = tiling_course.autograde.PREPROCESSORS. Use it.")
+                 "c.Autograde.autograde_preprocessors = tiling_course.grading.autograde.PREPROCESSORS. Use it.")
 
 
 def autograde(nbgrader_args, jobs, hidden=None, warm=None):
@@ -163,7 +164,7 @@ def autograde(nbgrader_args, jobs, hidden=None, warm=None):
 def _mirror(coursedir, students, dest, box, jobs=1, log=None):
     """A copy of the students' submissions in dest/ that nbgrader grades in place of
     submitted/ (returned, as nbgrader's submitted_directory): each submission read by
-    tiling_course.reading in a sandbox that sees it alone (the walk follows no link and
+    tiling_course.grading.reading in a sandbox that sees it alone (the walk follows no link and
     reads only regular files within limits; a notebook's byte-order mark is dropped),
     `jobs` at a time. A notebook it did not read becomes one without cells that says why
     in its metadata, so the student gets 0 with the reason; a submission whose reading
@@ -345,16 +346,15 @@ def _lock_gradebook(path, patience=300):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tiling_course.grading",
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.grading autograde",
+                                 usage="%(prog)s ASSIGNMENT [--jobs N] [--hidden DIR] [--warm DIR] [nbgrader options]",
                                  description="Autograde an assignment's submissions with nbgrader, their CUDA run in a "
                                              "sandbox, several at once.")
-    sub = ap.add_subparsers(dest="command", required=True)
-    ag = sub.add_parser("autograde", help="nbgrader autograde ASSIGNMENT [nbgrader's options], over --jobs processes")
-    ag.add_argument("--jobs", "-j", type=int, default=len(os.sched_getaffinity(0)),
+    ap.add_argument("--jobs", "-j", type=int, default=len(os.sched_getaffinity(0)),
                     help="submissions graded at once (default: one per core)")
-    ag.add_argument("--hidden", default=None,
+    ap.add_argument("--hidden", default=None,
                     help="the folder of the graded assignments' hidden tests (default: hidden/ beside source/)")
-    ag.add_argument("--warm", default=None,
+    ap.add_argument("--warm", default=None,
                     help="the folder of the grader's warm compile cache (default: one under ~/.cache/tiling-course)")
     args, rest = ap.parse_known_args(argv)
     # jsonschema, which nbformat imports, compiles 38 lark grammars at import when the optional
@@ -364,6 +364,3 @@ def main(argv=None):
     sys.modules.setdefault("rfc3987_syntax", None)
     return autograde(rest, args.jobs, hidden=args.hidden, warm=args.warm)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

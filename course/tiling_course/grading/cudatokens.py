@@ -1,4 +1,4 @@
-"""CUDA C as the token stream that the similarity report compares (tiling_course.similarity):
+"""CUDA C as the token stream that the similarity report compares (tiling_course.grading.similarity):
 comments and layout gone, every name a student chooses read as `ID` and every literal as
 `NUM` or `STR`, so that renaming a variable, changing a `#define`'s value, re-indenting or
 re-commenting a kernel leaves its stream as it was. What carries the kernel's structure

@@ -2,8 +2,8 @@
 submission in a container of its own, in parallel, without a GPU, which the CPU runtime
 serves.
 
-    python -m tiling_course.gradescope export g1_rect_tiles --hidden assignments/hidden --out g1.zip
-    python -m tiling_course.gradescope run          # what the zip's run_autograder calls, in the container
+    python -m tiling_course.grading gradescope export g1_rect_tiles --hidden assignments/hidden --out g1.zip
+    python -m tiling_course.grading gradescope run          # what the zip's run_autograder calls, in the container
 
 The zip follows Gradescope's autograder specification: at its root setup.sh (run once, as
 root, when Gradescope builds the image: it installs Python, g++, bubblewrap and this
@@ -13,12 +13,12 @@ grades /autograder/submission and writes /autograder/results/results.json). Besi
 the assignment's id, its hidden tests (this assignment's only) and the package's wheel.
 
 A submission is the released notebook, or a `<variable>.cu` file per part
-(tiling_course.answers reads either, as text, inside a sandbox that sees the submission
-alone: tiling_course.reading). The student id that draws the variant is
+(tiling_course.grading.answers reads either, as text, inside a sandbox that sees the submission
+alone: tiling_course.grading.reading). The student id that draws the variant is
 the submission's first user's, from /autograder/submission_metadata.json: its "sid" where
 Gradescope gives one, else the e-mail address, else Gradescope's user id; the feedback
 names the id it used. The submission's CUDA runs in the bubblewrap sandbox
-(tiling_course.judge); if the sandbox cannot start in the container, nothing is graded
+(tiling_course.grading.judge); if the sandbox cannot start in the container, nothing is graded
 and results.json says so.
 
 results.json: the total as "score", the summary as "output" (Markdown), and one entry of
@@ -47,7 +47,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from . import grading, reading
+from . import reading, rubric
 
 SETUP = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image from its Ubuntu
@@ -99,7 +99,7 @@ echo "setup.sh: $("$python" -V) at $python"
 "$AUTOGRADER_ROOT/venv/bin/pip" install -q --no-deps "$AUTOGRADER_ROOT"/source/wheel/*.whl
 # The compile cache every submission starts from (if the image build allows the sandbox;
 # otherwise the first run of each container builds its own).
-"$AUTOGRADER_ROOT/venv/bin/python" -m tiling_course.gradescope warm || true
+"$AUTOGRADER_ROOT/venv/bin/python" -m tiling_course.grading gradescope warm || true
 """
 
 RUN = r"""#!/usr/bin/env bash
@@ -108,9 +108,9 @@ RUN = r"""#!/usr/bin/env bash
 # with a score and the reason.
 results="${AUTOGRADER_ROOT:-/autograder}/results"
 python="${GRADER_PYTHON:-${AUTOGRADER_ROOT:-/autograder}/venv/bin/python}"
-"$python" -m tiling_course.gradescope run
+"$python" -m tiling_course.grading gradescope run
 status=$?
-if ! "$python" -m tiling_course.gradescope check; then
+if ! "$python" -m tiling_course.grading gradescope check; then
     why="Not graded: the autograder stopped (exit status $status) before it wrote your results, so nothing"
     why="$why you submitted was graded. Submit again; if this happens again, tell your instructor."
     mkdir -p "$results"
@@ -165,7 +165,7 @@ def pins():
 
 def export(assignment_id, hidden, out, wheel=None):
     """Write the autograder zip of an assignment to `out`; returns its path."""
-    a = grading.ASSIGNMENTS[assignment_id]
+    a = rubric.ASSIGNMENTS[assignment_id]
     tests = {}
     if a.graded:
         with open(Path(hidden) / "tests.toml", "rb") as f:
@@ -212,7 +212,7 @@ def results(result, elapsed, sid, key):
     """results.json's object for a graded submission."""
     tests = []
     for i, (variable, score) in enumerate(result.scores.items(), 1):
-        part = grading.part(result.assignment, variable)
+        part = rubric.part(result.assignment, variable)
         tests.append({"name": f"{part.title} (`{variable}`)", "number": str(i), "score": score.points,
                       "max_score": score.out_of, "status": "passed" if score.points == score.out_of else "failed",
                       "output": result.sections[variable], "output_format": "md", "visibility": "visible"})
@@ -261,7 +261,7 @@ def _grade(root, start):
     from .judge import Judge
     from .sandbox import SandboxUnavailable
     assignment_id = json.loads((root / "source" / "assignment.json").read_text())["assignment"]
-    a = grading.ASSIGNMENTS[assignment_id]
+    a = rubric.ASSIGNMENTS[assignment_id]
     sid, key = student_id(root / "submission_metadata.json")
     try:
         judge = Judge(hidden=root / "source" / "hidden" if a.graded else None, warm=root / "source" / "warm-cache")
@@ -308,10 +308,11 @@ def warm(root=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tiling_course.gradescope", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.grading gradescope",
+                                 description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write an assignment's autograder zip")
-    ex.add_argument("assignment", choices=sorted(grading.ASSIGNMENTS))
+    ex.add_argument("assignment", choices=sorted(rubric.ASSIGNMENTS))
     ex.add_argument("--hidden", default="assignments/hidden", help="the hidden tests' folder")
     ex.add_argument("--out", default=None, help="the zip (default: autograder-ASSIGNMENT.zip)")
     ex.add_argument("--wheel", default=None, help="the package's wheel (default: built from this repository)")
@@ -325,6 +326,3 @@ def main(argv=None):
         return 0
     return {"run": run, "check": check, "warm": warm}[args.command]()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

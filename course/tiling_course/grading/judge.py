@@ -1,5 +1,5 @@
-"""The grader: a submission's CUDA (tiling_course.answers), run on the part's tests by
-tiling_course.runner in a bubblewrap sandbox (tiling_course.sandbox), judged here, outside
+"""The grader: a submission's CUDA (tiling_course.grading.answers), run on the part's tests by
+tiling_course.grading.launcher in a bubblewrap sandbox (tiling_course.grading.sandbox), judged here, outside
 it, against the expected results; a Score per part with its feedback.
 
     judge = Judge(hidden="assignments/hidden")        # SandboxUnavailable if the sandbox cannot start
@@ -30,9 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cudacell, grading, runner, sandbox, variants
-from .answers import SOURCE_LIMIT  # bytes of CUDA per part (tiling_course.reading keeps to it too)
-from .scoring import FINDINGS, judge_part, parse
+from .. import cudacell
+from . import launcher, sandbox, variants
+from .answers import SOURCE_LIMIT  # bytes of CUDA per part (tiling_course.grading.reading keeps to it too)
+from .rubric import ASSIGNMENTS
+from .scoring import FINDINGS, judge_part, parse, score
 
 # Speed requirements that read the trace of a block: run only on the tests that trace one.
 TRACED_CHECKS = ("coalesced", "conflict_free", "barriers_per_phase", "one_access_updates")
@@ -52,7 +54,7 @@ class Result:
     """A submission graded: each part's Score, and the whole as feedback."""
     assignment: str
     student: str
-    scores: dict               # variable -> grading.Score
+    scores: dict               # variable -> scoring.Score
     feedback: str              # Markdown, for the student
     log: str = ""              # for the instructor: the sandbox's outcome and what the run printed
     variant: dict = field(default_factory=dict)     # variable -> the variant it was graded in
@@ -113,11 +115,11 @@ def runs(part, tests_):
 # ---------------------------------------------------------------------- the grader
 
 def _no_answer(part, why):
-    return grading.score(part, 0, 0, 0, "no kernel", f"✗ No kernel for `{part.variable}`: {why}")
+    return score(part, 0, 0, 0, "no kernel", f"✗ No kernel for `{part.variable}`: {why}")
 
 
 def _refused_option(part, why):
-    return grading.score(part, 0, 0, 0, "option refused", f"✗ `{part.variable}` was not compiled: {why}")
+    return score(part, 0, 0, 0, "option refused", f"✗ `{part.variable}` was not compiled: {why}")
 
 
 # A -D option in any of NVRTC's spellings: group 1 the macro, group 2 its value (None: none).
@@ -207,7 +209,7 @@ class Judge:
                 parts.append({"variable": f"warm{len(parts)}", "source": f"warm{len(parts)}.cu",
                               "runs": [{**spec, "id": "c", "check": True}, {**spec, "id": "p", "check": False}]})
             (job / "job.json").write_text(json.dumps({"time_limit": 10, "parts": parts}))
-            out = self.box.run(["python", "-m", "tiling_course.runner"], job=job, warm=self.warm, warm_writable=True,
+            out = self.box.run(launcher.COMMAND, job=job, warm=self.warm, warm_writable=True,
                                limits=sandbox.Limits(wall=600, cpu=600))
         lines, done = parse(out.result)
         errors = [line["error"] for p in lines.values() for line in p.values() if line.get("error")]
@@ -219,7 +221,7 @@ class Judge:
         """Grade one submission: `answers` maps each part's variable to its CUDA (an
         answers.Answer or a string); `unread`: {path: why} for the submission's files the
         grader did not read (answers.Found.unread), named in the feedback."""
-        a = grading.ASSIGNMENTS[assignment_id]
+        a = ASSIGNMENTS[assignment_id]
         scores, pending, shown, notes = {}, {}, {}, {}
         with tempfile.TemporaryDirectory(prefix="grader-job-") as job:
             job = Path(job)
@@ -269,7 +271,7 @@ class Judge:
                 (job / "job.json").write_text(json.dumps({"time_limit": a.time_limit, "parts": parts}))
                 n = sum(len(p["runs"]) for p in parts)
                 limits = dataclasses.replace(self.box.limits, wall=self.box.limits.wall + 2 * n * a.time_limit)
-                out = self.box.run(["python", "-m", "tiling_course.runner"], job=job, warm=self.warm, limits=limits)
+                out = self.box.run(launcher.COMMAND, job=job, warm=self.warm, limits=limits)
                 lines, done = parse(out.result)
                 failure = "" if done else (out.reason() or "it ended before it had run every test")
                 cpu = float(done.get("cpu", 0)) if done and isinstance(done.get("cpu"), (int, float)) else 0.0
@@ -285,8 +287,8 @@ class Judge:
 
 def not_graded(assignment_id, student_id, why):
     """The Result of a submission the grader itself failed on: every part 0, with why."""
-    a = grading.ASSIGNMENTS[assignment_id]
-    scores = {v: grading.score(p, 0, 0, 0, "not graded", f"✗ Not graded: {why}") for v, p in a.parts.items()}
+    a = ASSIGNMENTS[assignment_id]
+    scores = {v: score(p, 0, 0, 0, "not graded", f"✗ Not graded: {why}") for v, p in a.parts.items()}
     parts = sections(scores, {}, {}, student_id, {})
     return Result(assignment_id, str(student_id), scores, feedback(a, scores, parts, {}), why, {}, parts)
 
@@ -295,7 +297,7 @@ def sections(scores, answers, shown, student_id, notes):
     """{variable: its part's feedback in Markdown}: where its CUDA came from, the variant it
     was graded in, notes on its %%cuda line's options, and its Score's feedback."""
     out = {}
-    for variable, score in scores.items():
+    for variable, part_score in scores.items():
         where = getattr(answers.get(variable), "where", "")
         lines = [f"## `{variable}`" + (f" ({where})" if where else "")]
         variant = shown.get(variable)
@@ -304,7 +306,7 @@ def sections(scores, answers, shown, student_id, notes):
             others = ", ".join(f"{k}: {v}" for k, v in variant.items() if not k.isupper() and len(str(v)) < 12)
             lines += ["", f"Your variant (student id `{student_id}`): {values}; {others}."]
         lines += [line for note in notes.get(variable, ()) for line in ("", note)]
-        out[variable] = "\n".join(lines + ["", score.feedback])
+        out[variable] = "\n".join(lines + ["", part_score.feedback])
     return out
 
 
@@ -339,8 +341,8 @@ def self_check(assignment, part, source, student_id=None):
     limit, workers = cudacheck.config.time_limit, cudacheck.config.workers
     cudacheck.config.time_limit, cudacheck.config.workers = assignment.time_limit, 1
     try:
-        runner.run_part(part.variable, source, specs, lambda spec: inputs[spec["id"]],
-                        lambda line: lines.setdefault((line["run"], line["mode"]), json.loads(json.dumps(line))))
+        launcher.run_part(part.variable, source, specs, lambda spec: inputs[spec["id"]],
+                          lambda line: lines.setdefault((line["run"], line["mode"]), json.loads(json.dumps(line))))
     finally:
         cudacheck.config.time_limit, cudacheck.config.workers = limit, workers
     return judge_part(part, part_tests, inputs, lines)

@@ -1,9 +1,9 @@
-"""The grader's process inside the sandbox (tiling_course.sandbox): it compiles a
+"""The grader's process inside the sandbox (tiling_course.grading.sandbox): it compiles a
 submission's CUDA and launches it on the test inputs it is given, and writes back what
 came out. It judges nothing: the grader compares the outputs with the expected results
 outside the sandbox, where the student's code never runs.
 
-    python -m tiling_course.runner        # reads $GRADER_JOB/job.json (tiling_course.judge writes it)
+    python -m tiling_course.grading.launcher        # reads $GRADER_JOB/job.json (tiling_course.grading.judge writes it)
 
 It never runs a student's Python; the student's CUDA runs in this process's kernel
 launches (cudacheck's forked workers) and in the library cudacheck loads.
@@ -32,6 +32,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+COMMAND = ["python", "-m", "tiling_course.grading.launcher"]   # what the grader runs in the sandbox
 
 
 def _results_channel():
@@ -100,7 +102,7 @@ def launch(source, spec, check, arrays):
         report = fn.last_launch
         out["counts"] = [[name, int(c.loads), int(c.stores)] for name, c in report.global_counts.items()]
         if spec.get("requirements"):
-            from .exercises import requirements
+            from ..exercises import requirements
             unmet = requirements.build(spec["requirements"])(report, tuple(spec["shape"]), spec.get("tile"), source)
             out["unmet"] = unmet
     return out

@@ -1,5 +1,5 @@
 """Reading a submission for grading, inside a sandbox: the walk of the upload
-(tiling_course.submission) and the extraction of each part's CUDA (tiling_course.answers)
+(tiling_course.grading.submission) and the extraction of each part's CUDA (tiling_course.grading.answers)
 run in a bubblewrap sandbox that sees the submission folder alone, read-only
 (sandbox.Bubblewrap.read), and send back JSON that the grader parses strictly.
 
@@ -19,7 +19,7 @@ notebook that is graded 0 with the reason.
 The notebook's self-check and the similarity report read in-process (answers.from_folder):
 no grade depends on them.
 
-In the sandbox: `python -m tiling_course.reading answers VARIABLE...` or `... files`
+In the sandbox: `python -m tiling_course.grading.reading answers VARIABLE...` or `... files`
 reads $GRADER_SUBMISSION and prints one JSON object on its standard output.
 """
 import base64
@@ -32,7 +32,7 @@ from dataclasses import replace
 from . import answers as answers_
 from . import submission
 
-READER = ["python", "-m", "tiling_course.reading"]   # the command the sandbox runs (tests swap it)
+READER = ["python", "-m", "tiling_course.grading.reading"]   # the command the sandbox runs (tests swap it)
 UNREAD_SHOWN = 100            # unread names sent back (then one "..." entry says how many more)
 TEXT = 8192                   # characters of a path, a place or a reason
 OPTIONS = 256                 # options of one %%cuda line
@@ -101,7 +101,7 @@ def main(argv=None):
     elif argv == ["files"]:
         result = _files_here(folder)
     else:
-        print("usage: python -m tiling_course.reading answers VARIABLE... | files", file=sys.stderr)
+        print("usage: python -m tiling_course.grading.reading answers VARIABLE... | files", file=sys.stderr)
         return 2
     json.dump(result, out, ensure_ascii=True, separators=(",", ":"))
     out.close()

@@ -2,7 +2,7 @@
 package `bubblewrap`): the only way the grader runs anything a student wrote.
 
     box = sandbox.Bubblewrap()          # SandboxUnavailable (with its reason) if it cannot start
-    out = box.run(["python", "-m", "tiling_course.runner"], job=job_dir, warm=cache_dir)
+    out = box.run(["python", "-m", "tiling_course.grading.launcher"], job=job_dir, warm=cache_dir)
 
 What the sandboxed command sees and may do:
 
@@ -23,10 +23,10 @@ What the sandboxed command sees and may do:
   reported as flooding). bwrap reads its options from a pipe, so not even its own command
   line, which the sandbox's /proc shows, says where the grader keeps its files.
 - a result channel: its standard output, a pipe the grader reads (at most Limits.result
-  bytes); what it prints for people goes to standard error (tiling_course.runner points
+  bytes); what it prints for people goes to standard error (tiling_course.grading.launcher points
   its standard output there before it loads any kernel).
 
-The grader's own reading of a submission (tiling_course.reading) runs in a sandbox of
+The grader's own reading of a submission (tiling_course.grading.reading) runs in a sandbox of
 its own, box.read(argv, folder, limits): the same namespaces and limits, the submission
 folder alone read-only at /submission (no job, no warm cache, no /etc), as uid 0 with
 every capability dropped when the grader is root (Bubblewrap.read says why).
@@ -117,7 +117,7 @@ def public_tree(dest):
     import cudacheck
     import tiling_course
 
-    from . import sources
+    from .. import sources
     dest = Path(dest)
     for package in (cudacheck, tiling_course):
         root = Path(package.__file__).parent
@@ -276,7 +276,7 @@ class Bubblewrap:
 
 
     def read(self, argv, submission, limits):
-        """Run argv, the grader's own reader of a submission (tiling_course.reading), in a
+        """Run argv, the grader's own reader of a submission (tiling_course.grading.reading), in a
         sandbox of its own that sees the submission folder read-only at /submission and,
         besides it, only what Python needs (no /etc, no job, no warm cache, no scratch
         worth the name); its result is its standard output, as for run().

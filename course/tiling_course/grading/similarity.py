@@ -2,14 +2,14 @@
 their code, for the instructor to look at after a batch is graded.
 
     cd assignments
-    python -m tiling_course.similarity g1_rect_tiles                          # nbgrader: submitted/*/g1_rect_tiles/
-    python -m tiling_course.similarity g1_rect_tiles --gradescope export.zip  # Gradescope's "Download Submissions"
-    python -m tiling_course.similarity g1_rect_tiles --threshold 0.5 --out similar.md
+    python -m tiling_course.grading similarity g1_rect_tiles            # nbgrader: submitted/*/g1_rect_tiles/
+    python -m tiling_course.grading similarity g1_rect_tiles --gradescope export.zip   # "Download Submissions"
+    python -m tiling_course.grading similarity g1_rect_tiles --threshold 0.5 --out similar.md
 
-Each submission's answer to each part is read by tiling_course.answers, as the grader
+Each submission's answer to each part is read by tiling_course.grading.answers, as the grader
 reads it, and compared with every other submission's answer to that part by winnowing
 (copydetect's implementation of MOSS's algorithm: Schleimer, Wilkerson and Aiken, SIGMOD
-2003) over the token stream of tiling_course.cudatokens, in which comments, layout, the
+2003) over the token stream of tiling_course.grading.cudatokens, in which comments, layout, the
 names a student chose and every literal are normalised away: renaming the variables,
 re-commenting the kernel or changing a `#define`'s value does not hide a copy.
 
@@ -33,7 +33,6 @@ is contained in a longer one sooner, which the count of shared tokens shows.
 """
 import argparse
 import io
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -42,7 +41,8 @@ from pathlib import Path
 from copydetect import CodeFingerprint, compare_files
 from copydetect.utils import get_token_coverage
 
-from . import answers, cudatokens, grading, sources, submission
+from .. import sources
+from . import answers, cudatokens, rubric, submission
 
 NOISE = 12          # tokens: a shared run shorter than this is noise (copydetect's noise threshold, k)
 # Every k-gram is a fingerprint (a window of 1: copydetect's default, its guarantee threshold
@@ -89,7 +89,7 @@ class PartReport:
     pairs: tuple              # Pair at or above the threshold, most similar first
 
     def markdown(self):
-        title = grading.part(self.assignment, self.variable).title
+        title = rubric.part(self.assignment, self.variable).title
         lines = [f"## {self.assignment}: {title} (`{self.variable}`)", "",
                  f"{len(self.compared)} submissions compared, {len(self.pairs)} pairs at or above "
                  f"{self.threshold:.0%} of a kernel's own code (the released template and the book's kernels "
@@ -196,13 +196,13 @@ def report(assignment_id, class_answers, templates, threshold=THRESHOLD):
 
 def _graded(assignment_id):
     """The assignment, if the report means something for it: a ValueError otherwise."""
-    if assignment_id not in grading.ASSIGNMENTS:
-        raise ValueError(f"no assignment {assignment_id!r}; the assignments are {', '.join(grading.ASSIGNMENTS)}")
-    a = grading.ASSIGNMENTS[assignment_id]
+    if assignment_id not in rubric.ASSIGNMENTS:
+        raise ValueError(f"no assignment {assignment_id!r}; the assignments are {', '.join(rubric.ASSIGNMENTS)}")
+    a = rubric.ASSIGNMENTS[assignment_id]
     if not a.graded:
         raise ValueError(f"{assignment_id} is a practice assignment: its answers are the book's own kernels, so every "
                          f"pair would look alike. The report is for the graded assignments "
-                         f"({', '.join(i for i, x in grading.ASSIGNMENTS.items() if x.graded)}).")
+                         f"({', '.join(i for i, x in rubric.ASSIGNMENTS.items() if x.graded)}).")
     return a
 
 
@@ -299,7 +299,8 @@ def _submitters(metadata):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tiling_course.similarity", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.grading similarity",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("assignment", help="a graded assignment's id (g1_rect_tiles, ...)")
     ap.add_argument("--course", default=".", help="the nbgrader course directory, with source/ (default: here)")
     ap.add_argument("--gradescope", metavar="EXPORT", default=None,
@@ -323,6 +324,3 @@ def main(argv=None):
         Path(args.out).write_text(text, encoding="utf-8")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """What each graded part's kernel computes and how the grader launches it: the inputs for a
 shape, the launch (function, -D options, grid, block, arguments), the expected result and
-how close it must be. The grader (tiling_course.judge) builds the launches here, the
-sandboxed runner (tiling_course.runner) performs them, and the comparison happens here,
+how close it must be. The grader (tiling_course.grading.judge) builds the launches here, the
+sandboxed runner (tiling_course.grading.launcher) performs them, and the comparison happens here,
 outside the sandbox.
 
     Product(launch)      P = M N, a kernel of the book's form (the practice assignments a1-a3)
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import matmul, tasks
+from .. import matmul, tasks
 from .variants import macros
 
 U = 2.0 ** -24   # float32's unit roundoff
