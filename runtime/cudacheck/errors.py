@@ -31,7 +31,7 @@ class LaunchConfigError(KernelError, ValueError):
     """A grid, block or shared-memory size that no GPU would launch. `cuda_error` is the
     code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
     grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
-    (tests/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
+    (tests/runtime/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
     answered a bad grid or block with cudaErrorInvalidConfiguration."""
 
     def __init__(self, message, line=0):
@@ -226,21 +226,6 @@ class UseAfterFreeError(DeviceMemoryError):
 
 class DoubleFreeError(DeviceMemoryError):
     """cudaFree of memory that was already freed."""
-
-
-class SameValueWriteWarning(UserWarning):
-    """Checked mode: threads of one launch wrote one element of global memory with nothing
-    ordering the writes, each storing the value it already held (many threads setting a flag,
-    `*over = true`, as Rodinia's bfs does). CUDA's memory model calls this a race, but every
-    outcome is the same value, so it is a warning, not a GlobalMemoryRaceError; a write of a
-    different value is still that error. Its attributes name the kernel, the array, the index,
-    both threads and blocks and both lines, as GlobalMemoryRaceError's do."""
-
-    def __init__(self, message, **details):
-        super().__init__(message)
-        self.details = details
-        for key, value in details.items():
-            setattr(self, key, value)
 
 
 class ProgramWarning(_AtLine, UserWarning):
