@@ -228,6 +228,21 @@ class DoubleFreeError(DeviceMemoryError):
     """cudaFree of memory that was already freed."""
 
 
+class SameValueWriteWarning(UserWarning):
+    """Checked mode: threads of one launch wrote one element of global memory with nothing
+    ordering the writes, each storing the value it already held (many threads setting a flag,
+    `*over = true`, as Rodinia's bfs does). CUDA's memory model calls this a race, but every
+    outcome is the same value, so it is a warning, not a GlobalMemoryRaceError; a write of a
+    different value is still that error. Its attributes name the kernel, the array, the index,
+    both threads and blocks and both lines, as GlobalMemoryRaceError's do."""
+
+    def __init__(self, message, **details):
+        super().__init__(message)
+        self.details = details
+        for key, value in details.items():
+            setattr(self, key, value)
+
+
 class ProgramWarning(_AtLine, UserWarning):
     """Something legal that a whole program most likely did not mean; `line` is where."""
 

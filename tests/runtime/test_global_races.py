@@ -382,9 +382,12 @@ def test_plain_accesses_against_atomics_race_but_a_compare_and_swap_loop_does_no
     assert {err.op, err.other_op} == {"read", "atomic"}
 
 
-def test_stores_of_one_value_are_reported_as_a_race():
-    err = race("same_value", (1,), (32,), (np.zeros(1, np.int32),))
-    assert err.hazard == "write-write" and "even when they store the same value" in str(err)
+def test_stores_of_one_value_are_a_warning_and_of_different_values_a_race():
+    with pytest.warns(cudacheck.SameValueWriteWarning, match="every outcome is the same value") as w:
+        flag = launch("same_value", (2,), (32,), (np.zeros(1, np.int32),))[0]
+    assert flag[0] == 1 and len(w) == 1 and w[0].message.array == "flag"
+    err = race("count_plain", (2,), (64,), (np.zeros(128, np.int32),))
+    assert err.hazard in ("write-write", "read-write") and err.array == "counter"
 
 
 @pytest.mark.parametrize("check", [False, True])

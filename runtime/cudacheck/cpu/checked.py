@@ -40,6 +40,7 @@ class CheckSetup:
         # Inputs live in this process's memory; a forked worker reads its copy.
         n = max(1, len(kernel.params))
         self.extents = (ctypes.c_uint64 * n)()
+        self.leads, self.spans = (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)()
         self.elem_sizes = (ctypes.c_uint32 * n)(*[max(p.itemsize, 1) for p in kernel.params])
         self._names, self.names = _strings([p.name for p in kernel.params])
         self._shared, self.shared_names_c = _strings(
@@ -64,13 +65,17 @@ class CheckSetup:
     def nbytes(self):
         return self._offsets()[-1]
 
-    def describe(self, base, extents, slots, allocations=()):
+    def describe(self, base, extents, slots, allocations=(), views=()):
         """Fill a CheckDesc whose outputs start at address `base` (zeroed) of the arena.
         extents: bytes of each parameter's array (0: not a pointer). allocations: a whole
         program's device allocations, as (base, bytes, init shadow address, parameter index
-        or -1, element size, name): then these are the regions checked."""
+        or -1, element size, name): then these are the regions checked. views: each
+        parameter's allocation, as (bytes before its array, bytes from its start to the end),
+        where the array is a view into a larger one (none given: each array is its allocation)."""
         for i, n in enumerate(extents):
             self.extents[i] = n
+        for i, (lead, span) in enumerate(views):
+            self.leads[i], self.spans[i] = lead, span
         self._names_keep = [name.encode() for *_, name in allocations]
         self.allocs = (abi.Allocation * max(1, len(allocations)))(
             *[abi.Allocation(b, n, init, param, size, name) for (b, n, init, param, size, _), name
@@ -94,7 +99,8 @@ class CheckSetup:
                                   device_vars=ctypes.addressof(self.device_vars), device_names=self.device_names,
                                   ndevice=self.ndevice, nallocs=len(allocations), allocs=ctypes.addressof(self.allocs),
                                   device_elem_sizes=ctypes.addressof(self.device_elem_sizes),
-                                  global_races=int(settings.global_races))
+                                  global_races=int(settings.global_races), leads=ctypes.addressof(self.leads),
+                                  spans=ctypes.addressof(self.spans))
         self.base = base
         return self.desc
 

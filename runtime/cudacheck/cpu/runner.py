@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,6 +91,7 @@ class LaunchMemory:
     extents: list             # bytes of each parameter's array (0: not a pointer), checked mode's bounds
     slots: system.Slots       # the slots the arrays lie in
     allocations: tuple = ()   # a whole program's device allocations (CheckSetup.describe): the regions checked
+    views: tuple = ()         # each parameter's (bytes of its allocation before it, bytes from it to the end)
 
 
 def _allocation(a):
@@ -105,6 +107,13 @@ def _allocation(a):
         if start <= lo and lo + a.nbytes <= start + owner.nbytes:
             return start, start + owner.nbytes
     return lo, lo + a.nbytes
+
+
+def _view(offset, interval):
+    """(bytes before, bytes from the start to the end) of the allocation `interval` that an
+    array starting `offset` bytes into it lies in: checked mode's bounds are the allocation's."""
+    lo, hi = interval
+    return offset, hi - lo - offset
 
 
 def _layout(arrays):
@@ -178,7 +187,9 @@ def run(plan, args, maps=None):
                     arrays.append((f"the matrix of {p.name}", starts[k] + off, maps[i].source.nbytes))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
-        report = execute(plan, LaunchMemory(argv, arrays, extents, _slots))
+        views = [_view(where[id(a)][1], intervals[where[id(a)][0]]) if p.pointer else (0, 0)
+                 for p, a in zip(kernel.params, args)]
+        report = execute(plan, LaunchMemory(argv, arrays, extents, _slots, views=views))
         _copy_back(kernel, mapped, where, starts, intervals)
         return report
 
@@ -197,7 +208,7 @@ def execute(plan, memory):
     check_desc = None
     if check is not None:
         check_desc = check.describe(base + ctypes.sizeof(WorkerStatus) * workers, memory.extents, memory.slots,
-                                    memory.allocations)
+                                    memory.allocations, memory.views)
     desc = LaunchDesc(grid=(ctypes.c_uint32 * 3)(*cfg.grid), block=(ctypes.c_uint32 * 3)(*cfg.block),
                       shared_mem=cfg.shared_mem, shared_limit=plan.shared_limit, stack_size=plan.stack_size,
                       workers=workers, args=ctypes.cast(memory.argv, ctypes.c_void_p).value, status=base,
@@ -228,6 +239,9 @@ def execute(plan, memory):
         if status[w].code == CHECK_FAILED:
             raise findings.to_exception(status[w].message.decode(), plan.context, memory.arrays)
         raise _failure(plan, status[w], waited[pids[w]], memory.arrays)
+    notes = {status[w].note.decode() for w in range(workers) if status[w].note}
+    for note in sorted(notes)[:1]:   # checked mode's warnings: the launch's first
+        warnings.warn(findings.to_exception(note, plan.context, memory.arrays), stacklevel=2)
     return check.report(plan.schedule) if check is not None else None
 
 

@@ -85,19 +85,39 @@ def check_type_ref(ci, c, source):
             f"{numbered(source, {line})}", backend="any")
 
 
+# A function of a template's pattern (a function template, a member of a class template):
+# compiled only where instantiated.
+_TEMPLATE_KINDS = {"FUNCTION_TEMPLATE", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"}
+
+
+def in_template(fn):
+    """Whether `fn` is, or is a member of, a template that only its instances compile."""
+    c = fn
+    while c is not None and c.kind.name != "TRANSLATION_UNIT":
+        if c.kind.name in _TEMPLATE_KINDS:
+            return True
+        c = c.semantic_parent
+    return False
+
+
 def check_functions(functions, source):
     """NVRTC refuses host functions in device code (exit, abort, rand, ...): so does this.
     functions: the reader's USR -> (cursor, qualified name, what its body holds)."""
     for fn, _qual, info in functions.values():
         if info["device"]:
+            pattern = in_template(fn)
             for _usr, name, line, file, defined in sorted(info["calls"], key=lambda x: x[2]):
-                check_callee(name, line, file, defined, fn.spelling, source)
+                check_callee(name, line, file, defined, fn.spelling, source, pattern)
 
 
-def check_callee(name, line, file, defined, caller, source):
+def check_callee(name, line, file, defined, caller, source, pattern=False):
     """Device code (`caller`) may call, or take the address of, the functions the source
-    defines, CUDA's device functions and the few of the C library that CUDA provides."""
-    if file == SOURCE_NAME and not defined and not name.startswith("__builtin_"):   # a compiler built-in
+    defines, CUDA's device functions and the few of the C library that CUDA provides.
+    A template's pattern may call a function declared and never defined: nvcc compiles only
+    its instances, so only an instance that calls it is refused, by the check of the built
+    object (cpu/device_symbols.py), as ptxas refuses it (NVIDIA's simpleTemplates sample:
+    the generic SharedMemory<T> calls an undefined error() that no instance reaches)."""
+    if file == SOURCE_NAME and not defined and not pattern and not name.startswith("__builtin_"):   # a built-in
         # Declared by the kernel's source and defined nowhere (a C library function
         # declared by hand, say): nothing on a GPU provides it.
         raise CompileError(

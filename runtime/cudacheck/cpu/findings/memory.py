@@ -1,13 +1,15 @@
 """The decoders of checked mode's findings about what an access did (kc_findings.def): an
 element read or written outside its array (oob), two threads' accesses of one element with
 nothing ordering them, in shared memory (race), against an asynchronous copy in flight
-(async_race) or in global memory (global_race), and a read of memory nothing wrote (uninit).
+(async_race) or in global memory (global_race), unordered writes of one value to global memory
+(same_value: a warning), and a read of memory nothing wrote (uninit).
 Each takes the finding's fields and the findings.Context it is read against, and returns the
-exception, its message worded for the student."""
+exception (or warning), its message worded for the student."""
 from ...errors import (
     AsyncCopyRaceError,
     GlobalMemoryRaceError,
     OutOfBoundsError,
+    SameValueWriteWarning,
     SharedMemoryRaceError,
     UninitializedReadError,
 )
@@ -50,6 +52,10 @@ def oob(f, ctx):
         kind = "a shared array" if f["shared"] else "a local array" if f.get("space") == "local" else "an array"
         msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} {verb} {name}[{index[0]}], {where} "
                f"{name}, {kind} of {dims[0]} elements (indices 0..{dims[0] - 1})")
+        lead, span = f.get("lead", 0), f.get("span", 0)
+        if lead or span > dims[0]:   # a view into a larger allocation: its bounds are the allocation's
+            msg += (f", and outside the allocation {name} is a view into ({lead} elements before {name}[0] and "
+                    f"{span} from it: indices {-lead}..{span - 1})")
         declared = ctx.element_size(name)
         if declared and declared != f["elem_size"]:
             msg += (f", counting in {f['elem_size']}-byte elements as the access does (a vector type through a "
@@ -169,11 +175,28 @@ def global_race(f, ctx):
         fix = ("Give each element one writer in the whole grid, make the accesses atomic, or let the kernel finish "
                "before anything reads what it wrote (a second launch).")
     if f["hazard"] == "WW" and plain:
-        fix += " (Two stores race even when they store the same value: CUDA's memory model gives that no meaning.)"
+        fix += (" (The two stores wrote different values. Stores of the value an element already holds, by any "
+                "number of threads, are only a SameValueWriteWarning.)")
     return GlobalMemoryRaceError(msg + "\n" + why + "\n" + fix, kernel=ctx.kernel.name, block=block, thread=me,
                                  other_block=other_block, other_thread=other, array=name, index=tuple(index),
                                  hazard="write-write" if f["hazard"] == "WW" else "read-write", line=line,
                                  other_line=other_line, op=f["op"], other_op=f["other_op"])
+
+
+def same_value(f, ctx):
+    block, other_block = ctx.block(f["block"]), ctx.block(f["other_block"])
+    me, other = ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
+    name, index, line, other_line = f["array"], f["index"], f["line"], f["other_line"]
+    element = _element(name, index) if f["space"] != "device" or f["dims"][0] > 1 else name
+    msg = (f"kernel `{ctx.kernel.name}`: thread {other} of block {other_block} (line {other_line}) and thread {me} "
+           f"of block {block} (line {line}) both write {element} with nothing ordering the two writes, and the "
+           "second stores the value the element already held. CUDA's memory model calls this a race, but every "
+           "outcome is the same value (many threads setting one flag), so it is harmless; this is the first such "
+           "write of the launch. A write of a different value there would be a GlobalMemoryRaceError.")
+    for q in sorted({line, other_line} - {0}):
+        msg += ctx.quote(q)
+    return SameValueWriteWarning(msg, kernel=ctx.kernel.name, block=block, thread=me, other_block=other_block,
+                                 other_thread=other, array=name, index=tuple(index), line=line, other_line=other_line)
 
 
 def uninit(f, ctx):

@@ -27,6 +27,7 @@ struct WorkerStatus {            // one per worker, in shared memory
     uint32_t pad;
     uint64_t progress;           // advanced whenever its block gets further
     char message[16384];         // assert text, or checked mode's finding as JSON
+    char note[1024];             // checked mode's first warning (a finding that does not end the run), as JSON
 };
 
 struct LaunchDesc {
@@ -120,6 +121,11 @@ struct CheckDesc {
     uint32_t pad;
     uint64_t gshadow;            // out: the launch's race shadow, mapped by spawn (the caller unmaps it)
     uint64_t gshadow_bytes;
+    // Each pointer parameter's allocation, where its array is a view into a larger one (x[3:]):
+    // the bytes of it before the array's start, and from that start to its end (else 0, 0: the
+    // array is the allocation). Bounds are the allocation's, as on a GPU.
+    const uint64_t* leads;
+    const uint64_t* spans;
 };
 
 }  // namespace kc

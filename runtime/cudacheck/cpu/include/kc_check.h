@@ -79,7 +79,15 @@ struct Region {
                            // so that threads writing different fields of one struct do not race
     uint8_t* init;         // a whole program's allocation: which bytes were ever written (else null)
     GMem* gm;              // global memory: its race shadow (null: not checked for races)
+    uint64_t lead, span;   // a parameter that is a view into a larger allocation: the allocation's bytes
+                           // before base, and from base to its end (0, 0: the region is the allocation)
 };
+
+// Whether an access of `size` bytes at byte offset off of region r lies outside r's allocation
+// (a kernel given a view may read before the view's start, as NVIDIA's stencil reads in[-3]).
+inline bool outside_allocation(const Region* r, int64_t off, unsigned size) {
+    return off < -int64_t(r->lead) || off + int64_t(size) > int64_t(r->span ? r->span : r->bytes);
+}
 
 enum Op : uint8_t { READ = 0, WRITE = 1 };
 

@@ -52,7 +52,7 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
         if (s) bad_subscript(s, a, size, pc, op);
     }
     int64_t off = int64_t(a) - int64_t(uintptr_t(r->base));
-    if (off < 0 || uint64_t(off) + size > r->bytes) outside(r, off, size, pc, op == READ ? "read" : "write");
+    if (outside_allocation(r, off, size)) outside(r, off, size, pc, op == READ ? "read" : "write");
     if (r->init) global_init(r, off, size, pc, op == READ || (atomic && atomic_reads), op == WRITE);
     if (r->gm)   // every atomic reads (atomicExch returns the old value): all acquire
         global_memory(r, a, size, pc, op == READ || atomic, op == WRITE, atomic || is_volatile, atomic);
@@ -68,8 +68,8 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
     if (chk.tracing) {
         // In the array's own elements, as a reader indexes it: a float4 load of a float
         // array is 4 elements from its first, not element i of an array of float4s.
-        uint64_t elem = r->elem_size ? r->elem_size : size;
-        trace(r, int64_t(uint64_t(off) / elem), uint8_t(size > elem ? size / elem : 1), pc, op);
+        int64_t elem = r->elem_size ? r->elem_size : size;   // before a view's start: negative indices
+        trace(r, off >= 0 ? off / elem : -((-off + elem - 1) / elem), uint8_t(size > elem ? size / elem : 1), pc, op);
     }
     uint64_t granule = is_shared ? (r->granule ? r->granule : r->elem_size) : size;
     if (!is_shared) return;
@@ -93,7 +93,7 @@ void tile_access(const Collective* c, const void* addr, unsigned size, bool writ
     Region* r = region_at(reinterpret_cast<const void*>(c->key[0]), 1, pc, op);
     if (r) {
         int64_t off = int64_t(reinterpret_cast<uintptr_t>(addr)) - int64_t(uintptr_t(r->base));
-        if (off < 0 || uint64_t(off) + size > r->bytes) {
+        if (outside_allocation(r, off, size)) {
             static char via[256];
             snprintf(via, sizeof via, "element (%d, %d) of the %d x %d tile that %s %s, with ldm %llu, %s", row, col,
                      rows, cols, c->what, write ? "writes" : "reads", (unsigned long long)c->key[1],

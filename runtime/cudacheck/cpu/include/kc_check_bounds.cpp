@@ -17,9 +17,12 @@ static const char* kind_name(const Region* r) {
     char buf[1024];
     finding(buf, sizeof buf, Finding::oob,
              "\"array\":\"%s\",\"space\":\"%s\",\"shared\":%d,\"index\":%s,\"dims\":%s,"
-             "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u,\"via\":\"%s\"}",
+             "\"elem_size\":%u,\"pc\":%u,\"line\":%u,\"op\":\"%s\",\"block\":%u,\"thread\":%u,\"via\":\"%s\","
+             "\"lead\":%llu,\"span\":%llu}",
              r ? r->name : "(null)", r ? kind_name(r) : "null", r && (r->kind == SHARED || r->kind == DYNAMIC), index,
-             dims, elem_size, pc, line, what, my_status->block, cur->linear, chk.via ? chk.via : "");
+             dims, elem_size, pc, line, what, my_status->block, cur->linear, chk.via ? chk.via : "",
+             (unsigned long long)(r && elem_size ? r->lead / elem_size : 0),
+             (unsigned long long)(r && elem_size && r->span ? r->span / elem_size : 0));
     report(buf);
 }
 

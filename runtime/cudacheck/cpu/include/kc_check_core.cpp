@@ -148,6 +148,8 @@ void check_worker_start(const LaunchDesc* d, unsigned w) {
         Region* r = &chk.params[i];
         *r = Region{c->names[i], base, c->extents[i], int32_t(i), PARAM, c->elem_sizes[i], nullptr, 0, 1,
                     {uint32_t(c->extents[i] / (c->elem_sizes[i] ? c->elem_sizes[i] : 1)), 1, 1, 1}, nullptr};
+        r->lead = c->leads[i];
+        r->span = c->spans[i];
         uint64_t s = (reinterpret_cast<uintptr_t>(base) - chk.slot_lo) >> c->slot_shift;
         if (s < c->nslots) {
             r->next = chk.slots[s];

@@ -188,9 +188,9 @@ int global_launch_start(const LaunchDesc* d) {
                                                       granule_for(c->allocs[i].elem_size));
     else
         for (uint32_t i = 0; i < c->nparams; ++i)
-            if (c->extents[i]) {
+            if (c->extents[i]) {   // a view: its whole allocation
                 uint64_t lo = reinterpret_cast<uint64_t>(*static_cast<char**>(d->args[i]));
-                add(lo, lo + c->extents[i], granule_for(c->elem_sizes[i]));
+                add(lo - c->leads[i], lo + (c->spans[i] ? c->spans[i] : c->extents[i]), granule_for(c->elem_sizes[i]));
             }
     for (uint32_t i = 0; i < c->ndevice; ++i)
         add(c->device_vars[2 * i], c->device_vars[2 * i] + c->device_vars[2 * i + 1],
@@ -373,15 +373,15 @@ static const char* g_op(const GAcc& a, bool write) {
     return write ? "write" : "read";
 }
 
-static void global_race(const Region* r, uint64_t elem, const GAcc& other, bool other_write, const GAcc& me,
+static void global_race(const Region* r, int64_t elem, const GAcc& other, bool other_write, const GAcc& me,
                         bool me_write) {
     if (chk.pending_race[0]) return;
     uint64_t esize = r->elem_size ? r->elem_size : 1;
     finding(chk.pending_race, sizeof chk.pending_race, Finding::global_race,
-             "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%llu],\"dims\":[%llu],"
+             "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],"
              "\"hazard\":\"%s\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
              "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d}",
-             r->name, r->kind == DEVICE ? "device" : "global", (unsigned long long)elem,
+             r->name, r->kind == DEVICE ? "device" : "global", (long long)elem,
              (unsigned long long)(r->bytes / esize), other_write && me_write ? "WW" : "RW", me.block - 1,
              me.tid & TID_MASK, me.pc, g_op(me, me_write), other.block - 1, other.tid & TID_MASK, other.pc,
              g_op(other, other_write), chk.interval_line);
@@ -403,6 +403,68 @@ static void keep_reader(GShadow& s, const GAcc& me) {
     else if (s.r2.block == me.block) s.r2 = me;
 }
 
+// Writes of one value. Two plain writes that nothing orders race in CUDA's memory model even
+// when they store the same value, but then every outcome is that value (many threads setting a
+// flag, `*over = true`, as Rodinia's bfs does): reported as a warning, not an error. The hooks
+// run before the store, so a write that meets an unordered write is held, with the bytes it
+// is about to overwrite, until its thread's next global access, barrier or interval end; then
+// memory shows what it stored: the same bytes make it a warning (the run's first, in the
+// worker's note), other bytes the race it is. One exception stays an error: the same thread of
+// two blocks storing, at one instruction, one element of an array of several: the grid repeating
+// one block's work (a matmul whose index forgets blockIdx, chapter 1's demo), which leaves the rest
+// of the array unwritten whatever the values. (A flag of one element, `*over = true` or thread 0
+// of each block setting it, is the warning.)
+struct SameValue { const Region* r; uintptr_t a; unsigned size; int64_t elem; GAcc other, me; uint8_t old[16]; };
+static SameValue same_value[1024];   // per thread; size 0: none held
+
+// Whether the `size` bytes at a equal `old` (to = true: copies them into `old` instead). Byte by
+// byte, never through memcpy or memcmp: the kernel's library defines its own, which check and
+// record every access they make as the kernel's (kc_check_access.cpp).
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static bool same_bytes(uint8_t* old, uintptr_t a, unsigned size, bool to = false) {
+    const volatile uint8_t* p = reinterpret_cast<const volatile uint8_t*>(a);
+    bool same = true;
+    for (unsigned i = 0; i < size; ++i) {
+        if (to) old[i] = p[i];
+        same = same && old[i] == p[i];
+    }
+    return same;
+}
+
+static void note_same_value(const SameValue& v) {
+    if (my_status->note[0]) return;
+    uint64_t esize = v.r->elem_size ? v.r->elem_size : 1;
+    finding(my_status->note, sizeof my_status->note, Finding::same_value,
+            "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],\"block\":%u,\"thread\":%u,"
+            "\"pc\":%u,\"other_block\":%u,\"other_thread\":%u,\"other_pc\":%u}",
+            v.r->name, v.r->kind == DEVICE ? "device" : "global", (long long)v.elem,
+            (unsigned long long)(v.r->bytes / esize), v.me.block - 1, v.me.tid & TID_MASK, v.me.pc, v.other.block - 1,
+            v.other.tid & TID_MASK, v.other.pc);
+}
+
+// Thread t's held write, now made: the same bytes as before it, or a race.
+static void resolve_same_value(unsigned t) {
+    SameValue& v = same_value[t];
+    if (!v.size) return;
+    if (same_bytes(v.old, v.a, v.size)) note_same_value(v);
+    else global_race(v.r, v.elem, v.other, true, v.me, true);
+    v.size = 0;
+}
+
+// Whether a plain write `me` that nothing orders after the plain write `w` is held to see what
+// it stores (one access a thread: another is reported at once).
+static bool hold_same_value(const Region* r, uintptr_t a, unsigned size, int64_t elem, const GAcc& w, const GAcc& me) {
+    unsigned t = me.tid & TID_MASK;
+    if ((w.tid | me.tid) & (STRONG_BIT | ATOMIC_BIT) || size > sizeof(SameValue::old)) return false;
+    uint64_t esize = r->elem_size ? r->elem_size : 1;
+    if (w.block != me.block && (w.tid & TID_MASK) == t && w.pc == me.pc && r->bytes / esize > 1) return false;
+    if (same_value[t].size) return same_value[t].a == a && same_value[t].size == size;   // its next granule
+    SameValue& v = same_value[t];
+    v = SameValue{r, a, size, elem, w, me, {}};
+    same_bytes(v.old, a, size, true);
+    return true;
+}
+
 // Checks access `me` of `size` bytes at address a of global region r against the shadow, and
 // records it.
 static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc& me, bool reads, bool writes) {
@@ -415,9 +477,10 @@ static void global_check(const Region* r, uintptr_t a, unsigned size, const GAcc
     for (uint64_t e = first; e <= last; ++e) {
         uint32_t* lock = &gs.h->locks[(uint32_t(e) ^ salt) % NLOCKS];
         GShadow& s = shadow[e];
-        uint64_t elem = (m->lo + e * g - uintptr_t(r->base)) / esize;
+        int64_t elem = (int64_t(m->lo + e * g) - int64_t(uintptr_t(r->base))) / int64_t(esize);   // < 0: before a view
         spin_lock(lock);
-        if (!g_ordered(s.w, me)) global_race(r, elem, s.w, true, me, writes);
+        if (!g_ordered(s.w, me) && !(writes && hold_same_value(r, a, size, elem, s.w, me)))
+            global_race(r, elem, s.w, true, me, writes);
         if (writes && atomic) {
             s.w = me;   // the readers stay: a plain write later must still meet them
         } else if (writes) {
@@ -584,6 +647,7 @@ static void acquire_held(unsigned t) {
 // so that the arrival's clock orders that access.
 void global_sync(unsigned t) {
     if (!gs.h || t >= 1024 || t >= sched.nthreads) return;
+    resolve_same_value(t);
     check_held(t, false);
     acquire_held(t);
     Thread& th = sched.threads[t];
@@ -594,6 +658,7 @@ void global_sync(unsigned t) {
 void global_interval_end() {
     if (!gs.h) return;
     for (unsigned t = 0; t < sched.nthreads && t < 1024; ++t) {
+        resolve_same_value(t);
         check_held(t, false);
         acquire_held(t);
     }
@@ -605,6 +670,7 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
                    bool atomic) {
     if (!gs.h || !r->gm) return;
     unsigned t = cur->linear;
+    if (t < 1024) resolve_same_value(t);
     acquire_held(t);
     bool plain_read = reads && !writes && !strong;
     if (t < 1024 && held[t].n && !plain_read) check_held(t, chk.cas, a, size);
