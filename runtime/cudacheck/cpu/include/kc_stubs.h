@@ -29,10 +29,22 @@ template <class KcT> struct unqualified<const KcT> { using type = KcT; };
 template <class KcT> struct unqualified<volatile KcT> { using type = KcT; };
 template <class KcT> struct unqualified<const volatile KcT> { using type = KcT; };
 
-// Calls kernel f with its arguments: a[i] points to the value of parameter i.
+// A parameter's value copied from where the caller put it (a[i]) into storage aligned for its
+// type. The caller's buffers (ctypes) are 16-byte aligned at most, while a parameter's type may
+// ask for more (CUtensorMap: 64, a struct declared __align__(32)); read in place through a
+// pointer of its type, g++ may copy it with moves that fault on a lesser address (with AVX,
+// 32-byte vmovdqa: the SIGSEGV of logs/2026-12-06-h100-mfma-crash.md). A kernel's parameter
+// types are trivially copyable, as CUDA passes them as bytes.
+template <class KcT> struct arg_copy {
+    alignas(KcT) unsigned char bytes[sizeof(KcT)];
+    explicit arg_copy(const void* p) { __builtin_memcpy(bytes, p, sizeof(KcT)); }
+    KcT& value() { return *reinterpret_cast<KcT*>(bytes); }
+};
+
+// Calls kernel f with its arguments: a[i] points to the value of parameter i (at any alignment).
 template <class... KcP, int... KcI>
 inline void invoke_impl(void (*f)(KcP...), void** a, seq<KcI...>) {
-    f(*static_cast<typename unqualified<KcP>::type*>(a[KcI])...);
+    f(arg_copy<typename unqualified<KcP>::type>(a[KcI]).value()...);
 }
 template <class... KcP>
 inline void invoke(void (*f)(KcP...), void** a) {
