@@ -29,7 +29,7 @@ from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, header_digest
 from ..listing import compile_error_report
 from ..options import compiler_flags
-from . import device_symbols, gpumath, preprocessed
+from . import cpu_features, device_symbols, gpumath, preprocessed
 
 # What a library's build checks besides the compiler's own (preprocessed.py, device_symbols.py):
 # part of its cache key, so that a library built before a rule changed is built again.
@@ -38,11 +38,10 @@ BUILD_RULES = cache.digest(*(Path(m.__file__).read_text() for m in (preprocessed
 # -fno-finite-loops: a loop that spins on memory another thread writes must spin, as on a GPU,
 # not be deleted as a loop without side effects. -ffp-contract=off: g++ fuses no a*b + c of its
 # own (in C++ it would wherever the target has FMA), so only what the front end contracts, as
-# nvcc does, is fused. (-mfma, which makes those one instruction rather than a call of libm's
-# fmaf, is left out: with GCC 13.3 on an H100 host it made chapter 9's kernels crash in checked
-# mode, cause not yet found; logs/2026-12-06-h100-mfma-crash.md.)
+# nvcc does, is fused. cpu_features.flags(): -mfma where the processor has it, so that those
+# fused multiply-adds are one instruction, not a call of libm's fmaf.
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops",
-            "-ffp-contract=off", "-w")
+            "-ffp-contract=off", *cpu_features.flags(), "-w")
 # Checked mode's instrumentation: the hooks are in include/kc_check_*.cpp (CHECK_UNITS), not in
 # the sanitizers' run-time libraries, which are never linked.
 # -gdwarf-4: the line table names each access's line of kernel.cu (the unit's #line). With
