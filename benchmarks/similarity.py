@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from tiling_course.grading import rubric, similarity, variants
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
-from tiling_course.grading import rubric, similarity, variants  # noqa: E402
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 SOURCE = ROOT / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

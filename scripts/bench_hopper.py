@@ -60,13 +60,10 @@ import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT / "runtime", ROOT / "course"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
 # The launch rule of every kernel (its config, maps, grid) is tiling_course.hopper's.
-from tiling_course import hopper  # noqa: E402
+from tiling_course import hopper
+
+ROOT = Path(__file__).resolve().parent.parent
 
 KERNELS = hopper.KERNELS
 PRECISIONS = hopper.PRECISIONS

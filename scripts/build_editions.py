@@ -24,12 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course"), str(ROOT / "scripts")]
-import colab_install_check  # noqa: E402
+import colab_install_check
 
-from tiling_course import exercises, questionbank, registry  # noqa: E402
-from tiling_course.grading import rubric  # noqa: E402
+from tiling_course import exercises, questionbank, registry
+from tiling_course.grading import rubric
+
+ROOT = Path(__file__).resolve().parent.parent
 
 NOTEBOOKS = [ROOT / "book" / c.notebook for c in registry.CHAPTERS]
 

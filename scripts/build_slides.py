@@ -29,16 +29,13 @@ widget is fitted in the browser to the room its slide leaves above the band at t
 import argparse
 import html
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
 import yaml
 from nbconvert import SlidesExporter
+from slides import compose  # scripts/slides/compose.py
 from traitlets.config import Config
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from slides import compose  # noqa: E402  (scripts/slides/compose.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "_build" / "html" / "slides"

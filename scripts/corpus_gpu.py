@@ -1,10 +1,10 @@
-"""On a GPU: the differential corpus (tests/cuda_corpus) through the GPU backend, beside
+"""On a GPU: the differential corpus (tests/support/cuda_corpus) through the GPU backend, beside
 the CPU runtime. For each case and shape: the GPU's result against NumPy's reference,
 and against the CPU runtime's (plain), element by element; for each seeded bug: what the
 GPU does with it unchecked (a wrong result, an error, or nothing visible) and what
 checked mode reports. Prints one line per case and a summary; --output writes the log.
 
-    python scripts/corpus_gpu.py [--output logs/DATE-DEVICE-corpus.log]
+    python -m scripts.corpus_gpu [--output logs/DATE-DEVICE-corpus.log]   # from the repository's root
 """
 import argparse
 import ctypes
@@ -12,13 +12,11 @@ import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from cuda_corpus import all_cases  # noqa: E402
-from cuda_corpus.case import run as case_run  # noqa: E402
+from tests.support.cuda_corpus import all_cases
+from tests.support.cuda_corpus.case import run as case_run
 
 
 def run(case, source, spec, backend):

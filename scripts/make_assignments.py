@@ -18,12 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course"), str(ROOT / "scripts")]
-from sync_notebooks import setup_cell_source  # noqa: E402
+from sync_notebooks import setup_cell_source
 
-from tiling_course import matmul  # noqa: E402
-from tiling_course.grading import rubric  # noqa: E402
+from tiling_course import matmul
+from tiling_course.grading import rubric
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SOURCE = ROOT / "assignments" / "source"
 SOLUTIONS = ROOT / "assignments" / "hidden" / "solutions"

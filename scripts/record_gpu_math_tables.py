@@ -16,8 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
-from cudacheck import encode_gpu_math_tables  # noqa: E402
+from cudacheck import encode_gpu_math_tables
 
 KERNELS = r'''
 #define OP(name, instruction) extern "C" __global__ void name(const unsigned* in, float* out, unsigned n) { \

@@ -1,12 +1,12 @@
 """On a GPU: what CUDA computes where C++ leaves a result undefined or computes otherwise
-(tests/gpu_semantics_cases.py), stored so that the CPU runtime is tested against it with
+(tests/support/gpu_semantics_cases.py), stored so that the CPU runtime is tested against it with
 no GPU (tests/runtime/test_gpu_semantics.py). Each case is compiled by CuPy's RawModule (NVRTC,
 default options but the case's own) and launched; every output array is stored as its
 bytes. Also what NVRTC and nvcc say of a few programs: __CUDA_ARCH__, a device function
 named like a CUDA one, a C library function declared in device code, and a whole
 program's printf order and failed cudaMalloc.
 
-    python scripts/record_gpu_semantics.py --output tests/data/gpu_semantics.json
+    python -m scripts.record_gpu_semantics --output tests/data/gpu_semantics.json   # from the repository's root
 """
 import argparse
 import base64
@@ -14,14 +14,12 @@ import datetime
 import json
 import platform
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from gpu_semantics_cases import cases  # noqa: E402
+from tests.support.gpu_semantics_cases import cases
 
 PROGRAM = r'''
 #include <cstdio>

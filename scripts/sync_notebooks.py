@@ -21,11 +21,10 @@ import re
 import sys
 from pathlib import Path
 
+from tiling_course import exercises, programs, registry
+from tiling_course.exercises import student_edition
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "runtime"), str(ROOT / "course")]
-# the repository's package, not an installed copy
-from tiling_course import exercises, programs, registry  # noqa: E402
-from tiling_course.exercises import student_edition  # noqa: E402
 
 STUDENT_DATA = ROOT / "course" / "tiling_course" / "exercises" / "student"
 

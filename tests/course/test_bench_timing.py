@@ -2,10 +2,9 @@
 benchmark's hold kernel (tiling_course.bench.HOLD_KERNEL), which spins for a set number of
 nanoseconds of the GPU's global timer. "device" must give that length (the GPU's time alone);
 "launch" gives at least it (the host's time to submit the launch may add to it)."""
+import bench_hopper as bench
 import pytest
-from conftest import gpu, load_script
-
-bench = load_script("bench_hopper")
+import sustained_hopper as sustained
 
 
 def spinner(us):
@@ -17,7 +16,7 @@ def spinner(us):
     return lambda: kernel((1,), (1,), (np.uint64(us * 1000),))
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("a_us, b_us", [(300, 100), (40, 700)])
 def test_device_timing_is_each_kernels_own_length(a_us, b_us):
     a_ms, b_ms, seen = bench.time_pair(spinner(a_us), spinner(b_us), warmup=2, repeats=15, timing="device")
@@ -27,7 +26,7 @@ def test_device_timing_is_each_kernels_own_length(a_us, b_us):
     assert all(h > 0 for h in seen["host_us"])
 
 
-@gpu
+@pytest.mark.gpu
 def test_launch_timing_is_never_shorter_than_the_kernel():
     a_ms, b_ms, seen = bench.time_pair(spinner(200), spinner(50), warmup=2, repeats=15, timing="launch")
     assert seen["timing"] == "launch"
@@ -35,8 +34,6 @@ def test_launch_timing_is_never_shorter_than_the_kernel():
 
 
 # ---- scripts/sustained_hopper.py: its summary of nvidia-smi's samples (no GPU needed) ----------
-
-sustained = load_script("sustained_hopper")
 
 
 def test_the_sustained_runs_summary_drops_the_first_quarter_and_keeps_every_reason():

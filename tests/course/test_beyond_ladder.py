@@ -10,8 +10,8 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import ROOT, gpu
 
+from tests.support import ROOT
 from tiling_course import accuracy, matmul, perfdata, perfplots, precision, sources, tasks, tryout, tune, tuning
 
 DATA = tuning.tunings()
@@ -267,7 +267,7 @@ def test_the_chapters_wrong_kernels_get_the_right_lesson(rng):
     assert not out and isinstance(out.error, errors.LeadingDimensionError) and "ldm = 36" in out.message
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined", "ladder6_pipelined"])
 def test_the_new_kernels_on_the_gpu_match_the_cpu_runtime(kernel, rng):
     import cupy

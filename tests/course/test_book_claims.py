@@ -19,8 +19,8 @@ import json
 import re
 
 import numpy as np
-from conftest import ROOT
 
+from tests.support import ROOT
 from tiling_course import corpus, figures, matmul, perfdata, perfplots, quiz
 
 BOOK = ROOT / "book"

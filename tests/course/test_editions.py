@@ -14,13 +14,12 @@ import re
 import tomllib
 import zipfile
 
+import build_editions as editions
 import pytest
-from conftest import ROOT, load_script
 
+from tests.support import ROOT
 from tiling_course import corpus, exercises, matmul, sources
 from tiling_course.grading import rubric
-
-editions = load_script("build_editions")
 
 
 def _lines(text):

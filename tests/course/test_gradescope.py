@@ -7,7 +7,6 @@ run there as Gradescope runs it, results/results.json read back. setup.sh is not
 stands in for the /autograder/venv it makes, and the session's warm cache for the one it
 builds."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,20 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
-from tiling_course.grading import gradescope, judge, rubric, variants
+from tests.support import ROOT
+from tests.support.gradescope_contract import ASSIGNMENT, metadata, run_autograder
+from tiling_course.grading import judge, rubric, variants
 
 pytestmark = pytest.mark.slow   # each test builds the autograder's zip, which holds a wheel
 
-ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
+VARIABLE = "rect_src"
 HIDDEN = ROOT / "assignments" / "hidden"
-
-
-@pytest.fixture(scope="module")
-def autograder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("export")
-    return gradescope.export(ASSIGNMENT, HIDDEN, out / "autograder.zip")
 
 
 def test_the_zip_follows_gradescopes_specification(autograder):
@@ -73,56 +67,6 @@ def with_kernel(nb, source, python=()):
     nb["cells"] += [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": p}
                     for p in python]
     return nb
-
-
-def write_upload(folder, files):
-    """A submission's files in `folder`: {name: content}, content the text or bytes of a
-    file, a notebook (a dict), or a callable that makes the file at the path it is given
-    (a symbolic link, a FIFO)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if callable(content):
-            content(path)
-        elif isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
-
-
-def autograder_root(autograder, root, files, metadata, warm):
-    """Gradescope's /autograder, laid out in `root`: the zip in source/, run_autograder
-    copied beside it, the submission's files, its metadata."""
-    (root / "source").mkdir(parents=True)
-    with zipfile.ZipFile(autograder) as z:
-        z.extractall(root / "source")
-    (root / "source" / "warm-cache").symlink_to(warm)      # what setup.sh's warm step builds
-    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
-    (root / "run_autograder").chmod(0o755)
-    write_upload(root / "submission", files)
-    (root / "submission_metadata.json").write_text(json.dumps(metadata))
-
-
-def autograder_env(root, path=None):
-    return {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
-            "PATH": path or os.environ["PATH"]}
-
-
-def run_autograder(autograder, root, files, metadata, warm, path=None):
-    """Gradescope's contract, played in `root` (autograder_root), run_autograder run there
-    as Gradescope runs it; returns (its completed process, results.json or None)."""
-    autograder_root(autograder, root, files, metadata, warm)
-    out = subprocess.run([shutil.which("bash"), str(root / "run_autograder")], cwd=root,
-                         env=autograder_env(root, path), capture_output=True, text=True, timeout=600)
-    results = root / "results" / "results.json"
-    return out, json.loads(results.read_text()) if results.exists() else None
-
-
-def metadata(sid, key="sid"):
-    return {"id": 1, "assignment": {"title": ASSIGNMENT, "total_points": "10.0"},
-            "users": [{"email": f"{sid}@example.edu" if key == "email" else "x@example.edu", "id": 99,
-                       "name": "A Student", **({"sid": sid} if key == "sid" else {})}]}
 
 
 def class_of(nb):

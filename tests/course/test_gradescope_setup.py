@@ -17,8 +17,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
+from tests.support import ROOT
 from tiling_course.grading import gradescope, judge, rubric, variants
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"

@@ -33,8 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
+from tests.support import ROOT
 from tiling_course.grading import answers, judge, launcher, rubric, sandbox, variants
 
 SAMPLES = ROOT / "tests" / "grading_samples"

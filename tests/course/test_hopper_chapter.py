@@ -9,9 +9,9 @@ import json
 import re
 
 import numpy as np
-from conftest import ROOT
 
 import cudacheck
+from tests.support import ROOT
 from tiling_course import hopper, sources, tuning
 from tiling_course.hopper import TIMED
 

@@ -15,7 +15,6 @@ import math
 import re
 
 import pytest
-from conftest import gpu, load_script
 from matplotlib.figure import Figure
 
 import cudacheck
@@ -359,7 +358,7 @@ def test_each_stored_run_is_bench_hoppers_output_with_its_meta():
 
 def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
     """Here without a GPU the worker fails, and says so; the file still has its meta."""
-    bench = load_script("bench_hopper")
+    import bench_hopper as bench
     argv = ["--kernels", "matmul_persistent", "--precisions", "fp16", "--in-process", "--output",
             str(tmp_path / "out.json")]
     bench.main(argv)
@@ -431,7 +430,7 @@ def test_runs_here_only_on_compute_capability_9():
 hopper_gpu = pytest.mark.skipif(not hopper.runs_here(), reason="needs a GPU of compute capability 9.0")
 
 
-@gpu
+@pytest.mark.gpu
 @hopper_gpu
 @pytest.mark.parametrize("kernel,prec", hopper.PAIRS)
 def test_the_task_passes_on_the_gpu_too(kernel, prec, rng):
@@ -439,7 +438,7 @@ def test_the_task_passes_on_the_gpu_too(kernel, prec, rng):
     assert out and "run on the CPU runtime in checked mode and the GPU" in out.message, out.message
 
 
-@gpu
+@pytest.mark.gpu
 @hopper_gpu
 @pytest.mark.parametrize("kernel,prec", hopper.PAIRS)
 def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
@@ -450,7 +449,7 @@ def test_every_kernel_launched_on_the_gpu_by_the_one_rule(kernel, prec, rng):
         assert task.compare(P.get(), inputs, 16) is None, (kernel, prec, shape)
 
 
-@gpu
+@pytest.mark.gpu
 @hopper_gpu
 @pytest.mark.parametrize("prec", ["bf16", "fp16"])
 def test_boxes_held_across_many_tiles_on_the_gpu(prec, rng):

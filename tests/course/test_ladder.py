@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pytest
-from conftest import assert_product, gpu, random_matrix
 
 from cudacheck import RawModule
+from tests.support.numerics import assert_product, random_matrix
 from tiling_course import matmul, tryout
 
 RUNGS = [name for name in matmul.KERNELS if name.startswith("ladder")]
@@ -151,7 +151,7 @@ def test_warptiled_variants_in_checked_mode(options, threads, bm, bn, rng):
         assert_product(P, M, N)
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("kernel", RUNGS)
 def test_rung_on_gpu(kernel, rng):
     import cupy

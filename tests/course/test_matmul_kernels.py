@@ -2,8 +2,8 @@
 awkward shapes: 1 x 1, primes, non-multiples of the tile, m != k != n, tiles 2 to 32."""
 import numpy as np
 import pytest
-from conftest import assert_product, gpu, random_matrix
 
+from tests.support.numerics import assert_product, random_matrix
 from tiling_course import matmul
 
 TILES = (2, 4, 8, 16, 32)
@@ -58,7 +58,7 @@ def test_choose_tile_fits_the_limits():
     assert tile == 32 and tile * tile <= 1024 and 2 * tile * tile * 4 <= 48 * 1024
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("kernel,m,k,n,tile", [
     ("naive", 97, 97, 97, 16), ("tiled", 96, 96, 96, 32), ("tiled_bounds", 100, 7, 129, 8),
     ("tiled_dynamic", 31, 37, 41, 16), ("simpleMultiply", 64, 16, 48, 16),
@@ -67,7 +67,7 @@ def test_kernels_on_gpu(kernel, m, k, n, tile, rng):
     run_case(kernel, m, k, n, tile, "gpu", rng)
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("kernel", matmul.FP32_KERNELS)
 def test_kernels_match_cublas(kernel, rng):
     """Each FP32 kernel against cuBLAS (cupy.matmul, no TF32) at a size that fits every

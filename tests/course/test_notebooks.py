@@ -4,14 +4,13 @@ kernels/*.cu. (nbval executes the notebooks themselves.)"""
 import json
 from pathlib import Path
 
-from conftest import load_script
-
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
 def load_sync():
-    return load_script("sync_notebooks")
+    import sync_notebooks
+    return sync_notebooks
 
 
 def test_notebooks_are_in_step_with_their_sources():

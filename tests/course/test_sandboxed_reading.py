@@ -8,8 +8,8 @@ import os
 import shutil
 
 import pytest
-from conftest import ROOT
 
+from tests.support import ROOT
 from tiling_course.grading import autograde, gradescope, reading, sandbox
 
 pytestmark = pytest.mark.slow   # it starts the grader's sandbox

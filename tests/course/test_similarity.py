@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
+from tests.support import ROOT
 from tiling_course import matmul, sources
 from tiling_course.grading import answers, cudatokens, rubric, selfcheck, similarity, variants
 

@@ -28,16 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from nbgrader.api import Gradebook
-from test_gradescope import autograder, autograder_env, autograder_root, metadata, run_autograder, write_upload
 
+from tests.support import ROOT
+from tests.support.gradescope_contract import (
+    ASSIGNMENT,
+    autograder_env,
+    autograder_root,
+    metadata,
+    run_autograder,
+    write_upload,
+)
 from tiling_course.grading import judge, rubric, variants
 
-__all__ = ["autograder"]   # the export's fixture, shared with test_gradescope.py
-
 pytestmark = pytest.mark.slow
-ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
+VARIABLE = "rect_src"
 HIDDEN = ROOT / "assignments" / "hidden"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 GRADESCOPE, NBGRADER = "gradescope", "nbgrader"
@@ -67,7 +72,7 @@ class Kit:
 @dataclass(frozen=True)
 class Case:
     name: str
-    upload: object          # Kit -> {file name: content} (test_gradescope.write_upload's contents)
+    upload: object          # Kit -> {file name: content} (tests.support.gradescope_contract.write_upload's contents)
     points: float
     first_line: str         # how the first line of the part's explanation starts
     paths: tuple = BOTH

@@ -3,9 +3,9 @@ right thread and element, under every schedule; correct kernels raise nothing on
 random shapes; the counters match the textbook's formulas; traces record the phases."""
 import numpy as np
 import pytest
-from conftest import assert_product, random_matrix
 
 import cudacheck
+from tests.support.numerics import assert_product, random_matrix
 from tiling_course import corpus, matmul, traces
 
 

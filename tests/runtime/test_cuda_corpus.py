@@ -1,4 +1,4 @@
-"""The differential test: every kernel of the corpus (tests/cuda_corpus, written in the
+"""The differential test: every kernel of the corpus (tests/support/cuda_corpus, written in the
 styles of real GPU code, not the book's) runs plain and checked on the CPU runtime, on
 fresh random inputs and awkward shapes. The two runs must agree bit for bit, match NumPy,
 and checked mode must report nothing; every seeded bug must be reported with its
@@ -6,10 +6,10 @@ exception class, thread, block, array and element. scripts/corpus_gpu.py runs th
 corpus on a GPU (logs/)."""
 import numpy as np
 import pytest
-from cuda_corpus import all_cases
-from cuda_corpus.case import run
 
 import cudacheck
+from tests.support.cuda_corpus import all_cases
+from tests.support.cuda_corpus.case import run
 
 CASES = all_cases()
 BUGS = [(c, b) for c in CASES for b in c.bugs]

@@ -7,11 +7,10 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import gpu
 
 import cudacheck
 
-pytestmark = gpu
+pytestmark = pytest.mark.gpu
 
 
 def test_compile_error_on_gpu_shows_numbered_lines():

@@ -6,7 +6,6 @@ import lzma
 
 import numpy as np
 import pytest
-from conftest import load_script
 
 import cudacheck
 from cudacheck.cpu import gpumath
@@ -99,7 +98,8 @@ def test_the_quarter_wave_is_the_sine_within_its_absolute_bound(quarter):
 
 def _record_script():
     """scripts/record_gpu_math_tables.py, whose sine_rule the GPU's results were checked by."""
-    return load_script("record_gpu_math_tables")
+    import record_gpu_math_tables
+    return record_gpu_math_tables
 
 
 LOG_SINE = r'''

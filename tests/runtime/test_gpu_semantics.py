@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import gpu
-from gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
 
 import cudacheck
+from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "gpu_semantics.json").read_text())
 CASES = {c.name: c for c in cases()}
@@ -63,7 +62,7 @@ UNCONTRACTED = ["float t = a * b; r = t + c;"]
 
 
 def _fma_columns(name):
-    from gpu_semantics_cases import FMA_STATEMENTS
+    from tests.support.gpu_semantics_cases import FMA_STATEMENTS
     forms = FMA_EXPRESSIONS + FMA_STATEMENTS
     return [i for i, f in enumerate(forms) if f not in UNCONTRACTED], len(forms)
 
@@ -144,7 +143,7 @@ def test_contraction_on_fresh_inputs_rounds_once():
     assert np.array_equal(unfused[:n], c + a * b)
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", list(CASES))
 def test_gpu_backend_agrees(name):
     case = CASES[name]

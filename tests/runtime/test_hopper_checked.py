@@ -9,75 +9,25 @@ import re
 
 import numpy as np
 import pytest
-from test_hopper_cpu import HOPPER, KERNELS, OPTIONS, STORE_D, WGMMA_DESCRIPTORS, bf16
 
 import cudacheck
+from tests.support.hopper import HAZARDS, HAZARDS_SHARED, HOPPER, KERNELS, OPTIONS, bf16
 from tiling_course import hopper
 
-# mode 0: correct. 1: no thread waits before the wgmma. 2: the issuing thread reads the tile
-# before waiting. 3: a thread stores into the A tile between its wgmma and wait_group. 4:
-# expect_tx of half the box. 5: expect_tx of twice the box. 6: warp 3 skips the wgmma.
-# 7: the box lands 12 KiB into the slot, past the end of the dynamic shared memory.
-SRC = r"""
-struct alignas(64) TensorMap { unsigned long long opaque[16]; };
-extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const unsigned short* B, float* D, int mode,
-                                   int* out) {
-    __shared__ unsigned long long bar;
-    extern __shared__ unsigned char smem[];
-    unsigned base = ((unsigned)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
-    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
-    unsigned short* s = (unsigned short*)__cvta_shared_to_generic(base);
-    for (int t = threadIdx.x; t < 16 * 8; t += 128) {   // B: 16 x 8, MN-major, 128-byte swizzle, at base + 8192
-        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];
-    }
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   // B's stores, before the wgmma reads them
-    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned bytes = mode == 4 ? 4096 : mode == 5 ? 16384 : 8192, dst = base + (mode == 7 ? 12288 : 0);
-        asm volatile("{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }" :: "r"(b), "r"(bytes));
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"   // COPY
-                     " [%0], [%1, {%2, %3}], [%4];" :: "r"(dst), "l"(&map), "r"(0), "r"(0), "r"(b) : "memory");
-        if (mode == 2) out[0] = s[3];   // EARLY READ
-    }
-    if (mode != 1) {
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; "   // WAIT
-                         "selp.u32 %0, 1, 0, p; }"
-                         : "=r"(done) : "r"(b));
-    }
-    if (mode == 6 && threadIdx.x >= 96) {
-        __syncthreads();   // SKIP
-        return;
-    }
-""" + WGMMA_DESCRIPTORS + r"""    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"   // WGMMA
-                 " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
-    if (mode == 3 && threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // OVERWRITE (row 3, k 1: chunk 0 swizzled to 3)
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    if (threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // the group is retired: the tile may be reused
-""" + STORE_D + r"""    __syncthreads();
-}
-"""
-LINES = {tag: i + 1 for i, text in enumerate(SRC.splitlines()) for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}
-SHARED = 17408   # two slots' worth: A (8 KiB) and B at 8 KiB, and 1 KiB for the rounding up
+LINES = {tag: i + 1 for i, text in enumerate(HAZARDS.splitlines())
+         for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}
 
 
 @pytest.fixture(scope="module")
 def hazards():
-    return cudacheck.RawModule(SRC, backend="cpu", check=True).get_function("hazards")
+    return cudacheck.RawModule(HAZARDS, backend="cpu", check=True).get_function("hazards")
 
 
 def run(f, mode, rng):
     (A, Af), (B, Bf) = bf16(rng.standard_normal((64, 64), np.float32)), bf16(rng.standard_normal((16, 8), np.float32))
     tmap = cudacheck.tensor_map_2d(A, box_rows=64, box_cols=64, element="bf16", swizzle=128)
     D, out = np.zeros((64, 8), np.float32), np.zeros(1, np.int32)
-    f(1, 128, (tmap, B, D, np.int32(mode), out), shared_mem=SHARED)
+    f(1, 128, (tmap, B, D, np.int32(mode), out), shared_mem=HAZARDS_SHARED)
     return D, Af[:, :16].astype(np.float64) @ Bf.astype(np.float64)
 
 
@@ -297,7 +247,7 @@ def test_a_wait_after_the_barrier_leaves_the_other_threads_unordered(store_box):
     assert e.value.thread != (127, 0, 0) and e.value.store_thread == (127, 0, 0)
 
 
-# SRC with its wgmma inside helpers: mma_outer (a template) calls mma_inner through a lambda.
+# HAZARDS with its wgmma inside helpers: mma_outer (a template) calls mma_inner through a lambda.
 # A finding about the wgmma names the asm's line (error.line) and the calls that reach it
 # (error.calls, the kernel's first), from the line table's inline chain.
 HELPERS = r"""
@@ -312,8 +262,9 @@ __device__ __forceinline__ void mma_outer(float (&d)[N / 2], unsigned long long 
     multiply();   // OUTER CALL
 }
 """
-_WGMMA = SRC[SRC.index('    asm volatile("wgmma.mma_async'):SRC.index("\n", SRC.index('"l"(da), "l"(db));')) + 1]
-CHAIN_SRC = (SRC.replace('extern "C"', HELPERS + 'extern "C"', 1)
+_WGMMA = HAZARDS[HAZARDS.index('    asm volatile("wgmma.mma_async'):
+                 HAZARDS.index("\n", HAZARDS.index('"l"(da), "l"(db));')) + 1]
+CHAIN_SRC = (HAZARDS.replace('extern "C"', HELPERS + 'extern "C"', 1)
              .replace(_WGMMA, "    mma_outer<8>(d, da, db);   // KERNEL CALL\n"))
 CHAIN_LINES = {tag: i + 1 for i, text in enumerate(CHAIN_SRC.splitlines())
                for tag in re.findall(r"// ([A-Z][A-Z ]+[A-Z])\b", text)}

@@ -8,10 +8,9 @@ rank outside the cluster, and a block that exits while the other still arrives o
 The cluster barrier waits only for threads that have not exited, as on a GPU."""
 import numpy as np
 import pytest
-from conftest import gpu
-from test_hopper_cpu import HOPPER, OPTIONS, rounded
 
 import cudacheck
+from tests.support.hopper import HOPPER, OPTIONS, rounded
 from tiling_course import hopper
 
 CLUSTERED = ("matmul_clustered", "matmul_async_store")
@@ -305,7 +304,7 @@ def test_threads_that_exit_are_not_waited_for_at_the_cluster_barrier(variant, ch
     np.testing.assert_array_equal(x, exits_expected(variant, 3))
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("variant", range(5))
 def test_the_gpu_does_not_wait_for_exited_threads_either(variant):
     import cupy

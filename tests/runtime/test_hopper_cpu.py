@@ -4,28 +4,13 @@ the rule scripts/bench_hopper.py launches them by on a GPU, with tensor maps of 
 the TMA copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
 hand-built descriptors; and tensor maps refused by the backend that cannot read them. The
 clustered kernels: test_hopper_clusters.py."""
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cudacheck
-from tiling_course import hopper, precision
-
-ROOT = Path(__file__).resolve().parents[2]
-HOPPER = (ROOT / "kernels" / "hopper.cu").read_text()
-OPTIONS = hopper.ARCH_OPTIONS
-KERNELS = hopper.KERNELS[:3]   # the clustered ones: test_hopper_clusters.py
-
-
-def rounded(x, prec):
-    """(what a kernel of `prec` takes for the float32 x, the float32 values it multiplies):
-    tiling_course.precision's rounding, the one the checker and the benchmark use."""
-    return precision.to_device_format(x, prec), precision.rounded(x, prec)
-
-
-def bf16(x):
-    return rounded(x, "bf16")
+from tests.support.hopper import HOPPER, KERNELS, STORE_D, WGMMA_DESCRIPTORS, WGMMA_OPERANDS, bf16, rounded
+from tiling_course import hopper
 
 
 @pytest.fixture(scope="module")
@@ -92,38 +77,6 @@ def test_tma_copies_a_box_at_an_edge_with_zero_fill_and_the_swizzle(swizzle, rng
     # one element against the rule: row 3, column 8 (chunk 1) lands in chunk 1 ^ 3 = 2
     assert out[(3 * 128 + 2 * 16) // 2 if swizzle else (3 * 128 + 16) // 2] == a[13, 48]
 
-
-# One wgmma m64n8k16 in a test kernel: its operands written by the block's 128 threads with
-# ordinary stores, through `s` (the generic address of `base`), from A and B in global memory;
-# its shared-memory descriptors: A (64 x 16, K-major, the 128-byte swizzle) at `base`, B (16 x 8,
-# MN-major) 8,192 bytes on; and the store of its 64 x 8 product d from the accumulator fragments
-# (thread t holds rows 16 w + l/4 and that + 8, columns 2 (l % 4) and the next). Shared by the
-# wgmma kernels of the tests (the WRITE tags mark the stores' lines for test_proxy_fence.py).
-WGMMA_OPERANDS = r"""
-    // A: 64 x 16, K-major, 128-byte swizzle: row i at byte 128 i (+ 1,024 per 8 rows), k 2 bytes apart
-    // B: 16 x 8, MN-major: row k of 8 values at byte 128 k, in the next 2,048 bytes
-    for (int t = threadIdx.x; t < 64 * 16; t += 128) {
-        int i = t / 16, kk = t % 16, off = i * 128 + kk * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = A[t];   // A WRITE
-    }
-    for (int t = threadIdx.x; t < 16 * 8; t += 128) {
-        int kk = t / 8, n = t % 8, off = 8192 + kk * 128 + n * 2;
-        s[(off ^ (((off >> 7) & 7) << 4)) / 2] = B[t];   // B WRITE
-    }
-"""
-WGMMA_DESCRIPTORS = r"""
-    unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | 1ull << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-    unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (unsigned long long)(8192 >> 4) << 16
-                          | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-"""
-STORE_D = r"""
-    int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
-    D[r * 8 + c] = d[0];
-    D[r * 8 + c + 1] = d[1];
-    D[(r + 8) * 8 + c] = d[2];
-    D[(r + 8) * 8 + c + 1] = d[3];
-"""
 
 WGMMA = r"""
 extern "C" __global__ void one_wgmma(const unsigned short* A, const unsigned short* B, float* D, int at) {

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import gpu
 
 import cudacheck
 
@@ -311,14 +310,14 @@ def test_forms_the_cpu_runtime_does_not_run_are_refused_with_the_reason(instruct
         cudacheck.RawModule(code=code, backend="cpu").get_function("k")
 
 
-@gpu
+@pytest.mark.gpu
 @FULL
 @pytest.mark.parametrize("global_memory", [0, 1], ids=["shared", "global"])
 def test_the_gpu_gives_the_same_values(global_memory, full):
     np.testing.assert_array_equal(run_handoff(0, global_memory, backend="gpu", check=False, full=full), expected())
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("variant", [m[0] for m in MIXES], ids=MIX_IDS)
 def test_a_gpu_stops_at_each_mix_with_an_illegal_instruction(variant):
     # In a process of its own: the error ends the process's CUDA context. The launch is
@@ -331,7 +330,7 @@ def test_a_gpu_stops_at_each_mix_with_an_illegal_instruction(variant):
     assert re.search(r"(?i)illegal.?instruction", r.stdout + r.stderr), r.stdout + r.stderr
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("variant", [0, 1], ids=["warps returned", "half of each warp returned"])
 def test_the_gpu_does_not_wait_for_returned_threads_at_a_barrier_without_a_count(variant):
     import cupy
@@ -340,7 +339,7 @@ def test_the_gpu_does_not_wait_for_returned_threads_at_a_barrier_without_a_count
     np.testing.assert_array_equal(out.get(), after_exits_expected(variant))
 
 
-@gpu
+@pytest.mark.gpu
 def test_the_gpu_runs_the_ptx_isa_example():
     import cupy
     out = cupy.zeros(64, cupy.float32)

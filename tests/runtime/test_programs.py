@@ -7,9 +7,10 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ROOT, UNIT_ROUNDOFF
 
 import cudacheck
+from tests.support import ROOT
+from tests.support.numerics import UNIT_ROUNDOFF
 from tiling_course import programs
 
 PROGRAM_TILED = programs.source()
@@ -241,8 +242,8 @@ def test_the_gpu_reports_a_bad_launch_as_the_cpu_runtime_does():
     assert (gpu.exit_code, gpu.stderr) == (cpu.exit_code, cpu.stderr)
 
 
-LAUNCH_PROBE = (ROOT / "tests" / "launch_probe.cu").read_text()
-# What an H100 with CUDA 13.0 printed for tests/launch_probe.cu (logs/2026-11-23-h100-programs.md):
+LAUNCH_PROBE = (ROOT / "tests" / "runtime" / "launch_probe.cu").read_text()
+# What an H100 with CUDA 13.0 printed for tests/runtime/launch_probe.cu (logs/2026-11-23-h100-programs.md):
 # every bad grid, block or shared-memory size leaves cudaErrorInvalidValue.
 PROBE_ON_H100 = {"block (1024, 1, 1)": "cudaSuccess", "dynamic shared 49152": "cudaSuccess", "last:": "cudaSuccess"}
 

@@ -10,9 +10,9 @@ import re
 
 import numpy as np
 import pytest
-from test_hopper_cpu import STORE_D, WGMMA_DESCRIPTORS, WGMMA_OPERANDS, bf16
 
 import cudacheck
+from tests.support.hopper import STORE_D, WGMMA_DESCRIPTORS, WGMMA_OPERANDS, bf16
 
 SCHEDULES = ["forward", "reverse"]
 

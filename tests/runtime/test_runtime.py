@@ -5,7 +5,6 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import gpu
 
 import cudacheck
 
@@ -343,7 +342,7 @@ def test_gpu_backend_without_a_gpu_says_so():
         cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="gpu")
 
 
-@gpu
+@pytest.mark.gpu
 def test_same_source_same_result_on_gpu_and_cpu(rng):
     import cupy
     code = r'''

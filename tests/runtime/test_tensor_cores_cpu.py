@@ -11,9 +11,9 @@ import re
 
 import numpy as np
 import pytest
-from conftest import ROOT
 
 import cudacheck
+from tests.support import ROOT
 
 
 def cu_source(name):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import gpu
 
 import cudacheck
 
@@ -28,7 +27,7 @@ def test_a_numpy_map_is_checked_by_the_same_rules():
         cudacheck.tensor_map_2d(np.zeros((64, 128), np.float16), 64, 128)
 
 
-@gpu
+@pytest.mark.gpu
 def test_bad_maps_are_refused_by_name():
     import cupy
     a = cupy.zeros((100, 72), cupy.float16)
@@ -44,7 +43,7 @@ def test_bad_maps_are_refused_by_name():
     assert tmap.nbytes == 128 and tmap.box == (8, 8) and tmap.source.shape == (10, 7)
 
 
-@gpu
+@pytest.mark.gpu
 def test_every_hopper_kernel_against_float64_and_cublas(tmp_path):
     """Small shapes, so the test is quick: correctness, not speed."""
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_hopper.py"), "--size", "1024",

@@ -13,7 +13,6 @@ the fragment layouts and of the TF32 conversion on an H100:
 (-s shows which of truncation and round-to-nearest the GPU's TF32 conversion matches.)"""
 import numpy as np
 import pytest
-from conftest import gpu
 
 import cudacheck
 
@@ -308,7 +307,7 @@ def model_of(gpu, truncated, nearest):
             "ROUND-TO-NEAREST (switch kc_async.cpp's tf32() to it)" if r else "NEITHER truncation nor round-to-nearest")
 
 
-@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", list(CASES))
 def test_gpu_matches_the_cpu_runtime(name, rng):
     """The identical kernels on the GPU and on the CPU runtime: bit for bit where one k is nonzero

@@ -4,21 +4,19 @@ speaker's notes, each deck a folder that needs nothing outside it
 (tests/site/test_slides_browser.py walks the decks in a browser)."""
 import json
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
-from conftest import load_script
+from slides import compose
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
-sys.path.insert(0, str(ROOT / "scripts"))
-from slides import compose  # noqa: E402
 
 
 def _module():
-    return load_script("build_slides")
+    import build_slides
+    return build_slides
 
 
 @pytest.fixture(scope="module")

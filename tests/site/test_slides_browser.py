@@ -27,13 +27,13 @@ widgets, and load nothing from outside that folder.
 
 Screenshots of every slide at 1280 x 720 go to _build/screenshots/slides/<deck>/.
 """
+import importlib
 import re
 import shutil
 import time
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import load_script
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from test_browser import CHROMIUM_FLAGS, ROOT, SiteServer, _chromium, _drain_logs, _is_local, _network
@@ -55,7 +55,8 @@ FLAGS = [f for f in CHROMIUM_FLAGS if f != "--hide-scrollbars" and not f.startsw
 
 
 def build_slides_module():
-    return load_script("build_slides")
+    import build_slides
+    return build_slides
 
 
 @pytest.fixture(scope="module")
@@ -353,7 +354,7 @@ def test_a_deck_prints_to_a_pdf_of_one_page_a_slide(deck_browser, decks_folder, 
     """The handout (`make slides` with Chromium, scripts/slides/handout.py): every slide a
     page, each page of the slide's 16:9 shape."""
     folder, _ = decks_folder
-    handout = load_script("build_slides").handout_module()
+    handout = importlib.import_module("build_slides").handout_module()
     pdf = tmp_path / "01_naive.pdf"
     pages = handout.print_deck(folder / "01_naive" / "index.html", pdf, deck_browser)
     data = pdf.read_bytes()

@@ -8,9 +8,10 @@ import os
 import subprocess
 import sys
 
+import colab_install_check as check
 import pytest
-from conftest import ROOT
-from conftest import colab_check as check
+
+from tests.support import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -134,7 +134,7 @@ WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "runtime", "course",
 
 def build_wheel(out):
     """The package's wheel, built from the repository this module is imported from."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]   # <repo>/course/tiling_course/grading/this file
     if not (repo / "pyproject.toml").exists():
         raise FileNotFoundError("export needs the repository (or --wheel): this tiling_course is an installed copy")
     with tempfile.TemporaryDirectory() as tmp:

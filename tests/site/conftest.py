@@ -1,0 +1,33 @@
+"""The site's fixture: one build of the book, shared by the tests of this folder."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+
+
+class BuiltSite:
+    """One Jupyter Book build of the repository (see the ``built_site`` fixture)."""
+
+    def __init__(self, returncode, stdout, stderr, path_output):
+        self.returncode = returncode      # of `jupyter-book build`
+        self.stdout, self.stderr = stdout, stderr
+        self.path_output = path_output    # the --path-output folder
+        self.html = path_output / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The site built once per test session, as `make book` builds it (warnings as errors,
+    every notebook executed), into a temporary --path-output; shared by tests/site/test_site.py
+    and tests/site/test_browser.py, and deleted at the end of the session. Never fails by
+    itself: tests look at ``returncode``, ``stdout`` and ``stderr``."""
+    out = tmp_path_factory.mktemp("site")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run([str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                          capture_output=True, text=True, timeout=1200)
+    yield BuiltSite(proc.returncode, proc.stdout, proc.stderr, out)
+    shutil.rmtree(out / "_build", ignore_errors=True)
