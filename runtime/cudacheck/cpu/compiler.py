@@ -40,8 +40,10 @@ BUILD_RULES = cache.digest(*(Path(m.__file__).read_text() for m in (preprocessed
 # own (in C++ it would wherever the target has FMA), so only what the front end contracts, as
 # nvcc does, is fused. cpu_features.flags(): -mfma where the processor has it, so that those
 # fused multiply-adds are one instruction, not a call of libm's fmaf.
+# -fdata-sections: every static in a section named after it, so that kc_device.ld finds the
+# shared structs of templates by name even where g++ gives them no COMDAT section (internal linkage).
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops",
-            "-ffp-contract=off", *cpu_features.flags(), "-w")
+            "-fdata-sections", "-ffp-contract=off", *cpu_features.flags(), "-w")
 # Checked mode's instrumentation: the hooks are in include/kc_check_*.cpp (CHECK_UNITS), not in
 # the sanitizers' run-time libraries, which are never linked.
 # -gdwarf-4: the line table names each access's line of kernel.cu (the unit's #line). With

@@ -102,6 +102,54 @@ def shared_registration(sid, name):
     return f" ::kc::shared_register({sid}, {name});"
 
 
+# The C library's fixed-width integer types as glibc defines them on x86-64, where the CPU
+# runtime's headers include <stdint.h>; NVRTC has none, so a kernel may define them itself.
+LIBC_INTEGERS = {"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short",
+                 "int32_t": "int", "uint32_t": "unsigned int", "int64_t": "long", "uint64_t": "unsigned long",
+                 "intptr_t": "long", "uintptr_t": "unsigned long"}
+
+
+def own_integer_typedef(name, canonical, start, end, line):
+    """A kernel's own global typedef of a C library integer type with another type than glibc's
+    (`typedef unsigned long long uint64_t;`, as NVRTC kernels write it): g++ refuses the
+    redeclaration, so the typedef gets a name of its own and a macro gives it the library's
+    name for the rest of the source, as NVRTC reads it; #line keeps the lines' numbers.
+    Returns the edit, or None where the types agree (a redeclaration g++ accepts)."""
+    if LIBC_INTEGERS.get(name, canonical) == canonical:
+        return None
+    own = f"kc_own_{name}"
+    return start, end, f"typedef {canonical} {own};\n#define {name} {own}\n#line {line}\n"
+
+
+def wrapped_shared(tokens, names, key):
+    """A static __shared__ declaration in a function whose statics g++ gives vague linkage (a
+    template, an inline function), as a static struct of the same members: g++ ignores the
+    section attribute of such a static, and kc_device.ld places the struct by its name
+    (kc_shared_storage_*) in the shared section. Each name becomes a reference to its member,
+    so the kernel's code, sizeof included, reads as before. The declaration is rebuilt from its
+    tokens, on one line (the edit keeps the line count), without `__shared__` and `static`."""
+    decl = " ".join(t.spelling for t in tokens if t.spelling not in ("__shared__", "static"))
+    refs = " ".join(f"auto& {n} = kc_shared_storage_{key}.{n};" for n in names)
+    return f"struct kc_shared_{key} {{ {decl} }}; static kc_shared_{key} kc_shared_storage_{key}; {refs}"
+
+
+# An input section named kc_shared, empty: ld defines __start_kc_shared (the shared window's
+# start) only where one exists, which a source whose shared variables are all wrapped_shared's
+# structs would otherwise lack.
+SHARED_ANCHOR = '\nstatic char kc_shared_anchor[0] __attribute__((section("kc_shared"), used));'
+
+
+def cluster_helper(key):
+    """The name of a template kernel's __cluster_dims__ helper (template_cluster_dims)."""
+    return f"kc_cluster_dims_{key}"
+
+
+def template_cluster_dims(head, key, cluster):
+    """After a template kernel: a class template of the same parameters that holds its
+    __cluster_dims__ (which may name them), so that each instance's launch stub reads its own."""
+    return f" {head} struct {cluster_helper(key)} {{ static constexpr unsigned dims[3] = {{{cluster}}}; }};"
+
+
 def unsupported(functions, errors, edits, templates, line_tokens):
     """Kernels the CPU runtime cannot run, each with the line and construct; their
     bodies (and those of the device functions that cannot run either) are left out of the

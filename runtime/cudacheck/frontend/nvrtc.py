@@ -70,9 +70,12 @@ def check_includes(ci, top, options, source):
             f"\n{numbered(source, {line})}", backend="any")
 
 
-def check_type_ref(ci, c, source):
-    """A type named in device code (a TYPE_REF cursor) that is a typedef of the C library."""
-    if c.spelling in _BUILTIN_TYPEDEFS:
+def check_type_ref(ci, c, source, own_typedefs=None):
+    """A type named in device code (a TYPE_REF cursor) that is a typedef of the C library.
+    own_typedefs: name -> line of the source's own global typedefs (`typedef unsigned long long
+    uint64_t;`, as NVRTC kernels write): clang merges such a redeclaration with the C library's, while
+    NVRTC, with no C library, takes it as the only one; a use after it is the kernel's own type."""
+    if c.spelling in _BUILTIN_TYPEDEFS or (own_typedefs or {}).get(c.spelling, c.location.line) < c.location.line:
         return
     ref = c.referenced
     f = ref.location.file.name if ref is not None and ref.location.file else ""

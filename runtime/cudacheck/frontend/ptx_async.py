@@ -94,7 +94,8 @@ class AsyncInstructions:
         else:
             desc_a, regs = self.value(ops[1], "u64"), "nullptr"
         return (f"{{ {pre}::kc::wgmma_mma(kc_d, {n}u, {desc_a}, {regs}, {self.value(ops[2], 'u64')}, "
-                f"{self.value(ops[3], 'pred')}, {scale_a}, {scale_b}, {trans_a}u, {trans_b}u, {code}u, {line}); }}")
+                f"{self.value(ops[3], 'pred')}, {scale_a}, {scale_b}, uint32_t({trans_a}), uint32_t({trans_b}), "
+                f"{code}u, {line}); }}")
 
     def a_registers(self, toks):
         """The A operand of the RS form, {a0, a1, a2, a3}: four "r" inputs, as uint32_t values."""
@@ -122,10 +123,18 @@ class AsyncInstructions:
         return out
 
     def immediate(self, toks, allowed):
+        """An immediate operand: a literal, or an "n" operand (a constant the compiler writes in,
+        as CUTLASS's and fast.cu's wrappers pass imm-scale and imm-trans), which g++ checks
+        against `allowed` as ptxas would (::kc::ptx_immediate's static_assert)."""
         text = "".join(toks)
-        if text not in {str(v) for v in allowed}:
-            self.bad(f"the immediate `{' '.join(toks)}` (one of {', '.join(map(str, allowed))})")
-        return text
+        if text in {str(v) for v in allowed}:
+            return text
+        op = self.stmt.operands[int(toks[0].strip(MARK))] if len(toks) == 1 and toks[0].startswith(MARK) \
+            and self.stmt.operands else None
+        if op is None or op.letter != "n":
+            self.bad(f"the immediate `{' '.join(map(shown, toks))}` (one of {', '.join(map(str, allowed))}, or an "
+                     f"\"n\" operand)")
+        return f"::kc::ptx_immediate<int64_t({self.register(toks[0])}), {', '.join(map(str, allowed))}>()"
 
 
 def shown(tok):

@@ -91,6 +91,16 @@ class Reader:
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}
         self._extern_types = {}
+        self._anchored = False  # whether the source has cpu_build.SHARED_ANCHOR
+        self._own_typedefs = {}  # the source's global typedefs and aliases: name -> first line
+        for c in self.top:
+            if c.kind in (self.ci.CursorKind.TYPEDEF_DECL, self.ci.CursorKind.TYPE_ALIAS_DECL):
+                self._own_typedefs.setdefault(c.spelling, c.location.line)
+                end = self.code.index(b";", c.extent.end.offset) + 1   # the extent stops before its ';'
+                edit = cpu_build.own_integer_typedef(c.spelling, c.underlying_typedef_type.get_canonical().spelling,
+                                                     c.extent.start.offset, end, c.location.line)
+                if edit:
+                    self.edits.append(edit)
         self.functions = {}     # USR -> (cursor, qualified name, what its body holds) of each function defined here
         self._macros = None     # name -> [(offset, tokens)] of the source's macro definitions, once asked for
         ext = self.ci.SourceRange.from_locations(self.ci.SourceLocation.from_offset(tu, self.file, 0),
@@ -166,6 +176,11 @@ class Reader:
     def _kernel(self, c, qual):
         if c.kind == self.ci.CursorKind.FUNCTION_TEMPLATE:
             self.templates[qual] = c
+            cluster = self._cluster_dims(c)
+            if cluster:   # evaluated for each instance, with its template arguments (_probe)
+                at = c.extent.end.offset
+                helper = cpu_build.template_cluster_dims(self._template_head(c), c.extent.start.offset, cluster)
+                self.edits.append((at, at, helper))
             return
         linkage = "C" if c.mangled_name == c.spelling else "C++"
         name = c.spelling if linkage == "C" else qual
@@ -181,6 +196,15 @@ class Reader:
                 text = self.code[a.extent.start.offset:a.extent.end.offset].decode(errors="replace")
                 return text[text.index("(") + 1:text.rindex(")")].strip()
         return ""
+
+    def _template_head(self, c):
+        """A template's parameter list as written: `template <int BM, int N = 4>`."""
+        toks, depth = [t.spelling for t in self.tokens(c)], 0
+        for k, t in enumerate(toks[1:], 1):
+            depth += (t in "<(") - (t in ">)") + (t == ">>" and -2)
+            if depth == 0:
+                return " ".join(toks[:k + 1])
+        raise AssertionError(f"no end to the template head of {c.spelling}")
 
     def _text(self, c):
         return self.code[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
@@ -209,7 +233,13 @@ class Reader:
     def _shared(self, c, function, qual, stmt=None):
         T = self.ci.TypeKind
         extern = c.storage_class.name == "EXTERN"
-        if c.storage_class.name == "STATIC":
+        wrapped = stmt is not None and not extern and self._vague
+        if wrapped:
+            # g++ drops the section of a static in a template or an inline function (it goes to
+            # a COMDAT section of its own), so the declaration becomes a static struct whose
+            # name kc_device.ld places with the other shared variables (cpu_build.wrapped_shared).
+            self._wrapped.setdefault((stmt.extent.start.offset, stmt.extent.end.offset), []).append(c.spelling)
+        elif c.storage_class.name == "STATIC":
             # `static __shared__`: __shared__ already means static on the CPU runtime.
             for tok in self.tokens(stmt if stmt is not None else c):
                 if tok.spelling == "static":
@@ -243,7 +273,8 @@ class Reader:
         """Walk one function definition: its shared variables, returns (of a kernel), calls,
         array subscripts and inline assembly (asm statements, read for cpu_build)."""
         K = self.ci.CursorKind
-        self._registrations = []
+        self._registrations, self._wrapped = [], {}
+        self._vague = self._vague_linkage(fn)
         # Device code: what NVRTC (or nvcc's device side) compiles. In a whole program, host
         # functions (no __device__ or __global__) may use the C and C++ libraries.
         device = not self.program or bool(self.annotations(fn) & {"kc_device", "kc_global"})
@@ -284,15 +315,40 @@ class Reader:
                     if ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
                         info["calls"].add((self._callee(ref), ref.spelling, c.location.line, *origin(self.ci, ref)))
             elif k == K.TYPE_REF and device:
-                nvrtc.check_type_ref(self.ci, c, self.source)
+                nvrtc.check_type_ref(self.ci, c, self.source, self._own_typedefs)
             elif k in (K.ASM_STMT, K.MS_ASM_STMT):
                 info["asm"].append(self._asm(c))
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
                 self._subscript(c)
             stack.extend((ch, c if k == K.DECL_STMT else stmt, in_lambda or k == K.LAMBDA_EXPR)
                          for ch in reversed(list(c.get_children())))
+        if self._wrapped and not self._anchored:
+            at = len(self.source.encode())
+            self.edits.append((at, at, cpu_build.SHARED_ANCHOR))
+            self._anchored = True
+        for (start, end), names in self._wrapped.items():
+            toks = [t for t in self.tokens(fn) if start <= t.extent.start.offset < end]
+            self.edits.append((start, end, cpu_build.wrapped_shared(toks, names, start)))
         self.edits.extend(self._registrations)
         self.functions[fn.get_usr()] = (fn, qual, info)
+
+    def _vague_linkage(self, fn):
+        """Whether g++ gives a function's statics vague linkage (COMDAT sections): a template,
+        a member of a class template, a function declared inline or defined in its class."""
+        K = self.ci.CursorKind
+        if fn.kind == K.FUNCTION_TEMPLATE:
+            return True
+        parent = fn.semantic_parent
+        while parent is not None and parent.kind != K.TRANSLATION_UNIT:
+            if parent.kind in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.FUNCTION_TEMPLATE):
+                return True
+            parent = parent.semantic_parent
+        if fn.lexical_parent is not None and fn.lexical_parent.kind in (K.STRUCT_DECL, K.CLASS_DECL):
+            return True
+        body = next((ch for ch in fn.get_children() if ch.kind == K.COMPOUND_STMT), None)
+        end = body.extent.start.offset if body is not None else fn.extent.end.offset
+        return any(t.spelling in ("inline", "__forceinline__", "__inline__") for t in self.tokens(fn)
+                   if t.extent.start.offset < end)
 
     def _callee(self, ref):
         """The USR of the definition a call of `ref` runs: an instance of a template defined
@@ -405,6 +461,12 @@ class Reader:
             types = list(probes[i].type.get_pointee().argument_types())
             params = tuple(self._param(d, t) for d, t in zip(decls, types))
             name = " ".join(expr.split())
+            cluster = ""
+            if self._cluster_dims(pattern):   # the instance's values (_kernel's helper of the template)
+                namespace = next(q for q, t in self.templates.items() if t == pattern).rpartition("::")[0]
+                args = name[name.index("<") + 1:name.rindex(">")]
+                helper = f"{namespace}::{cpu_build.cluster_helper(pattern.extent.start.offset)}<{args}>"
+                cluster = ", ".join(f"{helper}::dims[{a}]" for a in range(3))
             self.kernels[name] = Kernel(name=name, function=pattern.spelling, params=params,
                                         line=pattern.extent.start.line, end_line=pattern.extent.end.line,
-                                        linkage="C++")
+                                        linkage="C++", cluster=cluster)

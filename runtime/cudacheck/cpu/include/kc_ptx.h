@@ -54,6 +54,14 @@ inline void fence_mbarrier_init(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); 
 // aligned), laid out by the map's swizzle, elements outside the matrix written as zeros (or
 // NaN); then its bytes, the whole box's, complete on the mbarrier at bar.
 void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line);
+// An immediate of an instruction given as an "n" operand (frontend/ptx_async.py: imm-scale,
+// imm-trans): a constant g++ checks, as ptxas refuses any value outside those the instruction takes.
+template <int64_t V, int64_t... Allowed>
+constexpr int ptx_immediate() {
+    static_assert(((V == Allowed) || ...), "an \"n\" operand of inline PTX outside the values the instruction takes "
+                                           "(wgmma: imm-scale-a/b 1 or -1, imm-trans-a/b 0 or 1)");
+    return int(V);
+}
 // wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} and m64nNk8.f32.tf32: d holds the
 // addresses of this thread's N/2 accumulators; type 0 is bf16, 1 f16, 2 tf32 (no transposes:
 // trans_a and trans_b 0). `a` is null where A is read through desc_a (the SS form), or this
