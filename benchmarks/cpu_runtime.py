@@ -5,22 +5,26 @@
   * the same for the naive kernel;
   * the cost of launching a trivial kernel (one thread, nothing to do).
 
-Each time is the median of several runs, after a warm-up that also compiles. The CPU
-runtime is timed with one worker process (the triple loop uses one core) and with one
-per core.
+The loop and every kernel configuration are run in turn, once a round, after a warm-up
+round that also compiles, so that on a machine shared with other work all of them meet the
+same load. Each line gives the fastest and the median round, the ratios of both to the
+loop's, and the CPU time a call took (the runtime's: its worker processes'), which other
+work on the machine changes least. The CPU runtime is timed with one worker process (the
+triple loop uses one core) and with one per core.
 
-    python benchmarks/cpu_runtime.py [--width 256] [--repeats 7]
+    python benchmarks/cpu_runtime.py [--width 256] [--repeats 9]
 """
 import argparse
 import ctypes
 import platform
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from timing import median_time
+from timing import alternating, median_time
 
 import cudacheck
 from cudacheck import compiler_version
@@ -54,31 +58,44 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--tile", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=9)
     a = ap.parse_args()
     w, t = a.width, a.tile
     rng = np.random.default_rng()
     M = rng.uniform(-1, 1, (w, w)).astype(np.float32)
     N = rng.uniform(-1, 1, (w, w)).astype(np.float32)
-    P = np.zeros((w, w), np.float32)
     loop = triple_loop()
     cores = cudacheck.cpu_cores()
     print(f"CPU runtime benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
           f"{compiler_version(cudacheck.config.cxx)}, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d')}")
-    t_loop = median_time(lambda: loop(M, N, P), a.repeats)
-    ref = P.copy()
-    print(f"g++ -O2 triple loop, Width {w}: {t_loop * 1e3:8.2f} ms")
-    for kernel in ("tiled", "naive"):
-        for workers in (1, cores):
-            cudacheck.config.workers = workers
-            def fn(kernel=kernel):
-                return matmul.multiply(M, N, kernel=kernel, tile=t, backend="cpu", P=P)
-            t_k = median_time(fn, a.repeats)
-            assert np.allclose(P, ref, atol=1e-3), "kernel and triple loop disagree"
-            print(f"{kernel:>5} {t}x{t} kernel, {workers} worker{'s' if workers > 1 else ' '}: "
-                  f"{t_k * 1e3:8.2f} ms   ratio to the triple loop: {t_k / t_loop:5.2f}")
+          f"{time.strftime('%Y-%m-%d')}; {a.repeats} rounds")
+    configs = [(kernel, workers) for kernel in ("tiled", "naive") for workers in sorted({1, cores})]
+    outputs = [np.zeros((w, w), np.float32) for _ in range(len(configs) + 1)]
+
+    def launch(kernel, workers, P):
+        cudacheck.config.workers = workers
+        matmul.multiply(M, N, kernel=kernel, tile=t, backend="cpu", P=P)
+
+    calls = [lambda: loop(M, N, outputs[0])] + [
+        (lambda k=k, n=n, P=P: launch(k, n, P)) for (k, n), P in zip(configs, outputs[1:])]
+    rounds = alternating(calls, a.repeats)
     cudacheck.config.workers = None
+    for P in outputs[1:]:
+        assert np.allclose(P, outputs[0], atol=1e-3), "kernel and triple loop disagree"
+
+    def figures(times):
+        walls, cpus = [wall for wall, _ in times], [cpu for _, cpu in times]
+        return min(walls), statistics.median(walls), statistics.median(cpus)
+
+    l_min, l_med, l_cpu = figures(rounds[0])
+    print(f"g++ -O2 triple loop, Width {w}: fastest {l_min * 1e3:7.2f} ms, median {l_med * 1e3:7.2f} ms, "
+          f"CPU {l_cpu * 1e3:7.2f} ms")
+    for (kernel, workers), times in zip(configs, rounds[1:]):
+        k_min, k_med, k_cpu = figures(times)
+        label = f"{kernel:>5} {t}x{t} kernel, {workers} worker{'s' if workers > 1 else ' '}"
+        print(f"{label}: fastest {k_min * 1e3:7.2f} ms, "
+              f"median {k_med * 1e3:7.2f} ms, CPU {k_cpu * 1e3:7.2f} ms   ratio to the triple loop: "
+              f"fastest {k_min / l_min:5.2f}, median {k_med / l_med:5.2f}, CPU {k_cpu / l_cpu:5.2f}")
     nop = cudacheck.RawKernel('extern "C" __global__ void nop() {}', "nop", backend="cpu")
     t_nop = median_time(lambda: nop(1, 1, ()), max(a.repeats, 51))
     print(f"launch of a trivial kernel (1 block, 1 thread): {t_nop * 1e3:.2f} ms")
