@@ -105,11 +105,10 @@ def test_every_state_is_embedded_and_named_once(name):
 
 
 def test_sweep_reaches_every_state():
-    sys.path.insert(0, str(ROOT / "tests" / "site"))
     pytest.importorskip("selenium")
-    from test_widgets_browser import _sweep
+    from tests.support.browser import sweep_states
     for sizes, start in (([5], [3]), ([3, 3], [1, 1]), ([2, 5], [0, 3])):
-        walk = _sweep(start, sizes)
+        walk = sweep_states(start, sizes)
         assert walk[-1] == start and len({tuple(c) for c in walk}) == len(walk)
         n = 1
         for s in sizes:

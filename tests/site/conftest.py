@@ -1,4 +1,4 @@
-"""The site's fixture: one build of the book, shared by the tests of this folder."""
+"""The site tests' fixtures: one build of the book, and one headless Chromium."""
 import shutil
 import subprocess
 import sys
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
+from tests.support.browser import CHROMIUM_FLAGS, start_chromium
 
 
 class BuiltSite:
@@ -31,3 +32,9 @@ def built_site(tmp_path_factory):
                           capture_output=True, text=True, timeout=1200)
     yield BuiltSite(proc.returncode, proc.stdout, proc.stderr, out)
     shutil.rmtree(out / "_build", ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium (fresh profile) for the whole session."""
+    yield from start_chromium(CHROMIUM_FLAGS)

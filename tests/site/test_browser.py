@@ -117,16 +117,10 @@ scripts/install_browser.sh (apt-get, as root); where that cannot install (not ro
 no apt-get) the tests skip with the reason.
 """
 import base64
-import functools
-import http.server
 import io
-import json
 import re
 import shutil
 import struct
-import subprocess
-import tempfile
-import threading
 import time
 import zlib
 from pathlib import Path
@@ -138,16 +132,26 @@ import yaml
 webdriver = pytest.importorskip("selenium.webdriver",
                                 reason="selenium is not installed (pip install -r requirements.txt)")
 from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from tests.support.browser import (  # noqa: E402
+    CHROMIUM_FLAGS,
+    MATH_TIMEOUT_S,
+    SiteServer,
+    drain_logs,
+    find_pages,
+    is_local,
+    network_requests,
+    site_html,
+    start_chromium,
+)
 from tiling_course.style import MIN_TEXT_PX, STAMP_DPI, STAMP_FONT, png_text  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
 
 # Console errors that are not problems of the site; keep this list short, and say why.
 HARMLESS_CONSOLE_ERRORS = [
@@ -164,31 +168,15 @@ SETTLE_S = 0.5             # after the load event, time for late errors (timers,
 MIN_INK_CONTRAST = 3.0     # WCAG 2.1's minimum contrast ratio for graphics and large text
 MIN_UNDERSCORE_INK = 4     # pixels at that contrast per underscore (one is about 8 x 1 px at 14 px)
 DARK_INK_CONTRAST = 7.0    # WCAG 2.1's enhanced contrast for text: an underscore "dark" as its letters
-MATH_TIMEOUT_S = 15        # for MathJax's first typesetting of a page
 NARROW_PX = 1024           # issue 13's projector width, for the second pass
 # Console messages (any level) that are problems: jupyterquiz logs this when it finds no
 # MathJax 3 to typeset with, and then replaces window.MathJax by a CDN's copy.
 PROBLEM_CONSOLE_MESSAGES = [re.compile(r"Trying to force load MathJax")]
 
-CHROMIUM_FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-    "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-extensions", "--hide-scrollbars",
-    "--window-size=1280,1000", "--force-device-scale-factor=1",
-    # Offline: every host name but the local server's resolves to "not found" (no DNS, no
-    # waiting), so pages cannot reach any CDN; those failures are ignored below.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-]
+
 
 
 # --------------------------------------------------------------------------- the site
-
-def find_pages(html_root):
-    """Every HTML page of a build, as paths relative to its root ('book/02_tiling.html')."""
-    skip = {"_static", "_sources", "_images", "_downloads", "jupyter_execute"}
-    return sorted(p.relative_to(html_root).as_posix() for p in Path(html_root).rglob("*.html")
-                  if not skip & set(p.relative_to(html_root).parts[:-1]))
-
 
 def toc_docnames(toc_file):
     """The root and every file of a Jupyter Book _toc.yml, at any depth."""
@@ -222,76 +210,6 @@ def launch_config(config_file=ROOT / "_config.yml", repo_root=ROOT):
 
 # --------------------------------------------------------------------------- server, browser
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class SiteServer:
-    """``python -m http.server`` for one folder, in a thread, on a free localhost port."""
-
-    def __init__(self, folder):
-        handler = functools.partial(_QuietHandler, directory=str(folder))
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _browser_binaries():
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if chromium and chromedriver:
-        return chromium, chromedriver
-    proc = subprocess.run(["sh", str(ROOT / "scripts" / "install_browser.sh")],
-                          capture_output=True, text=True, timeout=900)
-    if proc.returncode == 3:
-        pytest.skip(f"no headless Chromium: {proc.stderr.strip()}")
-    if proc.returncode != 0:
-        pytest.fail("scripts/install_browser.sh failed:\n" + (proc.stdout + proc.stderr)[-3000:])
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and chromedriver):
-        pytest.skip("chromium/chromedriver still not on PATH after scripts/install_browser.sh")
-    return chromium, chromedriver
-
-
-def _chromium(flags):
-    """A headless Chromium with a fresh profile and these flags (a generator: yields the
-    driver, then quits it)."""
-    chromium, chromedriver = _browser_binaries()
-    profile = tempfile.mkdtemp(prefix="chromium-profile-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in flags + [f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    # browser: console messages and uncaught errors; performance: DevTools network events.
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    try:
-        driver = webdriver.Chrome(options=options, service=Service(chromedriver))
-    except WebDriverException as exc:
-        shutil.rmtree(profile, ignore_errors=True)
-        pytest.fail(f"could not start {chromium} through {chromedriver}: {exc.msg}")
-    driver.set_page_load_timeout(60)
-    driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
-    driver.set_script_timeout(MATH_TIMEOUT_S + 15)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium (fresh profile) for the whole session."""
-    yield from _chromium(CHROMIUM_FLAGS)
-
-
 # The projector pass: the scrollbars are not hidden, and each page is laid out at
 # NARROW_PX with overlay scrollbars (NARROW_METRICS, see the module docstring).
 NARROW_FLAGS = [f for f in CHROMIUM_FLAGS if f != "--hide-scrollbars" and not f.startswith("--window-size=")] \
@@ -302,7 +220,7 @@ NARROW_METRICS = {"width": NARROW_PX, "height": 1000, "deviceScaleFactor": 1, "m
 @pytest.fixture(scope="session")
 def narrow_browser():
     """A second headless Chromium for the projector pass (NARROW_FLAGS)."""
-    yield from _chromium(NARROW_FLAGS)
+    yield from start_chromium(NARROW_FLAGS)
 
 
 # --------------------------------------------------------------------------- one page
@@ -508,34 +426,6 @@ class PageReport:
         return f"PageReport({self.page!r}, problems={self.problems!r})"
 
 
-def _is_local(url):
-    return urlsplit(url).hostname in LOCAL_HOSTS
-
-
-def _drain_logs(driver):
-    return driver.get_log("browser"), driver.get_log("performance")
-
-
-def _network(perf_log):
-    """(url, status, type, error) of every request in a DevTools performance log."""
-    requests = {}
-    for entry in perf_log:
-        msg = json.loads(entry["message"])["message"]
-        method, params = msg["method"], msg.get("params", {})
-        rid = params.get("requestId")
-        if method == "Network.requestWillBeSent":
-            requests[rid] = {"url": params["request"]["url"], "type": params.get("type"), "status": None,
-                             "error": None}
-        elif method == "Network.responseReceived":
-            r = requests.setdefault(rid, {"url": params["response"]["url"], "type": params.get("type"), "error": None})
-            r["status"] = params["response"]["status"]
-        elif method == "Network.loadingFailed":
-            r = requests.setdefault(rid, {"url": "?", "type": params.get("type"), "status": None})
-            r["error"] = params.get("errorText") or params.get("blockedReason") or "failed"
-            r["canceled"] = params.get("canceled", False)
-    return list(requests.values())
-
-
 def _check_colab(report, docname, colab_links, launch):
     for link in colab_links:
         href = link["href"]
@@ -600,7 +490,7 @@ def _figure_problems(images, html_root, notes, captions=True):
     figure cell, so it has no caption of its own."""
     problems = []
     for img in images:
-        if not _is_local(img["src"]) or img["w"] == 0:
+        if not is_local(img["src"]) or img["w"] == 0:
             continue  # another host's image, or one that did not load (reported above)
         name = img["src"].rsplit("/", 1)[-1][:60]
         if img["widget"]:
@@ -642,7 +532,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     source = (html_root / page).read_text(errors="replace") if (html_root / page).is_file() else ""
     redirect = re.search(r'http-equiv="refresh"[^>]*url=([^"\']+)', source, re.I)
 
-    _drain_logs(driver)
+    drain_logs(driver)
     try:
         driver.get(url)
         if redirect:
@@ -660,13 +550,13 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     probe = driver.execute_script(PAGE_PROBE_JS)
 
     # Network: every request of this page to the local server must succeed.
-    console, perf = _drain_logs(driver)
+    console, perf = drain_logs(driver)
     failed_local = set()
-    for req in _network(perf):
+    for req in network_requests(perf):
         u = req["url"]
         if u.startswith(("data:", "blob:", "about:", "chrome")):
             continue
-        if not _is_local(u):
+        if not is_local(u):
             report.external.append(u)
             continue
         if urlsplit(u).path in IGNORED_LOCAL_PATHS:
@@ -693,7 +583,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
             continue
         if entry.get("source") == "network":
             first = message.split(" ", 1)[0]
-            if not _is_local(first) or first in failed_local or urlsplit(first).path in IGNORED_LOCAL_PATHS:
+            if not is_local(first) or first in failed_local or urlsplit(first).path in IGNORED_LOCAL_PATHS:
                 continue  # another host (offline on purpose), or already reported above
         if any(p.search(message) for p in HARMLESS_CONSOLE_ERRORS):
             report.notes.append(f"harmless console error (HARMLESS_CONSOLE_ERRORS): {message[:160]}")
@@ -703,7 +593,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     # Internal links must lead to pages that exist.
     for href in sorted(set(probe["links"])):
         parts = urlsplit(href)
-        if _is_local(href) and parts.path.endswith(".html"):
+        if is_local(href) and parts.path.endswith(".html"):
             target = html_root / unquote(parts.path.lstrip("/"))
             if not target.is_file():
                 report.problems.append(f"link to a missing page: {parts.path}")
@@ -711,7 +601,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     # Figures of the content.
     for img in probe["images"]:
         name = img["src"].rsplit("/", 1)[-1][:60]
-        if not _is_local(img["src"]):
+        if not is_local(img["src"]):
             if not img["src"].startswith("data:"):
                 report.notes.append(f"image from another host, not checked offline: {img['src']}")
                 continue
@@ -755,7 +645,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     _check_math(report, math)
     _check_colab(report, docname, probe["colab"], launch)
     report.checked = {"images": len(probe["images"]),
-                      "figures": sum(1 for i in probe["images"] if _is_local(i["src"]) and not i["widget"]),
+                      "figures": sum(1 for i in probe["images"] if is_local(i["src"]) and not i["widget"]),
                       "widgets": len(probe["widgets"]),
                       "quizzes": len(probe["quizzes"]), "Colab links": len(probe["colab"]),
                       "formulas": math["count"] - len(math["untypeset"])}
@@ -908,7 +798,7 @@ def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
     report.problems += [f"{NARROW_PX} px: {p}" for p in _figure_problems(figures, html_root, report.notes,
                                                                          captions=False)]
     report.checked = {"boxes": probe["checked"], "scrolling visibly": probe["scrolling"],
-                      "figures": sum(1 for f in figures if _is_local(f["src"]) and not f["widget"])}
+                      "figures": sum(1 for f in figures if is_local(f["src"]) and not f["widget"])}
     if screenshot_dir is not None:
         report.screenshot = _screenshot(driver, Path(screenshot_dir) / (re.sub(r"\.html$", "", page)
                                                                         .replace("/", "__") + ".png"), NARROW_METRICS)
@@ -1124,15 +1014,8 @@ def _print_reports(reports):
 
 # --------------------------------------------------------------------------- the tests
 
-def _site_html(built_site):
-    if not (built_site.html / "index.html").is_file():
-        pytest.fail("the site did not build (see test_site_builds_with_warnings_as_errors):\n"
-                    + built_site.stdout[-3000:] + built_site.stderr[-3000:])
-    return built_site.html
-
-
 def test_every_page_in_a_browser(built_site, browser, capsys):
-    html = _site_html(built_site)
+    html = site_html(built_site)
     pages = find_pages(html)
     missing = [d for d in toc_docnames(ROOT / "_toc.yml") if f"{d}.html" not in pages]
     assert not missing, f"pages of _toc.yml not in the build: {missing}"
@@ -1161,7 +1044,7 @@ def test_every_page_in_a_browser(built_site, browser, capsys):
 def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
     """Issue 13's projector check: at NARROW_PX no code line, output or table is cut off,
     and no figure's text is shown below MIN_TEXT_PX (see _figure_problems)."""
-    html = _site_html(built_site)
+    html = site_html(built_site)
     pages = find_pages(html)
     shots = SCREENSHOTS / f"{NARROW_PX}px"
     if shots.exists():
@@ -1185,7 +1068,7 @@ def test_every_page_at_phone_window_and_projector_widths(built_site, narrow_brow
     """Issue 28: at 390, 900 and 1280 px (WIDTHS) no page is wider than the screen, no
     comment breaks between its slashes, and the chapter list and contents open and close
     from the buttons a reader sees (the menu clicked at phone width)."""
-    html = _site_html(built_site)
+    html = site_html(built_site)
     pages = find_pages(html)
     reports = []
     started = time.monotonic()
@@ -1220,7 +1103,7 @@ def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_si
     nothing (as pydata-sphinx-theme 0.17's did beside sphinx-book-theme 1.3), its comments
     break anywhere (as they did before site.css said otherwise), and a line of text is wider
     than a phone. Each is reported; the undamaged page passes."""
-    html = _site_html(built_site)
+    html = site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
     page = "book/04_boundaries.html"
@@ -1404,7 +1287,7 @@ def test_checks_catch_a_broken_page(browser, toy_site):
 def test_checks_catch_damage_to_a_copy_of_the_site(built_site, browser, tmp_path):
     """Delete a figure and inject a JavaScript error into a copy of the real build, and
     take the book's style for quiz code out of a chapter with quizzes."""
-    html = _site_html(built_site)
+    html = site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
     page = next(p for p in find_pages(copy) if re.search(r'src="\.\./_images/', (copy / p).read_text()))
@@ -1445,7 +1328,7 @@ def test_checks_catch_math_that_mathjax_did_not_typeset(built_site, browser, tmp
     """A copy of the real build without the vendored MathJax: the formulas of a chapter
     stay TeX source, and the check says so. Then, with MathJax back, a formula MathJax
     cannot parse and TeX outside any math element."""
-    html = _site_html(built_site)
+    html = site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
     page = "book/01_naive.html"
@@ -1513,7 +1396,7 @@ def test_narrow_check_catches_code_that_is_cut_off(built_site, narrow_browser, t
     assert report.checked["scrolling visibly"] == 1, report.checked
     assert report.screenshot.stat().st_size > 1000
 
-    html = _site_html(built_site)
+    html = site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
     (copy / "_static" / "site.css").write_text("/* removed on purpose */")

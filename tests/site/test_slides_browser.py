@@ -36,7 +36,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
-from test_browser import CHROMIUM_FLAGS, ROOT, SiteServer, _chromium, _drain_logs, _is_local, _network
+
+from tests.support import ROOT
+from tests.support.browser import CHROMIUM_FLAGS, SiteServer, drain_logs, is_local, network_requests, start_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +63,7 @@ def build_slides_module():
 
 @pytest.fixture(scope="module")
 def deck_browser():
-    yield from _chromium(FLAGS)
+    yield from start_chromium(FLAGS)
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +173,7 @@ return {maths, errors, raw, views, drawn};
 def open_deck(driver, url, size):
     """Load a deck at a window size; returns the problems of loading it."""
     problems = []
-    _drain_logs(driver)
+    drain_logs(driver)
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False})
     driver.get(url)
@@ -190,12 +192,12 @@ def load_problems(driver, inside):
     """Requests outside `inside` (a URL prefix: the deck's own folder), failed requests, and
     JavaScript errors since the deck was opened."""
     problems = []
-    console, perf = _drain_logs(driver)
-    for req in _network(perf):
+    console, perf = drain_logs(driver)
+    for req in network_requests(perf):
         u = req["url"]
         if u.startswith(("data:", "blob:", "about:", "chrome")) or urlsplit(u).path == "/favicon.ico":
             continue
-        if not unquote(u).startswith(inside) or (u.startswith("http") and not _is_local(u)):
+        if not unquote(u).startswith(inside) or (u.startswith("http") and not is_local(u)):
             problems.append(f"loads {u[:120]} from outside its folder")
         elif (req.get("status") or 0) >= 400 or (req.get("error") and not req.get("canceled")):
             problems.append(f"{u[:120]} failed: {req.get('status') or req.get('error')}")

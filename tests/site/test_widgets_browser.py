@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import ROOT, SiteServer, _site_html, browser, find_pages  # noqa: F401  (browser: a fixture)
 
+from tests.support import ROOT
+from tests.support.browser import SiteServer, find_pages, site_html, sweep_states
 from tiling_course import registry, switch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]   # slow: the site is built, unless TC_SITE names one
@@ -79,7 +80,7 @@ def _summary(state):
 def site(request):
     if os.environ.get("TC_SITE"):
         return Path(os.environ["TC_SITE"]).resolve()
-    return _site_html(request.getfixturevalue("built_site"))
+    return site_html(request.getfixturevalue("built_site"))
 
 
 def _widget_names(page_source):
@@ -118,16 +119,6 @@ def _screenshot(driver, name, key):
     return path
 
 
-def _sweep(selected, sizes):
-    """Every combination of options, each reached from the one before by changing one
-    control (a snake walk), starting from `selected` and ending back at it."""
-    combos = [[]]
-    for k, n in enumerate(sizes):
-        order = [selected[k]] + [i for i in range(n) if i != selected[k]]
-        combos = [c + [i] for j, c in enumerate(combos) for i in (order if j % 2 == 0 else order[::-1])]
-    return combos[1:] + [list(selected)]
-
-
 def click_through(driver, base_url, page, name, spec):
     """Open `page`, click the widget `name` through every state, and check each (see the
     module docstring); returns (states checked, screenshot paths). Fails with an
@@ -161,7 +152,7 @@ def click_through(driver, base_url, page, name, spec):
 
     seen = [check("loading")]
     shots = [_screenshot(driver, name, seen[0])]
-    for combo in _sweep(selected, [len(opts) for opts in labels]):
+    for combo in sweep_states(selected, [len(opts) for opts in labels]):
         for c, i in enumerate(combo):
             if i == selected[c]:
                 continue

@@ -1,0 +1,149 @@
+"""The site tests' browser: a local server for a built site, a headless Chromium, what its
+logs say, and the walk through a widget's states; shared by tests/site/test_browser.py,
+test_slides_browser.py, test_widgets_browser.py and tests/course/test_widgets.py."""
+import functools
+import http.server
+import json
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.support import ROOT
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+MATH_TIMEOUT_S = 15        # for MathJax's first typesetting of a page
+
+CHROMIUM_FLAGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-extensions", "--hide-scrollbars",
+    "--window-size=1280,1000", "--force-device-scale-factor=1",
+    # Offline: every host name but the local server's resolves to "not found" (no DNS, no
+    # waiting), so pages cannot reach any CDN; those failures are ignored below.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+
+
+def find_pages(html_root):
+    """Every HTML page of a build, as paths relative to its root ('book/02_tiling.html')."""
+    skip = {"_static", "_sources", "_images", "_downloads", "jupyter_execute"}
+    return sorted(p.relative_to(html_root).as_posix() for p in Path(html_root).rglob("*.html")
+                  if not skip & set(p.relative_to(html_root).parts[:-1]))
+
+
+def site_html(built_site):
+    if not (built_site.html / "index.html").is_file():
+        pytest.fail("the site did not build (see test_site_builds_with_warnings_as_errors):\n"
+                    + built_site.stdout[-3000:] + built_site.stderr[-3000:])
+    return built_site.html
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class SiteServer:
+    """``python -m http.server`` for one folder, in a thread, on a free localhost port."""
+
+    def __init__(self, folder):
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def browser_binaries():
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium and chromedriver:
+        return chromium, chromedriver
+    proc = subprocess.run(["sh", str(ROOT / "scripts" / "install_browser.sh")],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode == 3:
+        pytest.skip(f"no headless Chromium: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        pytest.fail("scripts/install_browser.sh failed:\n" + (proc.stdout + proc.stderr)[-3000:])
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and chromedriver):
+        pytest.skip("chromium/chromedriver still not on PATH after scripts/install_browser.sh")
+    return chromium, chromedriver
+
+
+def start_chromium(flags):
+    """A headless Chromium with a fresh profile and these flags (a generator: yields the
+    driver, then quits it)."""
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, chromedriver = browser_binaries()
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in flags + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    # browser: console messages and uncaught errors; performance: DevTools network events.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    try:
+        driver = webdriver.Chrome(options=options, service=Service(chromedriver))
+    except WebDriverException as exc:
+        shutil.rmtree(profile, ignore_errors=True)
+        pytest.fail(f"could not start {chromium} through {chromedriver}: {exc.msg}")
+    driver.set_page_load_timeout(60)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    driver.set_script_timeout(MATH_TIMEOUT_S + 15)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def is_local(url):
+    return urlsplit(url).hostname in LOCAL_HOSTS
+
+
+def drain_logs(driver):
+    return driver.get_log("browser"), driver.get_log("performance")
+
+
+def network_requests(perf_log):
+    """(url, status, type, error) of every request in a DevTools performance log."""
+    requests = {}
+    for entry in perf_log:
+        msg = json.loads(entry["message"])["message"]
+        method, params = msg["method"], msg.get("params", {})
+        rid = params.get("requestId")
+        if method == "Network.requestWillBeSent":
+            requests[rid] = {"url": params["request"]["url"], "type": params.get("type"), "status": None,
+                             "error": None}
+        elif method == "Network.responseReceived":
+            r = requests.setdefault(rid, {"url": params["response"]["url"], "type": params.get("type"), "error": None})
+            r["status"] = params["response"]["status"]
+        elif method == "Network.loadingFailed":
+            r = requests.setdefault(rid, {"url": "?", "type": params.get("type"), "status": None})
+            r["error"] = params.get("errorText") or params.get("blockedReason") or "failed"
+            r["canceled"] = params.get("canceled", False)
+    return list(requests.values())
+
+
+def sweep_states(selected, sizes):
+    """Every combination of options, each reached from the one before by changing one
+    control (a snake walk), starting from `selected` and ending back at it."""
+    combos = [[]]
+    for k, n in enumerate(sizes):
+        order = [selected[k]] + [i for i in range(n) if i != selected[k]]
+        combos = [c + [i] for j, c in enumerate(combos) for i in (order if j % 2 == 0 else order[::-1])]
+    return combos[1:] + [list(selected)]
