@@ -8,7 +8,6 @@ runs plain and checked on fresh random inputs, compared bit for bit (exact arith
 NumPy float64 within a stated bound."""
 import numpy as np
 import pytest
-from test_wgmma_registers import COMMON
 
 import cudacheck
 
@@ -131,7 +130,14 @@ def test_shared_variables_of_inline_functions_and_templates_are_shared_memory(ke
 # One warpgroup: D (64 x 8) = sum over 4 k steps of scale_a A (64 x 16) B (16 x 8), A and B K-major
 # in a template kernel's shared memory, no swizzle; every immediate of the wgmma an "n" operand
 # (scale-d too: 0 makes each step overwrite D, so D is the last step's product alone).
-NIMM = COMMON + r'''
+NIMM = r'''
+// Element (row, k) of a K-major bf16 operand in wgmma's canonical layout without swizzle: core
+// matrices of 8 rows x 16 bytes, the next in k 128 bytes on (LBO), the next 8 rows 1,024 on (SBO).
+__device__ unsigned kmajor(int row, int k) { return (row / 8) * 1024 + (k / 8) * 128 + (row % 8) * 16 + (k % 8) * 2; }
+__device__ unsigned long long descriptor(unsigned addr) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(128 >> 4) << 16
+         | (unsigned long long)(1024 >> 4) << 32;
+}
 template <int ScaleD, int ScaleA, int ScaleB>
 __global__ void __launch_bounds__(128) nimm(const unsigned short* A, const unsigned short* B, float* D, float init) {
     __shared__ __align__(1024) unsigned char raw[2048 + 128 * 8 + 128 * 64];
@@ -139,13 +145,13 @@ __global__ void __launch_bounds__(128) nimm(const unsigned short* A, const unsig
     unsigned char* s = (unsigned char*)__cvta_shared_to_generic(base);
     const int t = threadIdx.x, w = t / 32, l = t % 32, r = 16 * w + l / 4;
     for (int i = t; i < 8 * 64; i += 128)
-        *(unsigned short*)(s + kmajor(i / 64, i % 64, 2, 0)) = B[(i % 64) * 8 + i / 64];
-    for (int i = t; i < 64 * 64; i += 128) *(unsigned short*)(s + 1024 + kmajor(i / 64, i % 64, 2, 0)) = A[i];
+        *(unsigned short*)(s + kmajor(i / 64, i % 64)) = B[(i % 64) * 8 + i / 64];
+    for (int i = t; i < 64 * 64; i += 128) *(unsigned short*)(s + 1024 + kmajor(i / 64, i % 64)) = A[i];
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
     float d[4] = {init, init, init, init};
     for (int st = 0; st < 4; ++st) {
-        unsigned long long da = descriptor(base + 1024 + 256 * st, 0), db = descriptor(base + 256 * st, 0);
+        unsigned long long da = descriptor(base + 1024 + 256 * st), db = descriptor(base + 256 * st);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
         asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, "
                      "%6, %7, %8, %9, %10;"
