@@ -24,27 +24,34 @@ from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK
 from .listing import numbered
 
 BACKENDS = ("auto", "gpu", "cpu")
+# CuPy's values of the same argument: the compiler that builds the kernel for the GPU. A
+# RawModule or RawKernel takes them too, meaning the GPU with that compiler, so that code
+# written for CuPy runs unchanged after the one-import swap (and, written with them, runs
+# unchanged back in CuPy).
+CUPY_BACKENDS = ("nvrtc", "nvcc")
 
 
-def check_backend(backend, check=False):
-    """ValueError unless `backend` is one of BACKENDS, and not "gpu" in checked mode."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-    if check and backend == "gpu":
-        raise ValueError("checked mode runs on the CPU runtime: use backend='cpu' (or 'auto') with check=True")
+def check_backend(backend, check=False, accepted=BACKENDS):
+    """ValueError unless `backend` is one of `accepted`, and not a GPU's in checked mode."""
+    if backend not in accepted:
+        raise ValueError(f"backend must be one of {accepted}, not {backend!r}")
+    if check and backend not in ("auto", "cpu"):
+        raise ValueError(f"checked mode runs on the CPU runtime, and backend={backend!r} is the GPU: use "
+                         "backend='cpu' (or 'auto') with check=True")
 
 
 def resolve_backend(backend, check=False):
-    """The backend a module with these settings runs on: "gpu" or "cpu"."""
-    check_backend(backend, check)
+    """The backend a module with these settings runs on: "gpu" or "cpu" (CuPy's "nvrtc"
+    and "nvcc" are the GPU)."""
+    check_backend(backend, check, BACKENDS + CUPY_BACKENDS)
     if check:
         return "cpu"
     if backend == "auto":
         return "gpu" if gpu_available() else "cpu"
-    if backend == "gpu" and not gpu_available():
-        raise KernelError("backend='gpu' needs CuPy and a CUDA GPU, and none is available here; "
+    if backend != "cpu" and not gpu_available():
+        raise KernelError(f"backend={backend!r} needs CuPy and a CUDA GPU, and none is available here; "
                           "use backend='cpu' (or 'auto') to run on the CPU runtime")
-    return backend
+    return "cpu" if backend == "cpu" else "gpu"
 
 
 class RawModule:
@@ -52,7 +59,8 @@ class RawModule:
 
     code: the CUDA C source. options: compiler options, e.g. ("-DTILE_WIDTH=16",).
     name_expressions: template instances to compile, e.g. ("tiled<16>",).
-    backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
+    backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu"; or CuPy's "nvrtc" or
+    "nvcc": the GPU, the kernel compiled by that compiler, as CuPy compiles it.
     check: checked mode (CPU runtime): every access bounds-checked and counted, shared
     memory checked for races and uninitialized reads, barriers for divergence.
     enable_cooperative_groups, translate_cucomplex, jitify: CuPy's, passed to it on a GPU
@@ -84,6 +92,7 @@ class RawModule:
         self.options = tuple(options)
         self.check = bool(check)
         self.backend = resolve_backend(backend, self.check)
+        self.compiler = "nvcc" if backend == "nvcc" else "nvrtc"   # on a GPU: CuPy's backend
         self.name_expressions = tuple(name_expressions or ())
         self.enable_cooperative_groups = bool(enable_cooperative_groups)
         self.translate_cucomplex = bool(translate_cucomplex)
@@ -113,6 +122,8 @@ class RawModule:
             cupy_options = {k: v for k, v in (("enable_cooperative_groups", self.enable_cooperative_groups),
                                               ("translate_cucomplex", self.translate_cucomplex),
                                               ("jitify", self.jitify)) if v}
+            if self.compiler != "nvrtc":   # CuPy's default, left unsaid
+                cupy_options["backend"] = self.compiler
             impl = GpuModule(self.code, kernels, self.options, self.name_expressions, cupy_options, log_stream)
         self._compiled = (program, kernels, impl)
 
@@ -187,7 +198,8 @@ class RawKernel:
     kernel's first use (see this module's docstring); RawModule.get_function returns one
     compiled.
 
-    Attributes, as CuPy's: code, name, options, backend ("gpu" or "cpu"), translate_cucomplex,
+    Attributes, as CuPy's: code, name, options, backend ("gpu" or "cpu", where it runs;
+    CuPy's "nvrtc" and "nvcc" given are "gpu"), translate_cucomplex,
     enable_cooperative_groups, jitify; check; module (the RawModule); kernel, the compiled
     function (on a GPU CuPy's cupy.cuda.Function, on the CPU runtime the library's entry
     point); attributes and each of them (max_threads_per_block, shared_size_bytes, num_regs,
