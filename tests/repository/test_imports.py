@@ -100,6 +100,14 @@ def test_no_import_circle_in_the_packages():
         "\n".join(_describe(c, graph) for c in found)
 
 
+def test_only_the_notebooks_import_the_self_check():
+    """The assignments' self-check (grading.selfcheck) is the notebooks' own: no module of the
+    packages imports it, so the grader never runs what a student can patch in a notebook."""
+    graph = import_graph(PACKAGES)
+    importers = sorted(m for m, imported in graph.items() if "tiling_course.grading.selfcheck" in imported)
+    assert "tiling_course.grading.selfcheck" in graph and not importers, importers
+
+
 def test_the_walk_finds_a_circle_hidden_in_a_function(tmp_path):
     """The check itself: a circle closed by an import inside a function, through a relative
     `from . import`, a `from .module import name` and an absolute import, is found, and a
