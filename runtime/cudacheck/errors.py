@@ -113,7 +113,9 @@ class GlobalMemoryRaceError(RaceError):
     __device__ variable, a cudaMalloc allocation), at least one writing and not both atomic,
     with nothing ordering them: in one block, no barrier between; in different blocks, no
     __threadfence() and atomic or volatile flag between (compute-sanitizer checks shared
-    memory only). `other_block`, `other_thread` and `other_line` name the other access."""
+    memory only). `other_block`, `other_thread` and `other_line` name the other access. `scope`
+    is "block" where a scope did not cover both threads (an atomicAdd_block of another block, a
+    flag published after __threadfence_block()), else ""."""
 
 
 class ForwardProgressError(CheckError):

@@ -129,6 +129,7 @@ _BLOCKS_ORDER = ("Within one launch, threads of different blocks are ordered onl
                  "flag that the other block reads (atomically or through a volatile pointer) before its access; or "
                  "by grid.sync() in a cooperative launch. Launches in one stream run one after the other. A barrier "
                  "orders one block's threads only, and blocks run in any order, side by side.")
+_SCOPED = "atomicAdd_block, atomicCAS_block, atomicExch_block"
 _LOST_UPDATES = ("The CPU runtime's plain runs may still show the right result: threads of a block take turns there, "
                  "so a read-modify-write is never cut in half as it is on a GPU, where such updates are lost.")
 
@@ -142,6 +143,7 @@ def global_race(f, ctx):
 
     def verb(op):
         return {"read": "reads", "write": "writes", "atomic": "updates atomically",
+                "block-scoped atomic": "updates atomically with block scope",
                 "volatile read": "reads (volatile)", "volatile write": "writes (volatile)"}[op]
 
     kinds = "two writes" if f["hazard"] == "WW" else "a write and a read"
@@ -157,8 +159,19 @@ def global_race(f, ctx):
         why = f"Both threads are in block {block}, with no __syncthreads() between the two accesses ({since})."
     else:
         why = _BLOCKS_ORDER
-    plain = "atomic" not in (f["op"], f["other_op"])
-    if plain and not same_block and me == other and line == other_line and f["hazard"] == "WW":
+    plain = "atomic" not in (f["op"], f["other_op"]) and "block-scoped atomic" not in (f["op"], f["other_op"])
+    scoped = "block-scoped atomic" in (f["op"], f["other_op"]) and not same_block
+    if scoped:
+        why = (f"An atomic of block scope ({_SCOPED}) is atomic only among the threads of its own block and "
+               "orders nothing for another block's threads: the CUDA memory model's scopes.")
+    elif f.get("scope") == "block":
+        why = (f"Block {other_block} did publish through a flag, but with block scope (__threadfence_block(), or "
+               f"an atomic {_SCOPED}), which orders its accesses for the threads of its own block only, not for "
+               f"block {block}'s.")
+    if scoped or f.get("scope") == "block":
+        fix = ("Use device scope between blocks: atomicAdd, atomicCAS, atomicExch (not the _block variants) and "
+               "__threadfence() (not __threadfence_block()). Block scope is for threads of one block.")
+    elif plain and not same_block and me == other and line == other_line and f["hazard"] == "WW":
         fix = (f"Thread {me} of two different blocks writes the same element: does the index use blockIdx? "
                "(int row = blockIdx.y * blockDim.y + threadIdx.y; int col = blockIdx.x * blockDim.x + "
                "threadIdx.x.) Each element should have one writer in the whole grid.")
@@ -180,7 +193,8 @@ def global_race(f, ctx):
     return GlobalMemoryRaceError(msg + "\n" + why + "\n" + fix, kernel=ctx.kernel.name, block=block, thread=me,
                                  other_block=other_block, other_thread=other, array=name, index=tuple(index),
                                  hazard="write-write" if f["hazard"] == "WW" else "read-write", line=line,
-                                 other_line=other_line, op=f["op"], other_op=f["other_op"])
+                                 other_line=other_line, op=f["op"], other_op=f["other_op"],
+                                 scope="block" if scoped or f.get("scope") == "block" else "")
 
 
 def same_value(f, ctx):

@@ -259,7 +259,8 @@ inline int reduce(uint8_t op, unsigned mask, int v, int line) {
 // Within a worker process fibers never run at once, and blocks in other workers only share
 // global memory through real atomics, so the fences need only stop the compiler.
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+namespace kc { void threadfence_block(); }   // kc_memory.cpp: checked mode takes its scope
+inline void __threadfence_block() { ::kc::threadfence_block(); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 #undef assert

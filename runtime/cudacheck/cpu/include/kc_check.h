@@ -121,6 +121,7 @@ struct CheckState {
     bool collective = false;          // the access now accounted is a wmma load's or store's
     bool async_write = false;         // the write now accounted is a TMA copy's (the async proxy's)
     bool cas = false;                 // the access now accounted is an atomicCAS
+    int scope = SCOPE_DEVICE;         // ... and its scope (an atomic's: atomic_scope)
     // a subscript the bounds instrumentation found outside its dimension, reported at the
     // access it leads to (or dropped at the thread's next barrier: forming &a[n] is legal)
     struct { bool set; uint32_t thread; uint32_t line; int64_t index; uint64_t bound; int rank; } sub{};
@@ -196,7 +197,6 @@ void check_async_access(const void* p, unsigned size, uint32_t pc, Op op);
 void global_worker_start(const CheckDesc* c, Region* const* regions, int nregions);
 void global_block_start(uint32_t block);
 void global_interval_end();
-void global_fence();   // __threadfence() by the running thread
 // Thread t arrives on a barrier of the block, or its clock is about to take in one's
 // (kc_check_races.cpp): its held reads are checked, its strong read acquired, and its position
 // moved past its last global access.

@@ -79,10 +79,24 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
     cur->seq++;
 }
 
+// A _block or _system atomic calls the plain one: its scope and its caller's place are set here
+// for the one check that follows (none can come between: the check is the atomic's first act).
+static int next_scope = SCOPE_DEVICE;
+static void* next_pc = nullptr;
+void atomic_scope(int scope, void* pc) {
+    next_scope = scope;
+    next_pc = pc;
+}
+
 void atomic_access(void* addr, unsigned size, void* pc, bool reads, bool cas) {
     chk.cas = cas;
+    chk.scope = next_scope;
+    if (next_pc) pc = next_pc;
+    next_scope = SCOPE_DEVICE;
+    next_pc = nullptr;
     on_access(addr, size, pc, WRITE, true, reads);
     chk.cas = false;
+    chk.scope = SCOPE_DEVICE;
 }
 
 void tile_access(const Collective* c, const void* addr, unsigned size, bool write, int rows, int cols, int row,
@@ -129,8 +143,8 @@ KC_TSAN(1) KC_TSAN(2) KC_TSAN(4) KC_TSAN(8) KC_TSAN(16)
 #undef KC_TSAN
 extern "C" void __tsan_read_range(void* p, unsigned long n) { kc::on_access(p, unsigned(n), __builtin_return_address(0), kc::READ); }
 extern "C" void __tsan_write_range(void* p, unsigned long n) { kc::on_access(p, unsigned(n), __builtin_return_address(0), kc::WRITE); }
-extern "C" void __tsan_atomic_thread_fence(int) {   // __threadfence()
-    kc::global_fence();
+extern "C" void __tsan_atomic_thread_fence(int) {   // __threadfence(), __threadfence_system()
+    kc::global_fence(kc::SCOPE_DEVICE);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 #include "kc_tsan_common.h"

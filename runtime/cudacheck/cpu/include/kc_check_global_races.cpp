@@ -43,6 +43,15 @@
 //     built of atomicCAS, __threadfence() and atomicExch. A strong write without a fence
 //     before it releases nothing: without the fence a GPU may make the data visible after
 //     the flag.
+// Scopes (the memory model's: an operation orders only the threads its scope covers). An atomic
+// or fence of block scope (atomicAdd_block, atomicCAS_block, __threadfence_block()) covers only
+// its own block's threads; device and system scope cover every thread of a launch. So two
+// atomics of different blocks are strong against each other only if neither has block scope
+// (atomicAdd_block on one counter from two blocks races); a release is of block scope when its
+// fence or its strong write is, and then only threads of its own block acquire it; an acquire
+// by a block-scoped atomic acquires only its own block's releases (a lock taken with
+// atomicCAS_block by threads of different blocks orders nothing between them). A race found
+// where a block-scoped release was skipped says so ("scope":"block"), naming the scope.
 // Separate launches are ordered: each launch has a fresh shadow.
 //
 // Release and acquire are tracked per location (SyncObj): for each block that released
@@ -85,7 +94,8 @@ struct GAcc {
     uint16_t wepoch;    // the warp's __syncwarp count
     uint32_t seq;       // the thread's position in its interval (Thread::seq)
 };
-constexpr uint16_t TID_MASK = 0x07ff, COLLECTIVE_BIT = 0x0800, STRONG_BIT = 0x1000, ATOMIC_BIT = 0x2000;
+constexpr uint16_t TID_MASK = 0x07ff, COLLECTIVE_BIT = 0x0800, STRONG_BIT = 0x1000, ATOMIC_BIT = 0x2000,
+                   BLOCK_SCOPE_BIT = 0x4000;   // an atomic of block scope
 struct GShadow { GAcc w, r1, r2; };
 
 struct GMem {
@@ -107,6 +117,7 @@ struct GHeader {
     uint64_t bytes;
     uint32_t nmem, nblocks, sync_blocks, pad;
     uint64_t marks, lists;     // offsets: MAX_SYNC arrays of sync_blocks points, then of block ids
+    uint64_t scopes;           // offset: MAX_SYNC arrays of sync_blocks bytes: 1 where a mark is of block scope
     uint64_t clocks;           // offset: the pool of nclocks clocks of clock_len (a block's threads) entries
     uint32_t clock_len, nclocks;
     uint32_t clock_next, pad2; // the pool's next free clock
@@ -131,12 +142,16 @@ struct GlobalState {
     uint32_t seen[MAX_SYNC] = {};  // the version of each SyncObj last acquired
     uint32_t seen_epoch[MAX_SYNC] = {}, seen_tid[MAX_SYNC] = {};   // ... by which thread, when
     uint32_t fence_epoch[1024] = {};   // each thread's last __threadfence(): its interval + 1
+    uint8_t fence_block[1024] = {};    // ... of block scope (__threadfence_block())
     uint8_t fence_clock[1024] = {};    // ... found its clock ordering other threads' accesses:
     uint32_t* fence_rows = nullptr;    //     that clock (a row of nthreads entries per thread)
     unsigned fence_rows_n = 0;
     uint32_t fence_ref[1024] = {};     //     and the pool's copy of it, once released (0: none yet)
     uintptr_t acquiring[1024] = {};    // each thread's strong read not yet acquired (see acquire)
     uint32_t acquiring_seq[1024] = {}; // ... and its position
+    uint8_t acquiring_block[1024] = {};// ... made by an atomic of block scope
+    uint32_t scoped_from[8] = {};      // blocks whose releases of block scope this block skipped
+    uint32_t nscoped = 0;
     uint32_t after[1024] = {};         // each thread's last global access: its position + 1,
     uint32_t after_epoch[1024] = {};   // ... and its interval
     uint32_t block = 0;            // linear id of the block running
@@ -204,7 +219,8 @@ int global_launch_start(const LaunchDesc* d) {
         at = round(at + (mem[i].hi - mem[i].lo + mem[i].granule - 1) / mem[i].granule * sizeof(GShadow));
     }
     uint64_t marks = at, lists = round(marks + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint64_t));
-    uint64_t clocks = round(lists + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint32_t));
+    uint64_t scopes = round(lists + uint64_t(MAX_SYNC) * sync_blocks * sizeof(uint32_t));
+    uint64_t clocks = round(scopes + uint64_t(MAX_SYNC) * sync_blocks);
     uint32_t clock_len = d->block[0] * d->block[1] * d->block[2];
     uint32_t nclocks = uint32_t(CLOCK_POOL_BYTES / (sizeof(uint32_t) * (clock_len ? clock_len : 1)));
     uint64_t bytes = round(clocks + uint64_t(nclocks) * clock_len * sizeof(uint32_t));
@@ -217,6 +233,7 @@ int global_launch_start(const LaunchDesc* d) {
     h->sync_blocks = sync_blocks;
     h->marks = marks;
     h->lists = lists;
+    h->scopes = scopes;
     h->clocks = clocks;
     h->clock_len = clock_len;
     h->nclocks = nclocks;
@@ -254,15 +271,22 @@ void global_block_start(uint32_t block) {
     unsigned n = sched.nthreads < 1024 ? sched.nthreads : 1024;
     memset(gs.fence_epoch, 0, sizeof(uint32_t) * n);
     memset(gs.fence_clock, 0, n);
+    memset(gs.fence_block, 0, n);
+    gs.nscoped = 0;
     memset(gs.acquiring, 0, sizeof(uintptr_t) * n);
     memset(gs.after_epoch, 0, sizeof(uint32_t) * n);
 }
 
-// __threadfence() by the running thread: what it releases at its next strong write is fixed
-// here, its clock included (what of the others' accesses barriers ordered before the fence).
-void global_fence() {
+// A fence by the running thread: what it releases at its next strong write is fixed here, its
+// clock included (what of the others' accesses barriers ordered before the fence), and its scope.
+// A block-scoped fence after a device-scoped one in the same interval leaves that one standing
+// (more permissive: never a false report).
+void global_fence(int scope) {
     if (!cur || cur->linear >= 1024) return;
     unsigned t = cur->linear, n = sched.nthreads;
+    bool block = scope == SCOPE_BLOCK;
+    if (block && gs.fence_epoch[t] == chk.epoch + 1 && !gs.fence_block[t]) return;
+    gs.fence_block[t] = block;
     gs.fence_epoch[t] = chk.epoch + 1;
     gs.fence_clock[t] = 0;
     gs.fence_ref[t] = 0;
@@ -350,7 +374,9 @@ static bool acquired(uint32_t bx, const GAcc& a, const GAcc& me) {
 // Is access a ordered before `me`, an access of the running block?
 static bool g_ordered(const GAcc& a, const GAcc& me) {
     if (!a.block) return true;
-    if ((a.tid & STRONG_BIT) && (me.tid & STRONG_BIT)) return true;
+    // two strong accesses: morally strong unless one is an atomic of block scope and the other of another block
+    if ((a.tid & STRONG_BIT) && (me.tid & STRONG_BIT) && (a.block == me.block || !((a.tid | me.tid) & BLOCK_SCOPE_BIT)))
+        return true;
     uint32_t ab = a.block - 1, at = a.tid & TID_MASK, mt = me.tid & TID_MASK;
     if (a.block == me.block) {
         if (a.epoch != me.epoch) return true;
@@ -367,8 +393,15 @@ static bool g_ordered(const GAcc& a, const GAcc& me) {
     return acquired(ab, a, me);
 }
 
+// Whether this block skipped a release of block scope by block b (then a race with b says so).
+static bool skipped_scope(uint32_t b) {
+    for (uint32_t i = 0; i < gs.nscoped; ++i)
+        if (gs.scoped_from[i] == b) return true;
+    return false;
+}
+
 static const char* g_op(const GAcc& a, bool write) {
-    if (a.tid & ATOMIC_BIT) return "atomic";
+    if (a.tid & ATOMIC_BIT) return a.tid & BLOCK_SCOPE_BIT ? "block-scoped atomic" : "atomic";
     if (a.tid & STRONG_BIT) return write ? "volatile write" : "volatile read";
     return write ? "write" : "read";
 }
@@ -380,11 +413,11 @@ static void global_race(const Region* r, int64_t elem, const GAcc& other, bool o
     finding(chk.pending_race, sizeof chk.pending_race, Finding::global_race,
              "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],"
              "\"hazard\":\"%s\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
-             "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d}",
+             "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d,\"scope\":\"%s\"}",
              r->name, r->kind == DEVICE ? "device" : "global", (long long)elem,
              (unsigned long long)(r->bytes / esize), other_write && me_write ? "WW" : "RW", me.block - 1,
              me.tid & TID_MASK, me.pc, g_op(me, me_write), other.block - 1, other.tid & TID_MASK, other.pc,
-             g_op(other, other_write), chk.interval_line);
+             g_op(other, other_write), chk.interval_line, skipped_scope(other.block - 1) ? "block" : "");
 }
 
 // Keep the new reader; of the readers kept, two of different blocks survive where there
@@ -555,8 +588,17 @@ static SyncObj* sync_of(uintptr_t a, bool claim) {
     return &gs.h->sync[MAX_SYNC - 1];
 }
 
-static void raise_mark(uint32_t i, SyncObj* s, uint32_t block, uint64_t p) {
+static uint8_t* scopes_of(uint32_t i) {
+    return reinterpret_cast<uint8_t*>(gs.base + gs.h->scopes) + uint64_t(i) * gs.h->sync_blocks;
+}
+
+// A release through SyncObj i of what block `block` did up to point p; `scoped`: of block scope
+// (where the block released there with device scope too, that stands: more permissive).
+static void raise_mark(uint32_t i, SyncObj* s, uint32_t block, uint64_t p, bool scoped) {
     uint64_t& m = marks_of(i)[block];
+    uint8_t& scope = scopes_of(i)[block];
+    if (!m) scope = scoped;
+    else if (!scoped) scope = 0;
     if (!m) {
         list_of(i)[s->count++] = block;
         m = p;
@@ -587,8 +629,9 @@ static void know(uint32_t block, uint64_t p, uint32_t tid, uint32_t seq) {
 }
 
 // Thread tid's strong read of global address a, at position seq: take what was released there
-// (unless this thread, or the whole block, took this version already).
-static void acquire(uintptr_t a, uint32_t tid, uint32_t seq) {
+// (unless this thread, or the whole block, took this version already); `scoped`: the read is an
+// atomic of block scope. A release of block scope, or an acquire, covers only its own block.
+static void acquire(uintptr_t a, uint32_t tid, uint32_t seq, bool scoped) {
     SyncObj* s = sync_of(a, false);
     if (!s) return;
     uint32_t i = uint32_t(s - gs.h->sync);
@@ -598,16 +641,25 @@ static void acquire(uintptr_t a, uint32_t tid, uint32_t seq) {
     spin_lock(&s->lock);
     const uint64_t* marks = marks_of(i);
     const uint32_t* list = list_of(i);
-    for (uint32_t k = 0; k < s->count; ++k) know(list[k], marks[list[k]], tid, seq);
+    const uint8_t* scopes = scopes_of(i);
+    for (uint32_t k = 0; k < s->count; ++k) {
+        uint32_t b = list[k];
+        if ((scoped || scopes[b]) && b != gs.block) {
+            if (!skipped_scope(b) && gs.nscoped < 8) gs.scoped_from[gs.nscoped++] = b;
+            continue;
+        }
+        know(b, marks[b], tid, seq);
+    }
     gs.seen[i] = s->version;
     gs.seen_epoch[i] = chk.epoch;
     gs.seen_tid[i] = tid;
     spin_unlock(&s->lock);
 }
 
-// A strong write of global address a: after a __threadfence() by this thread, release there
-// what the fence covers, and what this thread has acquired.
-static void release(uintptr_t a) {
+// A strong write of global address a: after a fence by this thread, release there what the fence
+// covers, and what this thread has acquired; `scoped`: the write is an atomic of block scope. A
+// release of block scope passes on only what its own block did.
+static void release(uintptr_t a, bool scoped) {
     unsigned t = cur->linear;
     uint32_t fenced = t < 1024 ? gs.fence_epoch[t] : 0;
     if (!fenced) return;
@@ -620,11 +672,12 @@ static void release(uintptr_t a) {
     SyncObj* s = sync_of(a, true);
     uint32_t i = uint32_t(s - gs.h->sync);
     spin_lock(&s->lock);
-    if (gs.block < gs.h->sync_blocks) raise_mark(i, s, gs.block, p);
-    for (uint32_t k = 0; k < gs.nknown; ++k) {
+    scoped = scoped || gs.fence_block[t];
+    if (gs.block < gs.h->sync_blocks) raise_mark(i, s, gs.block, p, scoped);
+    for (uint32_t k = 0; k < gs.nknown && !scoped; ++k) {
         const Know& kn = gs.know[gs.known[k]];
         for (uint32_t j = 0; j < kn.n; ++j)
-            if (sees(kn.p[j], chk.epoch, t)) raise_mark(i, s, gs.known[k], kn.p[j].point);
+            if (sees(kn.p[j], chk.epoch, t)) raise_mark(i, s, gs.known[k], kn.p[j].point, false);
     }
     __atomic_store_n(&s->version, s->version + 1, __ATOMIC_RELEASE);
     spin_unlock(&s->lock);
@@ -637,7 +690,7 @@ static void acquire_held(unsigned t) {
     if (t >= 1024 || !gs.acquiring[t]) return;
     uintptr_t a = gs.acquiring[t];
     gs.acquiring[t] = 0;
-    acquire(a, t, gs.acquiring_seq[t]);
+    acquire(a, t, gs.acquiring_seq[t], gs.acquiring_block[t]);
 }
 
 // Thread t arrives on a barrier (a named barrier, an mbarrier, a __syncwarp) or takes in what
@@ -674,8 +727,9 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
     acquire_held(t);
     bool plain_read = reads && !writes && !strong;
     if (t < 1024 && held[t].n && !plain_read) check_held(t, chk.cas, a, size);
+    bool block_scope = atomic && chk.scope == SCOPE_BLOCK;
     uint16_t flags = uint16_t((t & TID_MASK) | (strong ? STRONG_BIT : 0) | (atomic ? ATOMIC_BIT : 0) |
-                              (chk.collective ? COLLECTIVE_BIT : 0));
+                              (chk.collective ? COLLECTIVE_BIT : 0) | (block_scope ? BLOCK_SCOPE_BIT : 0));
     GAcc me{gs.block + 1, chk.epoch, pc, flags, chk.warp_epoch[t / 32], cur->seq};
     if (t < 1024) {
         gs.after[t] = cur->seq + 1;
@@ -688,9 +742,10 @@ void global_memory(const Region* r, uintptr_t a, unsigned size, uint32_t pc, boo
     if (strong && reads && t < 1024) {
         gs.acquiring[t] = a;
         gs.acquiring_seq[t] = cur->seq;
+        gs.acquiring_block[t] = block_scope;
     }
     global_check(r, a, size, me, reads, writes);
-    if (strong && writes) release(a);
+    if (strong && writes) release(a, block_scope);
 }
 
 }  // namespace kc

@@ -149,9 +149,21 @@ void async_wait_prior(size_t n) {
 
 }  // namespace kc
 
+namespace kc {
+// Within a worker fibers never run at once: the fence need only stop the compiler. Checked mode
+// takes its scope: it orders the thread's accesses for its own block's threads only.
+void threadfence_block() {
+#ifdef KC_CHECKED
+    global_fence(SCOPE_BLOCK);
+#endif
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+}  // namespace kc
+
 // ---- atomics -------------------------------------------------------------------------
 // Real atomics: blocks in other workers share global memory. The _block and _system
-// variants are the same operation here (one block runs at a time per worker).
+// variants are the same operation here (one block runs at a time per worker); checked mode
+// takes their scope (KC_SCOPE).
 // Every atomic is checked (checked mode) and then counted as a poll of its location (a lock
 // or a flag another thread sets: kc_poll.cpp).
 #ifdef KC_CHECKED
@@ -171,9 +183,15 @@ static uint64_t operand_key(T v) {
     else if constexpr (sizeof(T) == 4) return __builtin_bit_cast(uint32_t, v);
     else return __builtin_bit_cast(uint16_t, v);
 }
+// The _block and _system variants: the same operation, with its scope for checked mode.
+#ifdef KC_CHECKED
+#define KC_SCOPE(s) ::kc::atomic_scope(s, __builtin_return_address(0))
+#else
+#define KC_SCOPE(s) ((void)0)
+#endif
 #define KC_ATOMIC_VARIANTS(R, NAME, PARAMS, ARGS) \
-    R NAME##_block PARAMS { return NAME ARGS; } \
-    R NAME##_system PARAMS { return NAME ARGS; }
+    R NAME##_block PARAMS { KC_SCOPE(::kc::SCOPE_BLOCK); return NAME ARGS; } \
+    R NAME##_system PARAMS { KC_SCOPE(::kc::SCOPE_SYSTEM); return NAME ARGS; }
 
 #define KC_FETCH(NAME, T, BUILTIN) \
     T NAME(T* p, T v) { KC_ATOMIC_HOOK(p, true); return BUILTIN(p, v, __ATOMIC_SEQ_CST); } \

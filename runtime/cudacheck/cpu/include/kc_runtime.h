@@ -138,8 +138,19 @@ inline uint32_t asm_pc() { return cur ? pc_offset(cur->asm_pc) : 0; }
 // Whether [p, p + size) lies in the block's shared memory, static or dynamic (kc_ptx.cpp).
 bool in_shared(const void* p, size_t size);
 
+// The scope of an atomic or a fence (CUDA's memory model): which threads it orders. The threads of
+// a launch all run on one device, so a system scope (atomicAdd_system, __threadfence_system())
+// covers what a device scope does; a block scope (atomicAdd_block, __threadfence_block()) covers
+// only the threads of its own block.
+enum Scope : int { SCOPE_DEVICE = 0, SCOPE_BLOCK = 1, SCOPE_SYSTEM = 2 };
+void threadfence_block();   // __threadfence_block() (kc_memory.cpp)
+
 #ifdef KC_CHECKED
 // Checked mode's hooks, which the scheduler and the launcher call (kc_check_*.cpp).
+// The next atomic_access is of an atomic of this scope (a _block or _system variant, which calls
+// the plain atomic), called from `pc`.
+void atomic_scope(int scope, void* pc);
+void global_fence(int scope);   // a fence by the running thread: __threadfence(), or of the scope named
 int global_launch_start(const LaunchDesc* d);                 // in the caller, before the fork
 void check_worker_start(const LaunchDesc* d, unsigned w);
 void check_block_start(uint32_t block);
