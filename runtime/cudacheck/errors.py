@@ -184,6 +184,31 @@ class ProxyFenceError(SharedMemoryRaceError):
     its fence.proxy.async.global that is so ordered but orders global memory only (0: none)."""
 
 
+class StageOverwriteError(SharedMemoryRaceError):
+    """A TMA copy refills a pipeline stage (shared memory an earlier TMA copy filled) before the
+    stage's consumers handed it back: a wgmma still reads the earlier fill and nothing orders the
+    consumers' release (an arrival on the stage's "empty" mbarrier) before the copy, or no thread
+    has even waited for the earlier fill's phase yet. The producer skipped its wait on the empty
+    barrier, or waited for the wrong phase of it. `line` is the copy's, `address` and `phase` the
+    full barrier and phase it fills, `old_address`, `old_phase` and `old_line` the earlier fill's,
+    `reader` the warpgroup still reading it (-1: none read it yet) and `wgmma_line` its wgmma."""
+
+
+class WaitParityError(TileNotReadyError, ForwardProgressError):
+    """A block that cannot finish because a thread waits on an mbarrier for a phase beyond one it
+    never observed complete: its parity (or its count of the barrier's phases) is one phase ahead,
+    so it waits for a phase that only its own progress would start. On a GPU the same wait, reached
+    before the earlier phase completes, returns at once and the thread reads the tile before the TMA
+    has written it. `skipped` is how many completed phases the thread never observed."""
+
+
+class ArrivalCountError(ForwardProgressError):
+    """A block that cannot finish because an mbarrier's phase got some of its arrivals and waits for
+    more that will never come: mbarrier.init's count is larger than the arrivals each phase gets
+    (one per consumer warp, say, against a count of threads). `expected` is the count, `arrived`
+    the arrivals the phase got."""
+
+
 class WarpgroupCollectiveError(WarpCollectiveError):
     """A warpgroup-wide instruction (wgmma.mma_async: .sync.aligned) that not all four warps of
     the warpgroup reach together, or that they reach at different lines: undefined on a GPU,
@@ -200,6 +225,12 @@ class TransactionCountError(InvalidOperandError):
     """An mbarrier phase whose arrivals have all come while its copies completed more bytes
     than expect_tx announced: the transaction count is below zero and the phase can never
     complete. `expected` and `delivered` are the phase's bytes."""
+
+
+class TransactionStallError(TransactionCountError, ForwardProgressError):
+    """A block that cannot finish because an mbarrier's phase has all its arrivals but waits for
+    transaction bytes no copy will bring: expect_tx announced more bytes than the phase's copies
+    deliver. `expected` and `delivered` are the phase's bytes."""
 
 
 class MisalignedAddressError(InvalidOperandError):

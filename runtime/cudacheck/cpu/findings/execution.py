@@ -8,12 +8,15 @@ barrier_stall, cluster_stall). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
+    ArrivalCountError,
     BarrierDivergenceError,
     ForwardProgressError,
     InvalidOperandError,
     LaunchConfigError,
     LeadingDimensionError,
     MisalignedAddressError,
+    TransactionStallError,
+    WaitParityError,
     WarpCollectiveError,
     WarpDivergenceError,
 )
@@ -259,6 +262,7 @@ def mbarrier_stall(f, ctx):
         needs.append(f"{f['tx']} more transaction bytes ({balance})")
     elif f["tx"] < 0:
         needs.append(f"expect_tx of the {-f['tx']} transaction bytes completed beyond those expected ({balance})")
+    cause, error, extra = _mbarrier_cause(f, ctx)
     return _stall(f, ctx, f"line {f['line']}" + (f"{via}," if via else "") + " for the "
                   f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, "
                   f"which still needs {' and '.join(needs)}; nothing that can still run will complete it: ",
@@ -266,7 +270,45 @@ def mbarrier_stall(f, ctx):
                   "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
                   "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count "
                   "includes arrives once per phase, that each wait asks for the parity of the phase it needs, and "
-                  "that the bytes expected match those the copies deliver. A GPU hangs here.", address=f["address"])
+                  "that the bytes expected match those the copies deliver. A GPU hangs here.", error=error, cause=cause,
+                  address=f["address"], **extra)
+
+
+def _mbarrier_cause(f, ctx):
+    """(the cause first, the exception, its details) of an mbarrier stall, where the barrier's state
+    names the mistake: a waiter one phase ahead (WaitParityError), all arrivals in but bytes missing
+    (TransactionStallError), some arrivals in and more expected (ArrivalCountError)."""
+    arrived, bar = f["expected"] - f["pending"], f"the mbarrier at shared address {f['address']:#x}"
+    if f["fresh"]:
+        return ("every waiting thread waits on an mbarrier that has neither completed a phase nor had an "
+                f"arrival (thread {ctx.thread(f['thread'])} on {bar}, parity {f['parity']}): each waits for "
+                "what only another waiter would start. A producer's first wait for a free slot must ask for parity "
+                "1, the phase before a barrier's first, which counts as complete: wait for parity "
+                "((use / STAGES) & 1) ^ 1.", WaitParityError, {"skipped": 0})
+    if f["skipped"] > 1 and not arrived:
+        return (f"{bar} completed {f['skipped']} phases since thread {ctx.thread(f['thread'])} last observed it, "
+                f"which now waits for parity {f['parity']}: each round of its arrivals completes more than one phase, "
+                f"so mbarrier.init's count ({f['expected']}) is smaller than the arrivals a round brings (one per "
+                "arriving thread, or per warp where one lane arrives for it). Initialize it with the number of "
+                "arrivals each use gets.", ArrivalCountError, {"expected": f["expected"], "skipped": f["skipped"]})
+    if f["skipped"] and not arrived:
+        return (f"thread {ctx.thread(f['thread'])} never waited for the last completed phase of {bar} "
+                f"({f['skipped']} completed that it did not observe) and waits for the phase after it, parity "
+                f"{f['parity']}: its "
+                "parity (or its count of the barrier's uses) is one phase ahead. On a GPU the same wait, reached "
+                "before that phase completed, returns at once and the tile is read before the TMA wrote it. Wait "
+                "for parity (use / STAGES) & 1, counting uses from 0.", WaitParityError, {"skipped": f["skipped"]})
+    if not f["pending"] and f["tx"] > 0:
+        return (f"every arrival of the phase of {bar} came, but expect_tx announced {f['tx_expected']} bytes "
+                f"and the copies delivered {f['tx_delivered']}: announce exactly the bytes of the phase's boxes.",
+                TransactionStallError, {"expected": f["tx_expected"], "delivered": f["tx_delivered"]})
+    if arrived and f["tx"] <= 0:
+        return (f"the phase of {bar} got {arrived} arrival{'s' if arrived > 1 else ''} and mbarrier.init's count "
+                f"asks for {f['expected']}: the count is larger than the arrivals a phase gets (one per arriving "
+                f"thread, or per warp where one lane arrives for it). Initialize it with {arrived}, or have every "
+                "thread the count includes arrive once per phase.", ArrivalCountError,
+                {"expected": f["expected"], "arrived": arrived})
+    return "", ForwardProgressError, {}
 
 
 def barrier_stall(f, ctx):
@@ -301,13 +343,14 @@ def _via(f, ctx):
     return f", called from line {own[-2][0]}" if own else ""
 
 
-def _stall(f, ctx, where, advice, **details):
+def _stall(f, ctx, where, advice, error=ForwardProgressError, cause="", **details):
     """A stall's ForwardProgressError: its waiting thread "waits at" `where`, then where every
     thread of the block is (_waits), then `advice`."""
     block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
-    msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} waits at {where}"
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}{': ' + cause + ' So the block' if cause else ''} cannot "
+           f"finish: its thread {thread} waits at {where}"
            + _waits(f, ctx, line) + "\n" + advice)
-    return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line, **details)
+    return error(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line, **details)
 
 
 def _waits(f, ctx, line):

@@ -11,6 +11,7 @@ takes the finding's fields and the findings.Context it is read against, and retu
 exception, its message worded for the student."""
 from ...errors import (
     ProxyFenceError,
+    StageOverwriteError,
     TileNotReadyError,
     TmaStoreSourceRaceError,
     TransactionCountError,
@@ -52,7 +53,7 @@ def tile_unwaited(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {_reader(f, ctx)}, a byte the TMA copy on line "
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
            f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of the mbarrier at shared "
-           f"address {f['address']:#x}, and {who}.")
+           f"address {f['address']:#x}, and {who}{_last_wait(f, phase)}.")
     # Having seen exactly the phases before the copy's, the reader did wait: for the phase before,
     # which completed before this copy was issued (or before its bytes counted).
     if n == phase and phase > 0:
@@ -63,14 +64,93 @@ def tile_unwaited(f, ctx):
                   "readers have released it.")
     else:
         advice = ("The TMA writes shared memory through the async proxy: its bytes are visible to a thread only "
-                  "after that thread's mbarrier.try_wait (or test_wait) has seen the phase the copy completes on "
+                  "after that thread's mbarrier.try_wait has seen the phase the copy completes on "
                   "(or a __syncthreads() after another thread's such wait). Wait on the slot's barrier, with the "
                   "parity of the phase this use of the slot fills, before any thread reads it or wgmma multiplies "
-                  "it; a GPU may otherwise read stale or half-written bytes.")
+                  "it, or a GPU may read stale bytes.")
     msg = _quoted(msg, ctx, (f["line"], f["copy_line"]), advice)
     return TileNotReadyError(msg, kernel=ctx.kernel.name, block=block, thread=ctx.thread(f["thread"]),
                              line=f["line"], array=f["array"], index=tuple(f["index"]), op=f["op"],
                              warpgroup=f["warpgroup"], copy_line=f["copy_line"], phase=phase, address=f["address"])
+
+
+def _last_wait(f, phase):
+    """What the reader's last wait on the barrier asked for, against the phase it needed."""
+    if f["waited"] < 0:
+        return "; none waited on this barrier at all"
+    said = (f"; its last wait on this barrier, on line {f['wait_line']}, asked for parity {f['waited']}")
+    if f["waited"] != phase % 2:
+        return (said + f", which names the phase before (a barrier just initialized counts its phase before the "
+                f"first as complete, so such a wait returns at once): wrong parity, wait for parity {phase % 2}")
+    return said + (f" and returned on phase {f['observed'] - 1}'s completion, not this use's phase {phase}: the "
+                   "count of this slot's uses that gives the parity is off (kept per thread across tiles?)")
+
+
+def tile_stale(f, ctx):
+    """A wgmma read a stage before the TMA copy that fills it for this use was issued: the copy then
+    lands while the wgmma is still reading (kc_check_async.cpp: refill). The consumer's wait is the
+    mistake, not the producer's copy."""
+    block, phase, wg = ctx.block(f["block"]), f["phase"], f["warpgroup"]
+    then = ("no TMA copy had written those bytes yet" if not f["basis"] else
+            "they still held the previous fill, which this warpgroup had already multiplied and handed back")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: warpgroup {wg}'s wgmma.mma_async on line {f['line']} read "
+           f"{_element(f)} before the fill it needed had arrived: {then}. The fill is the TMA copy on line "
+           f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}), which completes phase {phase} "
+           f"(parity {phase % 2}) of the mbarrier at shared address {f['address']:#x} and now lands while the wgmma "
+           f"still reads{_last_wait({**f, 'op': 'wgmma'}, phase)}.")
+    msg = _quoted(msg, ctx, (f["line"], f["copy_line"], *((f["wait_line"],) if f["waited"] >= 0 else ())),
+                  "Before a warpgroup multiplies a stage it waits on the stage's full barrier for the phase of this "
+                  "use: parity (use / STAGES) & 1 with one count of uses that runs on across tiles, the same count "
+                  "the producer fills the stage by. A wait for the wrong parity returns at once on a GPU, and the "
+                  "wgmma reads bytes the TMA has not written yet.")
+    return TileNotReadyError(msg, kernel=ctx.kernel.name, block=block, thread=ctx.thread(f["thread"]),
+                             line=f["line"], array=f["array"], index=tuple(f["index"]), op="wgmma", warpgroup=wg,
+                             copy_line=f["copy_line"], phase=phase, address=f["address"], waited=f["waited"],
+                             wait_line=f["wait_line"])
+
+
+def tx_short(f, ctx):
+    """A read of bytes a copy brought after the phase it was announced for had completed: that
+    phase's expect_tx was short by these bytes, which counted on the next phase instead."""
+    block, thread, phase = ctx.block(f["block"]), ctx.thread(f["thread"]), f["phase"]
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} reads {_element(f)} on line {f['line']}, "
+           f"which the TMA copy on line {f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) wrote "
+           f"after the phase its expect_tx announced had already completed: the expect_tx on line "
+           f"{f['expect_line']} announced fewer bytes than the copies issued for that phase bring, so the phase of "
+           f"the mbarrier at shared address {f['address']:#x} completed on the first copies' bytes and this copy's "
+           f"counted on phase {phase}, which the reader had not waited for.")
+    msg = _quoted(msg, ctx, (f["line"], f["copy_line"], f["expect_line"]),
+                  "expect_tx must announce every byte of every copy that completes on the phase: each TMA box's rows "
+                  "x columns x element size (zero-filled bytes too), summed over the boxes of the stage.")
+    return TransactionCountError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
+                                 array=f["array"], index=tuple(f["index"]), copy_line=f["copy_line"],
+                                 expect_line=f["expect_line"], phase=phase, address=f["address"])
+
+
+def stage_overwrite(f, ctx):
+    """A TMA copy refills a stage its consumers have not released (kc_check_async.cpp: refill)."""
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    if f["reader"] >= 0:
+        still = (f"warpgroup {f['reader']}'s wgmma.mma_async on line {f['wgmma_line']} still reads it (group "
+                 f"{f['group']} in flight) and nothing orders that warpgroup's release of the stage before this copy")
+        lines = (line, f["old_line"], f["wgmma_line"])
+    else:
+        still = "no thread has even waited for that fill's phase yet: its consumers have not read it"
+        lines = (line, f["old_line"])
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: the TMA copy on line {line} (issued by thread {thread}) "
+           f"refills {_element(f)} for phase {f['phase']} of the mbarrier at shared address {f['address']:#x} "
+           f"while the stage still holds the fill of phase {f['old_phase']} (parity {f['old_phase'] % 2}) of the "
+           f"mbarrier at {f['old_address']:#x}, copied on line {f['old_line']}: {still}.")
+    msg = _quoted(msg, ctx, lines,
+                  "The producer must wait until the stage's consumers hand it back before it refills it: "
+                  "mbarrier.try_wait.parity on the stage's empty barrier (which each consumer arrives on once its "
+                  "wgmma.wait_group has retired the stage's reads), parity ((use / STAGES) & 1) ^ 1, before its "
+                  "expect_tx and copies. A GPU overwrites the tiles under the multiply; here it would later "
+                  "deadlock or compute a wrong product.")
+    return StageOverwriteError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                               array=f["array"], index=tuple(f["index"]), op="copy", address=f["address"],
+                               phase=f["phase"], old_address=f["old_address"], old_phase=f["old_phase"],
+                               old_line=f["old_line"], reader=f["reader"], wgmma_line=f["wgmma_line"])
 
 
 def _writer(f, thread):
@@ -83,10 +163,13 @@ def _writer(f, thread):
 def wgmma_overwrite(f, ctx):
     block, thread = ctx.block(f["block"]), ctx.thread(f["thread"])
     writer = _writer(f, thread)
+    released = (f" Warpgroup {f['warpgroup']} handed the stage back (an arrival this copy's thread waited for) "
+                "after issuing the wgmma but before its wgmma.wait_group retired that group: the release comes too "
+                "early." if f["released"] else "")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
            f"wgmma.mma_async on line {f['wgmma_line']} of warpgroup {f['warpgroup']} still reads it: its group "
            f"({f['group']}, counting the warpgroup's wgmma.commit_group from 0) is in flight, since the "
-           f"warpgroup's wgmma.wait_group has retired only groups below {f['retired']}.")
+           f"warpgroup's wgmma.wait_group has retired only groups below {f['retired']}.{released}")
     msg = _quoted(msg, ctx, (f["line"], f["wgmma_line"]),
                   "A wgmma reads its shared-memory operands asynchronously, from its issue until a "
                   "wgmma.wait_group N of its warpgroup leaves at most N newer groups pending. Wait for the group "
@@ -94,7 +177,7 @@ def wgmma_overwrite(f, ctx):
                   "(an mbarrier arrival, a __syncthreads()) only after that wait.")
     return WgmmaOperandRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
                                  array=f["array"], index=tuple(f["index"]), op=f["op"], warpgroup=f["warpgroup"],
-                                 wgmma_line=f["wgmma_line"])
+                                 wgmma_line=f["wgmma_line"], released=bool(f["released"]))
 
 
 def tma_store_overwrite(f, ctx):

@@ -84,7 +84,12 @@ struct Mark {
     uint32_t copy_pc;                 // its place in the library (pc_of: its helpers' calls)
     uint16_t copy_tid;
     uint8_t copy_bar, copy_set;
-    struct { uint32_t line, pc, group; uint8_t wg, set; } rd[2];   // wgmmas reading it, by warpgroup
+    uint8_t copy_unannounced;         // its bytes count on a phase no expect_tx announced (an earlier one did)
+    uint16_t fills;                   // TMA copies into the byte so far: which fill a wgmma read
+    // wgmmas reading it, by warpgroup: the group, the fill they read (fills at the read; basis 0: no
+    // copy had written the byte yet), whether the warpgroup had read that same fill in an earlier
+    // group (a stage read again after it was handed back), and the wgmma's issue (issues[])
+    struct { uint32_t line, pc, group, issue; uint16_t fill; uint8_t wg, set, basis, reread; } rd[2];
     struct { uint32_t line, pc, group; uint16_t tid; uint8_t set; } st;   // the last TMA store reading it
 };
 
@@ -108,6 +113,18 @@ static struct {
     uint32_t nfences[1024];
     int checked_bar = -1;             // the (barrier, phase) a wgmma's warps were last found to have observed
     uint32_t checked_phase = 0;
+    // Each thread's last successful wait on each barrier: the parity it asked for (+1; 0: none) and
+    // its line, for the message of a tile read before its phase (n x MAX_BARS, beside seen).
+    uint8_t* waited = nullptr;
+    uint32_t* wait_line = nullptr;
+    uint32_t max_seen[MAX_BARS];      // phases any thread observed complete
+    uint32_t expect_phase[MAX_BARS];  // the phase of the barrier's last expect_tx (+1; 0: none yet)
+    uint32_t expect_line[MAX_BARS], init_line[MAX_BARS], init_count[MAX_BARS];
+    uint32_t wgmma_issue = 0;         // wgmmas issued in this block
+    // The last ISSUES wgmmas' issue: each thread of the warpgroup's position then (it waits inside
+    // the wgmma while the last one computes it), to ask whether the warpgroup's release of a stage
+    // ordered the read before a copy that refills it.
+    struct Issue { uint32_t id, epoch; uint32_t seq[128]; uint16_t wepoch[4]; } issues[64];
 } as;
 
 static int bar_index(const void* bar, bool add) {
@@ -115,15 +132,20 @@ static int bar_index(const void* bar, bool add) {
         if (as.bars[b] == bar) return int(b);
     if (!add || as.nbars == MAX_BARS) return -1;   // past 64 barriers of a block: not tracked
     as.bars[as.nbars] = bar;
-    as.completed[as.nbars] = as.floor[as.nbars] = 0;
+    as.completed[as.nbars] = as.floor[as.nbars] = as.max_seen[as.nbars] = as.expect_phase[as.nbars] = 0;
+    as.init_line[as.nbars] = as.init_count[as.nbars] = 0;
     return int(as.nbars++);
 }
 
 static uint32_t* seen_row(unsigned t) {
     if (as.n != sched.nthreads) {
         free(as.seen);
+        free(as.waited);
+        free(as.wait_line);
         as.n = sched.nthreads;
         as.seen = static_cast<uint32_t*>(calloc(size_t(as.n) * MAX_BARS, sizeof(uint32_t)));
+        as.waited = static_cast<uint8_t*>(calloc(size_t(as.n) * MAX_BARS, 1));
+        as.wait_line = static_cast<uint32_t*>(calloc(size_t(as.n) * MAX_BARS, sizeof(uint32_t)));
     }
     return as.seen + size_t(t) * MAX_BARS;
 }
@@ -154,7 +176,11 @@ void check_async_block_start() {
     as.lo = ~uint64_t(0);
     as.hi = 0;
     as.nbars = 0;
-    if (as.seen) memset(as.seen, 0, size_t(as.n) * MAX_BARS * sizeof(uint32_t));
+    if (as.seen) {
+        memset(as.seen, 0, size_t(as.n) * MAX_BARS * sizeof(uint32_t));
+        memset(as.waited, 0, size_t(as.n) * MAX_BARS);
+    }
+    as.wgmma_issue = 0;
     memset(as.committed, 0, sizeof as.committed);
     memset(as.retired, 0, sizeof as.retired);
     memset(as.retired_by, 0, sizeof as.retired_by);
@@ -170,11 +196,34 @@ void check_async_interval_end() {   // a __syncthreads(): what one thread observ
             if (as.seen[size_t(t) * MAX_BARS + b] > as.floor[b]) as.floor[b] = as.seen[size_t(t) * MAX_BARS + b];
 }
 
-void check_async_init(const void* bar) {   // mbarrier.init: its phases count from zero again
+void check_async_init(const void* bar, uint32_t count, int line) {   // mbarrier.init: phases count from zero again
     int b = bar_index(bar, true);
     if (b < 0) return;
-    as.completed[b] = as.floor[b] = 0;
-    for (unsigned t = 0; t < sched.nthreads; ++t) seen_row(t)[b] = 0;
+    as.completed[b] = as.floor[b] = as.max_seen[b] = as.expect_phase[b] = 0;
+    as.init_line[b] = uint32_t(line);
+    as.init_count[b] = count;
+    for (unsigned t = 0; t < sched.nthreads; ++t) {
+        seen_row(t)[b] = 0;
+        as.waited[size_t(t) * MAX_BARS + b] = 0;
+    }
+}
+
+void check_async_expect_tx(const void* bar, int line) {   // an expect_tx: its bytes count on the current phase
+    int b = bar_index(bar, true);
+    if (b < 0) return;
+    as.expect_phase[b] = as.completed[b] + 1;
+    as.expect_line[b] = uint32_t(line);
+}
+
+uint32_t check_async_phases(const void* bar) {
+    int b = bar_index(bar, false);
+    return b < 0 ? 0 : as.completed[b];
+}
+
+// Phases of the barrier that completed and thread t never observed (0: it is up to date).
+uint32_t check_async_unobserved(const void* bar, unsigned t) {
+    int b = bar_index(bar, false);
+    return b < 0 || t >= sched.nthreads ? 0 : as.completed[b] - observed(t, b);
 }
 
 void check_async_phase_complete(const void* bar) {
@@ -182,9 +231,13 @@ void check_async_phase_complete(const void* bar) {
     if (b >= 0) as.completed[b]++;
 }
 
-void check_async_acquire(const void* bar) {   // a wait that found the phase complete
+void check_async_acquire(const void* bar, uint32_t parity, int line) {   // a wait that found its phase complete
     int b = bar_index(bar, true);
-    if (b >= 0) seen_row(cur->linear)[b] = as.completed[b];
+    if (b < 0) return;
+    seen_row(cur->linear)[b] = as.completed[b];
+    if (as.completed[b] > as.max_seen[b]) as.max_seen[b] = as.completed[b];
+    as.waited[size_t(cur->linear) * MAX_BARS + b] = uint8_t(parity + 1);
+    as.wait_line[size_t(cur->linear) * MAX_BARS + b] = uint32_t(line);
 }
 
 // A writer of the wgmma's own warpgroup is ordered by its own wait_group (program order);
@@ -206,29 +259,120 @@ static const char* where(char* ix, uint64_t off) {
     return r->name;
 }
 
+// Of threads lo .. lo + n - 1 (a reader, or a warp of a wgmma's warpgroup), the one whose last wait on
+// barrier b is the latest, or lo where none waited: whose wait the message names.
+static unsigned last_waiter(unsigned lo, unsigned n, int b) {
+    unsigned best = lo;
+    for (unsigned t = lo; t < lo + n && t < as.n; ++t)
+        if (as.waited[size_t(t) * MAX_BARS + b] && observed(t, b) >= observed(best, b)) best = t;
+    return best;
+}
+
+// A read of bytes the TMA copy of Mark m writes, before the reader observed the copy's phase. Where
+// the copy was issued onto a phase that no expect_tx announced, after an earlier phase's expect_tx
+// completed without its bytes, the cause is that expect_tx's count (tx_short); else the reader's
+// wait: none on that barrier, or one for the wrong parity or phase (tile_unwaited).
 [[noreturn]] static void not_ready(uint64_t off, const Mark& m, unsigned thread, uint32_t pc, int line,
                                    const char* op, int wg) {
     char buf[1024], ix[128];
     const char* name = where(ix, off);
+    unsigned b = m.copy_bar, w = last_waiter(thread, wg >= 0 ? 32 : 1, int(b));
+    if (m.copy_unannounced) {
+        finding(buf, sizeof buf, Finding::tx_short,
+                "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,"
+                "\"address\":%llu,\"phase\":%u,\"copy_thread\":%u,\"copy_line\":%u,\"expect_line\":%u}",
+                name, ix, my_status->block, thread, pc, line, (unsigned long long)shared_offset(as.bars[b]),
+                m.copy_phase, m.copy_tid, m.copy_line, as.expect_line[b]);
+        report(buf);
+    }
     finding(buf, sizeof buf, Finding::tile_unwaited,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
             "\"warpgroup\":%d,\"address\":%llu,\"phase\":%u,\"observed\":%u,\"copy_thread\":%u,\"copy_line\":%u,"
-            "\"copy_pc\":%u}",
+            "\"copy_pc\":%u,\"waited\":%d,\"wait_line\":%u}",
             name, ix, my_status->block, thread, pc, line, op, wg,
-            (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, observed(thread, m.copy_bar),
-            m.copy_tid, m.copy_line, m.copy_pc);
+            (unsigned long long)shared_offset(as.bars[b]), m.copy_phase, observed(w, b),
+            m.copy_tid, m.copy_line, m.copy_pc, int(as.waited[size_t(w) * MAX_BARS + b]) - 1,
+            as.wait_line[size_t(w) * MAX_BARS + b]);
     report(buf);
 }
 
-[[noreturn]] static void overwritten(uint64_t off, const Mark& m, int k, uint32_t pc, int line, const char* op) {
+// released: the write is a TMA copy that the warpgroup's own hand-back of the stage (an arrival its
+// producer waited for) ordered after the wgmma's issue, but not after its wait_group.
+[[noreturn]] static void overwritten(uint64_t off, const Mark& m, int k, uint32_t pc, int line, const char* op,
+                                     bool released = false) {
     char buf[1024], ix[128];
     const char* name = where(ix, off);
     finding(buf, sizeof buf, Finding::wgmma_overwrite,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
-            "\"warpgroup\":%u,\"wgmma_line\":%u,\"wgmma_pc\":%u,\"group\":%u,\"retired\":%u}",
+            "\"warpgroup\":%u,\"wgmma_line\":%u,\"wgmma_pc\":%u,\"group\":%u,\"retired\":%u,\"released\":%d}",
             name, ix, my_status->block, cur->linear, pc, line, op, m.rd[k].wg,
-            m.rd[k].line, m.rd[k].pc, m.rd[k].group, retired_for(m.rd[k].wg));
+            m.rd[k].line, m.rd[k].pc, m.rd[k].group, retired_for(m.rd[k].wg), int(released));
     report(buf);
+}
+
+// ---- a TMA copy into a stage: what its bytes held before (kc_check_async.cpp's model, the pipeline) --
+// A copy lands on bytes that an earlier copy filled (fill F, phase p of barrier B) and, maybe, a wgmma
+// still reads. Whose mistake it is, first found first:
+//  - the wgmma read the stage before this copy's fill had arrived: no copy had written the bytes
+//    yet, or it read F again in a later group after its warpgroup had read F before (so had handed
+//    the stage back): its wait let it through a phase early (missing, wrong parity, phase count
+//    off): tile_stale, a TileNotReadyError;
+//  - the warpgroup's hand-back of the stage (an arrival the copying thread waited for) is ordered
+//    after the wgmma's issue but its group is still in flight: it handed the stage back before its
+//    wgmma.wait_group: wgmma_overwrite, released;
+//  - otherwise nothing orders the consumers' use of F before the copy: the producer refilled the
+//    stage without waiting for its release (its empty barrier), stage_overwrite; and so too where no
+//    thread has yet observed F's phase at all (a fill overwritten before anyone could read it).
+static bool issued_before(const Mark& m, int k, unsigned t) {
+    const auto& is = as.issues[m.rd[k].issue % 64];
+    if (is.id != m.rd[k].issue) return true;   // forgotten (64 wgmmas on): as the race has it
+    for (unsigned i = 0; i < 128; ++i) {
+        unsigned u = m.rd[k].wg * 128u + i;
+        AccessRec a{is.epoch, uint16_t(u), is.wepoch[i / 32], 0, is.seq[i], 0, 0, 0};
+        if (u != t && orders_before(a, t)) return true;
+    }
+    return false;
+}
+
+[[noreturn]] static void stale_read(uint64_t off, const Mark& m, int k, unsigned b, int line) {
+    char buf[1024], ix[128];
+    const char* name = where(ix, off);
+    unsigned wg = m.rd[k].wg, w = last_waiter(wg * 128, 128, int(b));
+    finding(buf, sizeof buf, Finding::tile_stale,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%u,\"warpgroup\":%u,"
+            "\"address\":%llu,\"phase\":%u,\"basis\":%u,\"observed\":%u,\"waited\":%d,\"wait_line\":%u,"
+            "\"copy_thread\":%u,\"copy_line\":%d,\"copy_pc\":%u}",
+            name, ix, my_status->block, wg * 128, m.rd[k].pc, m.rd[k].line, wg,
+            (unsigned long long)shared_offset(as.bars[b]), as.completed[b], unsigned(m.rd[k].basis), observed(w, b),
+            int(as.waited[size_t(w) * MAX_BARS + b]) - 1, as.wait_line[size_t(w) * MAX_BARS + b], cur->linear, line,
+            as.copy_pc);
+    report(buf);
+}
+
+// reader -1: F, filled for phase `old` of barrier `ob`, which no thread has observed, overwritten.
+[[noreturn]] static void stage_overwrite(uint64_t off, const Mark& m, int k, unsigned b, int line) {
+    char buf[1024], ix[128];
+    const char* name = where(ix, off);
+    finding(buf, sizeof buf, Finding::stage_overwrite,
+            "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,"
+            "\"phase\":%u,\"reader\":%d,\"wgmma_line\":%u,\"group\":%u,\"old_address\":%llu,\"old_phase\":%u,"
+            "\"old_line\":%u,\"expected\":%u}",
+            name, ix, my_status->block, cur->linear, as.copy_pc, line, (unsigned long long)shared_offset(as.bars[b]),
+            as.completed[b], k < 0 ? -1 : int(m.rd[k].wg), k < 0 ? 0u : m.rd[k].line, k < 0 ? 0u : m.rd[k].group,
+            (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, m.copy_line, as.init_count[b]);
+    report(buf);
+}
+
+static void refill(uint64_t off, const Mark& m, unsigned b, int line) {
+    for (int k = 0; k < 2; ++k) {
+        if (!m.rd[k].set || m.rd[k].group < retired_for(m.rd[k].wg)) continue;
+        if (!m.rd[k].basis || m.rd[k].reread) stale_read(off, m, k, b, line);
+        if (issued_before(m, k, cur->linear)) overwritten(off, m, k, as.copy_pc, line, "copy", true);
+        stage_overwrite(off, m, k, b, line);
+    }
+    if (m.copy_set && as.max_seen[m.copy_bar] <= m.copy_phase &&
+        !(m.copy_bar == b && m.copy_phase == as.completed[b]))
+        stage_overwrite(off, m, -1, b, line);
 }
 
 [[noreturn]] static void store_overwritten(uint64_t off, const Mark& m, uint32_t pc, int line, const char* op) {
@@ -382,8 +526,12 @@ void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line) {
     for (uint64_t a = off; a < off + size; ++a) {
         Mark* m = mark(a);
         if (!m) continue;
+        if (b >= 0) refill(a, *m, unsigned(b), line);
         check_in_flight(a, *m, as.copy_pc, line, "copy");
         if (b < 0) continue;
+        // Announced by an earlier phase's expect_tx, which completed without these bytes.
+        m->copy_unannounced = as.expect_phase[b] && as.expect_phase[b] <= as.completed[b];
+        m->fills++;
         m->copy_line = uint32_t(line);
         m->copy_pc = as.copy_pc;
         m->copy_phase = as.completed[b];
@@ -413,6 +561,14 @@ void check_tma_done(uint64_t bar) {
 void check_wgmma_begin(const void* ret) {
     as.wgmma_pc = ret ? pc_of(ret) : 0;
     as.checked_bar = -1;
+    // Every other thread of the warpgroup waits inside the wgmma: its position is its issue's.
+    unsigned wg = cur->linear / 128;
+    auto& is = as.issues[++as.wgmma_issue % 64];
+    is.id = as.wgmma_issue;
+    is.epoch = chk.epoch;
+    // The issue is a step of each thread (as a fence is): an arrival right after it orders it.
+    for (unsigned i = 0; i < 128 && wg * 128 + i < sched.nthreads; ++i) is.seq[i] = sched.threads[wg * 128 + i].seq++;
+    for (unsigned w = 0; w < 4; ++w) is.wepoch[w] = chk.warp_epoch[(wg * 128) / 32 + w];
 }
 
 // One operand element of `size` bytes (2, or 4 for tf32) at window offset off, read by
@@ -436,7 +592,9 @@ void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line) {
         uint32_t group = as.committed[cur->linear];
         int k = 0;
         if (m->rd[0].set && m->rd[0].wg != wg && m->rd[0].group >= as.retired[m->rd[0].wg]) k = 1;
-        m->rd[k] = {uint32_t(line), as.wgmma_pc, group, uint8_t(wg), 1};
+        bool reread = m->rd[k].set && m->rd[k].wg == wg && m->rd[k].fill == m->fills && m->rd[k].group < group;
+        m->rd[k] = {uint32_t(line), as.wgmma_pc, group, as.wgmma_issue, m->fills, uint8_t(wg), 1, m->copy_set,
+                    uint8_t(reread)};
     }
 }
 

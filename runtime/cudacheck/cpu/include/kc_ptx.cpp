@@ -127,7 +127,7 @@ void mbarrier_init(void* bar, uint32_t count, int line) {
     totals_of(bar) = {bar, 0, 0};
 #ifdef KC_CHECKED
     check_mbarrier_init(bar);
-    check_async_init(bar);
+    check_async_init(bar, count, line);
 #endif
 }
 
@@ -141,6 +141,7 @@ static void add_tx(void* bar, int64_t tx, const char* what, int line) {
     TxTotals& t = totals_of(bar);
     (tx > 0 ? t.expected : t.delivered) += uint32_t(tx > 0 ? tx : -tx);
 #ifdef KC_CHECKED
+    if (tx > 0) check_async_expect_tx(bar, line);
     check_tx_balance(b, bar, line);
 #endif
     complete_if_done(b, bar);
@@ -203,7 +204,7 @@ bool mbarrier_wait(void* bar, uint32_t parity, int line) {
     }
 #ifdef KC_CHECKED
     check_mbarrier_acquire(bar);
-    check_async_acquire(bar);
+    check_async_acquire(bar, parity, line);
 #endif
     return true;
 }
@@ -378,16 +379,46 @@ bool release_barrier_zero() {
     _exit(5);
 }
 
-[[noreturn]] void mbarrier_stall(uint32_t block, const Thread& t) {
+// Checked mode reports the waiter whose barrier best names the mistake, not the first the scheduler
+// found (often a producer waiting for a slot, downstream of the cause): a phase with every arrival in
+// and bytes missing (expect_tx too large), then a waiter that asks for a phase past one it never
+// observed complete (`skipped`: its parity or its count of phases off), then a phase with some of its
+// arrivals (the count too large). `fresh`: every waiter waits on a barrier that has neither completed
+// a phase nor had an arrival, two barriers or more: each waits for what only another waiter would start.
+[[noreturn]] void mbarrier_stall(uint32_t block, const Thread& first) {
+    const Thread* pick = &first;
+    uint32_t skipped = 0, fresh = 0;
+#ifdef KC_CHECKED
+    int best = 0;
+    const void* seen_bar = nullptr;
+    bool all_fresh = true, several = false;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        const Thread& u = sched.threads[i];
+        if (u.state != RUNNABLE || !u.mbarrier_line) continue;
+        MBarrier ub = unpack(*static_cast<const uint64_t*>(u.mbarrier));
+        uint32_t behind = check_async_unobserved(u.mbarrier, u.linear), arrived = ub.expected - ub.pending;
+        int score = !ub.pending && ub.tx > 0 ? 3 : behind && !arrived ? 2 : arrived && ub.tx <= 0 ? 1 : 0;
+        if (score > best) {
+            best = score;
+            pick = &u;
+            skipped = score == 2 ? behind : 0;
+        }
+        all_fresh = all_fresh && !arrived && !ub.tx && !check_async_phases(u.mbarrier);
+        several = several || (seen_bar && seen_bar != u.mbarrier);
+        seen_bar = u.mbarrier;
+    }
+    fresh = all_fresh && several;
+#endif
+    const Thread& t = *pick;
     MBarrier b = unpack(*static_cast<const uint64_t*>(t.mbarrier));
     const TxTotals& tt = totals_of(t.mbarrier);
     char* buf = my_status->message;
     size_t n = sizeof my_status->message;
     int k = finding(buf, n, Finding::mbarrier_stall,
                     "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,\"parity\":%u,\"pending\":%u,"
-                    "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,",
+                    "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,\"skipped\":%u,\"fresh\":%u,",
                     block, t.linear, pc_offset(t.asm_pc), t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier),
-                    b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered);
+                    b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered, skipped, fresh);
     report_waits(buf, n, k);
 }
 

@@ -176,9 +176,12 @@ void check_mbarrier_warp_sync(unsigned w, unsigned mask);   // a __syncwarp's la
 // the threads' proxy fences (fence.proxy.async).
 void check_async_block_start();
 void check_async_interval_end();
-void check_async_init(const void* bar);
+void check_async_init(const void* bar, uint32_t count, int line);
+void check_async_expect_tx(const void* bar, int line);
+uint32_t check_async_unobserved(const void* bar, unsigned t);
+uint32_t check_async_phases(const void* bar);   // phases the barrier completed in this block
 void check_async_phase_complete(const void* bar);
-void check_async_acquire(const void* bar);
+void check_async_acquire(const void* bar, uint32_t parity, int line);
 void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret);
 void check_tma_write(uint64_t off, uint32_t size, uint64_t bar, int line);
 void check_tma_done(uint64_t bar);
