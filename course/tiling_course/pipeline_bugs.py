@@ -10,6 +10,7 @@ The kinds: (i) a tile read before its full barrier completes, (ii) a stage refil
 consumers release it, (iii) a wgmma operand touched before wgmma.wait_group, (iv) a TMA store of
 threads' writes with no fence.proxy.async, (v) a wrong expect_tx count, (vi) a wrong arrival count.
 """
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +101,7 @@ __device__ __forceinline__ void wait_parity(unsigned bar, unsigned parity) {
         asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 #ifdef RING_WATCHDOG
-        if (!done && ++tries > (1ull << 26))
+        if (!done && ++tries > (1ull << 20))
             __trap();   // a deadlock, on a GPU: an error rather than a hang
 #endif
     }
@@ -314,10 +315,15 @@ BUGS = (
 )
 
 
+# A GPU build's watchdog (-DHOPPER_WATCHDOG): a deadlock traps after 2^20 tries, not 2^26, so that a
+# planted deadlock ends in seconds under compute-sanitizer.
+WATCHDOG = ("if (++tries > (1ull << 26))", "if (++tries > (1ull << 20))")
+
+
 def planted_source(code=None):
     """hopper.cu (or `code`) with every site of HOPPER_SITES switched by planted_bug; a site
     whose text is not found once raises ValueError, naming it."""
-    code = code if code is not None else sources.read(hopper.FILE)
+    code = (code if code is not None else sources.read(hopper.FILE)).replace(*WATCHDOG)
     for number, (original, switched) in HOPPER_SITES.items():
         if code.count(original) != 1:
             raise ValueError(f"planted bug {number}: its site occurs {code.count(original)} times in "
@@ -326,9 +332,11 @@ def planted_source(code=None):
     return SWITCH + code
 
 
-def modules(backend="cpu", check=True, defines=()):
-    """{source: cudacheck module} of the two sources, each built once for all its bugs."""
+def modules(backend="cpu", check=True):
+    """{source: cudacheck module} of the two sources, each built once for all its bugs; on a GPU
+    with their watchdogs, so that a planted deadlock traps rather than hangs."""
     import cudacheck
+    defines = ("HOPPER_WATCHDOG", "RING_WATCHDOG") if backend == "gpu" else ()
     return {"hopper.cu": cudacheck.RawModule(planted_source(), backend=backend, check=check,
                                              options=hopper.options("bf16", defines)),
             "ring": cudacheck.RawModule(RING, backend=backend, check=check,
@@ -339,7 +347,7 @@ def run(module, source, kernel, number, rng, xp=np):
     """Launch `kernel` of `module` with planted bug `number` (0: none) on small random inputs;
     returns (P, the exact product in float64) or raises what the launch raises."""
     value = np.array([number], np.int32)
-    module.get_global("planted_bug").copy_from_host(value.ctypes.data, value.nbytes)
+    module.get_global("planted_bug").copy_from_host(value.ctypes.data_as(ctypes.c_void_p), value.nbytes)
     if source == "ring":
         return _run_ring(module, rng, xp)
     # 5 slices of k: a slot's uses per tile are odd, so a count of uses restarted each tile is wrong
