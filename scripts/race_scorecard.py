@@ -13,12 +13,17 @@ Getting the suites (the commits this script was written against):
     git clone https://github.com/RWTH-HPC/DRACC /tmp/suites/dracc
     git -C /tmp/suites/dracc checkout ef76b1d7c48f79ad5f2d36f796de8c8c826382b3
 
+Neither suite has a race that comes from a scope (an atomicAdd_block or a __threadfence_block()
+used between blocks), so this repository's own labeled cases of those, scripts/scoped_races/
+(its README says how they are written), run with --scoped.
+
 Running it (--gpuverify takes the clone or its testsuite/CUDA, --dracc the clone or CUDA/src):
 
     python scripts/race_scorecard.py --gpuverify /tmp/suites/gpuverify --dracc /tmp/suites/dracc \\
         --json cpu.json --csv cpu.csv                        # checked mode, here
     python scripts/race_scorecard.py --gpuverify ... --dracc ... --gpu --json gpu.json   # on a GPU
     python scripts/race_scorecard.py --gpuverify ... --dracc ... --merge-gpu gpu.json    # side by side
+    python scripts/race_scorecard.py --scoped scripts/scoped_races     # our scoped cases (with the others too)
 
 Ground truth. GPUVerify: a case's first line is `//pass` (verified free of races and barrier
 divergence for its launch) or `//xfail:KIND`, whose kind (NOT_ALL_VERIFIED, BUGLE_ERROR, ...)
@@ -323,6 +328,17 @@ def gpuverify_case(root, path):
 def gpuverify_cases(root):
     root = root / "testsuite" / "CUDA" if (root / "testsuite" / "CUDA").is_dir() else root
     return [gpuverify_case(root, p) for p in sorted(root.rglob("kernel.cu"))]
+
+
+def scoped_case(path):
+    """One of this repository's scoped cases: GPUVerify's layout, its label on the first line."""
+    lines = path.read_text().splitlines()
+    label, _, reason = lines[0].lstrip("/").partition(":")
+    if label not in LABELS:
+        raise SystemExit(f"{path}: the first line must be //LABEL: why, LABEL one of {', '.join(LABELS)}")
+    case = Case(f"scoped/{path.stem}", "Scoped (ours)", str(path), label, reason.strip())
+    read_launch(case, lines[1])
+    return case
 
 
 def dracc_case(path):
@@ -806,6 +822,7 @@ def parse():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpuverify", type=Path, help="GPUVerify's clone (or its testsuite/CUDA)")
     ap.add_argument("--dracc", type=Path, help="DRACC's clone (or its CUDA/src)")
+    ap.add_argument("--scoped", type=Path, help="this repository's scoped cases (scripts/scoped_races)")
     ap.add_argument("--gpu", action="store_true", help="run the compute-sanitizer tools instead of checked mode")
     ap.add_argument("--merge-gpu", type=Path, help="the --json of a --gpu run, shown beside checked mode")
     ap.add_argument("--json", type=Path, help="per-case log (JSON)")
@@ -836,11 +853,12 @@ def main():
     args = parse()
     if args.child:
         return child_main(args)
-    cases = (gpuverify_cases(args.gpuverify) if args.gpuverify else []) + (dracc_cases(args.dracc) if args.dracc
-                                                                          else [])
+    cases = ((gpuverify_cases(args.gpuverify) if args.gpuverify else []) + (dracc_cases(args.dracc) if args.dracc
+                                                                           else [])
+             + ([scoped_case(p) for p in sorted(args.scoped.glob("*.cu"))] if args.scoped else []))
     cases = [c for c in cases if not args.only or re.search(args.only, c.id)]
     if not cases:
-        sys.exit("no cases: give --gpuverify and/or --dracc (see --help for where to get them)")
+        sys.exit("no cases: give --gpuverify, --dracc and/or --scoped (see --help for where to get them)")
     if args.gpu and not shutil.which("compute-sanitizer"):
         sys.exit("--gpu needs compute-sanitizer and nvcc on PATH (the CUDA Toolkit's bin folder)")
     mode = "gpu" if args.gpu else "checked"
@@ -857,6 +875,8 @@ def main():
     meta = {**meta, "gpuverify": f"{GPUVERIFY_COMMIT[:12]} ({args.gpuverify})",
             "dracc": f"{DRACC_COMMIT[:12]} ({args.dracc})", "time limits (s)": f"{args.time_limit:g} per launch, "
             f"{args.program_time_limit:g} per program"}
+    if args.scoped:
+        meta["scoped"] = str(args.scoped)
     print(report(cases, records, ", ".join(f"{k}: {v}" for k, v in meta.items())))
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "cases": list(records.values())}, indent=1, default=str))
