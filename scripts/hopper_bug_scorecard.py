@@ -66,7 +66,7 @@ def gpu_run(number):
             print(f"RESULT {bug.kernel} {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
 
 
-def sanitized(number, tool, timeout=150):
+def sanitized(number, tool, timeout=90):
     """What compute-sanitizer's `tool` says of bug `number`: its summary line, or how it ended."""
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "2", sys.executable, __file__, "--gpu-run",
            str(number)]
@@ -80,7 +80,9 @@ def sanitized(number, tool, timeout=150):
     summary = re.findall(r"(?:ERROR|RACECHECK) SUMMARY: (.*)", text)
     results = re.findall(r"RESULT (.*)", text)
     trap = "trap" if re.search(r"trap|illegal instruction|Hardware Exception", text, re.I) else ""
-    return "; ".join(summary) or (trap or "no summary"), " | ".join(results)
+    verdict = "; ".join(summary) or (trap or "no summary"), " | ".join(results)
+    print(f"bug {number} {tool or 'alone'}: {verdict}", flush=True)   # as it comes, should the whole not finish
+    return verdict
 
 
 def sanitizer_table(jobs):
