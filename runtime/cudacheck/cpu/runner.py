@@ -173,12 +173,18 @@ def run(plan, args, maps=None):
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
             ctypes.memmove(starts[k], lo, hi - lo)
-        values, arrays = [], []
+        values, arrays, by_address = [], [], []
         for i, (p, a) in enumerate(zip(kernel.params, args)):
             if p.pointer:
                 k, off = where[id(a)]
                 values.append(ctypes.c_void_p(starts[k] + off))
                 arrays.append((p.name, starts[k] + off, a.nbytes))
+                if i in maps:   # a map the kernel reads through a pointer (`const CUtensorMap*`): its copy
+                    held = CpuTensorMap.from_address(starts[k] + off)   # holds the mapped matrix until copy-back
+                    by_address.append((held, held.address))
+                    sk, soff = where[id(maps[i].source)]
+                    held.address = starts[sk] + soff
+                    arrays.append((f"the matrix of {p.name}", starts[sk] + soff, maps[i].source.nbytes))
             else:
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
                 if i in maps:
@@ -189,7 +195,11 @@ def run(plan, args, maps=None):
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
         views = [_view(where[id(a)][1], intervals[where[id(a)][0]]) if p.pointer else (0, 0)
                  for p, a in zip(kernel.params, args)]
-        report = execute(plan, LaunchMemory(argv, arrays, extents, _slots, views=views))
+        try:
+            report = execute(plan, LaunchMemory(argv, arrays, extents, _slots, views=views))
+        finally:
+            for held, address in by_address:
+                held.address = address
         _copy_back(kernel, mapped, where, starts, intervals)
         return report
 

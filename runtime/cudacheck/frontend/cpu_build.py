@@ -88,11 +88,19 @@ def line_directive_edits(tokens):
     return edits
 
 
-def extern_shared(elem, name, sid):
+def extern_shared(elem, name, sid, array=True):
     """`extern __shared__ T name[];` -> `T (&name)[] = <the launch's dynamic shared memory>;`:
-    same type, so casts, decay and arithmetic behave as on a GPU."""
-    return (f"{elem} (&{name})[] = *reinterpret_cast<{elem} (*)[]>("
-            f"::kc::dynamic_shared(\"{name}\", {sid}, sizeof({elem}), ::kc::granule<{elem}>()));")
+    same type, so casts, decay and arithmetic behave as on a GPU. One of a type that is not an
+    array (`extern __shared__ SMem<BM, BN> s;`, as fast.cu declares a struct of its stages) is
+    a `T&` to the start of the dynamic shared memory."""
+    if not array:
+        # Checked mode tracks such a struct per 2 bytes (a half or bf16, the smallest element the
+        # threads of Hopper kernels store), not per alignment unit: its members are arrays that
+        # threads write element by element (`alignas(128) bf16 A[...]`).
+        at = f"::kc::dynamic_shared(\"{name}\", {sid}, sizeof({elem}), 2)"
+        return f"{elem}& {name} = *reinterpret_cast<{elem}*>({at});"
+    at = f"::kc::dynamic_shared(\"{name}\", {sid}, sizeof({elem}), ::kc::granule<{elem}>())"
+    return f"{elem} (&{name})[] = *reinterpret_cast<{elem} (*)[]>({at});"
 
 
 def shared_registration(sid, name):

@@ -234,6 +234,8 @@ class Reader:
         T = self.ci.TypeKind
         extern = c.storage_class.name == "EXTERN"
         wrapped = stmt is not None and not extern and self._vague
+        if stmt is not None and not extern and not wrapped:
+            self._alignas_first(stmt)
         if wrapped:
             # g++ drops the section of a static in a template or an inline function (it goes to
             # a COMDAT section of its own), so the declaration becomes a static struct whose
@@ -261,12 +263,33 @@ class Reader:
             start, end = span.extent.start.offset, span.extent.end.offset
             if stmt is None:   # namespace scope: the declaration's extent stops before its ';'
                 end = self.code.index(b";", end) + 1
-            self.edits.append((start, end, cpu_build.extern_shared(elem, c.spelling, sid)))
+            self.edits.append((start, end, cpu_build.extern_shared(elem, c.spelling, sid,
+                                                                   array=c.type.kind == T.INCOMPLETEARRAY)))
         elif stmt is not None:
             at = stmt.extent.end.offset
             self._registrations.append((at, at, cpu_build.shared_registration(sid, c.spelling)))
         else:
             self.namespace_shared.append((sid, qual))
+
+    def _alignas_first(self, stmt):
+        """`__shared__ alignas(128) T x[N];` (fast.cu's): __shared__ is `static` and a section here,
+        and g++ refuses a standard attribute after a decl-specifier, so the alignas moves to the
+        front of the declaration, where it means the same."""
+        toks = self.tokens(stmt)
+        names = [t.spelling for t in toks]
+        if "alignas" not in names or "__shared__" not in names or names.index("alignas") < names.index("__shared__"):
+            return
+        first = names.index("alignas")
+        depth, last = 0, first + 1
+        for last in range(first + 1, len(toks)):
+            depth += (names[last] == "(") - (names[last] == ")")
+            if depth == 0:
+                break
+        start, end = toks[first].extent.start.offset, toks[last].extent.end.offset
+        edits = [(start, end, ""), (stmt.extent.start.offset, stmt.extent.start.offset,
+                                    " ".join(names[first:last + 1]) + " ")]
+        if edits[0] not in self.edits:
+            self.edits.extend(edits)
 
     # -- function bodies --
     def _body(self, fn, qual, kernel):

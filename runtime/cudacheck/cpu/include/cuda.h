@@ -1,3 +1,110 @@
-// Everything <cuda.h> declares for device code is in cuda_cpu.h, which the CPU runtime
-// includes before every kernel.
+// <cuda.h> on the CPU runtime. Everything it declares for device code is in cuda_cpu.h, which
+// the CPU runtime includes before every kernel, except the tensor map's type, which device code
+// names only where it includes this header (as with NVRTC and nvcc). A whole program's host code
+// (cudacheck.run_program) also gets the driver's cuTensorMapEncodeTiled, which encodes the CPU
+// runtime's map (kc_abi.h: CpuTensorMap) of a device allocation, with the driver's checks.
 #pragma once
+
+typedef unsigned int cuuint32_t;
+typedef unsigned long long cuuint64_t;
+#define CU_TENSOR_MAP_NUM_QWORDS 16
+// 128 bytes aligned to 64, as the driver's: a kernel takes it by value (`const __grid_constant__
+// CUtensorMap`) or through a pointer into device memory.
+typedef struct CUtensorMap_st {
+    alignas(64) cuuint64_t opaque[CU_TENSOR_MAP_NUM_QWORDS];
+} CUtensorMap;
+
+#ifdef KC_PROGRAM
+#include <stdio.h>
+
+#include "kc_abi.h"
+
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+} CUresult;
+typedef enum CUtensorMapDataType_enum {
+    CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16, CU_TENSOR_MAP_DATA_TYPE_UINT32,
+    CU_TENSOR_MAP_DATA_TYPE_INT32, CU_TENSOR_MAP_DATA_TYPE_UINT64, CU_TENSOR_MAP_DATA_TYPE_INT64,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+    CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ
+} CUtensorMapDataType;
+typedef enum CUtensorMapInterleave_enum {
+    CU_TENSOR_MAP_INTERLEAVE_NONE = 0, CU_TENSOR_MAP_INTERLEAVE_16B, CU_TENSOR_MAP_INTERLEAVE_32B
+} CUtensorMapInterleave;
+typedef enum CUtensorMapSwizzle_enum {
+    CU_TENSOR_MAP_SWIZZLE_NONE = 0, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B
+} CUtensorMapSwizzle;
+typedef enum CUtensorMapL2promotion_enum {
+    CU_TENSOR_MAP_L2_PROMOTION_NONE = 0, CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+    CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+} CUtensorMapL2promotion;
+typedef enum CUtensorMapFloatOOBfill_enum {
+    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+} CUtensorMapFloatOOBfill;
+
+namespace kc {
+// A map the driver would refuse, or one the CPU runtime cannot copy: said on stderr (the
+// driver says nothing, but a program's assert on the result would leave the reader guessing).
+inline CUresult tensor_map_refused(CUresult code, const char* why) {
+    fprintf(stderr, "cuTensorMapEncodeTiled (cudacheck's CPU runtime): %s\n", why);
+    return code;
+}
+}  // namespace kc
+
+// The driver's checks (CUDA Driver API, cuTensorMapEncodeTiled): address and strides multiples
+// of 16 bytes, 1 to 256 elements a box dimension, a box row of a multiple of 16 bytes and at most
+// the swizzle's span, element strides 1 to 8. The CPU runtime's maps are 2-D, element strides 1
+// and no interleave: any other is refused with what to do instead.
+inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
+                                       cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim,
+                                       const cuuint64_t* globalStrides, const cuuint32_t* boxDim,
+                                       const cuuint32_t* elementStrides, CUtensorMapInterleave interleave,
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+                                       CUtensorMapFloatOOBfill oobFill) {
+    static const unsigned sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    static const unsigned spans[] = {0, 32, 64, 128};
+    (void)l2Promotion;
+    if (!tensorMap || unsigned(tensorDataType) > CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ || unsigned(swizzle) > 3 ||
+        unsigned(oobFill) > 1 || tensorRank < 1 || tensorRank > 5)
+        return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "an argument out of the driver's range");
+    const unsigned size = sizes[tensorDataType];
+    if (tensorRank != 2)
+        return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED,
+            "the CPU runtime's tensor maps are 2-D (this one has another rank); map the matrix as 2-D "
+            "(dimensions {columns, rows}, one stride: the row pitch) and copy with cp.async.bulk.tensor.2d, or "
+            "run on a GPU (backend='gpu')");
+    if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+        return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "interleaved maps are not provided by the CPU "
+                                      "runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE");
+    if (elementStrides[0] != 1 || elementStrides[1] != 1)
+        return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not provided "
+                                      "by the CPU runtime");
+    if (reinterpret_cast<uintptr_t>(globalAddress) % 16 || globalStrides[0] % 16 || globalStrides[0] >= (1ull << 40)
+        || globalStrides[0] < globalDim[0] * size)
+        return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "the address and the row pitch must be multiples "
+                                      "of 16 bytes, the pitch at least a row's bytes");
+    for (int d = 0; d < 2; ++d)
+        if (boxDim[d] < 1 || boxDim[d] > 256 || globalDim[d] < 1 || globalDim[d] > (1ull << 32))
+            return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box has 1 to 256 elements a dimension");
+    if (boxDim[0] * size % 16 || (swizzle && boxDim[0] * size > spans[swizzle]))
+        return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box row is a multiple of 16 bytes, and at "
+                                      "most the swizzle's span");
+    kc::CpuTensorMap m = {};
+    m.magic = kc::TENSOR_MAP_MAGIC;
+    m.element_size = size;
+    m.address = reinterpret_cast<uint64_t>(globalAddress);
+    m.cols = globalDim[0];
+    m.rows = globalDim[1];
+    m.row_pitch = globalStrides[0];
+    m.box_cols = boxDim[0];
+    m.box_rows = boxDim[1];
+    m.swizzle = spans[swizzle];
+    m.oob_nan = oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+    static_assert(sizeof(m) == sizeof(CUtensorMap), "a CpuTensorMap fills a CUtensorMap");
+    __builtin_memcpy(tensorMap, &m, sizeof(m));
+    return CUDA_SUCCESS;
+}
+#endif

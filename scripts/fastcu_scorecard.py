@@ -1,0 +1,204 @@
+"""fast.cu's twelve H100 GEMM kernels on the CPU runtime, plain and checked (issue 44, item 1).
+
+    .venv/bin/python scripts/fastcu_scorecard.py /path/to/fast.cu [--size 256] [--k 256] [--kernels 1-12]
+
+Takes a checkout of pranjalssh/fast.cu (none of its code is in this repository) and, for each of
+examples/matmul/matmul_N.cuh, compiles its device code as written, with cudacheck.RawModule
+on the CPU runtime, and runs it with a Python equivalent of its host function runKernelN: the
+same template arguments, grid, block and dynamic shared memory, the tensor maps its
+create_tensor_map would encode (cudacheck.tensor_map_2d), and the debug buffer matmul.cu
+passes. The result is compared with float64 NumPy of the BF16 inputs and a table printed:
+per kernel, plain and checked, "pass" with the largest scaled error, or what stopped it.
+
+What stands in for nvcc's host side, and nothing else: the host functions of each file (the
+tensor-map helpers, runKernelN, the host variables they cache maps in, and the `using` that
+exports runKernelN) are left out, since NVRTC, whose rules the CPU runtime keeps, has no
+host API; matmul.cu's host headers are replaced by PRELUDE, which declares what they gave
+the device code (the fixed-width integers, `uint`, std::move). Every kernel and device
+function is compiled from the file's own text.
+"""
+import argparse
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import cudacheck
+
+# What matmul.cu's includes give the device code under nvcc, declared as an NVRTC program must:
+# libcu++'s barrier and the CUDA headers, and the C library's types and std::move, which
+# NVRTC has no header for. Then matmul.cu's own two lines before its kernels.
+PRELUDE = r"""#include <cuda.h>
+#include <cuda/barrier>
+#include <cuda_bf16.h>
+typedef unsigned long long uint64_t;
+typedef unsigned int uint32_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned char uint8_t;
+typedef unsigned int uint;
+namespace std { template <class T> __device__ T&& move(T& t) { return static_cast<T&&>(t); } }
+typedef __nv_bfloat16 bf16;
+#define CEIL_DIV(M, N) (((M) + (N)-1) / (N))
+"""
+# The host definitions of the files: their names, and the lines of host variables and exports.
+HOST_FUNCTIONS = re.compile(r"\b(create_tensor_map|allocate_and_create_tensor_map|runKernel\d+)\s*\(")
+HOST_LINES = re.compile(r"^\s*(CUtensorMap\s*\*?\s*d_tma_map_\w+(\s*=\s*0)?\s*;|int _prev_m\b.*;|"
+                        r"using M\d+::runKernel\d+\s*;|#include\s*<cassert>|int\s*\*_dspace\s*;)\s*$", re.M)
+
+
+def device_code(text):
+    """The file without its host definitions (HOST_FUNCTIONS, HOST_LINES): (code, lines left out)."""
+    cut = []
+    for m in HOST_FUNCTIONS.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        head = text[start:m.start()]
+        if "(" in head or "=" in head or ";" in head or head.strip().startswith(("//", "return")):
+            continue   # a call or a use, not a definition
+        prev = text.rfind("\n", 0, start - 1) + 1         # `template <...>` on the line before
+        if text[prev:start].strip().startswith("template"):
+            start = prev
+        body = text.index("{", m.end())
+        if ";" in text[m.end():body]:
+            continue   # a declaration
+        depth, i = 0, body
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        cut.append((start, i))
+    cut += [(m.start(), m.end()) for m in HOST_LINES.finditer(text)]
+    out, at, dropped = [], 0, 0
+    for start, end in sorted(cut):
+        if start < at:
+            continue
+        out.append(text[at:start])
+        dropped += text.count("\n", start, end)
+        out.append("\n" * text.count("\n", start, end))   # lines keep their numbers
+        at = end
+    out.append(text[at:])
+    return "".join(out), dropped
+
+
+@dataclass
+class Host:
+    """runKernelN's launch, in Python: its kernel instance, launch shape and arguments."""
+    expr: str
+    block: int
+    grid: object              # a function of (M, N) -> grid tuple
+    shared: int = 0           # dynamic shared memory (sizeof(SMem<...>))
+    maps: tuple = ()          # (BlockMajorSize, BlockMinorSize) of the A and B maps, as create_tensor_map<...>;
+                              # kernels 2-5 read them through pointers, 6 by value: the signature says which
+    debug: bool = False       # the DB argument matmul.cu passes
+    layout: str = "cm"        # C column-major (M x N stored N x M): fast.cu's; "rm": kernel 1's row-major
+    min_size: int = 256       # M and N a multiple of it: the persistent kernels' schedule (Schedule<1, ...,
+                              # 16, 8>) asserts whole groups of 16 x 8 tiles, 2048 x 2048 at least
+
+
+def smem(bm, bn, bk, q=1):
+    return 2 * (bm * bk + bk * bn) * q          # SMem<BM, BN, BK, QSIZE>: two bf16 arrays
+
+
+HOSTS = {
+    1: Host("sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>", 128, lambda m, n: (-(-n // 128), -(-m // 128)),
+            layout="rm"),
+    2: Host("M2::matmulKernel2<64, 64, 64, 64, 64, 16, 128>", 128, lambda m, n: (m // 64 * (n // 64),),
+            maps=((64, 64), (64, 64))),
+    3: Host("M3::matmulKernel3<128, 128, 64, 128, true>", 128, lambda m, n: (m // 128 * (n // 128),),
+            smem(128, 128, 64), maps=((128, 64), (128, 64)), debug=True),
+    4: Host("M4::matmulKernel4<128, 128, 64, 256, 5>", 256, lambda m, n: (m // 128 * (n // 128),),
+            smem(128, 128, 64, 5), maps=((128, 64), (128, 64))),
+    5: Host("M5::matmulKernel5<128, 256, 64, 384, 3>", 384, lambda m, n: (m // 128 * (n // 256),),
+            smem(128, 256, 64, 3), maps=((128, 64), (256, 64))),
+    6: Host("M6::matmulKernel6<128, 256, 64, 384, 3, 128>", 384, lambda m, n: (128,), smem(128, 256, 64, 3),
+            maps=((128, 64), (256, 64)), min_size=2048),
+    # 7-12 load through 5-D (7) and 3-D (8-12) tensor copies, which the CPU runtime refuses when the
+    # kernel is asked for; their instances as runKernelN names them.
+    7: Host("M7::matmulKernel7<128, 256, 64, 384, 3, 128>", 384, lambda m, n: (128,), min_size=2048),
+    8: Host("M8::matmulKernel8<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    9: Host("M9::matmulKernel9<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    10: Host("M10::matmulKernel10<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    11: Host("M11::matmulKernel11<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    12: Host("M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+}
+
+
+def bf16(rng, shape):
+    """Random normal BF16 values: (their bits as uint16, their float64 values)."""
+    bits = (rng.standard_normal(shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def as_float(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def run(checkout, n, m, nn, k, check, rng):
+    """One kernel, one mode, at M x N x K (M and N raised to the kernel's min_size): ("pass" |
+    "wrong" | the error's class, detail, seconds)."""
+    host = HOSTS[n]
+    m, nn = (-(-x // host.min_size) * host.min_size for x in (m, nn))
+    code, _ = device_code((checkout / "examples" / "matmul" / f"matmul_{n}.cuh").read_text())
+    started = time.perf_counter()
+    try:
+        module = cudacheck.RawModule(PRELUDE + code, backend="cpu", check=check, name_expressions=(host.expr,))
+        kernel = module.get_function(host.expr)
+        (a, af), (b, bf) = bf16(rng, (m, k)), bf16(rng, (nn, k) if host.layout == "cm" else (k, nn))
+        c = np.zeros((nn, m) if host.layout == "cm" else (m, nn), np.uint16)
+        if host.maps:
+            maps = [cudacheck.tensor_map_2d(x, box_rows=major, box_cols=minor, element="bf16", swizzle=128)
+                    for x, (major, minor) in zip((a, b), host.maps)]
+            args = (np.int32(m), np.int32(nn), np.int32(k), c, *maps)
+        else:
+            args = (np.int32(m), np.int32(nn), np.int32(k), a, b, c)
+        if host.debug:
+            args += (np.full(8192 * 128, -1, np.int32),)
+        if host.shared:
+            kernel.max_dynamic_shared_size_bytes = host.shared
+        kernel(host.grid(m, nn), (host.block,), args, shared_mem=host.shared)
+    except cudacheck.KernelError as e:
+        lines = str(e).splitlines()
+        detail = next((x for x in lines[1:] if x.startswith("line ")), lines[0]) if len(lines) > 1 else lines[0]
+        return type(e).__name__, detail[:300], time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    exact = af @ (bf.T if host.layout == "cm" else bf)
+    scale = np.abs(af) @ np.abs(bf.T if host.layout == "cm" else bf)
+    got = as_float(c).T if host.layout == "cm" else as_float(c)
+    err = float(np.max(np.abs(got - exact) / scale))
+    # the result is rounded to BF16 (2^-9 of |C| <= scale) after float32 sums (k terms)
+    ok = err <= 2.0 ** -8 + 2 * k * 2.0 ** -24
+    return ("pass" if ok else "wrong"), f"{m} x {nn} x {k}: max |C - exact| / (|A||B|) = {err:.2e}", seconds
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("checkout", type=Path, help="a checkout of pranjalssh/fast.cu")
+    p.add_argument("--size", type=int, default=256, help="M = N (a multiple of 256)")
+    p.add_argument("--k", type=int, default=256, help="K (a multiple of 64)")
+    p.add_argument("--time-limit", type=float, default=300, help="seconds a launch may take (the persistent "
+                   "kernels run at 2048 x 2048 on 2 cores)")
+    p.add_argument("--kernels", default="1-12", help="which kernels: 1-12, or a list such as 2,3,7")
+    args = p.parse_args(argv)
+    if not (args.checkout / "examples" / "matmul" / "matmul_2.cuh").is_file():
+        p.error(f"{args.checkout} is not a checkout of fast.cu (no examples/matmul/matmul_2.cuh)")
+    if args.size % 256 or args.k % 64:
+        p.error("--size must be a multiple of 256 and --k of 64 (the kernels' tiles divide them exactly)")
+    lo, _, hi = args.kernels.partition("-")
+    chosen = range(int(lo), int(hi) + 1) if hi else [int(x) for x in args.kernels.split(",")]
+    rng = np.random.default_rng()
+    cudacheck.config.time_limit = args.time_limit
+    print(f"fast.cu at {args.checkout}, M = N = {args.size}, K = {args.k}, CPU runtime\n")
+    print("| kernel | mode | result | s | detail |\n|---|---|---|---|---|")
+    for n in chosen:
+        for check in (False, True):
+            result, detail, seconds = run(args.checkout, n, args.size, args.size, args.k, check, rng)
+            print(f"| {n} | {'checked' if check else 'plain'} | {result} | {seconds:.1f} | {detail} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
