@@ -40,14 +40,6 @@ def macros(variant):
     return tuple(f"-D{k}={v}" for k, v in sorted(variant.items()) if k.isupper())
 
 
-def all_of(part):
-    """Every variant of `part` (the product of its axes), for tests and the instructor."""
-    combos = [{}]
-    for axis in sorted(part.variants or {}):
-        combos = [{**c, **choice} for c in combos for choice in part.variants[axis]]
-    return combos
-
-
 def statement(part, variant):
     """The part's statement with the variant's values filled in."""
     return part.statement.format(**variant)
