@@ -174,3 +174,90 @@ def test_a_block_fence_orders_the_warps_of_its_own_block(check):
     out = np.zeros(2, np.int32)
     module("block", check).get_function("publish_in_block")((1,), (64,), (np.zeros(1, np.int32), out))
     np.testing.assert_array_equal(out, [42, 41])
+
+
+# The same in inline PTX: SCOPE is each instruction's scope qualifier (cta, gpu or sys).
+PTX_SOURCE = r'''
+extern "C" __global__ void count_all(const int* in, unsigned* count, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && in[i] > 0) asm volatile("red.relaxed.SCOPE.global.add.u32 [%0], 1;" :: "l"(count) : "memory");
+}
+
+extern "C" __global__ void locked_sum(const float* in, float* out, unsigned* mutex, int n) {
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int i = blockIdx.x * blockDim.x; i < (blockIdx.x + 1) * blockDim.x && i < n; ++i) s += in[i];
+        unsigned old;
+        do {
+            asm volatile("atom.acquire.SCOPE.global.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(mutex) : "memory");
+        } while (old != 0);
+        out[0] += s;
+        asm volatile("atom.release.SCOPE.global.exch.b32 %0, [%1], 0;" : "=r"(old) : "l"(mutex) : "memory");
+    }
+}
+
+// Block 1 publishes with st.release, block 0 waits with ld.acquire, each of scope SCOPE; or with
+// a fence of that scope before a relaxed store of device scope.
+extern "C" __global__ void publish(unsigned* flag, float* data, int fenced) {
+    if (blockIdx.x == 1) {
+        data[threadIdx.x] = threadIdx.x + 0.5f;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            if (fenced) asm volatile("fence.sc.SCOPE; st.relaxed.gpu.global.u32 [%0], 1;" :: "l"(flag) : "memory");
+            else asm volatile("st.release.SCOPE.global.u32 [%0], 1;" :: "l"(flag) : "memory");
+        }
+    } else {
+        unsigned seen = 0;
+        if (threadIdx.x == 0)
+            while (!seen) asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
+        __syncthreads();
+        data[blockDim.x + threadIdx.x] = 2.0f * data[threadIdx.x];
+    }
+}
+'''
+
+
+@lru_cache(maxsize=None)
+def ptx_module(scope, check=True):
+    return cudacheck.RawModule(code=PTX_SOURCE.replace("SCOPE", scope), backend="cpu", check=check)
+
+
+@pytest.mark.parametrize("scope", ["cta", "gpu", "sys"])
+def test_inline_ptx_atomics_carry_their_scope(rng, workers, scope):
+    n = int(rng.integers(200, 900))
+    x = rng.integers(-5, 5, n).astype(np.int32)
+    blocks = -(-n // 64)
+    y = rng.standard_normal(n).astype(np.float32)
+    if scope == "cta":
+        for name, args in (("count_all", (x, np.zeros(1, np.uint32), n)),
+                           ("locked_sum", (y, np.zeros(1, np.float32), np.zeros(1, np.uint32), n))):
+            with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+                ptx_module(scope).get_function(name)((blocks,), (64,), args)
+            assert e.value.scope == "block" and e.value.block != e.value.other_block
+        return
+    for check in (True, False):
+        count = np.zeros(1, np.uint32)
+        ptx_module(scope, check).get_function("count_all")((blocks,), (64,), (x, count, n))
+        assert count[0] == (x > 0).sum()
+    out = np.zeros(1, np.float32)
+    ptx_module(scope).get_function("locked_sum")((blocks,), (64,), (y, out, np.zeros(1, np.uint32), n))
+    assert abs(out[0] - y.astype(np.float64).sum()) <= 1e-4 * n
+
+
+@pytest.mark.parametrize("fenced", [0, 1])
+@pytest.mark.parametrize("scope", ["cta", "gpu", "sys"])
+def test_inline_ptx_release_and_fences_carry_their_scope(scope, fenced):
+    before = cudacheck.config.workers
+    cudacheck.config.workers = 2   # the waiting block and the publishing one side by side
+    try:
+        data = np.zeros(128, np.float32)
+        call = ptx_module(scope).get_function("publish")
+        if scope == "cta":
+            with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+                call((2,), (64,), (np.zeros(1, np.uint32), data, fenced))
+            assert e.value.array == "data" and e.value.scope == "block"
+        else:
+            call((2,), (64,), (np.zeros(1, np.uint32), data, fenced))
+            np.testing.assert_array_equal(data[64:], 2 * (np.arange(64) + 0.5))
+    finally:
+        cudacheck.config.workers = before

@@ -22,6 +22,11 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   form with .sync_restrict::shared::cluster (a compiler fence: checked mode orders the async
   proxy's writes before a thread's reads by the mbarrier it waited on) and
   fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/include/kc_ptx.h);
+- global memory's consistency instructions with their scopes (ptx_memory.py): atom and red
+  (add, exch, cas, min, max, and, or, xor, inc, dec; .relaxed/.acquire/.release/.acq_rel;
+  .cta/.gpu/.sys/.cluster), fence.sc and fence.acq_rel, membar, and the strong ld.relaxed/
+  ld.acquire/ld.volatile and st.relaxed/st.release/st.volatile: each the CUDA C++ of its scope
+  (atomicAdd_block for .cta, __threadfence_system() for .sys), which checked mode's scopes apply to;
 - st.shared[.v2|.v4] (a store through the shared window, which checked mode sees as the
   kernel's own) and the named barriers bar.sync / barrier.sync id[, count] and bar.arrive /
   barrier.arrive id, count (an arrival that does not wait; at barrier 0 it meets bar.sync 0 with
@@ -62,7 +67,7 @@ wherever the asm statement was one. Runtime calls carry the instruction's own so
 for the runtime's reports.
 
 Anything else is refused by name, never left to g++: an instruction outside the subset
-(ld, bar.red, red), a modifier not modelled (add.sat, a 3-D tensor copy), an operand,
+(ld.shared, bar.red, atom.shared), a modifier not modelled (add.sat, a 3-D tensor copy), an operand,
 constraint or register the translation does not know. ptx_parse.PtxError names it and its
 line; cpu_build.unsupported leaves the kernel out of the CPU build, and asking for it raises
 UnsupportedFeatureError: "kernel `k` uses the inline PTX instruction `bar.red.popc.u32` (line 42),

@@ -6,6 +6,7 @@ import re
 from .ptx_async import AsyncInstructions
 from .ptx_cluster import SPECIAL as CLUSTER_SPECIAL
 from .ptx_cluster import ClusterInstructions
+from .ptx_memory import MemoryInstructions
 from .ptx_parse import MARK, PtxError, statements
 
 CTYPE = {"pred": "bool", "b16": "uint16_t", "u16": "uint16_t", "s16": "int16_t", "b32": "uint32_t",
@@ -44,7 +45,7 @@ def translate(stmt, local):
     return _Template(stmt, local).body()
 
 
-class _Template(AsyncInstructions, ClusterInstructions):
+class _Template(MemoryInstructions, AsyncInstructions, ClusterInstructions):
     def __init__(self, stmt, local):
         self.stmt, self.uid, self.local = stmt, stmt.span[0], local
         self.labels = {}   # (scope number, label) -> C++ label
@@ -324,7 +325,7 @@ class _Template(AsyncInstructions, ClusterInstructions):
             return "__atomic_signal_fence(__ATOMIC_SEQ_CST);"
         if mods == ["mbarrier_init", "release", "cluster"]:
             return f"::kc::fence_mbarrier_init({line});"
-        self.refuse()
+        return self.memory_fence(mods) or self.refuse()
 
     def _bra(self, mods, ops, line):
         if mods not in ([], ["uni"]):
@@ -370,7 +371,8 @@ class _Template(AsyncInstructions, ClusterInstructions):
 
 
 HANDLERS = {"mov", "setp", "selp", "add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "cvt", "cvta",
-            "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa", "barrier", "bar", "st"}
+            "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa", "barrier", "bar", "st", "atom",
+            "red", "membar", "ld"}
 
 
 def _pair(toks):
