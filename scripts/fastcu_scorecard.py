@@ -92,7 +92,9 @@ class Host:
     grid: object              # a function of (M, N) -> grid tuple
     shared: int = 0           # dynamic shared memory (sizeof(SMem<...>))
     maps: tuple = ()          # (BlockMajorSize, BlockMinorSize) of the A and B maps, as create_tensor_map<...>;
-                              # kernels 2-5 read them through pointers, 6 by value: the signature says which
+                              # kernels 2-5 read them through pointers, 6-12 by value: the signature says which
+    rank: int = 0             # 0: kernels 2-6's 2-D maps; 3 or 5: 7-12's maps of 64-column slabs
+    c_map: tuple = ()         # kernels 10-12: (BlockMajorSize, BlockMinorSize) of C's map (no swizzle), passed first
     debug: bool = False       # the DB argument matmul.cu passes
     layout: str = "cm"        # C column-major (M x N stored N x M): fast.cu's; "rm": kernel 1's row-major
     min_size: int = 256       # M and N a multiple of it: the persistent kernels' schedule (Schedule<1, ...,
@@ -116,15 +118,29 @@ HOSTS = {
             smem(128, 256, 64, 3), maps=((128, 64), (256, 64))),
     6: Host("M6::matmulKernel6<128, 256, 64, 384, 3, 128>", 384, lambda m, n: (128,), smem(128, 256, 64, 3),
             maps=((128, 64), (256, 64)), min_size=2048),
-    # 7-12 load through 5-D (7) and 3-D (8-12) tensor copies, which the CPU runtime refuses when the
-    # kernel is asked for; their instances as runKernelN names them.
-    7: Host("M7::matmulKernel7<128, 256, 64, 384, 3, 128>", 384, lambda m, n: (128,), min_size=2048),
-    8: Host("M8::matmulKernel8<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
-    9: Host("M9::matmulKernel9<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
-    10: Host("M10::matmulKernel10<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    7: Host("M7::matmulKernel7<128, 256, 64, 384, 3, 128>", 384, lambda m, n: (128,), smem(128, 256, 64, 3),
+            maps=((128, 64), (256, 64)), rank=5, min_size=2048),
+    8: Host("M8::matmulKernel8<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), smem(128, 256, 64, 3),
+            maps=((128, 64), (256, 64)), rank=3, min_size=2048),
+    9: Host("M9::matmulKernel9<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), smem(128, 256, 64, 3),
+            maps=((128, 64), (256, 64)), rank=3, min_size=2048),
+    # SMem adds C's tile (BN x BM bf16) and 2 x QSIZE barriers, the whole rounded to its 128-byte alignment
+    10: Host("M10::matmulKernel10<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,),
+             -(-(smem(128, 256, 64, 3) + 2 * 256 * 128 + 8 * 2 * 3) // 128) * 128, maps=((128, 64), (256, 64)),
+             rank=3, c_map=(256, 128), min_size=2048),
+    # 11 and 12 take a Hilbert-curve schedule their host code computes (createHilbert), not ported here
     11: Host("M11::matmulKernel11<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
     12: Host("M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
 }
+
+
+def fast_map(x, major, minor, rank, swizzle=128):
+    """create_tensor_map<major, minor>(x, rows, columns) of kernels 7-12: the matrix as 64-column slabs
+    (sizes 64, rows, columns / 64; strides a row's bytes and 128), the box 64 x major x minor / 64,
+    encoded with rank 5 (kernel 7) or 3 (8-12) of the 5 values each array holds."""
+    rows, cols = x.shape
+    return cudacheck.tensor_map_tiled(x, (64, rows, cols // 64, 1, 1)[:rank], (2 * cols, 128, 0, 0)[:rank - 1],
+                                      (64, major, minor // 64, 1, 1)[:rank], element="bf16", swizzle=swizzle)
 
 
 def bf16(rng, shape):
@@ -149,7 +165,13 @@ def run(checkout, n, m, nn, k, check, rng):
         kernel = module.get_function(host.expr)
         (a, af), (b, bf) = bf16(rng, (m, k)), bf16(rng, (nn, k) if host.layout == "cm" else (k, nn))
         c = np.zeros((nn, m) if host.layout == "cm" else (m, nn), np.uint16)
-        if host.maps:
+        if host.c_map:
+            maps = [fast_map(x, *box, host.rank) for x, box in zip((a, b), host.maps)]
+            args = (np.int32(m), np.int32(nn), np.int32(k), fast_map(c, *host.c_map, host.rank, swizzle=0), *maps)
+        elif host.rank:
+            maps = [fast_map(x, *box, host.rank) for x, box in zip((a, b), host.maps)]
+            args = (np.int32(m), np.int32(nn), np.int32(k), c, *maps)
+        elif host.maps:
             maps = [cudacheck.tensor_map_2d(x, box_rows=major, box_cols=minor, element="bf16", swizzle=128)
                     for x, (major, minor) in zip((a, b), host.maps)]
             args = (np.int32(m), np.int32(nn), np.int32(k), c, *maps)
@@ -181,7 +203,7 @@ def main(argv=None):
     p.add_argument("--k", type=int, default=256, help="K (a multiple of 64)")
     p.add_argument("--time-limit", type=float, default=300, help="seconds a launch may take (the persistent "
                    "kernels run at 2048 x 2048 on 2 cores)")
-    p.add_argument("--kernels", default="1-12", help="which kernels: 1-12, or a list such as 2,3,7")
+    p.add_argument("--kernels", default="1-10", help="which kernels: 1-10, or a list such as 2,3,7")
     args = p.parse_args(argv)
     if not (args.checkout / "examples" / "matmul" / "matmul_2.cuh").is_file():
         p.error(f"{args.checkout} is not a checkout of fast.cu (no examples/matmul/matmul_2.cuh)")

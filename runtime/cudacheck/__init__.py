@@ -34,7 +34,8 @@ The runtime's data: encode_gpu_math_tables(measured), for the script that measur
     GPU's special-function approximations.
 Tensor maps for Hopper's tensor memory accelerator (kernels/hopper.cu): tensor_map_2d(array,
     box_rows, box_cols, ...) a TensorMap a kernel takes by value; pad_rows(array) a copy whose
-    rows start 16 bytes apart as the TMA needs; TensorMapError.
+    rows start 16 bytes apart as the TMA needs; tensor_map_tiled(array, dims, strides, box, ...) one of
+    1 to 5 dimensions, with the driver's cuTensorMapEncodeTiled arguments; TensorMapError.
 """
 from . import errors
 from .config import config
@@ -46,10 +47,11 @@ from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, OPTIN_SHARED_LI
 from .module import Function, RawKernel, RawModule, resolve_backend
 from .options import check_options
 from .program import ProgramResult, run_program
-from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d
+from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d, tensor_map_tiled
 
 __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "check_options",
            "config",
            "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
            "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
-           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", *errors.__all__]
+           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled",
+           *errors.__all__]

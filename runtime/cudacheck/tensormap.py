@@ -217,13 +217,82 @@ def tensor_map_2d(array, box_rows, box_cols, *, element=None, swizzle=128, l2_pr
     else:
         raw = _encode_driver(array, code, name, rows, cols, row_pitch, box_rows, box_cols, swizzle, l2_promotion,
                              oob_fill)
-    # The 128 bytes, in a host buffer aligned as the kernel's struct is (CuPy does not need it).
+    return _wrapped(raw, array, (box_rows, box_cols), name, swizzle)
+
+
+def _wrapped(raw, array, box, name, swizzle):
+    """A map's 128 bytes as a TensorMap, in a host buffer aligned as the kernel's struct is (CuPy
+    does not need it), holding its source array."""
     host = np.zeros(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN, np.uint8)
     start = -host.ctypes.data % TENSOR_MAP_ALIGN
     host[start:start + TENSOR_MAP_BYTES] = np.frombuffer(raw, np.uint8)
     tmap = host[start:start + TENSOR_MAP_BYTES].view(TENSOR_MAP_DTYPE).reshape(()).view(TensorMap)
-    tmap.source, tmap.box, tmap.element, tmap.swizzle = array, (box_rows, box_cols), name, swizzle
+    tmap.source, tmap.box, tmap.element, tmap.swizzle = array, box, name, swizzle
     return tmap
+
+
+def tensor_map_tiled(array, dims, strides, box, *, element=None, swizzle=128, l2_promotion=256, oob_fill="zero"):
+    """The tensor map of 1 to 5 dimensions that the driver's cuTensorMapEncodeTiled makes, with its
+    arguments: `dims` the tensor's sizes innermost first (elements), `strides` the bytes from one
+    element to the next in dimensions 1 and up (rank - 1 of them), `box` the box's elements in
+    each dimension; element strides 1, no interleave. The tensor starts at the array's first
+    element and must lie inside the array (a NumPy array for backend="cpu", CuPy for "gpu").
+    As fast.cu maps a row-major matrix of W columns as 64-column slabs: dims (64, rows, W / 64),
+    strides (2 W, 128), box (64, box rows, box columns / 64)."""
+    on_cpu = isinstance(array, np.ndarray)
+    if not on_cpu and not _is_cupy(array):
+        raise TensorMapError(f"a tensor map needs a CuPy array (backend='gpu') or a NumPy array (backend='cpu'); "
+                             f"got {type(array).__module__}.{type(array).__name__}")
+    dims, strides, box = [int(d) for d in dims], [int(s) for s in strides], [int(b) for b in box]
+    rank = len(dims)
+    if not 1 <= rank <= 5 or len(box) != rank or len(strides) != rank - 1:
+        raise TensorMapError(f"a map of rank 1 to 5 takes as many sizes and box sizes as its rank and one stride "
+                             f"fewer; got {len(dims)} sizes, {len(strides)} strides, {len(box)} box sizes")
+    name, code, size = _element(array, element)
+    address = array.ctypes.data if on_cpu else array.data.ptr
+    if address % 16:
+        raise TensorMapError(f"the array starts at an address that is not a multiple of 16 bytes ({address:#x}): "
+                             f"the TMA needs one; map a fresh array")
+    if any(not 1 <= d <= 2 ** 32 for d in dims) or any(not 1 <= b <= MAX_BOX for b in box):
+        raise TensorMapError(f"sizes {dims} and box {box}: each size 1 to 2^32, each box size 1 to {MAX_BOX}")
+    if any(s % 16 or not 0 <= s < 2 ** 40 for s in strides):
+        raise TensorMapError(f"strides {strides} bytes: each a multiple of 16 below 2^40")
+    if box[0] * size % 16 or (swizzle and box[0] * size > swizzle):
+        raise TensorMapError(f"a box row of {box[0]} elements is {box[0] * size} bytes: a multiple of 16"
+                             + (f", and at most {swizzle} with the {swizzle}-byte swizzle" if swizzle else ""))
+    for what, value, table in (("swizzle", swizzle, SWIZZLE), ("l2_promotion", l2_promotion, L2_PROMOTION),
+                               ("oob_fill", oob_fill, OOB_FILL)):
+        if value not in table:
+            raise TensorMapError(f"{what}={value!r}: one of {', '.join(map(str, table))}")
+    end = dims[0] * size + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+    if end > array.nbytes:
+        raise TensorMapError(f"the tensor reaches {end} bytes past the array's start, and the array has "
+                             f"{array.nbytes}: map an array that holds all of it")
+    if on_cpu:
+        from .cpu import abi
+        outer = [(dims[d], strides[d - 1], box[d]) if d < rank else (1, 0, 1) for d in range(2, 5)]
+        m = abi.CpuTensorMap(magic=abi.TENSOR_MAP_MAGIC, element_size=size, address=address, cols=dims[0],
+                             rows=dims[1] if rank > 1 else 1, row_pitch=strides[0] if rank > 1 else 0,
+                             box_cols=box[0], box_rows=box[1] if rank > 1 else 1, swizzle=swizzle,
+                             oob_nan=int(oob_fill == "nan"), rank=rank)
+        for d, (n, s, b) in enumerate(outer):
+            m.dims_outer[d], m.strides_outer[d], m.box_outer[d] = n, s, b
+        raw = bytes(m)
+    else:
+        _check_device(array)
+        lib = _driver()
+        buf = ctypes.create_string_buffer(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGN)
+        at = -(-ctypes.addressof(buf) // TENSOR_MAP_ALIGN) * TENSOR_MAP_ALIGN
+        result = lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(at), code, rank, ctypes.c_void_p(address), (ctypes.c_uint64 * rank)(*dims),
+            (ctypes.c_uint64 * max(1, rank - 1))(*strides), (ctypes.c_uint32 * rank)(*box),
+            (ctypes.c_uint32 * rank)(*[1] * rank), INTERLEAVE_NONE, SWIZZLE[swizzle], L2_PROMOTION[l2_promotion],
+            OOB_FILL[oob_fill])
+        if result != CUDA_SUCCESS:
+            raise TensorMapError(f"cuTensorMapEncodeTiled refused the map: {_error_name(lib, result)}; sizes {dims}, "
+                                 f"strides {strides}, box {box}, element {name}, swizzle {swizzle}")
+        raw = ctypes.string_at(at, TENSOR_MAP_BYTES)
+    return _wrapped(raw, array, tuple(box), name, swizzle)
 
 
 def _encode_cpu(address, size, rows, cols, row_pitch, box_rows, box_cols, swizzle, oob_fill):

@@ -13,6 +13,14 @@ TMA_LOAD = [["async", "bulk", "tensor", "2d", space, "global", "mbarrier::comple
             for space in ("shared::cluster", "shared::cta")]
 MULTICAST = [m + ["multicast::cluster"] for m in TMA_LOAD]
 TMA_STORE = ["async", "bulk", "tensor", "2d", "global", "shared::cta", "bulk_group"]
+TENSOR_DIMS = ("1d", "2d", "3d", "4d", "5d")   # a tensor copy's dimensions (the forms above name 2d for each)
+
+
+def coords(c):
+    """The corner of an N-d tensor copy as the local array the runtime's call reads."""
+    return f"const int32_t kc_c[] = {{{', '.join(c)}}};"
+
+
 # wgmma's operand types: (the runtime's code for them, kc_async.cpp; the K of their shape)
 WGMMA_TYPES = {("bf16", "bf16"): (0, 16), ("f16", "f16"): (1, 16), ("tf32", "tf32"): (2, 8)}
 SHAPE = re.compile(r"m64n(\d+)k(8|16)")
@@ -23,27 +31,40 @@ class AsyncInstructions:
         if mods in (["async", "bulk", "commit_group"], ["async", "bulk", "wait_group"],
                     ["async", "bulk", "wait_group", "read"]):
             return self.bulk_group(mods[2], ops, line)
-        if mods == TMA_STORE:
+        # The tensor copies of 1 to 5 dimensions, in the tile mode (`.tile`, the default, written or
+        # not): the 2-D ones as the 2-D calls, the others through the runtime's slices of the box.
+        dims = mods[3] if len(mods) > 3 and mods[:3] == ["async", "bulk", "tensor"] else ""
+        shape = [m for m in mods if m != "tile"]
+        shape[3:4] = ["2d"] if dims in TENSOR_DIMS else shape[3:4]
+        n = TENSOR_DIMS.index(dims) + 1 if dims in TENSOR_DIMS else 0
+        if shape == TMA_STORE:
             dst, src = self.arity(ops, 2)
-            tmap, x, y = self.tensor(dst)
-            return f"::kc::tma_store_2d({tmap}, {x}, {y}, {self.address(src)}, {line});"
-        if mods not in TMA_LOAD + MULTICAST:
+            tmap, c = self.tensor(dst, n)
+            if n == 2:
+                return f"::kc::tma_store_2d({tmap}, {c[0]}, {c[1]}, {self.address(src)}, {line});"
+            return f"{{ {coords(c)} ::kc::tma_store_nd({tmap}, kc_c, {n}, {self.address(src)}, {line}); }}"
+        if shape not in TMA_LOAD + MULTICAST:
             self.refuse()
-        multicast = mods in MULTICAST
+        multicast = shape in MULTICAST
         ops = self.arity(ops, 4 if multicast else 3)
-        tmap, x, y = self.tensor(ops[1])
-        where = f"{self.address(ops[0])}, {tmap}, {x}, {y}, {self.address(ops[2])}"
-        if multicast:
-            return f"::kc::tma_load_multicast({where}, {self.value(ops[3], 'u16')}, {line});"
-        return f"::kc::tma_load_2d({where}, {line});"
+        tmap, c = self.tensor(ops[1], n)
+        mask = f", {self.value(ops[3], 'u16')}" if multicast else ""
+        dst, bar = self.address(ops[0]), self.address(ops[2])
+        if n == 2:
+            call = "tma_load_multicast" if multicast else "tma_load_2d"
+            return f"::kc::{call}({dst}, {tmap}, {c[0]}, {c[1]}, {bar}{mask}, {line});"
+        call = "tma_load_multicast_nd" if multicast else "tma_load_nd"
+        return f"{{ {coords(c)} ::kc::{call}({dst}, {tmap}, kc_c, {n}, {bar}{mask}, {line}); }}"
 
-    def tensor(self, toks):
-        """`[map, {x, y}]`: the tensor map's address and the box's corner, as C++."""
+    def tensor(self, toks, n):
+        """`[map, {c0, ..., c(n-1)}]`: the tensor map's address and the box's corner (column first),
+        as C++."""
         inner = toks[1:-1] if toks[:1] == ["["] and toks[-1:] == ["]"] else []
-        if len(inner) != 7 or inner[1:3] != [",", "{"] or inner[4] != "," or inner[6] != "}":
-            self.bad(f"the tensor operand `{' '.join(toks)}` (a tensor map and a corner {{x, y}})")
-        return (f"(const void*)(uintptr_t){self.value([inner[0]], 'u64')}", self.value([inner[3]], "s32"),
-                self.value([inner[5]], "s32"))
+        if len(inner) != 2 * n + 3 or inner[1:3] != [",", "{"] or inner[-1] != "}" or \
+                inner[4:-1:2] != [","] * (n - 1):
+            self.bad(f"the tensor operand `{' '.join(toks)}` (a tensor map and a corner of {n} coordinates)")
+        return (f"(const void*)(uintptr_t){self.value([inner[0]], 'u64')}",
+                [self.value([t], "s32") for t in inner[3:-1:2]])
 
     def bulk_group(self, op, ops, line):
         if op == "commit_group":

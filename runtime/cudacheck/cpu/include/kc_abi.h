@@ -74,7 +74,13 @@ struct CpuTensorMap {
     uint32_t box_rows, box_cols; // the box a load copies, in elements
     uint32_t swizzle;            // bytes: 0, 32, 64 or 128
     uint32_t oob_nan;            // elements outside the matrix load as NaN (else zeros)
-    uint8_t reserved[72];        // up to the 128 bytes of a CUtensorMap
+    // A map of rank 3 to 5 (0 or 2: a 2-D one): dimensions 2-4, each a stack of the 2-D boxes
+    // above, the box of each dimension laid out after those of the dimensions before it.
+    uint32_t rank;
+    uint32_t box_outer[3];       // the box's elements in dimensions 2-4 (1 where absent)
+    uint64_t dims_outer[3];      // the tensor's sizes in dimensions 2-4 (1 where absent)
+    uint64_t strides_outer[3];   // bytes from one element to the next in dimensions 2-4
+    uint8_t reserved[8];         // up to the 128 bytes of a CUtensorMap
 };
 
 constexpr int32_t SHARED_ID_BASE = 1000;

@@ -108,6 +108,57 @@ void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line)
     }
 }
 
+// ---- copies of 1 to 5 dimensions: each 2-D slice of the box --------------------------------------
+// A map of rank 3 to 5 stacks 2-D boxes (kc_abi.h: CpuTensorMap's dimensions 2-4), the slices laid
+// out one after another in shared memory as a GPU's TMA lays out the box, dimension 2 fastest.
+// f(the slice's 2-D map, its offset in the box): a map of the slice's matrix, or of none where the
+// slice lies outside the tensor (every element of it fill). Coordinates past the copy's `n` are 0.
+template <class F>
+static void for_each_slice(const CpuTensorMap* m, const int32_t* c, int n, F f) {
+    uint64_t slice = uint64_t(m->box_cols) * m->box_rows * m->element_size;
+    uint32_t box[3], outer = m->rank > 2 ? m->rank - 2 : 0;
+    for (uint32_t d = 0; d < 3; ++d) box[d] = d < outer ? m->box_outer[d] : 1;
+    uint64_t s = 0;
+    for (uint32_t i4 = 0; i4 < box[2]; ++i4)
+        for (uint32_t i3 = 0; i3 < box[1]; ++i3)
+            for (uint32_t i2 = 0; i2 < box[0]; ++i2, ++s) {
+                CpuTensorMap part = *m;
+                part.rank = 2;
+                const uint32_t i[3] = {i2, i3, i4};
+                for (uint32_t d = 0; d < 3; ++d) {
+                    int64_t at = int64_t(int(d) + 2 < n ? c[d + 2] : 0) + i[d];
+                    if (at < 0 || uint64_t(at) >= (d < outer ? m->dims_outer[d] : 1))
+                        part.rows = 0;   // outside the tensor: the whole slice is fill
+                    else if (d < outer)
+                        part.address += uint64_t(at) * m->strides_outer[d];
+                }
+                f(part, s * slice);
+            }
+}
+
+void tma_load_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, int line) {
+    KC_ASM_CALL;
+    for_each_slice(tensor_map(map, "cp.async.bulk.tensor", line), c, n, [&](const CpuTensorMap& part, uint64_t at) {
+        tma_load_2d(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, line);
+    });
+}
+
+void tma_load_multicast_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, uint16_t mask,
+                           int line) {
+    KC_ASM_CALL;
+    for_each_slice(tensor_map(map, "cp.async.bulk.tensor", line), c, n, [&](const CpuTensorMap& part, uint64_t at) {
+        tma_load_multicast(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, mask, line);
+    });
+}
+
+void tma_store_nd(const void* map, const int32_t* c, int n, uint64_t src, int line) {
+    KC_ASM_CALL;
+    for_each_slice(tensor_map(map, "cp.async.bulk.tensor (store)", line), c, n,
+                   [&](const CpuTensorMap& part, uint64_t at) {
+                       tma_store_2d(&part, c[0], n > 1 ? c[1] : 0, src + at, line);
+                   });
+}
+
 // cp.async.bulk.commit_group and wait_group[.read]: the stores are performed at once; checked
 // mode counts each thread's bulk groups, to know which stores may still read their source
 // (kc_check_async.cpp).

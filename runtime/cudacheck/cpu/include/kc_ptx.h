@@ -82,6 +82,13 @@ void wgmma_wait(uint32_t n, int line);
 // thread's bulk groups (kc_async.cpp), for checked mode's check of writes into a store's source
 // before its group is waited for.
 void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line);
+// cp.async.bulk.tensor.{1..5}d, loads (also multicast) and stores: the box whose corner is c[0..n)
+// (c[0] the column, c[1] the row, c[2..] dimensions 2-4 of a map of rank 3-5), as the 2-D calls
+// above of each of its 2-D slices (kc_async.cpp: for_each_slice).
+void tma_load_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, int line);
+void tma_load_multicast_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, uint16_t mask,
+                           int line);
+void tma_store_nd(const void* map, const int32_t* c, int n, uint64_t src, int line);
 void bulk_commit(int line);
 void bulk_wait(uint32_t n, int line);
 
