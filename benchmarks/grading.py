@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "tests" / "grading_samples"
+SAMPLES = ROOT / "tests" / "support" / "grading_samples"
 ASSIGNMENT = "a2_barriers_boundaries"
 VARIABLE = "bounds_src"
 

@@ -4,7 +4,7 @@ students upload the released notebook, half a rect_src.cu file), then the report
 over it and timed, from reading the submissions to writing the Markdown.
 
 Each student's kernel is one of three correct kernels written differently (the
-instructor's solution and the two in tests/similarity_samples/), in that student's variant
+instructor's solution and the two in tests/support/similarity_samples/), in that student's variant
 (their tile sizes as the #define defaults; the solution cut down to their layout), with
 small changes of their own: names renamed from a pool, comments and blank lines added,
 `++i` written `i++`. So most pairs of the same kernel are near-copies and are listed: the
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 SOURCE = ROOT / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 KERNELS = [ROOT / "assignments" / "hidden" / "solutions" / f"{ASSIGNMENT}.cu",
-           *sorted((ROOT / "tests" / "similarity_samples").glob("rect_*.cu"))]
+           *sorted((ROOT / "tests" / "support" / "similarity_samples").glob("rect_*.cu"))]
 # Names a student may give the kernels' variables instead.
 RENAMES = {"As": "tileA", "Bs": "tileB", "sA": "a_s", "sB": "b_s", "sum": "total", "acc": "result", "tx": "lx",
            "ty": "ly", "tid": "me", "ph": "phase", "p0": "base", "gr": "grow", "gc": "gcol", "r": "rr", "c": "cc"}

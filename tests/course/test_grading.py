@@ -1,7 +1,7 @@
 """The assignments (tiling_course.grading, assignments/): the rubric's partial credit as the
 feedback states it, every variant of the graded assignments solvable, and the whole nbgrader
 cycle, its notebooks graded from their CUDA in the sandbox (tiling_course.grading.autograde), on
-sample submissions (tests/grading_samples/: one correct, one racy that a GPU run lets pass,
+sample submissions (tests/support/grading_samples/: one correct, one racy that a GPU run lets pass,
 one out of bounds, one that hangs, one that does not compile; a notebook whose graded cell,
 its points and its Python were tampered with; a graded assignment's answers for the
 student's own variant and for another's): release, collect from an LMS download, autograde,
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import GRADING_SAMPLES, ROOT
 from tiling_course.grading import judge, rubric, selfcheck, variants
 
-ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
-SAMPLES = ROOT / "tests" / "grading_samples"
+SAMPLES = GRADING_SAMPLES
 CORRECT = (SAMPLES / "correct.cu").read_text()
 # What the cycle must report: points out of 10, and what each student's feedback names.
 EXPECTED = {"correct": (10, ["full marks"]),

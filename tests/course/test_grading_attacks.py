@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import GRADING_SAMPLES, ROOT
 from tiling_course.grading import answers, judge, launcher, rubric, sandbox, variants
 
-SAMPLES = ROOT / "tests" / "grading_samples"
+SAMPLES = GRADING_SAMPLES
 CORRECT = (SAMPLES / "correct.cu").read_text()
 WRONG = CORRECT.replace("P[row * n + col] = sum;", "P[row * n + col] = 0.0f;")
 A2, BOUNDS = "a2_barriers_boundaries", "bounds_src"

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, SIMILARITY_SAMPLES
 from tiling_course import matmul, sources
 from tiling_course.grading import answers, cudatokens, rubric, selfcheck, similarity, variants
 
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
 COURSE = ROOT / "assignments"
 HIDDEN = COURSE / "hidden"
-SAMPLES = ROOT / "tests" / "similarity_samples"
+SAMPLES = SIMILARITY_SAMPLES
 PART = rubric.part(ASSIGNMENT, VARIABLE)
 NN_STUDENT = next(f"s{i}" for i in range(1000) if variants.of(PART, f"s{i}")["layout"] == "NN")
 
@@ -162,8 +162,8 @@ def test_the_guide_and_the_module_say_what_the_report_measures(given):
 
 def independent_kernels():
     """Correct kernels written apart from each other: the instructor's g1 solution, the two
-    in tests/similarity_samples, and the book's tiled kernel for any shape (a2's answer;
-    tests/grading_samples/correct.cu is the same kernel), as students might hand them in."""
+    in tests/support/similarity_samples, and the book's tiled kernel for any shape (a2's answer;
+    tests/support/grading_samples/correct.cu is the same kernel), as students might hand them in."""
     book = matmul.source("tiled_bounds").replace("matmul_tiled_bounds", "matmul_rect")
     return {"solution": answer(solution()), "book tiled_bounds": answer(book),
             **{p.stem: answer(p.read_text()) for p in sorted(SAMPLES.glob("rect_*.cu"))}}
