@@ -4,8 +4,8 @@ cuda::device::experimental's 2-D bulk tensor copies, proxy fence and bulk groups
 kernels 2-6 use them; a tensor map read through a pointer (`const CUtensorMap*`, the map in
 device memory); `extern __shared__` of a struct type. Kernels written here, plain and checked,
 on random inputs and edge tiles, compared bit for bit (the copies and 2x are exact). The copies
-of other ranks are refused at compile time, saying what to do. A whole program's host code
-encodes maps with the driver's cuTensorMapEncodeTiled (2-D; other ranks refused, saying what to do)."""
+of rank 3 the same. A whole program's host code encodes maps with the driver's cuTensorMapEncodeTiled
+(an interleaved one refused, saying what to do)."""
 import numpy as np
 import pytest
 
@@ -60,22 +60,25 @@ def test_libcudacxx_barrier_and_tma_copy_tiles_through_maps_by_value_and_by_poin
     assert map_out.tobytes() == cudacheck.tensor_map_2d(out, 16, 32, swizzle=128).tobytes()   # the caller's map
 
 
-@pytest.mark.parametrize("rank", [1, 3, 5])
-def test_copies_of_other_ranks_are_refused_with_what_to_do(rank):
-    coords = ", ".join(["0"] * rank)
-    use = f"cde::cp_async_bulk_tensor_{rank}d_global_to_shared(s.tile, &in, {coords}, bar);"
-    source = COPY.replace("    __syncthreads();\n    barrier::arrival_token", f"    {use}\n    __syncthreads();\n"
-                          "    barrier::arrival_token", 1)
-    message = rf"cp_async_bulk_tensor_{rank}d_global_to_shared: the CPU runtime's tensor maps and copies are 2-D"
-    with pytest.raises(cudacheck.CompileError, match=message):
-        cudacheck.RawModule(source, backend="cpu",
-                            name_expressions=("double_tiles<16, 32>",)).get_function("double_tiles<16, 32>")
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_the_3d_copy_of_a_map_of_rank_3_is_the_2d_copys(check, rng):
+    rows, cols = int(rng.integers(17, 60)), 4 * int(rng.integers(9, 30))
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full((rows, cols), np.nan, np.float32)
+    map_in = cudacheck.tensor_map_tiled(x, (cols, rows, 1), (4 * cols, 4 * cols * rows), (32, 16, 1), swizzle=128)
+    source = COPY.replace("2d_global_to_shared(s.tile, &in, blockIdx.x * C, blockIdx.y * R, bar)",
+                          "3d_global_to_shared(s.tile, &in, blockIdx.x * C, blockIdx.y * R, 0, bar)")
+    kernel = cudacheck.RawModule(source, backend="cpu", check=check,
+                                 name_expressions=("double_tiles<16, 32>",)).get_function("double_tiles<16, 32>")
+    kernel((-(-cols // 32), -(-rows // 16)), (128,), (map_in, cudacheck.tensor_map_2d(out, 16, 32, swizzle=128)),
+           shared_mem=16 * 32 * 4)
+    assert np.array_equal(out, 2 * x)
 
 
 # A whole program's host code encodes the map with the driver's cuTensorMapEncodeTiled (cpu/include/
 # cuda.h: the CPU runtime's map of the device allocation), as fast.cu's create_tensor_map does, and
-# a C-linkage kernel with `__shared__ alignas(128)` copies the box at column 16, row 8. A map of
-# rank 5 is refused: CUDA_ERROR_NOT_SUPPORTED (801), and a line on stderr saying what to do.
+# a C-linkage kernel with `__shared__ alignas(128)` copies the box at column 16, row 8. An interleaved
+# map is refused: CUDA_ERROR_NOT_SUPPORTED (801), and a line on stderr saying what to do.
 PROGRAM = r'''
 #include <cuda.h>
 #include <cuda/barrier>
@@ -113,7 +116,7 @@ int main() {
     cuuint64_t dims5[5] = {cols, rows, 1, 1, 1}, strides5[4] = {cols * 4, cols * 4 * rows, 0, 0};
     cuuint32_t box5[5] = {16, 8, 1, 1, 1}, one5[5] = {1, 1, 1, 1, 1};
     CUresult r5 = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, d, dims5, strides5, box5, one5,
-        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_INTERLEAVE_16B, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     printf("%d %d %d\n", r, bad, r5);
     cudaFree(d); cudaFree(o);
@@ -127,4 +130,4 @@ def test_host_code_encodes_a_tensor_map_with_the_drivers_call(check, rng):
     x = rng.standard_normal((24, 40)).astype(np.float32)
     result = cudacheck.run_program(PROGRAM, backend="cpu", check=check, stdin=" ".join(map(repr, x.ravel().tolist())))
     assert result.stdout == "0 0 801\n", result
-    assert "tensor maps are 2-D (this one has another rank); map the matrix as 2-D" in result.stderr
+    assert "interleaved maps are not provided by the CPU runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE" in result.stderr

@@ -2,7 +2,7 @@
 // the CPU runtime includes before every kernel, except the tensor map's type, which device code
 // names only where it includes this header (as with NVRTC and nvcc). A whole program's host code
 // (cudacheck.run_program) also gets the driver's cuTensorMapEncodeTiled, which encodes the CPU
-// runtime's map (kc_abi.h: CpuTensorMap) of a device allocation, with the driver's checks.
+// runtime's map (kc_abi.h: CpuTensorMap, ranks 1-5) of a device allocation, with the driver's checks.
 #pragma once
 
 typedef unsigned int cuuint32_t;
@@ -56,8 +56,8 @@ inline CUresult tensor_map_refused(CUresult code, const char* why) {
 
 // The driver's checks (CUDA Driver API, cuTensorMapEncodeTiled): address and strides multiples
 // of 16 bytes, 1 to 256 elements a box dimension, a box row of a multiple of 16 bytes and at most
-// the swizzle's span, element strides 1 to 8. The CPU runtime's maps are 2-D, element strides 1
-// and no interleave: any other is refused with what to do instead.
+// the swizzle's span. Ranks 1 to 5 (kc_abi.h: CpuTensorMap, dimensions 2-4 as stacks of 2-D
+// boxes); element strides other than 1 and interleaved layouts are refused, saying what to do.
 inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
                                        cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim,
                                        const cuuint64_t* globalStrides, const cuuint32_t* boxDim,
@@ -71,24 +71,21 @@ inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataTy
         unsigned(oobFill) > 1 || tensorRank < 1 || tensorRank > 5)
         return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "an argument out of the driver's range");
     const unsigned size = sizes[tensorDataType];
-    if (tensorRank != 2)
-        return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED,
-            "the CPU runtime's tensor maps are 2-D (this one has another rank); map the matrix as 2-D "
-            "(dimensions {columns, rows}, one stride: the row pitch) and copy with cp.async.bulk.tensor.2d, or "
-            "run on a GPU (backend='gpu')");
     if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
         return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "interleaved maps are not provided by the CPU "
                                       "runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE");
-    if (elementStrides[0] != 1 || elementStrides[1] != 1)
-        return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not provided "
-                                      "by the CPU runtime");
-    if (reinterpret_cast<uintptr_t>(globalAddress) % 16 || globalStrides[0] % 16 || globalStrides[0] >= (1ull << 40)
-        || globalStrides[0] < globalDim[0] * size)
-        return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "the address and the row pitch must be multiples "
-                                      "of 16 bytes, the pitch at least a row's bytes");
-    for (int d = 0; d < 2; ++d)
+    for (cuuint32_t d = 0; d < tensorRank; ++d) {
+        if (elementStrides[d] != 1)
+            return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not provided "
+                                          "by the CPU runtime; copy whole boxes and skip elements in the kernel");
         if (boxDim[d] < 1 || boxDim[d] > 256 || globalDim[d] < 1 || globalDim[d] > (1ull << 32))
-            return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box has 1 to 256 elements a dimension");
+            return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box has 1 to 256 elements a dimension, a "
+                                          "tensor 1 to 2^32");
+        if (d && (globalStrides[d - 1] % 16 || globalStrides[d - 1] >= (1ull << 40)))
+            return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "strides are multiples of 16 bytes below 2^40");
+    }
+    if (reinterpret_cast<uintptr_t>(globalAddress) % 16)
+        return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "the address must be a multiple of 16 bytes");
     if (boxDim[0] * size % 16 || (swizzle && boxDim[0] * size > spans[swizzle]))
         return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box row is a multiple of 16 bytes, and at "
                                       "most the swizzle's span");
@@ -96,11 +93,17 @@ inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataTy
     m.magic = kc::TENSOR_MAP_MAGIC;
     m.element_size = size;
     m.address = reinterpret_cast<uint64_t>(globalAddress);
+    m.rank = tensorRank;
     m.cols = globalDim[0];
-    m.rows = globalDim[1];
-    m.row_pitch = globalStrides[0];
     m.box_cols = boxDim[0];
-    m.box_rows = boxDim[1];
+    m.rows = tensorRank > 1 ? globalDim[1] : 1;
+    m.row_pitch = tensorRank > 1 ? globalStrides[0] : 0;
+    m.box_rows = tensorRank > 1 ? boxDim[1] : 1;
+    for (cuuint32_t d = 2; d < 5; ++d) {
+        m.dims_outer[d - 2] = d < tensorRank ? globalDim[d] : 1;
+        m.strides_outer[d - 2] = d < tensorRank ? globalStrides[d - 1] : 0;
+        m.box_outer[d - 2] = d < tensorRank ? boxDim[d] : 1;
+    }
     m.swizzle = spans[swizzle];
     m.oob_nan = oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
     static_assert(sizeof(m) == sizeof(CUtensorMap), "a CpuTensorMap fills a CUtensorMap");
