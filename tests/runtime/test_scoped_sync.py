@@ -1,8 +1,8 @@
 """Checked mode follows the scopes of CUDA's memory model (issue 45, item 2): an atomic or fence of
-block scope (atomicAdd_block, atomicCAS_block, __threadfence_block()) orders only the threads of
-its own block, so used between blocks it is a race that names the scope and both threads; the
-same kernels within one block, or with device or system scope, are clean and compute what plain
-runs compute."""
+block scope (atomicAdd_block, atomicCAS_block, __threadfence_block(); inline PTX's .cta; libcu++'s
+cuda::atomic_ref<T, cuda::thread_scope_block>) orders only the threads of its own block, so used
+between blocks it is a race that names the scope and both threads; the same kernels within one
+block, or with device or system scope, are clean and compute what plain runs compute."""
 from functools import lru_cache
 
 import numpy as np
@@ -261,3 +261,46 @@ def test_inline_ptx_release_and_fences_carry_their_scope(scope, fenced):
             np.testing.assert_array_equal(data[64:], 2 * (np.arange(64) + 0.5))
     finally:
         cudacheck.config.workers = before
+
+
+# The same through libcu++'s cuda::atomic_ref, of scope thread_scope_SCOPE.
+REF_SOURCE = r'''
+#include <cuda/atomic>
+extern "C" __global__ void count_all(const int* in, int* count, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cuda::atomic_ref<int, cuda::thread_scope_SCOPE> c(*count);
+    if (i < n && in[i] > 0) c.fetch_add(1, cuda::memory_order_relaxed);
+}
+extern "C" __global__ void locked_sum(const float* in, float* out, int* mutex, int n) {
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int i = blockIdx.x * blockDim.x; i < (blockIdx.x + 1) * blockDim.x && i < n; ++i) s += in[i];
+        cuda::atomic_ref<int, cuda::thread_scope_SCOPE> lock(*mutex);
+        int expected = 0;
+        while (!lock.compare_exchange_strong(expected, 1, cuda::memory_order_acquire)) expected = 0;
+        out[0] += s;
+        lock.store(0, cuda::memory_order_release);
+    }
+}
+'''
+
+
+@pytest.mark.parametrize("scope", ["block", "device", "system"])
+def test_atomic_ref_carries_its_scope(rng, workers, scope):
+    n = int(rng.integers(200, 900))
+    x = rng.integers(-5, 5, n).astype(np.int32)
+    y = rng.standard_normal(n).astype(np.float32)
+    blocks = -(-n // 64)
+    mod = cudacheck.RawModule(code=REF_SOURCE.replace("SCOPE", scope), backend="cpu", check=True)
+    calls = (("count_all", (x, np.zeros(1, np.int32), n)),
+             ("locked_sum", (y, np.zeros(1, np.float32), np.zeros(1, np.int32), n)))
+    if scope == "block":
+        for name, args in calls:
+            with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
+                mod.get_function(name)((blocks,), (64,), args)
+            assert e.value.scope == "block" and e.value.block != e.value.other_block
+        return
+    for name, args in calls:
+        mod.get_function(name)((blocks,), (64,), args)
+    assert calls[0][1][1][0] == (x > 0).sum()
+    assert abs(calls[1][1][1][0] - y.astype(np.float64).sum()) <= 1e-4 * n
