@@ -45,7 +45,8 @@ typedef __nv_bfloat16 bf16;
 #define CEIL_DIV(M, N) (((M) + (N)-1) / (N))
 """
 # The host definitions of the files: their names, and the lines of host variables and exports.
-HOST_FUNCTIONS = re.compile(r"\b(create_tensor_map|allocate_and_create_tensor_map|runKernel\d+)\s*\(")
+HOST_FUNCTIONS = re.compile(r"\b(create_tensor_map|allocate_and_create_tensor_map|runKernel\d+|rot|d2xy|createHilbert)"
+                            r"\s*\(")
 HOST_LINES = re.compile(r"^\s*(CUtensorMap\s*\*?\s*d_tma_map_\w+(\s*=\s*0)?\s*;|int _prev_m\b.*;|"
                         r"using M\d+::runKernel\d+\s*;|#include\s*<cassert>|int\s*\*_dspace\s*;)\s*$", re.M)
 
@@ -56,7 +57,7 @@ def device_code(text):
     for m in HOST_FUNCTIONS.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
         head = text[start:m.start()]
-        if "(" in head or "=" in head or ";" in head or head.strip().startswith(("//", "return")):
+        if not head.strip() or "(" in head or "=" in head or ";" in head or head.strip().startswith(("//", "return")):
             continue   # a call or a use, not a definition
         prev = text.rfind("\n", 0, start - 1) + 1         # `template <...>` on the line before
         if text[prev:start].strip().startswith("template"):
@@ -94,9 +95,11 @@ class Host:
     maps: tuple = ()          # (BlockMajorSize, BlockMinorSize) of the A and B maps, as create_tensor_map<...>;
                               # kernels 2-5 read them through pointers, 6-12 by value: the signature says which
     rank: int = 0             # 0: kernels 2-6's 2-D maps; 3 or 5: 7-12's maps of 64-column slabs
-    c_map: tuple = ()         # kernels 10-12: (BlockMajorSize, BlockMinorSize) of C's map (no swizzle), passed first
+    c_map: tuple = ()         # kernels 10-12: (BlockMajorSize, BlockMinorSize[, box row]) of C's map (no swizzle),
+                              # passed first
     debug: bool = False       # the DB argument matmul.cu passes
     layout: str = "cm"        # C column-major (M x N stored N x M): fast.cu's; "rm": kernel 1's row-major
+    hilbert: bool = False     # kernels 11-12: runKernelN's createHilbert schedule, passed last (dspace)
     min_size: int = 256       # M and N a multiple of it: the persistent kernels' schedule (Schedule<1, ...,
                               # 16, 8>) asserts whole groups of 16 x 8 tiles, 2048 x 2048 at least
 
@@ -128,19 +131,70 @@ HOSTS = {
     10: Host("M10::matmulKernel10<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,),
              -(-(smem(128, 256, 64, 3) + 2 * 256 * 128 + 8 * 2 * 3) // 128) * 128, maps=((128, 64), (256, 64)),
              rank=3, c_map=(256, 128), min_size=2048),
-    # 11 and 12 take a Hilbert-curve schedule their host code computes (createHilbert), not ported here
-    11: Host("M11::matmulKernel11<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
-    12: Host("M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,), min_size=2048),
+    # 11 and 12 also take the Hilbert-curve schedule their host code computes (hilbert), and SMem has
+    # its int space[128]; 12's C tile has 8 elements of padding a row, and its map's box 72 of them
+    11: Host("M11::matmulKernel11<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,),
+             -(-(smem(128, 256, 64, 3) + 2 * 256 * 128 + 8 * 2 * 3 + 4 * 128) // 128) * 128,
+             maps=((128, 64), (256, 64)), rank=3, c_map=(256, 128), hilbert=True, min_size=2048),
+    12: Host("M12::matmulKernel12<128, 256, 64, 384, 3, 128, 2, 1>", 384, lambda m, n: (128,),
+             -(-(smem(128, 256, 64, 3) + 2 * 256 * (128 + 16) + 8 * 2 * 3 + 4 * 128) // 128) * 128,
+             maps=((128, 64), (256, 64)), rank=3, c_map=(256, 64, 72), hilbert=True, min_size=2048),
 }
 
 
-def fast_map(x, major, minor, rank, swizzle=128):
+def fast_map(x, major, minor, row=64, *, rank, swizzle=128):
     """create_tensor_map<major, minor>(x, rows, columns) of kernels 7-12: the matrix as 64-column slabs
-    (sizes 64, rows, columns / 64; strides a row's bytes and 128), the box 64 x major x minor / 64,
-    encoded with rank 5 (kernel 7) or 3 (8-12) of the 5 values each array holds."""
+    (sizes 64, rows, columns / 64; strides a row's bytes and 128), the box row x major x minor / 64
+    (row: 64, or kernel 12's padded 72), encoded with rank 5 (kernel 7) or 3 (8-12) of the 5 values
+    each array holds."""
     rows, cols = x.shape
     return cudacheck.tensor_map_tiled(x, (64, rows, cols // 64, 1, 1)[:rank], (2 * cols, 128, 0, 0)[:rank - 1],
-                                      (64, major, minor // 64, 1, 1)[:rank], element="bf16", swizzle=swizzle)
+                                      (row, major, minor // 64, 1, 1)[:rank], element="bf16", swizzle=swizzle)
+
+
+SPACE_LEN = 128   # kernels 11-12's schedule: tiles a cluster walks, at most
+
+
+def hilbert(m, n, cores):
+    """createHilbert(M, N, CORES, space) of kernels 11-12: the m x n tiles in the order of a Hilbert
+    curve dealt to the first 64 cores in turn, then the last tiles of the first cores moved to the
+    others until they hold about as many; space[core * SPACE_LEN + j] = (x << 16) | y, else -1."""
+    dim = 1 << (max(m, n) - 1).bit_length()
+    pos = [[] for _ in range(cores)]
+    fcores, core = 64, 0
+    for i in range(dim * dim):
+        x, y = d2xy(dim, i)
+        if x < m and y < n:
+            pos[core].append((x << 16) | y)
+            core = (core + 1) % fcores
+    core = fcores
+    for i in range(fcores):
+        if len(pos[-1]) >= len(pos[0]) - 1:
+            break
+        pos[core].append(pos[i].pop())
+        core = fcores if core + 1 == cores else core + 1
+    space = np.full((cores, SPACE_LEN), -1, np.int32)
+    for i, p in enumerate(pos):
+        assert len(p) <= SPACE_LEN, "more tiles than a core's schedule holds"
+        space[i, :len(p)] = p
+    return space.ravel()
+
+
+def d2xy(n, d):
+    """The point at distance d along the Hilbert curve of an n x n square (fast.cu's d2xy and rot)."""
+    x = y = 0
+    s, t = 1, d
+    while s < n:
+        rx = 1 & (t // 2)
+        ry = 1 & (t ^ rx)
+        if ry == 0:
+            if rx == 1:
+                x, y = s - 1 - x, s - 1 - y
+            x, y = y, x
+        x, y = x + s * rx, y + s * ry
+        t //= 4
+        s *= 2
+    return x, y
 
 
 def bf16(rng, shape):
@@ -166,10 +220,11 @@ def run(checkout, n, m, nn, k, check, rng):
         (a, af), (b, bf) = bf16(rng, (m, k)), bf16(rng, (nn, k) if host.layout == "cm" else (k, nn))
         c = np.zeros((nn, m) if host.layout == "cm" else (m, nn), np.uint16)
         if host.c_map:
-            maps = [fast_map(x, *box, host.rank) for x, box in zip((a, b), host.maps)]
-            args = (np.int32(m), np.int32(nn), np.int32(k), fast_map(c, *host.c_map, host.rank, swizzle=0), *maps)
+            maps = [fast_map(x, *box, rank=host.rank) for x, box in zip((a, b), host.maps)]
+            args = (np.int32(m), np.int32(nn), np.int32(k), fast_map(c, *host.c_map, rank=host.rank, swizzle=0),
+                    *maps)
         elif host.rank:
-            maps = [fast_map(x, *box, host.rank) for x, box in zip((a, b), host.maps)]
+            maps = [fast_map(x, *box, rank=host.rank) for x, box in zip((a, b), host.maps)]
             args = (np.int32(m), np.int32(nn), np.int32(k), c, *maps)
         elif host.maps:
             maps = [cudacheck.tensor_map_2d(x, box_rows=major, box_cols=minor, element="bf16", swizzle=128)
@@ -179,6 +234,8 @@ def run(checkout, n, m, nn, k, check, rng):
             args = (np.int32(m), np.int32(nn), np.int32(k), a, b, c)
         if host.debug:
             args += (np.full(8192 * 128, -1, np.int32),)
+        if host.hilbert:   # CLUSTER_M = 2: tiles of 2 BM x BN, NUM_SM / 2 clusters
+            args += (hilbert(-(-m // 256), -(-nn // 256), 64),)
         if host.shared:
             kernel.max_dynamic_shared_size_bytes = host.shared
         kernel(host.grid(m, nn), (host.block,), args, shared_mem=host.shared)
@@ -203,7 +260,7 @@ def main(argv=None):
     p.add_argument("--k", type=int, default=256, help="K (a multiple of 64)")
     p.add_argument("--time-limit", type=float, default=300, help="seconds a launch may take (the persistent "
                    "kernels run at 2048 x 2048 on 2 cores)")
-    p.add_argument("--kernels", default="1-10", help="which kernels: 1-10, or a list such as 2,3,7")
+    p.add_argument("--kernels", default="1-12", help="which kernels: 1-12, or a list such as 2,3,7")
     args = p.parse_args(argv)
     if not (args.checkout / "examples" / "matmul" / "matmul_2.cuh").is_file():
         p.error(f"{args.checkout} is not a checkout of fast.cu (no examples/matmul/matmul_2.cuh)")

@@ -54,6 +54,27 @@ class ClusterInstructions:
         count = self.value(ops[1], "u32") if len(ops) == 2 else "0u"
         return f"::kc::named_barrier({self.value(ops[0], 'u32')}, {count}, {line});"
 
+    def _stmatrix(self, mods, ops, line):
+        """stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans][.shared[::cta]].b16 [a], {r...}: the warp stores
+        1, 2 or 4 matrices of 8 x 8 16-bit elements, each thread's register i two elements of matrix
+        i; lane l gives the address of row l % 8 of matrix l / 8 (::kc::stmatrix_row gathers it), and
+        stores its 16 bytes as the kernel's own stores (checked mode sees them)."""
+        quals = [m for m in mods if m not in ("shared", "shared::cta")]
+        if quals[:3] != ["sync", "aligned", "m8n8"] or len(quals) not in (5, 6) or quals[3] not in ("x1", "x2", "x4") \
+                or quals[-1] != "b16" or (len(quals) == 6 and quals[4] != "trans"):
+            self.refuse()
+        n, trans = int(quals[3][1:]), len(quals) == 6
+        a, r = self.arity(ops, 2)
+        regs = r[1:-1:2] if r[:1] == ["{"] else r
+        if len(regs) != n or (r[:1] == ["{"] and (r[-1:] != ["}"] or r[2:-1:2] != [","] * (n - 1))):
+            self.bad(f"a source that is not {n} registers")
+        values = ", ".join(self.value([tok], "b32") for tok in regs)
+        at = f"::kc::cluster_local({self.address(a)}, \"stmatrix\", {line})"
+        return (f"{{ const uint32_t kc_m[] = {{{values}}}; uint32_t kc_row[4]; "
+                f"if (::kc::stmatrix_row(kc_m, {n}, {'true' if trans else 'false'}, kc_row, {line})) {{ "
+                f"uint32_t* kc_q = (uint32_t*)::kc::shared_address({at}); "
+                f"kc_q[0] = kc_row[0]; kc_q[1] = kc_row[1]; kc_q[2] = kc_row[2]; kc_q[3] = kc_row[3]; }} }}")
+
     def _st(self, mods, ops, line):
         """st.shared[::cta][.v2|.v4].T [a], b: a store through the shared window, as the kernel's own
         store (checked mode sees it)."""

@@ -92,6 +92,23 @@ void tma_store_nd(const void* map, const int32_t* c, int n, uint64_t src, int li
 void bulk_commit(int line);
 void bulk_wait(uint32_t n, int line);
 
+// ---- stmatrix.sync.aligned.m8n8: the row this lane stores --------------------------------------
+// Element (r, c) of 8 x 8 matrix i is half c % 2 of register i of lane 4 r + c / 2 (the PTX ISA's
+// fragment layout); lane l stores row l % 8 of matrix l / 8, or with .trans column l % 8 of it.
+// Every lane of the warp takes part (shuffles); a lane whose matrix is past `count` stores nothing.
+inline bool stmatrix_row(const uint32_t* m, int count, bool trans, uint32_t* row, int line) {
+    const unsigned lane = cur->linear % 32, mine = lane / 8, j = lane % 8;
+    uint16_t halves[8] = {};
+    for (int i = 0; i < count; ++i)
+        for (unsigned k = 0; k < 8; ++k) {
+            const unsigned r = trans ? k : j, c = trans ? j : k;
+            const uint32_t v = shfl(SHFL_IDX, 0xffffffffu, m[i], line, int(4 * r + c / 2));
+            if (mine == unsigned(i)) halves[k] = uint16_t(c % 2 ? v >> 16 : v);
+        }
+    __builtin_memcpy(row, halves, sizeof halves);
+    return mine < unsigned(count);
+}
+
 // ---- named barriers: bar.sync / barrier.sync id, count (kc_ptx.cpp) ---------------------------
 // `count` threads (a multiple of 32; all of the block's when omitted) meet at barrier id (0-15).
 void named_barrier(uint32_t id, uint32_t count, int line);
