@@ -27,7 +27,7 @@ only, and loads past them read zeros, not the padding.
 On the CPU runtime (backend="cpu") the map of a NumPy array holds the same description in
 the runtime's own layout (kc_abi.h: CpuTensorMap), and each launch that passes it maps its
 source array as it maps an array argument, writing the mapped address into the map's copy
-(cpu/runner.py): the runtime's TMA copy (cpu/include/kc_async.cpp) reads the matrix there.
+(cpu/forked_launch.py): the runtime's TMA copy (cpu/include/kc_async.cpp) reads the matrix there.
 
 Every error is a TensorMapError that says what is wrong: neither a CuPy nor a NumPy array, no
 GPU or driver, a driver without tensor maps, a GPU older than compute capability 9.0, rows
@@ -297,7 +297,7 @@ def tensor_map_tiled(array, dims, strides, box, *, element=None, swizzle=128, l2
 
 def _encode_cpu(address, size, rows, cols, row_pitch, box_rows, box_cols, swizzle, oob_fill):
     """The CPU runtime's map (kc_abi.h: CpuTensorMap). `address` is the array's own: each
-    launch writes the address the array has there in its place (cpu/runner.py)."""
+    launch writes the address the array has there in its place (cpu/forked_launch.py)."""
     from .cpu import abi  # the CPU runtime's layouts (libclang): read only where a map is made for it
     m = abi.CpuTensorMap(magic=abi.TENSOR_MAP_MAGIC, element_size=size, address=address, rows=rows, cols=cols,
                          row_pitch=row_pitch, box_rows=box_rows, box_cols=box_cols, swizzle=swizzle,

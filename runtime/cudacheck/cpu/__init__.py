@@ -16,7 +16,7 @@ from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch, with_cluster
 from ..tensormap import TensorMap
-from . import abi, checked, compiler, findings, runner
+from . import abi, checked, compiler, findings, forked_launch
 
 SCHEDULES = ("forward", "reverse", "random")
 
@@ -230,7 +230,7 @@ class CpuModule:
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, time_limit=None, schedule="forward", seed=None,
                trace=None, trace_threads=None):
         """Function.__call__ on the CPU runtime: the call's settings, checked, become one
-        runner.LaunchPlan, which runner.run carries to the workers."""
+        forked_launch.LaunchPlan, which forked_launch.run carries to the workers."""
         kernel = self.kernels[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin)
         if name in self.clusters:
@@ -240,7 +240,7 @@ class CpuModule:
         order = schedule_order(schedule, cfg.threads_per_block, seed)
         if (trace is not None or trace_threads is not None) and not self.check:
             raise ValueError("traces are recorded in checked mode: compile with check=True")
-        workers = runner.worker_count(cfg)
+        workers = forked_launch.worker_count(cfg)
         setup = None
         context = findings.Context(kernel, cfg, self.source, self.lines, self.program)
         if self.check:
@@ -250,10 +250,10 @@ class CpuModule:
                 trace_blocks=None if trace is None else [_linear(b, cfg.grid, "traced block") for b in trace],
                 trace_threads=None if trace_threads is None else [_linear(t, cfg.block, "traced thread")
                                                                    for t in trace_threads])
-        plan = runner.LaunchPlan(kernel, cfg, self.spawns[name],
+        plan = forked_launch.LaunchPlan(kernel, cfg, self.spawns[name],
                                  time_limit=config.time_limit if time_limit is None else time_limit,
                                  workers=workers,
                                  shared_limit=DEFAULT_SHARED_LIMIT if optin is None else OPTIN_SHARED_LIMIT,
                                  order=order, schedule=schedule, check=setup, context=context)
-        return runner.run(plan, values, maps)
+        return forked_launch.run(plan, values, maps)
 

@@ -1,4 +1,4 @@
-"""Running a compiled kernel on the CPU, isolated from the caller.
+"""Running a compiled kernel on the CPU, isolated from the caller, in forked worker processes.
 
 A launch copies the array arguments into memory mapped MAP_SHARED, forks worker
 processes that run the grid's blocks (include/kc_launch.cpp), waits for them within the

@@ -11,7 +11,7 @@ endless loop (the whole group is killed at the time limit) or exit() ends the ch
 and the child dies with the caller. In the child, every runtime API call that touches
 device memory, and every launch, comes to host_api.py (HostRuntime), which keeps the
 program's device memory in device_memory.py's slots and runs each kernel exactly as a
-RawKernel launch does (runner.execute). The child reports through a pickle file (exit code,
+RawKernel launch does (forked_launch.execute). The child reports through a pickle file (exit code,
 checked mode's reports and warnings, or the exception that ended it) and, when it dies of a
 signal, through a shared record (device_memory.Ledger) that names the faulting address and
 the frames of the program's library (include/kc_host.cpp), read back to source lines.
@@ -37,7 +37,7 @@ from ..errors import (
 )
 from ..frontend import SOURCE_NAME, analyze, find_launches
 from ..listing import numbered
-from . import SourceLines, abi, compiler, runner, system
+from . import SourceLines, abi, compiler, forked_launch, system
 from .device_memory import Ledger
 from .host_api import HostRuntime
 
@@ -172,7 +172,7 @@ def _outcome_error(pb, status, result, ledger, limit, outputs):
             f"{hit.line}){freed}. A cudaMalloc pointer is an address on the GPU; host code cannot dereference it (on "
             f"a GPU the program crashes with a segmentation fault too). Copy the data to a host array with "
             f"cudaMemcpy(host, {name}, bytes, cudaMemcpyDeviceToHost) and use that.{where}", line)
-    name = runner.SIGNAL_NAMES.get(sig, f"signal {sig}")
+    name = forked_launch.SIGNAL_NAMES.get(sig, f"signal {sig}")
     told = outputs["stderr"].strip().splitlines()[-1:] if sig == signal.SIGABRT else []
     return HostCrashError(
         f"the program's host code crashed with {name}{at}" + (f" ({told[0]})" if told else "")

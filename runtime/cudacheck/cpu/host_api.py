@@ -2,7 +2,7 @@
 side of include/kc_host.cpp's calls (abi.HostCallbacks). Every call that touches device memory
 (cudaMalloc, cudaFree, cudaMemcpy, cudaMemset) is checked against the program's allocations
 (device_memory.py), and every launch runs its kernel in workers exactly as a RawKernel launch
-does (runner.execute). A plain run answers a misuse as a GPU does (an error code); checked
+does (forked_launch.execute). A plain run answers a misuse as a GPU does (an error code); checked
 mode raises the finding, naming the line. The child reports to the caller through a pickle
 file: its exit code, checked mode's reports and warnings, or the exception that ended it."""
 import ctypes
@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
 from ..listing import numbered
-from . import SourceLines, abi, findings, runner, share_device_memory, system
+from . import SourceLines, abi, findings, forked_launch, share_device_memory, system
 from .checked import CheckSetup
 from .device_memory import DeviceMemory, Opened
 
@@ -249,7 +249,7 @@ class HostRuntime:
                 used.setdefault(a.start, (i, p))
                 arrays.append((p.name, ptr, a.size - (ptr - a.start)))
         check = None
-        workers = runner.worker_count(cfg)
+        workers = forked_launch.worker_count(cfg)
         allocations = []
         if self.check:
             for a in self.memory.live():
@@ -262,12 +262,13 @@ class HostRuntime:
         if left <= 0:
             raise KernelTimeoutError(f"the program ran out of its time limit before the launch at line {line}")
         context = findings.Context(kernel, cfg, self.pb.source, self.lines, self.pb.program)
-        plan = runner.LaunchPlan(kernel, cfg, lambda desc, pids: self.spawn(body, desc, pids), time_limit=left,
+        plan = forked_launch.LaunchPlan(kernel, cfg, lambda desc, pids: self.spawn(body, desc, pids), time_limit=left,
                                  workers=workers,
                                  shared_limit=DEFAULT_SHARED_LIMIT if optin < 0 else OPTIN_SHARED_LIMIT,
                                  check=check, context=context, output_fd=self.device_output)
         with Opened(*self.memory.live()):
-            report = runner.execute(plan, runner.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations))
+            launch_memory = forked_launch.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations)
+            report = forked_launch.execute(plan, launch_memory)
         if report is not None:
             report.line = line
             self.reports.append(report)

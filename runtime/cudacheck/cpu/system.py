@@ -1,7 +1,7 @@
 """The operating system, as the CPU runtime uses it: the C library through ctypes, memory
 mappings (the slots a launch's arrays live in, the arena its workers report into, page
 protection) and waiting for child processes within a deadline. Nothing here knows about
-kernels: runner.py (a launch) and host.py (a whole program) build on it.
+kernels: forked_launch.py (a launch) and host.py (a whole program) build on it.
 """
 import ctypes
 import mmap

@@ -63,7 +63,7 @@ struct TraceRecord {
 // kernel takes by value as its `TensorMap`, in place of the driver's opaque encoding, read by
 // the TMA copy (kc_async.cpp). `address` is the matrix's in the launch: each launch maps the
 // map's source array as it maps an array argument and writes the mapped address here
-// (cpu/runner.py). `magic` tells a map of this layout from any other 128 bytes.
+// (cpu/forked_launch.py). `magic` tells a map of this layout from any other 128 bytes.
 constexpr uint32_t TENSOR_MAP_MAGIC = 0x4b43544du;   // "KCTM"
 struct CpuTensorMap {
     uint32_t magic;

@@ -3,7 +3,7 @@
 // pointer, an endless loop, a failed assert) may harm the Python process that launched it.
 // Each worker is a fork of the caller; global arrays live in memory the caller mapped
 // MAP_SHARED, so the workers' writes come back, while everything else a worker touches dies
-// with it. The caller (runtime/cudacheck/cpu/runner.py) waits for the workers with a time
+// with it. The caller (runtime/cudacheck/cpu/forked_launch.py) waits for the workers with a time
 // limit and kills them past it; a worker also dies with its caller (PR_SET_PDEATHSIG) and on
 // its own alarm, so none is ever left behind spinning.
 #include <errno.h>
