@@ -1,10 +1,11 @@
 /* The book's own script (issue 43, item 3), loaded on every page after the theme's.
  *
- * Tap to enlarge: a figure, or a widget's picture, that the page shows narrower than it was
- * drawn (on a phone every figure is: the column is about 360 px, the figures 490-860) opens
- * on a tap or click at its full size, in a dialog that scrolls both ways, so that its labels
- * read at the size they were drawn (at least 12.5 px for the book's figures, tiling_course.
- * style). A tap on the dialog, its close button or Escape closes it. Widget pictures appear
+ * Tap to enlarge: a figure, or a widget's picture, that the page shows narrower than its full
+ * size (on a phone every figure is: the column is about 360 px, the figures 490-860) opens on
+ * a tap or click at that size, in a dialog that scrolls both ways, where its labels read: a
+ * figure at the size it was drawn (its smallest text at least 12.5 px, tiling_course.style),
+ * a widget's picture at twice its size (drawn at 72 dpi to keep the pages light, its 9 px
+ * labels are 18 px there). A tap on the dialog, its close button or Escape closes it. Widget pictures appear
  * when the widget manager draws them, after this script has run, so a click is handled on the
  * document, not on each image.
  *
@@ -14,9 +15,11 @@
 (() => {
   "use strict";
   const FIGURES = "article.bd-article figure img, article.bd-article .tc-switch-state img";
-  const SHRUNK = 0.98;   // shown at less than this fraction of its drawn width: worth enlarging
+  const WIDGET_PICTURE = ".tc-switch-state img";
+  const SHRUNK = 0.98;   // shown at less than this fraction of its full size: worth enlarging
 
-  const shrunk = img => img.naturalWidth > 0 && img.getBoundingClientRect().width < SHRUNK * img.naturalWidth;
+  const full = img => img.naturalWidth * (img.matches(WIDGET_PICTURE) ? 2 : 1);
+  const shrunk = img => img.naturalWidth > 0 && img.getBoundingClientRect().width < SHRUNK * full(img);
 
   function enlarge(img) {
     const dialog = document.createElement("dialog");
@@ -25,7 +28,7 @@
     const big = document.createElement("img");
     big.src = img.currentSrc || img.src;
     big.alt = img.alt;
-    big.style.width = `${img.naturalWidth}px`;
+    big.style.width = `${full(img)}px`;
     const close = document.createElement("button");
     close.type = "button";
     close.textContent = "✕";
@@ -69,6 +72,16 @@
       enlarge(img);
     }
   });
+  // A widget's picture grows with the column (site.css) up to twice its drawn size, as far as
+  // its pixels bear; they load when the widget manager draws them, so on any image's load.
+  const grow = img => { img.style.width = `min(100%, ${2 * img.naturalWidth}px)`; };
+  document.addEventListener("load", event => {
+    if (event.target.matches && event.target.matches(`article.bd-article ${WIDGET_PICTURE}`)) {
+      grow(event.target);
+      mark();
+    }
+  }, true);
+
   const layout = () => { mark(); captions(); };
   window.addEventListener("load", layout);
   window.addEventListener("resize", layout);

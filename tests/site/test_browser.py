@@ -118,6 +118,7 @@ no apt-get) the tests skip with the reason.
 """
 import base64
 import io
+import json
 import re
 import shutil
 import struct
@@ -131,6 +132,7 @@ import yaml
 
 webdriver = pytest.importorskip("selenium.webdriver",
                                 reason="selenium is not installed (pip install -r requirements.txt)")
+import site_weight  # noqa: E402  (scripts/: what a page weighs and how long it takes to load)
 from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -142,6 +144,7 @@ from tests.support.browser import (  # noqa: E402
     find_pages,
     is_local,
     network_requests,
+    reach_widgets,
     site_html,
     start_chromium,
 )
@@ -547,6 +550,7 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
         return report
     time.sleep(SETTLE_S)
     math = driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
+    reach_widgets(driver)
     probe = driver.execute_script(PAGE_PROBE_JS)
 
     # Network: every request of this page to the local server must succeed.
@@ -787,6 +791,7 @@ def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
         return report
     time.sleep(SETTLE_S)
     driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
+    reach_widgets(driver)
     width = driver.execute_script("return document.documentElement.clientWidth")
     if abs(width - NARROW_PX) > 1:
         report.problems.append(f"laid out {width} px wide, not {NARROW_PX} px")
@@ -975,6 +980,7 @@ def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=No
         return report
     time.sleep(SETTLE_S)
     driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
+    reach_widgets(driver)
     layout = driver.execute_script(WIDTH_LAYOUT_JS)
     tag = f"{width} px"
     if abs(layout["width"] - width) > 20:   # (a classic scrollbar takes its width off)
@@ -1131,6 +1137,255 @@ def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_si
         assert expected in phone, f"not reported: {expected!r}\nreported:\n{phone}"
     assert "1280 px: the menu button does not hide the chapter list" in wide_screen, wide_screen
     narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+# Issue 43, items 3 and 4: pages that read at every size, and light ones. At a phone
+# (390 x 844), a laptop (1280 x 800) and a projector or wide monitor (1920 x 1080), every page:
+# * every figure's smallest text reads at MIN_LABEL_PX or more, as shown or, where the page
+#   shows it smaller, once tapped (site.js opens it at full size); the size is read from the
+#   font stamp in the PNG, as in _figure_problems, and the width it is shown at;
+# * every widget picture is as wide as the column or WIDGET_GROWTH times its drawn size (it
+#   scales with the column; it was 340 px at every width), and its labels read at MIN_LABEL_PX
+#   as shown or tapped, like a figure's;
+# * every table caption shows whole: inside the screen and inside the box that scrolls it;
+# * on a phone no code cell scrolls sideways (the set-up and import cells were cut mid-word);
+# * at 1920 the text is at least WIDE_TEXT_PX (larger type, and with it a wider column).
+# And every page weighs at most site_weight.MAX_PAGE_BYTES as served at load (the widget
+# manager comes when a widget is reached) and site_weight.MAX_PAGE_GZIP gzipped, and chapter 9
+# loads in under site_weight.MAX_LOAD_S.
+READING_SIZES = ((390, 844), (1280, 800), (1920, 1080))
+CHAPTER_9 = "book/09_hopper.html"
+# Pages over MAX_PAGE_BYTES as served, and why (issue 43, item 4, not done for them): what the
+# fix would be is in logs/2026-12-06-site/README.md. Gzipped they are within MAX_PAGE_GZIP.
+_MATHJAX = "MathJax's tex-chtml.js (1.16 MB) for its formulas, loaded with the page"
+HEAVY_PAGES = {
+    "book/01_naive.html": _MATHJAX,
+    "book/02_tiling.html": _MATHJAX,
+    "book/05_performance.html": _MATHJAX,
+    "book/intro.html": _MATHJAX,
+    "index.html": _MATHJAX,
+    "book/04_boundaries.html": "on a phone its first widget is within a screen of the first: the widget manager "
+                               "(3.7 MB) comes at once",
+}
+MIN_LABEL_PX = 11
+WIDGET_GROWTH = 1.5
+WIDE_TEXT_PX = 18
+READING_SHOTS = SCREENSHOTS / "reading"
+
+READING_JS = r"""
+const W = document.documentElement.clientWidth;
+const article = document.querySelector('article.bd-article');
+if (!article) return null;
+const shown = el => el.getClientRects().length > 0 && el.getBoundingClientRect().width > 0;
+const clipBox = el => { for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+  if (getComputedStyle(a).overflowX !== 'visible') return a.getBoundingClientRect();
+  return {left: 0, right: W}; };
+const images = [...article.querySelectorAll('figure img, .tc-switch-state img')].filter(shown).map((img, i) => {
+  img.dataset.readingIndex = i;
+  return {i, src: img.currentSrc || img.src, w: img.naturalWidth, shown: img.getBoundingClientRect().width,
+          widget: !!img.closest('.tc-switch-state'),
+          column: (img.closest('.tc-switch-state') || img.parentElement).getBoundingClientRect().width}; });
+const captions = [...article.querySelectorAll('caption')].map(c => {
+  const moved = c.classList.contains('tc-caption-above');
+  const el = moved ? c.closest('.output').previousElementSibling : c;
+  if (!el || !shown(el)) return null;
+  const r = el.getBoundingClientRect(), box = clipBox(el);
+  return {text: el.textContent.trim().slice(0, 60), whole: r.left >= Math.max(0, box.left) - 1
+          && r.right <= Math.min(W, box.right) + 1, left: Math.round(r.left), right: Math.round(r.right)};
+}).filter(Boolean);
+const scrolled = [...article.querySelectorAll('div.cell_input pre')].filter(p => shown(p)
+    && p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.split('\n')[0].slice(0, 70));
+const para = article.querySelector('section > p') || article.querySelector('p');
+return {width: W, images, captions, scrolled, text_px: para ? parseFloat(getComputedStyle(para).fontSize) : 0,
+        cells: article.querySelectorAll('div.cell_input pre').length};
+"""
+
+ENLARGED_JS = r"""
+const big = document.querySelector('dialog.tc-enlarged[open] img');
+return big ? big.getBoundingClientRect().width : null;
+"""
+
+
+def _label_px(src, html_root, shown, natural):
+    """The smallest text of a PNG (a file of the site or a widget's data: URI) at `shown` px
+    wide, from its font stamp; None if it has none."""
+    if src.startswith("data:image/png;base64,"):
+        data = base64.b64decode(src.split(",", 1)[1])
+    else:
+        path = _local_file(src, html_root)
+        if path.suffix.lower() != ".png" or not path.is_file():
+            return None
+        data = path.read_bytes()
+    stamp = png_text(data)
+    if STAMP_FONT not in stamp or STAMP_DPI not in stamp or not natural:
+        return None
+    return float(stamp[STAMP_FONT]) * float(stamp[STAMP_DPI]) / 72 * shown / natural
+
+
+def _tapped_width(driver, index):
+    """Tap the image (a real click, where it is) and return the width the enlarged view shows
+    it at, or None if none opened; the view is closed again with Escape."""
+    img = driver.find_element("css selector", f'[data-reading-index="{index}"]')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", img)
+    img.click()
+    time.sleep(0.2)
+    width = driver.execute_script(ENLARGED_JS)
+    if width is not None:
+        _close_with_escape(driver)
+        if driver.execute_script("return !!document.querySelector('dialog.tc-enlarged[open]')"):
+            driver.execute_script("document.querySelector('dialog.tc-enlarged[open]').close()")
+            return -1.0   # reported: it does not close
+    return width
+
+
+def check_reading(driver, base_url, page, html_root, size, screenshot_dir=None):
+    """One page at one of READING_SIZES (see above); a PageReport."""
+    width, height = size
+    report = PageReport(page)
+    tag = f"{width}x{height}"
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    driver.get(urljoin(base_url, page))
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+        "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
+    time.sleep(SETTLE_S)
+    if screenshot_dir is not None:   # the first screen, as a reader opens the page
+        path = Path(screenshot_dir) / f"{re.sub(r'[.]html$', '', page).replace('/', '__')}-{tag}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(driver.get_screenshot_as_png())
+    reach_widgets(driver)
+    facts = driver.execute_script(READING_JS)
+    if facts is None:
+        return report
+    labels = []
+    for img in facts["images"]:
+        name = "widget picture" if img["widget"] else "figure " + img["src"].rsplit("/", 1)[-1][:50]
+        px = _label_px(img["src"], html_root, img["shown"], img["w"])
+        if px is None:
+            continue
+        if img["widget"] and img["shown"] < min(img["column"], WIDGET_GROWTH * img["w"]) - 2:
+            report.problems.append(f"{tag}: a {name} is {img['shown']:.0f} px wide in a column of "
+                                   f"{img['column']:.0f} px: it does not scale with the column")
+        if px < MIN_LABEL_PX:
+            tapped = _tapped_width(driver, img["i"])
+            if tapped is None:
+                report.problems.append(f"{tag}: {name}: labels {px:.1f} px as shown and a tap does not enlarge it")
+                continue
+            if tapped < 0:
+                report.problems.append(f"{tag}: {name}: its enlarged view does not close with Escape")
+                continue
+            px = _label_px(img["src"], html_root, tapped, img["w"])
+            if px < MIN_LABEL_PX:
+                report.problems.append(f"{tag}: {name}: labels {px:.1f} px even when tapped, below {MIN_LABEL_PX}")
+        labels.append(px)
+    for c in facts["captions"]:
+        if not c["whole"]:
+            report.problems.append(f"{tag}: table caption cut off ({c['left']}-{c['right']} px of "
+                                   f"{facts['width']}): {c['text']!r}")
+    if width < MOBILE_BELOW:
+        for first_line in facts["scrolled"][:3]:
+            report.problems.append(f"{tag}: a code cell scrolls sideways: {first_line!r}")
+        if len(facts["scrolled"]) > 3:
+            report.problems.append(f"{tag}: ... and {len(facts['scrolled']) - 3} more code cells scroll sideways")
+    if width >= 1920 and 0 < facts["text_px"] < WIDE_TEXT_PX:   # (0: a page without paragraphs)
+        report.problems.append(f"{tag}: text {facts['text_px']:.1f} px, below {WIDE_TEXT_PX} on a wide screen")
+    report.checked = {"labels": len(labels), "captions": len(facts["captions"]), "cells": facts["cells"]}
+    if labels:
+        report.notes.append(f"{tag}: smallest figure text {min(labels):.1f} px (as shown or tapped)")
+    return report
+
+
+def test_pages_read_on_a_phone_a_laptop_and_a_projector(built_site, narrow_browser, capsys):
+    """Issue 43, item 3 (see READING_SIZES): figures, widget pictures, tables' captions, code
+    cells and type at 390 x 844, 1280 x 800 and 1920 x 1080. The first screen of each page at
+    each size goes to _build/screenshots/reading/."""
+    html = site_html(built_site)
+    pages = find_pages(html)
+    reports = []
+    with SiteServer(html) as server:
+        for size in READING_SIZES:
+            for page in pages:
+                report = check_reading(narrow_browser, server.url, page, html, size, READING_SHOTS)
+                report.page = f"{page} at {size[0]}x{size[1]}"
+                reports.append(report)
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    failures = [f"{r.page}: {p}" for r in reports for p in r.problems]
+    with capsys.disabled():
+        print(f"\n[test_browser] {len(pages)} pages at {len(READING_SIZES)} sizes, {len(failures)} problem(s); "
+              f"first screens in {READING_SHOTS}/")
+    _print_reports(reports)
+    assert not failures, f"{len(failures)} problem(s) reading the pages:\n" + "\n".join(failures)
+    # Not vacuous: figures were measured (tapped on a phone), captions and code cells found.
+    for width, _ in READING_SIZES:
+        at = [r for r in reports if f" at {width}x" in r.page]
+        assert sum(r.checked.get("labels", 0) for r in at) >= 20, f"few figures measured at {width} px"
+        assert sum(r.checked.get("captions", 0) for r in at) >= 5, f"few table captions found at {width} px"
+        assert sum(r.checked.get("cells", 0) for r in at) >= 100, f"few code cells found at {width} px"
+
+
+def test_pages_are_light_and_chapter_9_loads_fast(built_site, narrow_browser, capsys):
+    """Issue 43, item 4: at each of READING_SIZES every page weighs at most MAX_PAGE_BYTES as
+    served (what a static host that does not compress sends; the pages of HEAVY_PAGES excepted,
+    each with its reason, and each must still be over, so that the list only shrinks) and
+    MAX_PAGE_GZIP gzipped, counting everything it loads before the reader scrolls; chapter 9
+    loads (to the load event, the best of three) in under MAX_LOAD_S. The numbers go to
+    _build/screenshots/reading/weights.json."""
+    html = site_html(built_site)
+    pages = find_pages(html)
+    rows, failures = [], []
+    with SiteServer(html) as server:
+        for width, height in READING_SIZES:
+            narrow_browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW})
+            for page in pages:
+                row = site_weight.measure(narrow_browser, server.url, page, html,
+                                          repeat=3 if page == CHAPTER_9 else 1)
+                row["size"] = f"{width}x{height}"
+                rows.append(row)
+                tag = f"{page} at {row['size']}"
+                heavy = HEAVY_PAGES.get(page)
+                if row["bytes"] > site_weight.MAX_PAGE_BYTES and not heavy:
+                    failures.append(f"{tag}: {row['bytes'] / 1e6:.2f} MB as served, over "
+                                    f"{site_weight.MAX_PAGE_BYTES / 1e6:.1f} (largest: {row['largest'][:3]})")
+                if row["gzip"] > site_weight.MAX_PAGE_GZIP:
+                    failures.append(f"{tag}: {row['gzip'] / 1e6:.2f} MB gzipped, over "
+                                    f"{site_weight.MAX_PAGE_GZIP / 1e6:.1f}")
+                if page == CHAPTER_9 and row["load_s"] >= site_weight.MAX_LOAD_S:
+                    failures.append(f"{tag}: loads in {row['load_s']:.2f} s, not under {site_weight.MAX_LOAD_S}")
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    for page in HEAVY_PAGES:
+        most = max((r["bytes"] for r in rows if r["page"] == page), default=0)
+        if most <= site_weight.MAX_PAGE_BYTES:
+            failures.append(f"{page}: at most {most / 1e6:.2f} MB at every size now: take it off HEAVY_PAGES")
+    READING_SHOTS.mkdir(parents=True, exist_ok=True)
+    (READING_SHOTS / "weights.json").write_text(json.dumps(rows, indent=1))
+    with capsys.disabled():
+        print(f"\n[test_browser] page weights ({READING_SHOTS / 'weights.json'}):")
+        for r in rows:
+            print(f"  {r['page']:28} {r['size']:>9}  {r['bytes'] / 1e6:5.2f} MB  {r['gzip'] / 1e6:5.2f} MB gzip"
+                  f"  {r['load_s']:5.2f} s")
+    assert not failures, "\n".join(failures)
+    assert len({r["page"] for r in rows}) >= 10, "fewer pages than the book has"
+
+
+def test_reading_checks_catch_the_pages_as_they_were(built_site, narrow_browser, tmp_path):
+    """A copy of the real build without what issue 43 added to site.css and site.js: on a
+    phone chapter 2's code cells scroll sideways, its figures cannot be tapped large, and its
+    trace table's caption is cut off with the table; chapter 1's widget picture keeps its
+    drawn width at 1920. Each is reported."""
+    html = site_html(built_site)
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    css = copy / "_static" / "site.css"
+    css.write_text(css.read_text().split("/* Issue 43, item 3")[0])
+    (copy / "_static" / "site.js").write_text("")
+    with SiteServer(copy) as server:
+        phone = "\n".join(check_reading(narrow_browser, server.url, "book/02_tiling.html", copy, (390, 844)).problems)
+        wide = "\n".join(check_reading(narrow_browser, server.url, "book/01_naive.html", copy, (1920, 1080)).problems)
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    for expected in ("390x844: a code cell scrolls sideways", "a tap does not enlarge it", "table caption cut off"):
+        assert expected in phone, f"not reported: {expected!r}\nreported:\n{phone}"
+    assert "does not scale with the column" in wide, wide
 
 
 # Self-tests: the checks run against small hand-made pages and against a damaged copy of

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.browser import SiteServer, find_pages, site_html, sweep_states
+from tests.support.browser import SiteServer, find_pages, reach_widgets, site_html, sweep_states
 from tiling_course import registry, switch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]   # slow: the site is built, unless TC_SITE names one
@@ -129,6 +129,7 @@ def click_through(driver, base_url, page, name, spec):
     selected = [opts.index(str(x)) for opts, x in zip(labels, initial)]
 
     driver.get(base_url + page)
+    reach_widgets(driver)   # (the page loads its widget manager when a reader nears a widget)
     probe = _wait_for(driver, name, lambda p: p["count"] == len(expected) and p["shown"], 30)
     assert probe is not None, f"{page}: no widget .tc-switch-{name} on the page"
     assert probe["count"] == len(expected), (

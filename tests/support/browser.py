@@ -139,6 +139,35 @@ def network_requests(perf_log):
     return list(requests.values())
 
 
+# The widget manager loads when a widget's cell comes near the window (book/_ext/
+# widgets_on_demand.py), as a reader scrolls to it: the checks scroll to the first widget as a
+# reader would, wait until the manager has drawn every widget of the page, and go back to the top.
+REACH_WIDGETS_JS = r"""
+const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
+if (views.length)
+  (views[0].closest('.cell') || views[0].parentElement).scrollIntoView({block: 'center', behavior: 'instant'});
+return views.length;
+"""
+WIDGETS_TIMEOUT_S = 30
+
+
+def reach_widgets(driver):
+    """Scroll to the page's first widget and wait until the page has drawn as many widgets as
+    it embeds (or WIDGETS_TIMEOUT_S; what did not draw is reported by the checks after this);
+    then back to the top. Returns how many the page embeds."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+    views = driver.execute_script(REACH_WIDGETS_JS)
+    if views:
+        try:
+            WebDriverWait(driver, WIDGETS_TIMEOUT_S).until(lambda d: d.execute_script(
+                "return document.querySelectorAll('.widget-subarea').length") >= views)
+        except TimeoutException:
+            pass
+        driver.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")
+    return views
+
+
 def sweep_states(selected, sizes):
     """Every combination of options, each reached from the one before by changing one
     control (a snake walk), starting from `selected` and ending back at it."""
