@@ -57,17 +57,23 @@ def test_the_stub_copies_an_over_aligned_parameter_from_any_address(stub_program
     assert proc.stdout == box.tobytes()
 
 
-def test_an_aligned_struct_by_value_reaches_the_kernel_bit_for_bit(rng):
-    src = r'''
-    struct __align__(64) Coeffs { float c[16]; int n; };
-    extern "C" __global__ void spread(Coeffs k, float* out) {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < k.n) out[i] = k.c[i % 16];
-    }'''
-    kernel = cudacheck.RawKernel(src, "spread", backend="cpu")
+# A 64-byte aligned struct of `size` floats: small enough for g++ to copy inline, and large
+# enough (1 KiB) that it copies with a call of memcpy, which checked mode's runtime provides.
+SPREAD = r'''
+struct __align__(64) Coeffs { float c[SIZE]; int n; };
+extern "C" __global__ void spread(Coeffs k, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < k.n) out[i] = k.c[i % SIZE];
+}'''
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("size", [16, 256])
+def test_an_aligned_struct_by_value_reaches_the_kernel_bit_for_bit(size, check, rng):
+    kernel = cudacheck.RawKernel(SPREAD, "spread", options=(f"-DSIZE={size}",), backend="cpu", check=check)
     coeffs = np.zeros((), kernel.signature.params[0].dtype)
-    n = int(rng.integers(17, 300))
-    coeffs["c"] = rng.standard_normal(16).astype(np.float32)
+    n = int(rng.integers(size + 1, 3 * size))
+    coeffs["c"] = rng.standard_normal(size).astype(np.float32)
     coeffs["n"] = n
     out = np.full(n + 5, np.nan, np.float32)
     kernel((-(-n // 64),), (64,), (coeffs, out))
