@@ -89,6 +89,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -100,10 +101,13 @@ TOOLS = ("racecheck", "memcheck", "synccheck", "initcheck")
 TOOL_FINDING = {"racecheck": "race", "memcheck": "oob", "synccheck": "divergence", "initcheck": "uninit"}
 LABELS = ("race-global", "race-shared", "barrier-divergence", "other-bug", "no-bug", "other")
 FINDINGS = ("race", "divergence", "oob", "uninit", "forward-progress", "other-finding")
+# Stores of one value that nothing orders: a race by the memory model, reported as a warning
+# (SameValueWriteWarning), not an error: on a no-bug case it is no false alarm, on a race case no hit.
+SAME_VALUE = "same-value"
 EXCLUDED = ("runtime-bug", "not-compiled", "refused", "no-harness")
 # Which kernel's outcome speaks for a case of several kernels: a runtime bug above all (it must
 # be seen), then findings, then failures, then what leaves the case unchecked, and clean last.
-PRIORITY = ("runtime-bug",) + FINDINGS + ("crash", "timeout", "failed", "refused", "no-harness", "clean")
+PRIORITY = ("runtime-bug",) + FINDINGS + ("crash", "timeout", "failed", "refused", "no-harness", SAME_VALUE, "clean")
 
 GPUVERIFY_COMMIT = "49219770aad01231edd0d8e0fa3ed036006cf32a"
 DRACC_COMMIT = "ef76b1d7c48f79ad5f2d36f796de8c8c826382b3"
@@ -503,10 +507,15 @@ def worst(verdicts):
 
 
 def checked_kernel(case, module, name, source):
+    import cudacheck
+
     def run():
         function = module.get_function(name)
-        function(case.grid, case.block, kernel_arguments(case, function.signature, source))
-        return verdict("clean")
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            function(case.grid, case.block, kernel_arguments(case, function.signature, source))
+        same = [w.message for w in warned if isinstance(w.message, cudacheck.SameValueWriteWarning)]
+        return verdict(SAME_VALUE, same[0]) if same else verdict("clean")
     return {"kernel": name, **guarded(run)}
 
 
@@ -524,8 +533,10 @@ def checked_program(case, time_limit):
     import cudacheck
     result = cudacheck.run_program(Path(case.path).read_text(errors="replace"), backend="cpu", check=True,
                                    time_limit=time_limit)
-    if result.warnings:
-        return verdict("other-finding", result.warnings[0], warnings=[type(w).__name__ for w in result.warnings])
+    others = [w for w in result.warnings if not isinstance(w, cudacheck.SameValueWriteWarning)]
+    if others or result.warnings:
+        return verdict("other-finding" if others else SAME_VALUE, (others or result.warnings)[0],
+                       warnings=[type(w).__name__ for w in result.warnings])
     return verdict("clean", stdout=result.stdout[-300:])
 
 
@@ -722,7 +733,9 @@ def cell(label, outcomes):
     """One tool's score on the cases of one label."""
     scored = [o for o in outcomes if o not in EXCLUDED]
     excl = f" · {len(outcomes) - len(scored)} excl" if len(scored) < len(outcomes) else ""
-    reported = [o for o in scored if o != "clean"]
+    warned = sum(o == SAME_VALUE for o in scored)
+    excl = (f" · {warned} same-value warning{'s' if warned > 1 else ''}" if warned else "") + excl
+    reported = [o for o in scored if o not in ("clean", SAME_VALUE)]
     if label in ("no-bug", "other"):
         name = ("FP", "TN") if label == "no-bug" else ("reported", "clean")
         return f"{name[0]} {len(reported)} {name[1]} {len(scored) - len(reported)}{excl}"

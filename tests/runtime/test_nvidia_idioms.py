@@ -185,3 +185,37 @@ def test_threads_storing_different_values_race():
     with pytest.raises(cudacheck.GlobalMemoryRaceError) as e:
         kernel("set_last")((2,), (64,), (work, np.zeros(1, np.int32), 128))
     assert e.value.hazard == "write-write" and "wrote different values" in str(e.value)
+
+
+FLAG_PROGRAM = r'''
+#include <cstdio>
+__global__ void search(const int* work, bool* over, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && work[i] > 0) *over = true;
+}
+int main() {
+    const int n = 500;
+    static int h[n];
+    for (int i = 0; i < n; ++i) h[i] = (i * 7919) % 5 - 2;
+    int* work;
+    bool* over;
+    bool found = false;
+    cudaMalloc(&work, n * sizeof(int));
+    cudaMalloc(&over, sizeof(bool));
+    cudaMemcpy(work, h, n * sizeof(int), cudaMemcpyHostToDevice);
+    cudaMemset(over, 0, sizeof(bool));
+    search<<<(n + 63) / 64, 64>>>(work, over, n);
+    cudaMemcpy(&found, over, sizeof(bool), cudaMemcpyDeviceToHost);
+    printf("over %d\n", found);
+    cudaFree(work);
+    cudaFree(over);
+    return 0;
+}
+'''
+
+
+def test_a_whole_programs_flag_of_one_value_is_a_warning_in_its_result():
+    result = cudacheck.run_program(FLAG_PROGRAM, backend="cpu", check=True)
+    assert "over 1" in result.stdout
+    warned = [w for w in result.warnings if isinstance(w, cudacheck.SameValueWriteWarning)]
+    assert len(warned) == 1 and warned[0].array == "over" and warned[0].line == 5

@@ -9,6 +9,7 @@ import ctypes
 import os
 import pickle
 import time
+import warnings
 
 import numpy as np
 
@@ -266,9 +267,11 @@ class HostRuntime:
                                  workers=workers,
                                  shared_limit=DEFAULT_SHARED_LIMIT if optin < 0 else OPTIN_SHARED_LIMIT,
                                  check=check, context=context, output_fd=self.device_output)
-        with Opened(*self.memory.live()):
+        with Opened(*self.memory.live()), warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")   # checked mode's warnings (SameValueWriteWarning): the program's
             launch_memory = forked_launch.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations)
             report = forked_launch.execute(plan, launch_memory)
+        self.warnings.extend(w.message for w in warned)
         if report is not None:
             report.line = line
             self.reports.append(report)
