@@ -29,10 +29,11 @@ def decks(tmp_path_factory):
 
 def chapter_headings(stem):
     """(level, text) of every heading of a chapter's markdown before its exercises, wherever
-    it stands in its cell (a line starting with #'s, outside code and directive fences)."""
+    it stands in its cell (a line starting with #'s, outside code and directive fences), but
+    in the cells the author left out of the slides (Slide Type "skip")."""
     found = []
     for cell in json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())["cells"]:
-        if cell["cell_type"] != "markdown":
+        if cell["cell_type"] != "markdown" or cell["metadata"].get("slideshow", {}).get("slide_type") == "skip":
             continue
         fence = None
         for line in "".join(cell["source"]).splitlines():
