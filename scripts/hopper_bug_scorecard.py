@@ -71,7 +71,7 @@ def sanitized(number, tool, timeout=90):
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "2", sys.executable, __file__, "--gpu-run",
            str(number)]
     if tool is None:
-        cmd = cmd[4:]
+        cmd = cmd[5:]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         text = out.stdout + out.stderr

@@ -80,6 +80,7 @@ struct FenceRec {
 };
 
 struct Mark {
+    uint32_t gen;                     // the block it was written in (as.gen); another's is blank
     uint32_t copy_line, copy_phase;   // the last TMA copy into the byte: its line, the phase it completes on,
     uint32_t copy_pc;                 // its place in the library (pc_of: its helpers' calls)
     uint16_t copy_tid;
@@ -95,6 +96,7 @@ struct Mark {
 
 static struct {
     Mark* marks = nullptr;
+    uint32_t gen = 0;                 // blocks this worker began: a Mark of an earlier one is blank
     uint64_t span = 0, lo = ~uint64_t(0), hi = 0;   // the window's bytes; those marked in this block
     const void* bars[MAX_BARS];
     unsigned nbars = 0, n = 0;
@@ -156,7 +158,8 @@ static uint32_t observed(unsigned t, int b) {
 }
 
 // The Mark of window byte `off`, the window allocated at the first use (calloc: untouched pages
-// cost nothing); null past its end.
+// cost nothing); null past its end. A Mark left by an earlier block is blanked at its first use in
+// this one, rather than every Mark at each block's start (a 200 KB window's Marks are some 17 MB).
 static Mark* mark(uint64_t off) {
     if (!as.marks) {
         uint64_t dyn = shared_offset(dynamic_smem + DYNAMIC_SHARED_CAPACITY + 4096);
@@ -167,12 +170,17 @@ static Mark* mark(uint64_t off) {
     if (off >= as.span) return nullptr;
     if (off < as.lo) as.lo = off;
     if (off + 1 > as.hi) as.hi = off + 1;
-    return &as.marks[off];
+    Mark* m = &as.marks[off];
+    if (m->gen != as.gen) {
+        *m = Mark{};
+        m->gen = as.gen;
+    }
+    return m;
 }
 
 // ---- hooks: the block, barriers, mbarrier phases ------------------------------------------------
 void check_async_block_start() {
-    if (as.marks && as.hi > as.lo) memset(as.marks + as.lo, 0, (as.hi - as.lo) * sizeof(Mark));
+    as.gen++;
     as.lo = ~uint64_t(0);
     as.hi = 0;
     as.nbars = 0;
@@ -477,11 +485,18 @@ static FenceVerdict fence_verdict(const AccessRec& w, unsigned lo, unsigned n) {
 static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsigned lo, unsigned n, int wg, int line,
                              uint32_t op_pc) {
     char* p = static_cast<char*>(shared_address(off));
-    Region* r = region_at(p, size, op_pc, READ);
+    // A wgmma reads thousands of elements of one array: the last one's region, while it holds p (shared
+    // arrays do not overlap), saves region_at's search.
+    static Region* last = nullptr;
+    Region* r = last && is_shared(last) && p >= last->base && p + size <= last->base + last->bytes
+                ? last : region_at(p, size, op_pc, READ);
     if (!is_shared(r) || !r->shadow) return;
+    last = r;
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
     for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e) {
-        FenceVerdict v = fence_verdict(r->shadow[e].w, lo, n);
+        const AccessRec& w = r->shadow[e].w;
+        if (!w.epoch || w.async_proxy) continue;   // unwritten, or the TMA's: no fence to look for
+        FenceVerdict v = fence_verdict(w, lo, n);
         if (v.missing) unfenced_read(r, e, r->shadow[e].w, op, lo, wg, line, op_pc, v);
     }
 }
@@ -493,6 +508,7 @@ void check_async_access(const void* p, unsigned size, uint32_t pc, Op op) {
     if (off + size <= as.lo || off >= as.hi) return;
     for (uint64_t a = off; a < off + size && a < as.span; ++a) {
         const Mark& m = as.marks[a];
+        if (m.gen != as.gen) continue;   // an earlier block's: blank
         if (m.copy_set && observed(cur->linear, m.copy_bar) <= m.copy_phase)
             not_ready(a, m, cur->linear, pc, 0, op == READ ? "read" : "write", -1);
         if (op == WRITE) check_in_flight(a, m, pc, 0, "write");
