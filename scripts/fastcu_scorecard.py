@@ -52,15 +52,16 @@ HOST_LINES = re.compile(r"^\s*(CUtensorMap\s*\*?\s*d_tma_map_\w+(\s*=\s*0)?\s*;|
 
 
 def device_code(text):
-    """The file without its host definitions (HOST_FUNCTIONS, HOST_LINES): (code, lines left out)."""
+    """The file without its host definitions (HOST_FUNCTIONS, HOST_LINES), each line where it was."""
     cut = []
     for m in HOST_FUNCTIONS.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
         head = text[start:m.start()]
         if not head.strip() or "(" in head or "=" in head or ";" in head or head.strip().startswith(("//", "return")):
             continue   # a call or a use, not a definition
-        prev = text.rfind("\n", 0, start - 1) + 1         # `template <...>` on the line before
-        if text[prev:start].strip().startswith("template"):
+        prev = text.rfind("\n", 0, start - 1) + 1         # `template <...>` alone on the line before
+        above = text[prev:start].strip()
+        if above.startswith("template") and above.endswith(">"):
             start = prev
         body = text.index("{", m.end())
         if ";" in text[m.end():body]:
@@ -73,16 +74,15 @@ def device_code(text):
                 break
         cut.append((start, i))
     cut += [(m.start(), m.end()) for m in HOST_LINES.finditer(text)]
-    out, at, dropped = [], 0, 0
+    out, at = [], 0
     for start, end in sorted(cut):
         if start < at:
             continue
         out.append(text[at:start])
-        dropped += text.count("\n", start, end)
         out.append("\n" * text.count("\n", start, end))   # lines keep their numbers
         at = end
     out.append(text[at:])
-    return "".join(out), dropped
+    return "".join(out)
 
 
 @dataclass
@@ -212,7 +212,7 @@ def run(checkout, n, m, nn, k, check, rng):
     "wrong" | the error's class, detail, seconds)."""
     host = HOSTS[n]
     m, nn = (-(-x // host.min_size) * host.min_size for x in (m, nn))
-    code, _ = device_code((checkout / "examples" / "matmul" / f"matmul_{n}.cuh").read_text())
+    code = device_code((checkout / "examples" / "matmul" / f"matmul_{n}.cuh").read_text())
     started = time.perf_counter()
     try:
         module = cudacheck.RawModule(PRELUDE + code, backend="cpu", check=check, name_expressions=(host.expr,))
