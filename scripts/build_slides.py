@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import yaml
 from nbconvert import SlidesExporter
-from slides import compose  # scripts/slides/compose.py
+from slides import compose, redraw  # scripts/slides/
 from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +117,9 @@ def copy_libraries(folder, widgets):
 def build_deck(stem, src, out, slides_exporter=None):
     """One chapter's deck into out/<stem>/; returns the composer's warnings."""
     nb = with_alt_text(nbformat.read(src, as_version=4))
+    redrawn = redraw.redraw(nb)
     slides, warnings = compose.compose(nb, stem)
+    warnings = redrawn + warnings
     deck_nb = compose.slides_notebook(nb, slides, book_title())
     body, _ = (slides_exporter or exporter()).from_notebook_node(
         deck_nb, resources={"slides": {"lib": LIB, "width": WIDTH, "height": HEIGHT, "band": BAND_PX},
