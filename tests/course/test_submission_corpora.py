@@ -384,12 +384,12 @@ def test_a_missing_or_broken_results_json_is_replaced(autograder, grader_warm_ca
     root = tmp_path / "autograder"
     autograder_root(autograder, root, {}, metadata(student(0)), grader_warm_cache)
     stand_in = tmp_path / "python"
-    stand_in.write_text(f'#!/bin/sh\nif [ "$3" = run ]; then mkdir -p "$AUTOGRADER_ROOT/results"; '
+    stand_in.write_text(f'#!/bin/sh\nif [ "$3 $4" = "gradescope run" ]; then mkdir -p "$AUTOGRADER_ROOT/results"; '
                         f"printf '%s' '{broken}' > \"$AUTOGRADER_ROOT/results/results.json\"; exit 0; fi\n"
                         f'exec {sys.executable} "$@"\n')
     stand_in.chmod(0o755)
     if not broken:
-        stand_in.write_text(f'#!/bin/sh\nif [ "$3" = run ]; then exit 0; fi\nexec {sys.executable} "$@"\n')
+        stand_in.write_text(f'#!/bin/sh\nif [ "$3 $4" = "gradescope run" ]; then exit 0; fi\nexec {sys.executable} "$@"\n')
     out = subprocess.run(["bash", str(root / "run_autograder")], cwd=root,
                          env={**autograder_env(root), "GRADER_PYTHON": str(stand_in)}, capture_output=True, text=True)
     results = json.loads((root / "results" / "results.json").read_text())
