@@ -54,20 +54,44 @@ class ClusterInstructions:
         count = self.value(ops[1], "u32") if len(ops) == 2 else "0u"
         return f"::kc::named_barrier({self.value(ops[0], 'u32')}, {count}, {line});"
 
+    def _ldmatrix(self, mods, ops, line):
+        """ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans][.shared[::cta]].b16 {r...}, [a]: the warp loads
+        1, 2 or 4 matrices of 8 x 8 16-bit elements, lane l giving the address of row l % 8 of
+        matrix l / 8 (its 16 bytes read as the kernel's own loads), each thread's register i two
+        elements of matrix i in the fragment layout (::kc::ldmatrix_fragments deals them out)."""
+        n, trans = self.matrix_shape(mods)
+        r, a = self.arity(ops, 2)
+        regs = self.matrix_registers(r, n)
+        at = f"::kc::cluster_local({self.address(a)}, \"ldmatrix\", {line})"
+        outs = " ".join(f"{self.dest([tok])} = kc_m[{i}];" for i, tok in enumerate(regs))
+        return (f"{{ uint32_t kc_row[4] = {{0, 0, 0, 0}}, kc_m[4]; if (::kc::matrix_row_lane() < {8 * n}u) {{ "
+                f"const uint32_t* kc_q = (const uint32_t*)::kc::shared_address({at}); "
+                f"kc_row[0] = kc_q[0]; kc_row[1] = kc_q[1]; kc_row[2] = kc_q[2]; kc_row[3] = kc_q[3]; }} "
+                f"::kc::ldmatrix_fragments(kc_row, {n}, {'true' if trans else 'false'}, kc_m, {line}); {outs} }}")
+
+    def matrix_shape(self, mods):
+        """(matrices, .trans) of an ldmatrix or stmatrix: .sync.aligned.m8n8.x{1,2,4}[.trans][.shared].b16."""
+        quals = [m for m in mods if m not in ("shared", "shared::cta")]
+        if quals[:3] != ["sync", "aligned", "m8n8"] or len(quals) not in (5, 6) or quals[3] not in ("x1", "x2", "x4") \
+                or quals[-1] != "b16" or (len(quals) == 6 and quals[4] != "trans"):
+            self.refuse()
+        return int(quals[3][1:]), len(quals) == 6
+
+    def matrix_registers(self, r, n):
+        """The n registers of an ldmatrix or stmatrix: {r0, ...}, or one without braces."""
+        regs = r[1:-1:2] if r[:1] == ["{"] else r
+        if len(regs) != n or (r[:1] == ["{"] and (r[-1:] != ["}"] or r[2:-1:2] != [","] * (n - 1))):
+            self.bad(f"a register operand that is not {n} registers")
+        return regs
+
     def _stmatrix(self, mods, ops, line):
         """stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans][.shared[::cta]].b16 [a], {r...}: the warp stores
         1, 2 or 4 matrices of 8 x 8 16-bit elements, each thread's register i two elements of matrix
         i; lane l gives the address of row l % 8 of matrix l / 8 (::kc::stmatrix_row gathers it), and
         stores its 16 bytes as the kernel's own stores (checked mode sees them)."""
-        quals = [m for m in mods if m not in ("shared", "shared::cta")]
-        if quals[:3] != ["sync", "aligned", "m8n8"] or len(quals) not in (5, 6) or quals[3] not in ("x1", "x2", "x4") \
-                or quals[-1] != "b16" or (len(quals) == 6 and quals[4] != "trans"):
-            self.refuse()
-        n, trans = int(quals[3][1:]), len(quals) == 6
+        n, trans = self.matrix_shape(mods)
         a, r = self.arity(ops, 2)
-        regs = r[1:-1:2] if r[:1] == ["{"] else r
-        if len(regs) != n or (r[:1] == ["{"] and (r[-1:] != ["}"] or r[2:-1:2] != [","] * (n - 1))):
-            self.bad(f"a source that is not {n} registers")
+        regs = self.matrix_registers(r, n)
         values = ", ".join(self.value([tok], "b32") for tok in regs)
         at = f"::kc::cluster_local({self.address(a)}, \"stmatrix\", {line})"
         return (f"{{ const uint32_t kc_m[] = {{{values}}}; uint32_t kc_row[4]; "

@@ -372,7 +372,7 @@ class _Template(MemoryInstructions, AsyncInstructions, ClusterInstructions):
 
 HANDLERS = {"mov", "setp", "selp", "add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "cvt", "cvta",
             "elect", "setmaxnreg", "fence", "bra", "mbarrier", "cp", "wgmma", "mapa", "barrier", "bar", "st", "atom",
-            "red", "membar", "ld", "stmatrix"}
+            "red", "membar", "ld", "stmatrix", "ldmatrix"}
 
 
 def _pair(toks):

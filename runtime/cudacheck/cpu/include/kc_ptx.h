@@ -92,12 +92,33 @@ void tma_store_nd(const void* map, const int32_t* c, int n, uint64_t src, int li
 void bulk_commit(int line);
 void bulk_wait(uint32_t n, int line);
 
+// ---- ldmatrix.sync.aligned.m8n8: the fragments of the rows the lanes read ---------------------
+// ldmatrix.sync.aligned.m8n8: lane l has read row l % 8 of matrix l / 8 (`row`, 16 bytes; zeros for a
+// lane past the matrices); thread t's register i gets elements (t / 4, 2 (t % 4)) and the next of
+// matrix i, or with .trans those of its transpose. Every lane of the warp takes part (shuffles).
+inline unsigned matrix_row_lane() { return cur->linear % 32; }
+inline void ldmatrix_fragments(const uint32_t* row, int count, bool trans, uint32_t* m, int line) {
+    const unsigned t = matrix_row_lane(), r = t / 4, c = 2 * (t % 4);
+    for (int i = 0; i < count; ++i) {
+        uint32_t halves[2] = {};
+        for (unsigned h = 0; h < (trans ? 2u : 1u); ++h)
+            for (unsigned w = 0; w < 4; ++w) {
+                // element (r, c + h) is stored (row r, word c / 2) or, transposed, (row c + h, half r)
+                const unsigned from = 8 * i + (trans ? c + h : r);
+                const uint32_t v = shfl(SHFL_IDX, 0xffffffffu, row[w], line, int(from));
+                if (!trans && w == c / 2) halves[0] = v;
+                if (trans && w == r / 2) halves[h] = (v >> (16 * (r % 2))) & 0xffffu;
+            }
+        m[i] = trans ? halves[0] | halves[1] << 16 : halves[0];
+    }
+}
+
 // ---- stmatrix.sync.aligned.m8n8: the row this lane stores --------------------------------------
 // Element (r, c) of 8 x 8 matrix i is half c % 2 of register i of lane 4 r + c / 2 (the PTX ISA's
 // fragment layout); lane l stores row l % 8 of matrix l / 8, or with .trans column l % 8 of it.
 // Every lane of the warp takes part (shuffles); a lane whose matrix is past `count` stores nothing.
 inline bool stmatrix_row(const uint32_t* m, int count, bool trans, uint32_t* row, int line) {
-    const unsigned lane = cur->linear % 32, mine = lane / 8, j = lane % 8;
+    const unsigned lane = matrix_row_lane(), mine = lane / 8, j = lane % 8;
     uint16_t halves[8] = {};
     for (int i = 0; i < count; ++i)
         for (unsigned k = 0; k < 8; ++k) {
