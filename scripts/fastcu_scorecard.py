@@ -6,13 +6,15 @@ Takes a checkout of pranjalssh/fast.cu (none of its code is in this repository) 
 examples/matmul/matmul_N.cuh, compiles its device code as written, with cudacheck.RawModule
 on the CPU runtime, and runs it with a Python equivalent of its host function runKernelN: the
 same template arguments, grid, block and dynamic shared memory, the tensor maps its
-create_tensor_map would encode (cudacheck.tensor_map_2d), and the debug buffer matmul.cu
-passes. The result is compared with float64 NumPy of the BF16 inputs and a table printed:
-per kernel, plain and checked, "pass" with the largest scaled error, or what stopped it.
+create_tensor_map would encode (cudacheck.tensor_map_2d for kernels 2-6; tensor_map_tiled for
+7-12's 64-column slabs), the debug buffer matmul.cu passes, and kernels 11-12's Hilbert
+schedule (createHilbert). The result is compared with float64 NumPy of the BF16 inputs and a
+table printed: per kernel, plain and checked, "pass" with the largest scaled error, or the
+error that stopped it (its class and first line). Kernels 6-12 run at 2048 x 2048 at least.
 
 What stands in for nvcc's host side, and nothing else: the host functions of each file (the
-tensor-map helpers, runKernelN, the host variables they cache maps in, and the `using` that
-exports runKernelN) are left out, since NVRTC, whose rules the CPU runtime keeps, has no
+tensor-map helpers, runKernelN, the Hilbert schedule, the host variables they cache maps in,
+and the `using` that exports runKernelN) are left out, since NVRTC, whose rules the CPU runtime keeps, has no
 host API; matmul.cu's host headers are replaced by PRELUDE, which declares what they gave
 the device code (the fixed-width integers, `uint`, std::move). Every kernel and device
 function is compiled from the file's own text.
