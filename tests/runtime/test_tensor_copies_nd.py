@@ -134,3 +134,27 @@ def test_a_map_the_driver_or_the_array_cannot_hold_is_refused(dims, strides, box
     x = np.zeros((8, 8), np.float32)
     with pytest.raises(cudacheck.TensorMapError, match=message):
         cudacheck.tensor_map_tiled(x, dims, strides, box, swizzle=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,rank", [("copy_box<8, 3, 3>", 3), ("copy_box<8, 3, 5>", 5)])
+def test_the_gpu_lays_out_the_box_of_slabs_as_the_cpu_runtime(name, rank, rng):
+    """The same kernel and maps on an H100 or H200 (the driver's cuTensorMapEncodeTiled of the
+    same arguments): the box and the store as the expectation the CPU runtime meets above."""
+    from tiling_course import magic
+    why = magic.gpu_unfit(("-arch=sm_90a",))
+    if why:
+        pytest.skip(why)
+    import cupy
+    x = rng.standard_normal((21, 4 * SLAB)).astype(np.float32)
+    y, z = 16, 2
+    out, back = cupy.full(3 * 8 * SLAB, np.nan, cupy.float32), cupy.full(x.shape, np.nan, cupy.float32)
+    gx = cupy.asarray(x)
+    module = cudacheck.RawModule(KERNELS, backend="gpu", options=("-arch=sm_90a",), name_expressions=NAMES)
+    module.get_function(name)((1,), (64,), (slab_map(gx, 8, 3, rank), slab_map(back, 8, 3, 3), out,
+                                            np.int32(y), np.int32(z)))
+    assert np.array_equal(out.get().reshape(3, 8, SLAB), expected_box(x, y, z, 8, 3))
+    inside = np.zeros(x.shape, bool)
+    inside[y:y + 8, z * SLAB:(z + 3) * SLAB] = True
+    got = back.get()
+    assert np.array_equal(got[inside], x[inside]) and np.isnan(got[~inside]).all()
