@@ -115,9 +115,10 @@ def copy_libraries(folder, widgets):
 
 
 def build_deck(stem, src, out, slides_exporter=None):
-    """One chapter's deck into out/<stem>/; returns the composer's warnings."""
+    """One chapter's deck into out/<stem>/; returns the warnings of the figures kept as drawn
+    for the site and of the composer."""
     nb = with_alt_text(nbformat.read(src, as_version=4))
-    redrawn = redraw.redraw(nb)
+    redrawn = [f"{stem}: {w}" for w in redraw.redraw(nb)]   # (compose's name their chapter too)
     slides, warnings = compose.compose(nb, stem)
     warnings = redrawn + warnings
     deck_nb = compose.slides_notebook(nb, slides, book_title())
