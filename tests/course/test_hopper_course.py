@@ -144,18 +144,21 @@ def test_fewer_bytes_announced_than_a_box_brings(rng):
 def test_a_whole_box_fewer_announced_completes_the_phase_early(rng):
     """One box of N fewer: the phase completes when the others have landed, the last box's
     bytes count toward the slot's next phase, and the wgmma reads that box before it is
-    visible: checked mode names the read (as a GPU would misbehave), not the count."""
+    visible: checked mode names the cause at the read (issue 44), the expect_tx that announced
+    too few bytes, not the read's missing wait."""
     edit = EXPECT.replace("chunks * CHUNK_BYTES", "(chunks - 1) * CHUNK_BYTES")
     code, out = tried("matmul_persistent", [(EXPECT, edit)], rng)
-    assert_finding(out, cudacheck.TileNotReadyError, code, WGMMA_N256)
-    assert out.error.phase == 1 and "completes on phase 1 (parity 1)" in out.message
-    assert "The reader did wait, for phase 0" in out.message and "fewer bytes (expect_tx)" in out.message
+    assert_finding(out, cudacheck.TransactionCountError, code, WGMMA_N256)
+    assert out.error.phase == 1 and out.error.copy_line == line_of(code, COPY)
+    assert "announced fewer bytes than the copies issued for that phase bring" in out.message
 
 
 def test_more_bytes_announced_than_the_boxes_bring_stall_and_say_so(rng):
     edit = EXPECT.replace("chunks * CHUNK_BYTES", "(chunks + 1) * CHUNK_BYTES")
     code, out = tried("matmul_tma_wgmma", [(EXPECT, edit)], rng)
-    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT)
+    assert_finding(out, cudacheck.TransactionStallError, code, WAIT)   # a TransactionCountError, a stall
+    assert isinstance(out.error, cudacheck.ForwardProgressError)
+    assert (out.error.expected, out.error.delivered) == (32768, 24576)
     assert "expected 32768 bytes with expect_tx and its copies delivered 24576" in out.message
     assert "A GPU hangs here" in out.message
 
@@ -169,9 +172,11 @@ def test_a_wait_for_the_wrong_parity(wait, flipped, thread, needs, rng):
     """The consumer asking for parity 1 of a slot whose phase 0 has completed waits for a phase
     nobody will fill; the producer asking for parity 0 of a fresh `empty` barrier waits for
     consumers that wait for it. (On a GPU the consumer's may instead pass at once, if the copy
-    has not landed yet: parity 1 is then the phase before the barrier's first.)"""
+    has not landed yet: parity 1 is then the phase before the barrier's first.) Checked mode
+    names the wait's parity as the cause (WaitParityError, a TileNotReadyError that stalls)."""
     code, out = tried("matmul_persistent", [(wait, flipped)], rng)
-    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT)
+    assert_finding(out, cudacheck.WaitParityError, code, WAIT)
+    assert isinstance(out.error, cudacheck.ForwardProgressError) and "parity" in str(out.error).split("\n")[0]
     assert out.error.thread == thread and needs in out.message
     # the try_wait sits in mbar_wait: the message names the wait's call, the kernel's line
     call = line_of(code, flipped)
@@ -189,12 +194,12 @@ def test_a_warp_that_skips_the_wgmma(kernel, wgmma, missing, rng):
 
 
 def test_a_producer_that_does_not_wait_for_a_free_slot(rng):
-    """Only the shape whose slots are reused shows it: the producer runs ahead and refills
-    each slot twice, so a consumer waits for a phase already passed and the next never comes
-    (on a GPU the refills may instead overwrite a tile being multiplied)."""
+    """Only the shape whose slots are reused shows it: the producer runs ahead and refills a
+    slot no consumer has waited for yet. Checked mode names that copy (issue 44), before the
+    deadlock it leads to here (a consumer waiting for a phase already passed)."""
     code, out = tried("matmul_persistent", [(f"                {PRODUCER_WAIT}   // the slot is free\n", "")], rng)
-    assert_finding(out, cudacheck.ForwardProgressError, code, WAIT, shape=tasks.hopper.SHAPES[2])
-    assert out.error.thread == (128, 0, 0)
+    assert_finding(out, cudacheck.StageOverwriteError, code, COPY, shape=tasks.hopper.SHAPES[2])
+    assert out.error.thread == (0, 0, 0) and "no thread has even waited for that fill's phase" in out.message
 
 
 HAND_BACK = """        wgmma_wait<1>();                        // slice t-1's products are done: its slot is free

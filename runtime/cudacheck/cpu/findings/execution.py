@@ -266,6 +266,8 @@ def mbarrier_stall(f, ctx):
     return _stall(f, ctx, f"line {f['line']}" + (f"{via}," if via else "") + " for the "
                   f"mbarrier at shared address {f['address']:#x} to complete its phase of parity {f['parity']}, "
                   f"which still needs {' and '.join(needs)}; nothing that can still run will complete it: ",
+                  # where the cause is named, it says what to fix: the general checklist is left out
+                  "A GPU hangs here." if cause else
                   "A phase completes once as many arrivals as mbarrier.init's count have come (each mbarrier.arrive "
                   "counts one, or its count) and every transaction byte expected with expect_tx has completed; the "
                   "barrier then flips its phase parity (PTX ISA, mbarrier). Check that each thread the count "
@@ -294,10 +296,10 @@ def _mbarrier_cause(f, ctx):
     if f["skipped"] and not arrived:
         return (f"thread {ctx.thread(f['thread'])} never waited for the last completed phase of {bar} "
                 f"({f['skipped']} completed that it did not observe) and waits for the phase after it, parity "
-                f"{f['parity']}: its "
-                "parity (or its count of the barrier's uses) is one phase ahead. On a GPU the same wait, reached "
-                "before that phase completed, returns at once and the tile is read before the TMA wrote it. Wait "
-                "for parity (use / STAGES) & 1, counting uses from 0.", WaitParityError, {"skipped": f["skipped"]})
+                f"{f['parity']}: its parity (or its count of the barrier's uses) is one phase ahead. On a GPU such a "
+                "wait, reached before that phase completes, returns at once and the tile is read before the TMA "
+                "wrote it. Wait for parity (use / STAGES) & 1, counting uses from 0.", WaitParityError,
+                {"skipped": f["skipped"]})
     if not f["pending"] and f["tx"] > 0:
         return (f"every arrival of the phase of {bar} came, but expect_tx announced {f['tx_expected']} bytes "
                 f"and the copies delivered {f['tx_delivered']}: announce exactly the bytes of the phase's boxes.",
