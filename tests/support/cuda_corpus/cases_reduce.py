@@ -216,10 +216,13 @@ CASES = [
           bugs=(Bug("warp_tail_for_every_warp",
                     (("    if (tid < 32) warpReduceT<blockSize>(sdata, tid);",
                       "    warpReduceT<blockSize>(sdata, tid);"),),
-                    "SharedMemoryRaceError", 4099, block=(0, 0, 0), array="sdata",
-                    what="The `tid < 32` guard is gone: every warp runs the tail and races with warp 0 on the "
-                         "elements it reads (the last warp also reads sdata[tid + 32] past the array; checked mode "
-                         "reports the race, found first)."),)),
+                    "OutOfBoundsError", 4099, block=(0, 0, 0), array="sdata",
+                    what="The `tid < 32` guard is gone: every warp runs the tail, so the last warp reads "
+                         "sdata[tid + 32] past the array, and every warp races with the one before it on the "
+                         "elements that warp reads. Each thread reads before its first __syncwarp() and "
+                         "writes after it, so the read past the array comes first, and checked mode names it "
+                         "(it names the template's own sdata since __shared__ in a template kernel is shared "
+                         "memory with its own bounds)."),)),
     _case("red_complete_unroll_64", **_grid_stride("reduce5_complete<64>", 64, 6, per_thread=2),
           name_expressions=("reduce5_complete<64>",), style="Harris kernel 6 instantiated for 64 threads"),
     _case("red_shfl_grid_stride", **_grid_stride("deviceReduceKernel", 256, 4), source="reduce_kepler",
