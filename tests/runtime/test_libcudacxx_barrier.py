@@ -131,3 +131,12 @@ def test_host_code_encodes_a_tensor_map_with_the_drivers_call(check, rng):
     result = cudacheck.run_program(PROGRAM, backend="cpu", check=check, stdin=" ".join(map(repr, x.ravel().tolist())))
     assert result.stdout == "0 0 801\n", result
     assert "interleaved maps are not provided by the CPU runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE" in result.stderr
+
+
+def test_a_barrier_of_another_scope_is_refused_with_what_to_do():
+    source = ('#include <cuda/barrier>\nextern "C" __global__ void k(int* out) {\n'
+              '    __shared__ cuda::barrier<cuda::thread_scope_device> bar;\n'
+              '    if (threadIdx.x == 0) init(&bar, 1);\n    out[0] = 1;\n}\n')
+    with pytest.raises(cudacheck.CompileError, match=r"provides cuda::barrier<cuda::thread_scope_block> without a "
+                                                      r"completion function .* or run on a GPU"):
+        cudacheck.RawModule(source, backend="cpu").get_function("k")
