@@ -276,11 +276,18 @@ def mbarrier_stall(f, ctx):
                   address=f["address"], **extra)
 
 
+def barrier(f):
+    """"the mbarrier full[1] (shared address 0xe8)": the kernel's name for it where the finding has one."""
+    name = f.get("barrier", "")
+    return (f"the mbarrier {name} (shared address {f['address']:#x})" if name
+            else f"the mbarrier at shared address {f['address']:#x}")
+
+
 def _mbarrier_cause(f, ctx):
     """(the cause first, the exception, its details) of an mbarrier stall, where the barrier's state
     names the mistake: a waiter one phase ahead (WaitParityError), all arrivals in but bytes missing
     (TransactionStallError), some arrivals in and more expected (ArrivalCountError)."""
-    arrived, bar = f["expected"] - f["pending"], f"the mbarrier at shared address {f['address']:#x}"
+    arrived, bar = f["expected"] - f["pending"], barrier(f)
     if f["fresh"]:
         return ("every waiting thread waits on an mbarrier that has neither completed a phase nor had an "
                 f"arrival (thread {ctx.thread(f['thread'])} on {bar}, parity {f['parity']}): each waits for "

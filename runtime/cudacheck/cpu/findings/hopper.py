@@ -18,7 +18,7 @@ from ...errors import (
     WarpgroupCollectiveError,
     WgmmaOperandRaceError,
 )
-from .execution import lane_ranges
+from .execution import barrier, lane_ranges
 
 
 def _element(f):
@@ -52,8 +52,8 @@ def tile_unwaited(f, ctx):
            f"the thread has not waited for that phase (it has seen {n} of the barrier's phases complete)")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {_reader(f, ctx)}, a byte the TMA copy on line "
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
-           f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of the mbarrier at shared "
-           f"address {f['address']:#x}, and {who}{_last_wait(f, phase)}.")
+           f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of {barrier(f)}, "
+           f"and {who}{_last_wait(f, phase)}.")
     # Having seen exactly the phases before the copy's, the reader did wait: for the phase before,
     # which completed before this copy was issued (or before its bytes counted).
     if n == phase and phase > 0:
@@ -96,7 +96,7 @@ def tile_stale(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: warpgroup {wg}'s wgmma.mma_async on line {f['line']} read "
            f"{_element(f)} before the fill it needed had arrived: {then}. The fill is the TMA copy on line "
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}), which completes phase {phase} "
-           f"(parity {phase % 2}) of the mbarrier at shared address {f['address']:#x} and now lands while the wgmma "
+           f"(parity {phase % 2}) of {barrier(f)} and now lands while the wgmma "
            f"still reads{_last_wait({**f, 'op': 'wgmma'}, phase)}.")
     msg = _quoted(msg, ctx, (f["line"], f["copy_line"], *((f["wait_line"],) if f["waited"] >= 0 else ())),
                   "Before a warpgroup multiplies a stage it waits on the stage's full barrier for the phase of this "
@@ -117,7 +117,7 @@ def tx_short(f, ctx):
            f"which the TMA copy on line {f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) wrote "
            f"after the phase its expect_tx announced had already completed: the expect_tx on line "
            f"{f['expect_line']} announced fewer bytes than the copies issued for that phase bring, so the phase of "
-           f"the mbarrier at shared address {f['address']:#x} completed on the first copies' bytes and this copy's "
+           f"{barrier(f)} completed on the first copies' bytes and this copy's "
            f"counted on phase {phase}, which the reader had not waited for.")
     msg = _quoted(msg, ctx, (f["line"], f["copy_line"], f["expect_line"]),
                   "expect_tx must announce every byte of every copy that completes on the phase: each TMA box's rows "
@@ -138,9 +138,9 @@ def stage_overwrite(f, ctx):
         still = "no thread has even waited for that fill's phase yet: its consumers have not read it"
         lines = (line, f["old_line"])
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: the TMA copy on line {line} (issued by thread {thread}) "
-           f"refills {_element(f)} for phase {f['phase']} of the mbarrier at shared address {f['address']:#x} "
+           f"refills {_element(f)} for phase {f['phase']} of {barrier(f)} "
            f"while the stage still holds the fill of phase {f['old_phase']} (parity {f['old_phase'] % 2}) of the "
-           f"mbarrier at {f['old_address']:#x}, copied on line {f['old_line']}: {still}.")
+           f"mbarrier at shared address {f['old_address']:#x}, copied on line {f['old_line']}: {still}.")
     msg = _quoted(msg, ctx, lines,
                   "The producer must wait until the stage's consumers hand it back before it refills it: "
                   "mbarrier.try_wait.parity on the stage's empty barrier (which each consumer arrives on once its "

@@ -280,6 +280,24 @@ static unsigned last_waiter(unsigned lo, unsigned n, int b) {
 // the copy was issued onto a phase that no expect_tx announced, after an earlier phase's expect_tx
 // completed without its bytes, the cause is that expect_tx's count (tx_short); else the reader's
 // wait: none on that barrier, or one for the wrong parity or phase (tile_unwaited).
+// The mbarrier at `bar` as the kernel names it: its shared array and index ("full[1]"), or "" where
+// it lies in no array checked mode knows (a JSON string's contents: an identifier and digits).
+const char* barrier_name(const void* bar) {
+    static char out[160];
+    const Region* r = region_at(bar, 8, 0, READ);
+    out[0] = 0;
+    if (!is_shared(r) || !r->elem_size) return out;
+    uint64_t off = uint64_t(static_cast<const char*>(bar) - r->base);
+    int k = snprintf(out, sizeof out, "%s", r->name);
+    if (r->bytes > r->elem_size) {   // an array: its index, in elements (a byte array's in bytes)
+        char ix[64];
+        index_json(ix, sizeof ix, r, element_of(r, off / (r->granule ? r->granule : r->elem_size)));
+        ix[0] = '[';
+        snprintf(out + k, sizeof out - k, "%s", ix);
+    }
+    return out;
+}
+
 [[noreturn]] static void not_ready(uint64_t off, const Mark& m, unsigned thread, uint32_t pc, int line,
                                    const char* op, int wg) {
     char buf[1024], ix[128];
@@ -288,19 +306,19 @@ static unsigned last_waiter(unsigned lo, unsigned n, int b) {
     if (m.copy_unannounced) {
         finding(buf, sizeof buf, Finding::tx_short,
                 "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,"
-                "\"address\":%llu,\"phase\":%u,\"copy_thread\":%u,\"copy_line\":%u,\"expect_line\":%u}",
+                "\"address\":%llu,\"phase\":%u,\"copy_thread\":%u,\"copy_line\":%u,\"expect_line\":%u,\"barrier\":\"%s\"}",
                 name, ix, my_status->block, thread, pc, line, (unsigned long long)shared_offset(as.bars[b]),
-                m.copy_phase, m.copy_tid, m.copy_line, as.expect_line[b]);
+                m.copy_phase, m.copy_tid, m.copy_line, as.expect_line[b], barrier_name(as.bars[b]));
         report(buf);
     }
     finding(buf, sizeof buf, Finding::tile_unwaited,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"op\":\"%s\","
             "\"warpgroup\":%d,\"address\":%llu,\"phase\":%u,\"observed\":%u,\"copy_thread\":%u,\"copy_line\":%u,"
-            "\"copy_pc\":%u,\"waited\":%d,\"wait_line\":%u}",
+            "\"copy_pc\":%u,\"waited\":%d,\"wait_line\":%u,\"barrier\":\"%s\"}",
             name, ix, my_status->block, thread, pc, line, op, wg,
             (unsigned long long)shared_offset(as.bars[b]), m.copy_phase, observed(w, b),
             m.copy_tid, m.copy_line, m.copy_pc, int(as.waited[size_t(w) * MAX_BARS + b]) - 1,
-            as.wait_line[size_t(w) * MAX_BARS + b]);
+            as.wait_line[size_t(w) * MAX_BARS + b], barrier_name(as.bars[b]));
     report(buf);
 }
 
@@ -349,11 +367,11 @@ static bool issued_before(const Mark& m, int k, unsigned t) {
     finding(buf, sizeof buf, Finding::tile_stale,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%u,\"warpgroup\":%u,"
             "\"address\":%llu,\"phase\":%u,\"basis\":%u,\"observed\":%u,\"waited\":%d,\"wait_line\":%u,"
-            "\"copy_thread\":%u,\"copy_line\":%d,\"copy_pc\":%u}",
+            "\"copy_thread\":%u,\"copy_line\":%d,\"copy_pc\":%u,\"barrier\":\"%s\"}",
             name, ix, my_status->block, wg * 128, m.rd[k].pc, m.rd[k].line, wg,
             (unsigned long long)shared_offset(as.bars[b]), as.completed[b], unsigned(m.rd[k].basis), observed(w, b),
             int(as.waited[size_t(w) * MAX_BARS + b]) - 1, as.wait_line[size_t(w) * MAX_BARS + b], cur->linear, line,
-            as.copy_pc);
+            as.copy_pc, barrier_name(as.bars[b]));
     report(buf);
 }
 
@@ -364,10 +382,11 @@ static bool issued_before(const Mark& m, int k, unsigned t) {
     finding(buf, sizeof buf, Finding::stage_overwrite,
             "\"array\":\"%s\",\"index\":%s,\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"address\":%llu,"
             "\"phase\":%u,\"reader\":%d,\"wgmma_line\":%u,\"group\":%u,\"old_address\":%llu,\"old_phase\":%u,"
-            "\"old_line\":%u,\"expected\":%u}",
+            "\"old_line\":%u,\"expected\":%u,\"barrier\":\"%s\"}",
             name, ix, my_status->block, cur->linear, as.copy_pc, line, (unsigned long long)shared_offset(as.bars[b]),
             as.completed[b], k < 0 ? -1 : int(m.rd[k].wg), k < 0 ? 0u : m.rd[k].line, k < 0 ? 0u : m.rd[k].group,
-            (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, m.copy_line, as.init_count[b]);
+            (unsigned long long)shared_offset(as.bars[m.copy_bar]), m.copy_phase, m.copy_line, as.init_count[b],
+            barrier_name(as.bars[b]));
     report(buf);
 }
 

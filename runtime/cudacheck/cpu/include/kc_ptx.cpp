@@ -419,6 +419,9 @@ bool release_barrier_zero() {
                     "\"expected\":%u,\"tx\":%d,\"tx_expected\":%u,\"tx_delivered\":%u,\"skipped\":%u,\"fresh\":%u,",
                     block, t.linear, pc_offset(t.asm_pc), t.mbarrier_line, (unsigned long long)shared_offset(t.mbarrier),
                     b.phase, b.pending, b.expected, b.tx, tt.expected, tt.delivered, skipped, fresh);
+#ifdef KC_CHECKED
+    k += snprintf(buf + k, n - k, "\"barrier\":\"%s\",", barrier_name(t.mbarrier));
+#endif
     report_waits(buf, n, k);
 }
 

@@ -180,6 +180,7 @@ void check_async_init(const void* bar, uint32_t count, int line);
 void check_async_expect_tx(const void* bar, int line);
 uint32_t check_async_unobserved(const void* bar, unsigned t);
 uint32_t check_async_phases(const void* bar);   // phases the barrier completed in this block
+const char* barrier_name(const void* bar);     // its shared array and index ("full[1]"), or ""
 void check_async_phase_complete(const void* bar);
 void check_async_acquire(const void* bar, uint32_t parity, int line);
 void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret);
