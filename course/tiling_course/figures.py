@@ -25,8 +25,12 @@ def thread_map(width=6, block=4):
         row, col = traces.rc(a.index, width)
         b = a.block[0] + a.block[1] * 7
         ax.add_patch(Rectangle((col, row), 1, 1, facecolor=BLOCK_COLOURS[b % len(BLOCK_COLOURS)], edgecolor="white"))
-        ax.text(col + 0.5, row + 0.38, f"b{a.block[:2]}", ha="center", va="center", fontsize=9)
-        ax.text(col + 0.5, row + 0.68, f"t{a.thread[:2]}", ha="center", va="center", fontsize=9)
+        if style.for_slides():   # one line a cell: two lines of a slide's size do not fit 8 rows in its height
+            ax.text(col + 0.5, row + 0.5, "b{},{} t{},{}".format(*a.block[:2], *a.thread[:2]),
+                    ha="center", va="center", fontsize=9)
+        else:
+            ax.text(col + 0.5, row + 0.38, f"b{a.block[:2]}", ha="center", va="center", fontsize=9)
+            ax.text(col + 0.5, row + 0.68, f"t{a.thread[:2]}", ha="center", va="center", fontsize=9)
     grid = -(-width // block)
     for i in range(grid + 1):
         ax.axhline(i * block, color="black", lw=2)
@@ -36,8 +40,10 @@ def thread_map(width=6, block=4):
     ax.add_patch(Rectangle((0, 0), width, width, fill=False, edgecolor=style.VERMILLION, lw=3))
     ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
     ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
+    names = ("b0,1 t2,3 = blockIdx (0, 1), threadIdx (2, 3)" if style.for_slides()
+             else "b(x, y) = blockIdx, t(x, y) = threadIdx")
     ax.set_title(f"P ({width} x {width}, red frame) computed by {grid} x {grid} blocks of {block} x {block} threads;\n"
-                 f"b(x, y) = blockIdx, t(x, y) = threadIdx.\nThreads of the overhang (no label) return at once.",
+                 f"{names}.\nThreads of the overhang (no label) return at once.",
                  fontsize=10)
     ax.set_xticks(range(grid * block))
     ax.set_yticks(range(grid * block))

@@ -406,6 +406,8 @@ def _plot(data):
     from .perfplots import NoData
     if not data:
         return NoData("the Hopper kernels' figure")
+    if style.for_slides() and len(data) > 1:   # a GPU a slide: six kernels' names side by side
+        return [_plot([run]) for run in data]
     # The full width even for one GPU: the title's line of software must fit.
     fig, axes = plt.subplots(1, len(data), figsize=(style.MAX_WIDTH_IN, 4.4), sharey=True, squeeze=False,
                              layout="constrained")

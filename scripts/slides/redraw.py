@@ -15,44 +15,12 @@ run so (it needs a GPU, or a variable of an earlier cell); each is named in the 
 """
 import ast
 import base64
+import copy
 import io
 
 from matplotlib.figure import Figure
-from matplotlib.text import Text
 
-ROOM_PX = (1180, 580)   # what a 1280 x 720 slide leaves a figure (compose.ROOM_PX's height, the margins)
-LABEL_PX = 22           # the smallest text of a figure drawn again, in its PNG: 20 px or more where shown
-
-
-def enlarge(fig):
-    """The figure as large as a slide's room allows (its proportions kept) and its text at
-    LABEL_PX at least: each font is scaled by the same factor (tick labels through their
-    axis's settings, from which they are drawn again); laid out again."""
-    width, height = fig.get_size_inches() * fig.dpi
-    fig.set_size_inches(fig.get_size_inches() * min(ROOM_PX[0] / width, ROOM_PX[1] / height))
-    smallest = min(t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip())
-    factor = max(1.0, LABEL_PX / (smallest * fig.dpi / 72))
-    ticks = set()
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            labels = axis.get_ticklabels()
-            ticks.update(labels)
-            if labels:
-                axis.set_tick_params(labelsize=labels[0].get_fontsize() * factor)
-    for text in fig.findobj(Text):
-        if text not in ticks:
-            text.set_fontsize(text.get_fontsize() * factor)
-    if fig.get_layout_engine() is None:
-        fig.tight_layout()
-    return fig
-
-
-def collisions(fig):
-    """How many pairs of the figure's visible texts overlap, as drawn now."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+from tiling_course import style
 
 
 def imports(nb):
@@ -79,6 +47,12 @@ def _value(source, namespace):
     return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace) if last else None
 
 
+def _png(fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight", facecolor="white")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
 def redraw(nb):
     """The notebook's figure cells with their PNG drawn at slide size (see the module
     docstring), in place; returns the warnings for the cells left as they were."""
@@ -89,17 +63,26 @@ def redraw(nb):
         if len(pngs) != 1 or cell.source.lstrip().startswith("%%"):
             continue
         try:
-            fig = _value(cell.source, namespace)
+            with style.drawing_for_slides():
+                value = _value(cell.source, namespace)
         except Exception as exc:   # a cell that needs more than the imports: keep the site's figure
             warnings.append(f"cell {i}: not drawn again ({type(exc).__name__}: {exc}); the site's figure kept")
             continue
-        if not isinstance(fig, Figure):
+        figs = value if isinstance(value, list) else [value]
+        if not figs or not all(isinstance(fig, Figure) for fig in figs):
             continue
-        before = collisions(fig)
-        if collisions(enlarge(fig)) > before:
-            warnings.append(f"cell {i}: its texts would overlap at slide size; the site's figure kept")
+        clashes = [pair for fig in figs for pair in style.slide_version(fig)]
+        if clashes:
+            a, b = clashes[0]
+            warnings.append(f"cell {i}: {len(clashes)} pair(s) of its texts would overlap at slide size "
+                            f"({a.get_text()[:30]!r} and {b.get_text()[:30]!r}); the site's figure kept")
             continue
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight", facecolor="white")
-        pngs[0]["data"]["image/png"] = base64.b64encode(buf.getvalue()).decode("ascii")
+        # a figure of several panels drawn as several: one output (so one slide) each
+        at = cell.outputs.index(pngs[0])
+        drawn = []
+        for fig in figs:
+            output = copy.deepcopy(pngs[0])
+            output["data"]["image/png"] = _png(fig)
+            drawn.append(output)
+        cell.outputs[at:at + 1] = drawn
     return warnings
