@@ -238,13 +238,13 @@ RING_SMEM = 2 * 16384 + 16384 + 1024
 
 BUGS = (
     Bug(1, "i", "hopper.cu", "matmul_persistent", "consumer's full-barrier wait left out", "TileNotReadyError",
-        "none waited on this barrier at all"),
+        "waited on this barrier at all"),
     Bug(2, "i", "hopper.cu", "matmul_persistent", "consumer waits for the flipped parity", "TileNotReadyError",
         "one phase ahead"),
     Bug(3, "i", "hopper.cu", "matmul_persistent", "consumer's use count restarted each tile", "TileNotReadyError",
         "one phase ahead"),
     Bug(17, "i", "ring", "ring", "consumer's full-barrier wait left out", "TileNotReadyError",
-        "none waited on this barrier at all"),
+        "waited on this barrier at all"),
     Bug(18, "i", "ring", "ring", "consumer waits for the flipped parity", "TileNotReadyError",
         "one phase ahead"),
     Bug(19, "i", "ring", "ring", "consumer's use count restarted each tile", "TileNotReadyError",

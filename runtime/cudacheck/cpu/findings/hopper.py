@@ -47,13 +47,19 @@ def tile_unwaited(f, ctx):
     block, phase = ctx.block(f["block"]), f["phase"]
     # A wgmma reads for its whole warp: a wait by any of the warp's threads would have done.
     n = f["observed"]
-    who = (f"no thread of that warp has waited for that phase (none has seen more than {n} of the barrier's "
-           "phases complete)" if f["op"] == "wgmma" else
-           f"the thread has not waited for that phase (it has seen {n} of the barrier's phases complete)")
+    if f["waited"] < 0:   # no wait at all: the count of phases seen says nothing more
+        who = ("no thread of that warp has" if f["op"] == "wgmma" else "the thread has not")
+        who += " waited on this barrier at all"
+    elif f["op"] == "wgmma":
+        who = (f"no thread of that warp has waited for that phase (none has seen more than {n} of the barrier's "
+               f"phases complete){_last_wait(f, phase)}")
+    else:
+        who = (f"the thread has not waited for that phase (it has seen {n} of the barrier's phases complete)"
+               f"{_last_wait(f, phase)}")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {_reader(f, ctx)}, a byte the TMA copy on line "
            f"{f['copy_line']} (issued by thread {ctx.thread(f['copy_thread'])}) writes, before its mbarrier phase "
            f"completed for it: the copy completes on phase {phase} (parity {phase % 2}) of {barrier(f)}, "
-           f"and {who}{_last_wait(f, phase)}.")
+           f"and {who}.")
     # Having seen exactly the phases before the copy's, the reader did wait: for the phase before,
     # which completed before this copy was issued (or before its bytes counted).
     if n == phase and phase > 0:
@@ -164,12 +170,11 @@ def wgmma_overwrite(f, ctx):
     block, thread = ctx.block(f["block"]), ctx.thread(f["thread"])
     writer = _writer(f, thread)
     released = (f" Warpgroup {f['warpgroup']} handed the stage back (an arrival this copy's thread waited for) "
-                "after issuing the wgmma but before its wgmma.wait_group retired that group: the release comes too "
-                "early." if f["released"] else "")
+                "before its wgmma.wait_group retired that group: too early." if f["released"] else "")
     msg = (f"kernel `{ctx.kernel.name}`: block {block}: {writer} {_element(f)} on line {f['line']} while the "
-           f"wgmma.mma_async on line {f['wgmma_line']} of warpgroup {f['warpgroup']} still reads it: its group "
-           f"({f['group']}, counting the warpgroup's wgmma.commit_group from 0) is in flight, since the "
-           f"warpgroup's wgmma.wait_group has retired only groups below {f['retired']}.{released}")
+           f"wgmma.mma_async on line {f['wgmma_line']} of warpgroup {f['warpgroup']} still reads it: its commit "
+           f"group {f['group']} (counted from 0) is in flight, and the warpgroup's wgmma.wait_group has retired "
+           f"only groups below {f['retired']}.{released}")
     msg = _quoted(msg, ctx, (f["line"], f["wgmma_line"]),
                   "A wgmma reads its shared-memory operands asynchronously, from its issue until a "
                   "wgmma.wait_group N of its warpgroup leaves at most N newer groups pending. Wait for the group "
