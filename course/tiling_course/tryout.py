@@ -4,6 +4,7 @@ in float64; what a kernel must compute, and how it is launched, is its task:
 tiling_course.tasks). What it prints is the lesson: a pass says what was checked; a failure names the shape,
 the element, the expected and computed values, the thread and block, or checked mode's
 finding, and never stops the notebook."""
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -116,8 +117,13 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
     places = ["the CPU runtime in checked mode"] + (["the GPU"] if gpu else [])
     more = f"\n\n**Hint:** {hint}" if hint else ""
 
+    noted = []   # checked mode's warnings, told in the message rather than printed to stderr
+
+    def also():
+        return f"\n\n{noted[0]}" if noted else ""
+
     def fail(message, kind, error=None, shape=None, details=None):
-        return _show(Outcome(False, message + more, error, shape, details or {}, kind), quiet)
+        return _show(Outcome(False, message + also() + more, error, shape, details or {}, kind), quiet)
 
     for shape in shapes:
         shape = tuple(shape)
@@ -127,7 +133,7 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
             checked = place != "the GPU"
             try:
                 options = {"trace": trace} if checked and trace is not None else {}
-                with every_check():
+                with every_check(), _noting(noted):
                     result, fn = task.run(code, inputs, tile, "cpu" if checked else "gpu", checked, **options)
             except KernelError as e:
                 return fail(f"✗ `{name}` on {on}, {place}: **{type(e).__name__}**\n\n```text\n{e}\n```",
@@ -143,10 +149,12 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
             if w:
                 a = w["array"]
                 element = w.get("element", f"{a}[{w['row']}][{w['col']}]")
+                with _noting(noted):   # _who runs the kernel again, to find who stores the element
+                    who = _who(task, code, inputs, tile, w)
                 return fail(
                     f"✗ `{name}` on {on}, {place}: {w['count']} of {w['total']} elements of {a} differ from "
                     f"{task.reference}. {element} should be {w['expected']:.6g} but is "
-                    f"{w['got']:.6g}.{_who(task, code, inputs, tile, w)}", "wrong values", None, shape, w)
+                    f"{w['got']:.6g}.{who}", "wrong values", None, shape, w)
             if checked and requirement is not None:
                 unmet = requirement(fn.last_launch, shape, tile, code)
                 if unmet:
@@ -156,7 +164,25 @@ def run(code, kernel, tile=16, shapes=None, rng=None, gpu=None, quiet=False, *, 
     note = task.tile_note([tile])
     return _show(Outcome(True, f"✓ `{name}`{' ' + note if note else ''} {task.verdict} on {sizes}, run on "
                                f"{' and '.join(places)}: no out-of-bounds access, race, divergent barrier or "
-                               f"uninitialized read.", kind="pass"), quiet)
+                               f"uninitialized read.{also()}", kind="pass"), quiet)
+
+
+@contextmanager
+def _noting(noted):
+    """Checked mode's SameValueWriteWarning (threads storing one value into one element with
+    nothing ordering them: a race by CUDA's memory model, harmless) as a sentence of the
+    lesson, once, instead of a warning on stderr; any other warning passes on as it came."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        if issubclass(w.category, cudacheck.SameValueWriteWarning):
+            if not noted:
+                first = str(w.message).split(". ")[0]
+                noted.append(f"Checked mode also notes (`SameValueWriteWarning`): {first}. By CUDA's memory model "
+                             "that is a race, but a harmless one: every outcome is the same value.")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _show(outcome, quiet):

@@ -150,6 +150,25 @@ def test_a_wrong_element_with_many_writers_is_summarised():
             and "(15, 15, 0)" not in out.message and len(out.message) < 400), out.message
 
 
+# Every thread stores 0.0f into P[0] and nothing else: unordered stores of one value, which checked
+# mode reports as a SameValueWriteWarning, not an error.
+SAME_VALUE_P0 = """
+extern "C" __global__ void matmul_naive(const float* M, const float* N, float* P, int Width) {
+    P[0] = 0.0f;
+}
+"""
+
+
+def test_a_same_value_warning_is_told_in_the_lesson_once_and_not_printed(recwarn):
+    out = tryout.run(SAME_VALUE_P0, "naive", tile=16, shapes=[(16, 16, 16)], quiet=True, gpu=False)
+    assert out.kind == "wrong values"
+    assert out.message.count("Checked mode also notes (`SameValueWriteWarning`)") == 1, out.message
+    assert "both write P[0] with nothing ordering the two writes" in out.message
+    assert not [w for w in recwarn if issubclass(w.category, cudacheck.SameValueWriteWarning)]
+    right = tryout.run(None, "naive", tile=16, shapes=[(16, 16, 16)], quiet=True, gpu=False)
+    assert right and "also notes" not in right.message     # a kernel without such stores gets no note
+
+
 def test_who_stores_names_few_threads_and_summarises_many():
     where = "block (0, 0, 0) (blocks of 16 x 16 threads)"
     two = tryout.who_stores([(1, 0, 0), (0, 0, 0)], (16, 16), where)
