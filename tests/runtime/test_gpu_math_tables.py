@@ -138,7 +138,7 @@ def test_readme_quotes_the_inputs_the_log_checked():
     import re
     from pathlib import Path
     root = Path(__file__).parents[2]
-    readme = root / "README.md"
+    readme = root / "runtime" / "README.md"
     text = re.sub(r"\s+", " ", readme.read_text())
     billions, log = re.search(r"checked on all of the about (\d+) billion inputs.*?`(logs/[^`]+-gpu-math-tables\.md)`",
                               text).groups()

@@ -55,7 +55,7 @@ def _mismatch(got, want):
 
 
 ARITHMETIC = [n for n in CASES if not n.startswith("curand")]
-# A form nvcc contracts and the CPU runtime does not (README, Limitations): a product and a
+# A form nvcc contracts and the CPU runtime does not (runtime/README.md, Limitations): a product and a
 # sum in separate statements. Their elements are left out of the
 # comparison; test_uncontracted_forms_still_differ says so, and fails once they agree.
 UNCONTRACTED = ["float t = a * b; r = t + c;"]
@@ -155,7 +155,7 @@ def test_gpu_backend_agrees(name):
 def test_readme_quotes_the_differential_corpus_log():
     """The README's share of bit-identical outputs is the one its log records."""
     import re
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "runtime" / "README.md").read_text()
     para = readme[readme.index("differential corpus (`scripts/corpus_gpu.py`"):]
     log = re.search(r"`(logs/[^`]+corpus[^`]+\.log)`", para).group(1)
     same = total = 0

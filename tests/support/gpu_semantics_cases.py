@@ -64,7 +64,7 @@ extern "C" __global__ void shifts(unsigned* u, int* s, unsigned long long* U, lo
 '''
 
 # Each expression nvcc may contract, on operands of its own (products that the optimiser
-# shares among several sums are contracted by nvcc only sometimes: README, Limitations).
+# shares among several sums are contracted by nvcc only sometimes: runtime/README.md, Limitations).
 FMA_EXPRESSIONS = [
     "a * b + c", "a * b - c", "c + a * b", "c - a * b", "a * b + c * d", "a * b - c * d",
     "(a * b) + c", "-(a * b) + c", "a * b + c + d", "c + d * a * b", "a * (b + c) + d",
@@ -269,7 +269,7 @@ def _gpu_math_inputs(seed=2027):
     """Special values, the edges of expf's and tanhf's branches, subnormals, and random
     values at every scale from 2^-30 to 2^7, both signs. (The kernel's own arithmetic on the
     results never makes a subnormal: plain float arithmetic keeps them on the CPU runtime,
-    where CuPy's -ftz=true flushes them: README, Limitations.)"""
+    where CuPy's -ftz=true flushes them: runtime/README.md, Limitations.)"""
     rng = np.random.default_rng(seed)
     special = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-39, -1e-39, 1.1754942e-38, 1.1754944e-38, np.inf, -np.inf,
                         np.nan, 0.6, 0.59999996, -0.6, 9.010913, 9.010914, -9.010914, 88.72283, 88.72284,

@@ -113,6 +113,6 @@ CASES = [
     Case("hist_2d_float2", SRC, "histo_2d", _points_setup, _points_reference, SHAPES,
          # Not seeded: dropping the clamp makes atomicAdd(&s_hist[r][16], 1) write s_hist[r + 1][0]. The
          # address of one past a row is legal C++, and the write lands inside the array, so checked
-         # mode (like compute-sanitizer) cannot see it (README, Limitations).
+         # mode (like compute-sanitizer) cannot see it (runtime/README.md, Limitations).
          style="2-D histogram of float2 points (pts[i].x), clamped bins, [BY][BX] shared, `col %= BX`"),
 ]
