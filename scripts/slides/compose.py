@@ -30,10 +30,12 @@ and otherwise, for a chapter nobody has marked up, by what the cell is:
   notes (a chapter without questions gets no such slide);
 - the Colab set-up, cells that only import, and the exercises are left out.
 """
+import base64
 import copy
 import html
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 import nbformat
@@ -47,6 +49,7 @@ ROOM_PX = 580         # the height a slide's content may take below its title (e
 TITLE_PX, TITLE_COLUMNS = 53, 46   # a line of a title, and the characters it holds
 PROSE_LINE_PX, CODE_LINE_PX, BLOCK_GAP_PX = 41, 34, 18
 FIT_MIN_PX = 330      # the least room a figure or widget is given
+SLIDE_CONTENT_PX = 1228   # the width of a slide's content (1280 less its padding)
 TABLE_ROW_PX = 48     # a line of a table's text, at the deck's table size
 TABLE_CHAR_PX = 16    # the width of one of its characters, on average
 
@@ -328,7 +331,7 @@ def output_blocks(cell, output):
     if "text/html" in data and not (FIGURE_MIMES & set(data)):
         pieces = table_pages("".join(data["text/html"]))
     blocks = []
-    for piece, px in pieces if pieces != [None] else [(None, FIT_MIN_PX)]:
+    for piece, px in pieces if pieces != [None] else [(None, figure_px(data))]:
         shown = copy.deepcopy(cell)
         shown.source = ""
         shown.outputs = [copy.deepcopy(output)]
@@ -337,6 +340,17 @@ def output_blocks(cell, output):
         shown.metadata["tags"] = ["remove-input", "tc-fit"]
         blocks.append(Block(shown, px=px, fits=True))
     return blocks
+
+
+def figure_px(data):
+    """The room a figure needs: a PNG its own height (redraw.py drew it for a slide's room;
+    shrunk to fit beside prose, its labels would fall under 20 px), within ROOM_PX; any
+    other output FIT_MIN_PX (the deck fits it)."""
+    png = base64.b64decode("".join(data.get("image/png", "")))
+    if png[12:16] != b"IHDR":
+        return FIT_MIN_PX
+    width, height = struct.unpack(">II", png[16:24])
+    return max(FIT_MIN_PX, min(ROOM_PX, height * min(1, SLIDE_CONTENT_PX / width)))
 
 
 def _text_px(fragment, width_px):

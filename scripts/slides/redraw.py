@@ -1,26 +1,34 @@
-"""A chapter's figures drawn again at slide size (issue 43, item 1: labels of at least 20 px on
-a 1280 x 720 slide).
+"""A chapter's figures and its widgets' pictures drawn again at slide size (issue 43, item 1:
+labels of at least 20 px on a 1280 x 720 slide).
 
 The site's figures are drawn for a column of about 690 px: at most 8.5 inches at 100 dpi with
-9-point labels, 12.5 px. A slide shows them at most at that size, so their labels stayed 12.5 px
-or less on a projector. Here each figure cell of the notebook runs again (the book's figure
-functions return a matplotlib Figure), after the notebook's imports and with `live = None`
-(the stored GPU measurements, as the site shows them), and the figure is enlarged before it is
-saved: as large as a slide's room (ROOM_PX) and its smallest text LABEL_PX, every font scaled
-alike, so that the text is at most about a quarter denser in the figure than on the site.
-The deck fits a figure to the room left on its slide, shrinking a tall one. A figure whose
-texts would run into each other at that size (the thread map's labels of its cells, say,
-which the cells do not grow to hold) keeps the site's drawing, as does a cell that does not
-run so (it needs a GPU, or a variable of an earlier cell); each is named in the warnings.
+9-point labels, 12.5 px, and a widget's pictures at 72 dpi. Here each figure cell of the
+notebook runs again (the book's figure functions return a matplotlib Figure), after the
+notebook's imports and with `live = None` (the stored GPU measurements, as the site shows
+them), under style.drawing_for_slides(): a figure function that has a slide version draws it
+(the thread map one line a cell; hopper.plot a figure a GPU, each then its own output and
+so its own slide). style.slide_version then draws the figure in a slide's room with its
+smallest text 22 px and parts the texts that would overlap. A widget cell whose stored
+states hold pictures runs the same way (widgets.base.png_data_uri draws each picture at
+slide size, in the room the widget's controls leave) and its stored states take the new
+pictures. A cell that does not run so (it needs a GPU, or a variable of an earlier cell), or
+a figure whose texts would still overlap, keeps the site's drawing and is named in the
+warnings.
 """
 import ast
 import base64
 import copy
+import html
 import io
+import re
 
 from matplotlib.figure import Figure
 
-from tiling_course import style
+from tiling_course import style, switch
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+STATE = re.compile(rf"class='{switch.STATE_CLASS}' data-state='([^']*)'")
+IMG_SRC = re.compile(r"<img src='[^']*'")
 
 
 def imports(nb):
@@ -53,13 +61,44 @@ def _png(fig):
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _widget_states(nb):
+    """The stored widget models (the notebook's embedded state) whose HTML holds a picture."""
+    models = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    return [m["state"] for m in models.values() if "<img" in str(m.get("state", {}).get("value", ""))]
+
+
+def redraw_widget(stored, widget):
+    """Each stored state of a widget's pictures drawn again: `widget` is the same widget built
+    for slides (switch.switch's VBox, with its states by key); a stored state is replaced
+    where the new one is the same HTML but for its pictures. Returns the ids of those."""
+    done = set()
+    for model in stored:
+        key = STATE.search(model["value"])
+        new = getattr(widget, "states", {}).get(html.unescape(key.group(1))) if key else None
+        if new is not None and IMG_SRC.sub("", new) == IMG_SRC.sub("", model["value"]):
+            model["value"] = new
+            done.add(id(model))
+    return done
+
+
 def redraw(nb):
     """The notebook's figure cells with their PNG drawn at slide size (see the module
     docstring), in place; returns the warnings for the cells left as they were."""
     namespace, warnings = {"live": None, "backend": "cpu"}, []
     exec(compile(ast.Module(imports(nb), type_ignores=[]), "<imports>", "exec"), namespace)
+    pictures, redrawn = _widget_states(nb), set()
     for i, cell in enumerate(nb.cells):
         pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        views = [o for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
+        if views and pictures:
+            try:
+                with style.drawing_for_slides():
+                    widget = _value(cell.source, namespace)
+            except Exception as exc:   # as for a figure: keep the site's pictures
+                warnings.append(f"cell {i}: widget not drawn again ({type(exc).__name__}: {exc})")
+                continue
+            redrawn |= redraw_widget(pictures, widget)
+            continue
         if len(pngs) != 1 or cell.source.lstrip().startswith("%%"):
             continue
         try:
@@ -85,4 +124,6 @@ def redraw(nb):
             output["data"]["image/png"] = _png(fig)
             drawn.append(output)
         cell.outputs[at:at + 1] = drawn
+    warnings += [f"a widget's picture not drawn again: {IMG_SRC.sub('', m['value'])[:80]!r}"
+                 for m in pictures if id(m) not in redrawn]
     return warnings

@@ -14,7 +14,10 @@ a folder, served on localhost, and opened with every other host unreachable
   font sizes do): something runs past the slide's edges, into the band at its bottom
   (compose.py's ROOM), or under the navigation arrows or the slide number; a box or the
   page scrolls (a scrollbar); text is smaller than TEXT_PX or code than CODE_PX on the
-  screen (at 1280 x 720; larger at 1920 x 1080, as reveal.js scales the slide); there are
+  screen (at 1280 x 720; larger at 1920 x 1080, as reveal.js scales the slide), or a
+  figure's or a widget's labels than LABEL_PX (a widget's text, and the smallest label of
+  every picture, figure or widget's, from the font stamp its PNG carries and the size it is
+  shown at; a picture without a stamp fails); there are
   more than WORDS words of prose (QUESTION_WORDS on a question for the room, whose
   answers count) or CODE_LINES lines of code; nothing shows but a title;
 * the first slide is not a title slide (the chapter's title, large, in the middle), or
@@ -27,10 +30,13 @@ widgets, and load nothing from outside that folder.
 
 Screenshots of every slide at 1280 x 720 go to _build/screenshots/slides/<deck>/.
 """
+import base64
+import functools
 import importlib
 import re
 import shutil
 import time
+import urllib.request
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -39,6 +45,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM_FLAGS, SiteServer, drain_logs, is_local, network_requests, start_chromium
+from tiling_course.style import STAMP_DPI, STAMP_FONT, png_text
 
 pytestmark = pytest.mark.browser
 
@@ -47,6 +54,7 @@ SIZES = [(1280, 720), (1920, 1080)]
 KEYS = {"→": Keys.ARROW_RIGHT, "Space": Keys.SPACE}
 READY_TIMEOUT_S = 60
 TEXT_PX, CODE_PX = 28, 24          # at 1280 x 720, on the screen (a table's text: as code)
+LABEL_PX = 20                      # a figure's or a widget's labels (its text, its pictures' labels), likewise
 SLIDE_NUMBER_PX = 20
 # "About 40 words" (a formula counts as one); a question for the room is read out with its
 # four lettered answers for the vote, which stay on one slide.
@@ -138,6 +146,11 @@ for (const pre of s.querySelectorAll('pre')) {
   const inner = pre.getBoundingClientRect().height - pad * zoom(pre) * scale;
   r.code_lines += Math.round(inner / lh);
 }
+// Its pictures (figures, and a widget's), as shown on the screen: their PNG's stamp gives
+// the size of their smallest label (label_problems).
+r.images = [...s.querySelectorAll('img')].filter(img => visible(img) && !inNotes(img)).map(img => ({
+  src: img.currentSrc || img.src, natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+  widget: !!img.closest('.jupyter-widgets, .widget-subarea')}));
 r.shows = [...s.children].filter(el => !el.matches('aside.notes') && visible(el)).length;
 r.has_content = !!s.querySelector('p, li, pre, img, table, .jupyter-widgets, .tc-question, mjx-container');
 const h1 = s.querySelector('h1');
@@ -220,6 +233,42 @@ def walk(driver, key):
     return total, seen
 
 
+@functools.lru_cache(maxsize=256)
+def png_stamp(src):
+    """The font stamp of a picture (style.StampingCanvas): from a data: URI, or the deck's
+    file (served here or on the disk)."""
+    if src.startswith("data:"):
+        data = base64.b64decode(src.partition(",")[2])
+    else:
+        with urllib.request.urlopen(src) as response:   # the local server, or file://
+            data = response.read()
+    return png_text(data)
+
+
+def label_px(image):
+    """The smallest label of a picture as the screen shows it (px), or None without a stamp."""
+    stamp = png_stamp(image["src"])
+    if STAMP_FONT not in stamp or STAMP_DPI not in stamp or not image["natural"]:
+        return None
+    return float(stamp[STAMP_FONT]) * float(stamp[STAMP_DPI]) / 72 * image["shown"] / image["natural"]
+
+
+def label_problems(s, where, scale):
+    """A figure's or a widget's labels under LABEL_PX (its text, and its pictures' labels as
+    their stamps and shown sizes give them); a picture without a stamp is one."""
+    found = []
+    if s["widget_px"] is not None and s["widget_px"] < LABEL_PX * scale - 0.5:
+        found.append(f"{where}: a widget's text at {s['widget_px']:.1f} px, under {LABEL_PX * scale:.0f}")
+    for image in s["images"]:
+        what = "a widget's picture" if image["widget"] else "a figure"
+        px = label_px(image)
+        if px is None:
+            found.append(f"{where}: {what} without a font stamp ({STAMP_FONT}): {image['src'][:60]}")
+        elif px < LABEL_PX * scale - 0.5:
+            found.append(f"{where}: {what}'s labels at {px:.1f} px, under {LABEL_PX * scale:.0f}")
+    return found
+
+
 def slide_problems(s, total, size, limit):
     """What is wrong with one slide, as SLIDE_PROBE_JS measured it."""
     where = f"slide {s['index'] + 1} {s['title'][:50]!r}"
@@ -234,6 +283,7 @@ def slide_problems(s, total, size, limit):
     for kind, what in (("code_px", "code"), ("table_px", "a table")):
         if s[kind] is not None and s[kind] < CODE_PX * scale - 0.5:
             found.append(f"{where}: {what} at {s[kind]:.1f} px, under {CODE_PX * scale:.0f}")
+    found += label_problems(s, where, scale)
     most = QUESTION_WORDS if s["kind"] == "question" else WORDS
     if s["words"] > most:
         found.append(f"{where}: {s['words']} words of prose (at most {most})")
@@ -278,6 +328,13 @@ def check_deck(driver, url, inside, size, key, screenshots=None):
     return problems + load_problems(driver, inside), measured
 
 
+def smallest_label(measured, widget):
+    """The smallest label of a deck's figures (or of its widgets' pictures), as shown."""
+    sizes = [px for m in measured for image in m["images"] if image["widget"] == widget
+             for px in [label_px(image)] if px is not None]
+    return f"{min(sizes):.1f} px" if sizes else "none"
+
+
 def test_every_deck_walked_with_the_arrow_and_space_fits_a_hall(deck_browser, decks_folder, capsys):
     folder, built = decks_folder
     assert len(built) >= 8
@@ -303,7 +360,8 @@ def test_every_deck_walked_with_the_arrow_and_space_fits_a_hall(deck_browser, de
             words = sorted(m["words"] for m in measured)
             print(f"  {stem}: {len(measured)} slides; at 1280x720 smallest text {px['text_px']:.1f} px, code "
                   f"{px['code_px'] or 0:.1f} px, tables {px['table_px'] or 0:.1f} px, widget labels "
-                  f"{px['widget_px'] or 0:.1f} px; "
+                  f"{px['widget_px'] or 0:.1f} px, figures' labels {smallest_label(measured, False)}, widget "
+                  f"pictures' {smallest_label(measured, True)}; "
                   f"words a slide: median "
                   f"{words[len(words) // 2]}, most {words[-1]}; code lines most "
                   f"{max(m['code_lines'] for m in measured)}")

@@ -18,8 +18,18 @@ def build(spec):
     return switch.switch(name, hint, controls, render, initial)
 
 
+# A widget's picture on a slide: the room its controls and its sentence leave it on a
+# 1280 x 720 slide, so that the deck need not shrink the widget below its labels' size.
+SLIDE_PICTURE_PX = (1080, 320)
+
+
 def png_data_uri(fig, dpi=72):
-    """A matplotlib figure as a data: URI of a PNG (white background, no metadata that varies)."""
+    """A matplotlib figure as a data: URI of a PNG (white background, no metadata that varies);
+    for a deck (style.for_slides()), drawn at slide size (style.slide_version) at its own dpi."""
+    from .. import style
+    if style.for_slides():
+        style.slide_version(fig, SLIDE_PICTURE_PX)
+        dpi = fig.dpi
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, facecolor="white", bbox_inches="tight",
                 metadata={"Software": None})
