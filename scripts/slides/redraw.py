@@ -21,6 +21,7 @@ import copy
 import html
 import io
 import re
+from warnings import catch_warnings, simplefilter
 
 from matplotlib.figure import Figure
 
@@ -92,11 +93,13 @@ def redraw(nb):
         views = [o for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
         if views and pictures:
             try:
-                with style.drawing_for_slides():
+                with style.drawing_for_slides(), catch_warnings(record=True) as said:
+                    simplefilter("always")
                     widget = _value(cell.source, namespace)
             except Exception as exc:   # as for a figure: keep the site's pictures
                 warnings.append(f"cell {i}: widget not drawn again ({type(exc).__name__}: {exc})")
                 continue
+            warnings += sorted({f"cell {i}: {w.message}" for w in said})
             redrawn |= redraw_widget(pictures, widget)
             continue
         if len(pngs) != 1 or cell.source.lstrip().startswith("%%"):

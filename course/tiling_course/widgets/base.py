@@ -5,6 +5,7 @@ import base64
 import html
 import io
 import re
+import warnings
 from functools import lru_cache
 
 from .. import switch, traces
@@ -28,7 +29,10 @@ def png_data_uri(fig, dpi=72):
     for a deck (style.for_slides()), drawn at slide size (style.slide_version) at its own dpi."""
     from .. import style
     if style.for_slides():
-        style.slide_version(fig, SLIDE_PICTURE_PX)
+        clashes = style.slide_version(fig, SLIDE_PICTURE_PX)
+        if clashes:   # scripts/slides/redraw.py reports it
+            warnings.warn(f"a widget's picture at slide size: {len(clashes)} pair(s) of texts overlap "
+                          f"({clashes[0][0].get_text()[:30]!r} and {clashes[0][1].get_text()[:30]!r})", stacklevel=2)
         dpi = fig.dpi
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, facecolor="white", bbox_inches="tight",
