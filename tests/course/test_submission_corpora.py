@@ -389,7 +389,8 @@ def test_a_missing_or_broken_results_json_is_replaced(autograder, grader_warm_ca
                         f'exec {sys.executable} "$@"\n')
     stand_in.chmod(0o755)
     if not broken:
-        stand_in.write_text(f'#!/bin/sh\nif [ "$3 $4" = "gradescope run" ]; then exit 0; fi\nexec {sys.executable} "$@"\n')
+        stand_in.write_text('#!/bin/sh\nif [ "$3 $4" = "gradescope run" ]; then exit 0; fi\n'
+                            f'exec {sys.executable} "$@"\n')
     out = subprocess.run(["bash", str(root / "run_autograder")], cwd=root,
                          env={**autograder_env(root), "GRADER_PYTHON": str(stand_in)}, capture_output=True, text=True)
     results = json.loads((root / "results" / "results.json").read_text())
