@@ -211,9 +211,18 @@ def gap_value(run, who, metric):
 NCU_VERSION = re.compile(r"Version ([\d.]+)")
 
 
+KERNEL_SHAPE = re.compile(r"tilesize(\d+)x(\d+)x(\d+)_stage(\d+)_warpsize(\d+)x(\d+)x\d+")
+
+
 def _short(kernel):
-    """cuBLAS's kernel name up to its tile, stages and warps (the rest is alignment and traits)."""
-    return kernel.split("_execute")[0].replace("_aligna4_alignc4", "")
+    """cuBLAS's kernel in words a phone can wrap: its family and the tile, stages and warps its
+    name encodes (the whole name is one word of some 120 characters)."""
+    shape = KERNEL_SHAPE.search(kernel)
+    if not shape:   # a kernel of another naming scheme: its name as it is
+        return kernel
+    m, n, k, stages, wm, wn = shape.groups()
+    return (f"{'_'.join(kernel.split('_')[:3])} (its name: tiles {m} x {n}, slices of {k}, {stages} stages, "
+            f"{wm} x {wn} warps)")
 
 
 def fp32_gap_table(data=None):

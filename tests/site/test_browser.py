@@ -882,6 +882,11 @@ def _nav(driver):
 def _click_visible(driver, selector):
     """Click the first button of `selector` that a reader sees, as a reader would (a real
     click, at its place); False if none is shown."""
+    # A figure enlarged by a tap (site.js) is a modal dialog over the page: a reader closes it
+    # before reaching for the menu. (On the damaged copy of test_width_checks_catch_..., whose
+    # page is wider than the phone, a click meant for a button can open one.)
+    if driver.execute_script("return document.querySelectorAll('dialog.tc-enlarged[open]').length"):
+        _close_with_escape(driver)
     for element in driver.find_elements("css selector", selector):
         if element.is_displayed() and element.size["width"] > 0:
             element.click()
@@ -1104,11 +1109,13 @@ def test_every_page_at_phone_window_and_projector_widths(built_site, narrow_brow
     assert sum(r.menu_open for r in reports if r.page.endswith(" at 390 px")) >= 8, "the menu was not opened at 390 px"
 
 
-def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_site, narrow_browser, tmp_path):
-    """A copy of the real build, damaged three ways in one chapter: its menu buttons do
-    nothing (as pydata-sphinx-theme 0.17's did beside sphinx-book-theme 1.3), its comments
-    break anywhere (as they did before site.css said otherwise), and a line of text is wider
-    than a phone. Each is reported; the undamaged page passes."""
+def test_width_checks_catch_a_dead_menu_and_a_wide_page(built_site, narrow_browser, tmp_path):
+    """A copy of the real build, damaged two ways in one chapter: its menu buttons do
+    nothing (as pydata-sphinx-theme 0.17's did beside sphinx-book-theme 1.3), and a line of
+    text is wider than a phone. Each is reported; the undamaged page passes, with no comment
+    broken between its two slashes at any width. (Its third damage, comments allowed to break
+    anywhere, no longer splits one since code cells wrap on a phone: a comment starts a line
+    of its own and fits, so it was taken out.)"""
     html = site_html(built_site)
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
@@ -1121,9 +1128,8 @@ def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_si
     text = (copy / page).read_text()
     dead = ("<script>document.addEventListener('click', e => { if (e.target.closest('.primary-toggle, "
             ".secondary-toggle')) e.stopImmediatePropagation(); }, true);</script>")
-    split = "<style>article.bd-article .highlight pre .c1 { overflow-wrap: anywhere; }</style>"
     wide = "<p><code>" + "x" * 120 + "</code></p>"
-    damaged = text.replace("</head>", dead + split + "</head>", 1)
+    damaged = text.replace("</head>", dead + "</head>", 1)
     damaged = damaged.replace('<article class="bd-article">', '<article class="bd-article">'
                               + wide.replace("<code>", '<code style="white-space: nowrap">'), 1)
     (copy / page).write_text(damaged)
@@ -1132,7 +1138,6 @@ def test_width_checks_catch_a_dead_menu_a_split_comment_and_a_wide_page(built_si
         wide_screen = "\n".join(check_width_page(narrow_browser, server.url, page, copy, 1280).problems)
     for expected in ("390 px: the menu button does not open the chapter list (0 of its links in view)",
                      "390 px: the contents button does not open the contents",
-                     "390 px: a comment breaks between its two slashes",
                      "390 px: the page is wider than the screen"):
         assert expected in phone, f"not reported: {expected!r}\nreported:\n{phone}"
     assert "1280 px: the menu button does not hide the chapter list" in wide_screen, wide_screen
