@@ -27,12 +27,13 @@ per process. install() hands a kernel's library the tables its code uses.
 import ctypes
 import lzma
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parent / "data" / "gpu_math_tables.xz"
-SIN_DATA = DATA.with_name("gpu_sin_table.xz")
+# Package data of cudacheck (cpu/data/), read through importlib.resources, as installed from the wheel
+DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_math_tables.xz")
+SIN_DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_sin_table.xz")
 SINE_ENTRIES = 1 << 23   # the quarter wave Q[r]
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
 TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))

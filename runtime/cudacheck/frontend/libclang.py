@@ -10,13 +10,17 @@ import ctypes
 import hashlib
 import subprocess
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from .. import cache
 from ..config import config
 from ..errors import CompileError
 
-INCLUDE_DIR = Path(__file__).parent.parent / "cpu" / "include"
+# The headers kernels compile against and the runtime's units: package data of cudacheck, found
+# through importlib.resources (as installed from the wheel, not only in the repository); g++ and
+# clang need a folder on disk, which a package installed from a wheel is.
+INCLUDE_DIR = Path(str(resources.files("cudacheck").joinpath("cpu", "include")))
 SOURCE_NAME = "kernel.cu"
 # Device code sees __CUDA_ARCH__ as NVRTC defines it for the compute capability the CPU
 # runtime reports (9.0: cpu/include/kc_host.cpp). A whole program's host code does not, as
