@@ -58,15 +58,19 @@ class Tuning:
         return len(rs), sum(bool(r.get("ok")) for r in rs)
 
 
-@lru_cache(maxsize=1)
-def tunings():
-    """Every stored tuning run, H100 first (read once: the chapters draw three views of it)."""
+def _stored(prefix):
+    """The JSON of each file of data/ whose name starts with `prefix`, by name (H100 before H200)."""
     folder = resources.files(__package__).joinpath("data")
     if not folder.is_dir():
         return ()
-    return tuple(Tuning(d["meta"], d["size"], d["records"])
-                 for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.startswith("tuning-")
-                 for d in [json.loads(f.read_text())])
+    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
+                 if f.name.startswith(prefix))
+
+
+@lru_cache(maxsize=1)
+def tunings():
+    """Every stored tuning run, H100 first (read once: the chapters draw three views of it)."""
+    return tuple(Tuning(d["meta"], d["size"], d["records"]) for d in _stored("tuning-"))
 
 
 def config_text(c):
@@ -198,9 +202,7 @@ GAP_ROWS = [
 @lru_cache(maxsize=1)
 def fp32_gaps():
     """Each stored FP32-gap run (scripts/fp32_gap.py), H100 first."""
-    folder = resources.files(__package__).joinpath("data")
-    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
-                 if f.name.startswith("fp32-gap-")) if folder.is_dir() else ()
+    return _stored("fp32-gap-")
 
 
 def gap_value(run, who, metric):
