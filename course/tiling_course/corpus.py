@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import matmul
-from .perfdata import data_file
+from .measure.model import data_file
 
 RESULTS_FILE = data_file("wrong-results.json")   # written on a GPU by scripts/record_wrong_results.py
 

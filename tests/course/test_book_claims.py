@@ -21,7 +21,8 @@ import re
 import numpy as np
 
 from tests.support import ROOT
-from tiling_course import corpus, figures, matmul, perfdata, perfplots, quiz
+from tiling_course import corpus, figures, matmul, perfplots, quiz
+from tiling_course.measure import perfdata
 
 BOOK = ROOT / "book"
 GUIDE = BOOK / "instructor.md"
@@ -148,7 +149,7 @@ def test_reader_text_names_only_modules_commands_and_files_that_exist():
         assert not re.search(r"\bissue's\b|\bthe issue\b(?! slot)|\btarget of 0\.", text), where
     for ds in perfdata.datasets():
         for module in re.findall(r"python -m ([\w.]+)", ds.command):
-            assert module == "tiling_course.bench" and importlib.util.find_spec(module), ds.command
+            assert module == "tiling_course.measure.bench" and importlib.util.find_spec(module), ds.command
     # the guide's snippet for clicker systems runs as printed
     (snippet,) = re.findall(r"`(from tiling_course import quiz; [^`]+)`", GUIDE.read_text())
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -167,9 +168,9 @@ def test_the_stored_data_is_credited_to_the_commands_that_wrote_it():
         assert (ROOT / script).is_file(), script
     bench = sorted(ds.source for ds in perfdata.datasets())
     assert bench == ["h100.json", "h200.json"]
-    assert "`h100.json` and `h200.json`: the benchmark, `python -m tiling_course.bench`" in intro
-    assert "`tuning-h100.json` and `tuning-h200.json`: the tuner, `python -m tiling_course.tune all`" in intro
-    assert "python -m tiling_course.bench` and stored" not in intro     # no longer "every time ... by the command"
+    assert "`h100.json` and `h200.json`: the benchmark, `python -m tiling_course.measure.bench`" in intro
+    assert "`tuning-h100.json` and `tuning-h200.json`: the tuner, `python -m tiling_course.measure.tune all`" in intro
+    assert "python -m tiling_course.measure.bench` and stored" not in intro  # no longer "every time ... by the command"
     text = markdown_cell("05_performance", "Every figure below reads")
     assert "(`course/tiling_course/data/h100.json` and `h200.json`: for each GPU, the three runs of" in text
     assert all(ds.command.count("python -m ") == 3 for ds in perfdata.datasets())   # "the three runs"
@@ -224,7 +225,7 @@ def test_the_count_of_wrong_elements_without_the_zero_fill():
 
 
 def test_the_best_practices_guides_table_grew_as_chapter_5_says():
-    ratios = {col: [ds.result(k, 16, 8192, 16, 8192)["gbs"] / old[col] for ds in perfdata.datasets()
+    ratios = {col: [ds.result(k, 16, 8192, 8192, 16).extra["gbs"] / old[col] for ds in perfdata.datasets()
                     for k, old in perfplots.BPG_2008.items()] for col in (0, 1)}
     assert (round(min(ratios[0])), round(max(ratios[0]))) == (29, 86)          # against the GTX 280
     assert round(min(ratios[1])) == 55 and round(max(ratios[1]), -1) == 1070   # against the 8800 GTX
@@ -239,7 +240,7 @@ def test_what_the_book_measures_of_the_caches_and_nothing_more():
     for ds in perfdata.datasets():
         r = ds.result("naive", 16, 4096)
         roof = ds.ceilings["copy_gbs"] * perfplots.intensity("naive", 16, 4096) / 1000
-        above[ds.device] = (r["tflops"], r["tflops"] / roof)
+        above[ds.device] = (r.tflops, r.tflops / roof)
     (h200_tflops, h200_x), (_, h100_x) = above["NVIDIA H200"], above["NVIDIA H100 80GB HBM3"]
     assert round(h200_tflops, 1) == 5.2 and round(h200_x, 1) == 4.9 and round(h100_x, 1) == 7.0
     assert 0.19 < 1 / h200_x < 0.21 and 1 / 7.5 < 1 / h100_x < 1 / 6.5             # "a fifth", "a seventh"
@@ -259,7 +260,7 @@ def test_what_the_book_measures_of_the_caches_and_nothing_more():
     # Q5.1: the tiled kernels' share of their roofs, as test_perfplots computes it
     ref = perfdata.reference()
     bw, peak = ref.ceilings["copy_gbs"], ref.ceilings["fp32_tflops"]
-    share = {t: round(100 * ref.result("tiled", t, 4096)["tflops"]
+    share = {t: round(100 * ref.result("tiled", t, 4096).tflops
                       / min(peak, bw * perfplots.intensity("tiled", t, 4096) / 1000)) for t in (8, 16, 32)}
     assert "H200" in ref.device and share == {8: 60, 16: 48, 32: 27}
     _, _, q51 = question("05_performance", 1)
@@ -306,8 +307,8 @@ def test_small_sizes_as_chapter_5_says():
     h200 = next(d for d in perfdata.datasets() if "H200" in d.device)
 
     def share(kernel, tile, width):
-        best = max(h200.result(kernel, tile, m)["tflops"] for m in h200.sizes(kernel, tile))
-        return h200.result(kernel, tile, width)["tflops"] / best
+        best = max(h200.result(kernel, tile, m).tflops for m in h200.sizes(kernel, tile))
+        return h200.result(kernel, tile, width).tflops / best
 
     plotted = [("naive", 16), ("tiled", 16), ("tiled", 32), ("tiled_dynamic", 32)]
     assert all(share(k, t, w) < 0.6 for k, t in plotted + [("cublas", None)] for w in (128, 256))
