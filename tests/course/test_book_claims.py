@@ -1,5 +1,6 @@
 """What the chapters, the quizzes and the instructor's guide tell a reader, held to the kernels'
-sources, the stored measurements (data/*.json), the logs and the repository itself:
+sources, the stored measurements (data/*.json, the one measurement model) and the repository
+itself (logs/ only as the records the text links to, which must exist; no test reads them):
 
   * the book's first tiled kernel is labelled as PMPP's Fig. 5.9 form, with the three places
     where the lecture's slides differ named, and nowhere called the lecture's own kernel;
@@ -22,7 +23,7 @@ import numpy as np
 
 from tests.support import ROOT
 from tiling_course import corpus, figures, matmul, perfplots, quiz
-from tiling_course.measure import perfdata
+from tiling_course.measure import model, perfdata
 
 BOOK = ROOT / "book"
 GUIDE = BOOK / "instructor.md"
@@ -274,8 +275,10 @@ def test_claims_say_what_cuda_and_the_recorded_runs_support():
     assert "is undefined behaviour" in ch3 and "The book's stored H200 run did not hang" in ch3
     assert "The hardware counts arrivals" not in prose("03_syncthreads")
 
-    log = (ROOT / "logs" / "2026-11-21-ladder-tuning.md").read_text()
-    assert "| shared load bank conflicts | 269 M | 0.03 M |" in log             # rung 4, rung 5 (H200)
+    ncu = {r.kernel: r for r in model.stored_run("ncu-ladder-h200.json").records}   # Nsight Compute, H200
+    conflicts = [ncu[k].extra["shared_load_bank_conflicts_millions"]
+                 for k in ("ladder4_vectorized", "ladder5_warptiled")]
+    assert conflicts == [269, 0.03] and ncu["ladder4_vectorized"].shape == model.Shape.cube(4096)
     ch6 = prose("06_beyond")
     assert "almost never collide in a shared-memory bank (Nsight Compute on the H200 counts 0.03 million read " \
            "conflicts, against rung 4's 269 million)" in ch6
@@ -283,9 +286,10 @@ def test_claims_say_what_cuda_and_the_recorded_runs_support():
     _, _, q62 = question("06_beyond", 2)
     assert "nearly all read conflicts" in q62
 
-    sass = (ROOT / "logs" / "2026-11-25-h100-unroll-sass.md").read_text()
-    assert "| FFMA in the kernel | 16 | 31 |" in sass and "release 13.0" in sass
-    assert 16 + 8 + 4 + 3 == 31          # the log's unrolled loop of 16, block of 8, loop of 4, tail of 3
+    sass = model.stored_run("sass-unroll-h100.json")
+    tiled, dynamic = (next(r for r in sass.records if r.kernel == k) for k in ("tiled", "tiled_dynamic"))
+    assert (tiled.extra["ffma"], dynamic.extra["ffma"]) == (16, 31) and "release 13.0" in sass.meta.software["nvcc"]
+    assert sum(dynamic.extra["tail"].values()) == 31      # an unrolled loop of 16, a block of 8, a loop of 4, 3 more
     ch4 = markdown_cell("04_boundaries", "The price of choosing at run time")
     assert "can do neither" not in ch4 and "16 iterations at a time with shorter copies for the rest" in ch4
 

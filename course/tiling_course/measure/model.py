@@ -1,6 +1,8 @@
-"""The one measurement model: every file of the package's data/ that holds timed GPU runs is a
-`Run` of `Record`s, written by `write` and read by `read`, whichever program took it (the
-benchmark, the tuner, the Hopper benchmark, the FP32-gap sweep).
+"""The one measurement model: every file of the package's data/ (and of tests/data/) that holds
+what a GPU measured is a `Run` of `Record`s, written by `write` and read by `read`, whichever
+program took it: the benchmark, the tuner, the Hopper benchmark, the FP32-gap sweep (timed runs),
+or counts taken on a GPU (Nsight Compute's counters, instructions in the machine code, outputs
+compared), which the book and the READMEs quote from `logs/`'s records and the tests check here.
 
 Shapes are M x N x K everywhere: C[M x N] = A[M x K] B[K x N], so M and N are the product's
 rows and columns and K its depth, and a shape is written MxNxK (4096x4096x4096, 1000x1500x700);
@@ -12,8 +14,9 @@ every command line's --shapes, --awkward and --small take it so.
     [(r.kernel, str(r.shape), r.ms, r.frac_cublas) for r in run.records]
 
 A file: {"schema": 2, "kind": KIND, "meta": Meta, "records": [Record, ...], "extra": {...}},
-each Record's shape as {"m", "n", "k"}. "extra" holds what one kind of run records beyond its
-records (the benchmark's ceilings, the Hopper benchmark's compile logs, the FP32 gap's counters).
+each Record's shape as {"m", "n", "k"} (or null where what ran was no matrix product). "extra"
+holds what one kind of run records beyond its records (the benchmark's ceilings, the Hopper
+benchmark's compile logs, the FP32 gap's counters; for counts, the log they were taken from).
 """
 import json
 from dataclasses import asdict, dataclass, field
@@ -21,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 
 SCHEMA = 2
-KINDS = ("bench", "hopper", "tuning", "fp32-gap")
+KINDS = ("bench", "hopper", "tuning", "fp32-gap", "counts")
 # The software versions a run names (Meta.software's keys, those it has, in this order).
 SOFTWARE = ("cuda_runtime", "driver", "nvrtc", "nvcc", "ncu", "cupy", "numpy", "python")
 
@@ -116,9 +119,10 @@ class Meta:
 
 @dataclass(frozen=True)
 class Record:
-    """One kernel, at one precision and configuration, on one shape: checked, then timed."""
+    """One kernel, at one precision and configuration, on one shape: checked, then timed (or,
+    in a run of counts, counted: its counts in extra)."""
     kernel: str
-    shape: Shape
+    shape: Shape | None                # None: no matrix product (a counted instruction, a case)
     precision: str = "fp32"            # the inputs: fp32, tf32, fp16, bf16 (float accumulation)
     config: dict = field(default_factory=dict)   # the tile, the tuned macros, the launch
     ok: bool = False                   # the product was right (a wrong one is not timed)
@@ -132,13 +136,11 @@ class Record:
     extra: dict = field(default_factory=dict)    # what else the writer measured (spread, registers)
 
     def to_dict(self):
-        d = asdict(self)
-        d["shape"] = asdict(self.shape)
-        return d
+        return asdict(self)      # the shape as {"m", "n", "k"}, or None
 
     @classmethod
     def from_dict(cls, d):
-        return cls(**{**d, "shape": Shape(**d["shape"])})
+        return cls(**{**d, "shape": Shape(**d["shape"]) if d["shape"] is not None else None})
 
 
 @dataclass(frozen=True)
