@@ -97,7 +97,7 @@ def test_chapter_6_says_which_tiles_and_slices_it_compares():
 
 # Chapter 8's side-by-side runs, the wmma ceiling and the profiler's counters, as stored with the
 # book (data/wmma-probes.json, transcribed from the runs' records; no test reads logs/).
-PROBES = json.loads(model.data_file("wmma-probes.json").read_text())
+PROBES = model.stored_run("wmma-probes.json")      # a run of counts of the one measurement model
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -153,19 +153,23 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
             f"{best_bytes:,}; with 3 stages the same blocks take 81,408") in text
     assert f"the tuner's fastest configuration ({best_bytes:,} bytes, 5 stages) does not" in text
     # the log's side-by-side runs: one fragment buffer and two, the same tiles; the wmma ceiling
-    one, two = (PROBES["fragment_buffers"][n]["tflops"] for n in ("one", "two"))
-    inside = PROBES["tiles_inside_copied_without_tests"]
-    for run in ("run 1", "run 2"):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
-        gains = [b / a - 1 for a, b in zip(inside[f"before, {run}"][:3], inside[f"after, {run}"][:3])]
+    one, two = (r.tflops for r in PROBES.select(label="fragment buffers"))
+    assert [r.config["fragment_buffers"] for r in PROBES.select(label="fragment buffers")] == [1, 2]
+    inside = PROBES.select(label="tiles inside")
+    for run in (1, 2):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
+        by = {(r.config["tiles_inside"], r.config["tiles"]): r.frac_cublas for r in inside if r.extra["run"] == run}
+        gains = [by["after", t] / by["before", t] - 1 for t in ("128x256, 3 stages", "128x256, 4 stages",
+                                                                "128x256, 5 stages")]
         assert all(0.02 <= g <= 0.04 for g in gains), gains
     assert "added 2 to 4% on those tiles" in text
     assert (round(one), round(two)) == (279, 364) and "279 TFLOP/s, with two 364" in text
     # the ceiling is the fastest of a row's warps per multiprocessor
-    ceiling = PROBES["ceiling_fp16_tflops"]
-    ceilings = [max(ceiling[d]) for d in (H100, "NVIDIA H200")]
-    again = max(ceiling[f"{H100}, run again"] + ceiling[f"{H100}, tune --ceiling"])
+    ceiling = PROBES.select(kernel="wmma_ceiling")
+    ceilings = [max(r.tflops for r in ceiling if r.extra["run"] == d) for d in (H100, "NVIDIA H200")]
+    again = max(r.tflops for r in ceiling if r.extra["run"] in (f"{H100}, run again", f"{H100}, tune --ceiling"))
+    assert {r.config["warps_per_sm"] for r in ceiling} == {4, 8, 16} and len(ceiling) == 12
     assert all(640 < c < 660 for c in ceilings + [again]) and "about 650 TFLOP/s at FP16 on both GPUs" in text
-    counters = PROBES["counters"]
+    (counters,) = (r.extra for r in PROBES.select(kernel="wmma_pipelined", label="counters"))
     pipe = counters["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]
     eligible = counters["smsp__warps_eligible.avg.per_cycle_active"]
     active = counters["smsp__warps_active.avg.per_cycle_active"]
@@ -177,11 +181,12 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
         assert round(100 * t.best("wmma_pipelined", "fp16").tflops / ceiling) in (58, 60)   # "58 to 60%"
         assert min(r.cublas_tflops for r in t.records if r.ok and r.precision == "fp16") > ceiling
     # cuBLAS's wgmma against the kernel's mma.sync (m16n8k16: 4096^3 / (16 x 8 x 16) of them)
+    (cublas,) = PROBES.select(kernel="cublas")
     hmma, gmma = counters["sm__inst_executed_pipe_tensor_op_hmma.sum"], \
-        PROBES["cublas_fp16_gmma_instructions"]["sm__inst_executed_pipe_tensor_op_gmma.sum"]
+        cublas.extra["sm__inst_executed_pipe_tensor_op_gmma.sum"]
     assert hmma == 4096**3 // (16 * 8 * 16)
     assert f"counts {gmma / 1e6:.1f} million of them at 4096^3 against our {hmma / 1e6:.1f} million `mma.sync`" in text
-    assert PROBES["meta"]["date"] == "2026-11-23" and set(PROBES["meta"]["devices"]) == {t.device for t in DATA}
+    assert PROBES.meta.date == "2026-11-23" and set(PROBES.meta.extra["devices"]) == {t.device for t in DATA}
 
 
 def test_the_sources_defaults_are_the_ones_the_book_measured():

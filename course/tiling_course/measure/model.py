@@ -1,8 +1,9 @@
 """The one measurement model: every file of the package's data/ (and of tests/data/) that holds
 what a GPU measured is a `Run` of `Record`s, written by `write` and read by `read`, whichever
 program took it: the benchmark, the tuner, the Hopper benchmark, the FP32-gap sweep (timed runs),
-or counts taken on a GPU (Nsight Compute's counters, instructions in the machine code, outputs
-compared), which the book and the READMEs quote from `logs/`'s records and the tests check here.
+counts taken on a GPU (Nsight Compute's counters, instructions in the machine code, outputs
+compared), which the book and the READMEs quote from `logs/`'s records and the tests check here,
+or outputs (what a wrong kernel computed, what a program printed, on a GPU).
 
 Shapes are M x N x K everywhere: C[M x N] = A[M x K] B[K x N], so M and N are the product's
 rows and columns and K its depth, and a shape is written MxNxK (4096x4096x4096, 1000x1500x700);
@@ -24,7 +25,7 @@ from functools import lru_cache
 from importlib import resources
 
 SCHEMA = 2
-KINDS = ("bench", "hopper", "tuning", "fp32-gap", "counts")
+KINDS = ("bench", "hopper", "tuning", "fp32-gap", "counts", "outputs")
 # The software versions a run names (Meta.software's keys, those it has, in this order).
 SOFTWARE = ("cuda_runtime", "driver", "nvrtc", "nvcc", "ncu", "cupy", "numpy", "python")
 
@@ -120,7 +121,8 @@ class Meta:
 @dataclass(frozen=True)
 class Record:
     """One kernel, at one precision and configuration, on one shape: checked, then timed (or,
-    in a run of counts, counted: its counts in extra)."""
+    in a run of counts, counted: its counts in extra; in a run of outputs, run: ok where it ran
+    to its end, what it output in extra)."""
     kernel: str
     shape: Shape | None                # None: no matrix product (a counted instruction, a case)
     precision: str = "fp32"            # the inputs: fp32, tf32, fp16, bf16 (float accumulation)
