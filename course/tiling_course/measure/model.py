@@ -2,12 +2,13 @@
 what a GPU measured is a `Run` of `Record`s, written by `write` and read by `read`, whichever
 program took it: the benchmark, the tuner, the Hopper benchmark, the FP32-gap sweep (timed runs),
 counts taken on a GPU (Nsight Compute's counters, instructions in the machine code, outputs
-compared), which the book and the READMEs quote from `logs/`'s records and the tests check here,
-or outputs (what a wrong kernel computed, what a program printed, on a GPU).
+compared) that the book and the READMEs quote and the tests check, or outputs (what a wrong
+kernel computed, what a program printed, on a GPU).
 
 Shapes are M x N x K everywhere: C[M x N] = A[M x K] B[K x N], so M and N are the product's
 rows and columns and K its depth, and a shape is written MxNxK (4096x4096x4096, 1000x1500x700);
-every command line's --shapes, --awkward and --small take it so.
+every command line takes it so: bench's --shapes, bench_hopper's --awkward and --small, tune's
+--shape (model.shape_argument).
 
     from tiling_course.measure import model
     run = model.read("course/tiling_course/data/h100.json")
@@ -17,7 +18,8 @@ every command line's --shapes, --awkward and --small take it so.
 A file: {"schema": 2, "kind": KIND, "meta": Meta, "records": [Record, ...], "extra": {...}},
 each Record's shape as {"m", "n", "k"} (or null where what ran was no matrix product). "extra"
 holds what one kind of run records beyond its records (the benchmark's ceilings, the Hopper
-benchmark's compile logs, the FP32 gap's counters; for counts, the log they were taken from).
+benchmark's compile logs, the FP32 gap's counters). A run transcribed from a record of logs/
+names it in meta.extra["log"]: logs/ is evidence the text may cite, and no test reads it.
 """
 import json
 from dataclasses import asdict, dataclass, field
@@ -200,11 +202,8 @@ def _stored():
     # A copy without its data (a package built without data/) has no runs and says so where drawn.
     if not folder.is_dir():
         return ()
-    runs = []
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".json") and json.loads(path.read_text()).get("schema") == SCHEMA:
-            runs.append(read(path))
-    return tuple(runs)
+    # Every file is a run (read refuses one that is not: one parser for every data file).
+    return tuple(read(path) for path in sorted(folder.iterdir(), key=lambda p: p.name) if path.name.endswith(".json"))
 
 
 def stored(kind=None, prefix=""):
