@@ -30,29 +30,10 @@ TIMINGS = {"device": FILES, "launch": LAUNCH_FILES}
 TIMED = ("square", "awkward")       # the timed shapes of a run, as bench_hopper labels them
 
 
-class Measured:
+class Measured(model.View):
     """A view of one stored run of measure.bench_hopper (model.Run of kind "hopper")."""
 
-    def __init__(self, run):
-        if run.kind != "hopper":
-            raise ValueError(f"{run.source}: a {run.kind} run, not the Hopper benchmark's")
-        self.run = run
-
-    @property
-    def source(self):
-        return self.run.source
-
-    @property
-    def meta(self):
-        return self.run.meta
-
-    @property
-    def device(self):
-        return self.run.meta.device
-
-    @property
-    def date(self):
-        return self.run.meta.day
+    KIND, WHO = "hopper", "the Hopper benchmark's"
 
     @property
     def timing(self):

@@ -176,6 +176,45 @@ class Run:
         return [r for r in self.records if all(getattr(r, f) == v for f, v in fields.items())]
 
 
+class View:
+    """What every view of a stored run shares: the run (of the subclass's KIND, made by WHO),
+    its file, meta, device, day and records. perfdata.Dataset, hopperdata.Measured,
+    tuning.Tuning and tuning.Gap add what their tables and figures read."""
+    KIND = WHO = None
+
+    def __init__(self, run):
+        if run.kind != self.KIND:
+            raise ValueError(f"{run.source}: a {run.kind} run, not {self.WHO}")
+        self.run = run
+
+    @property
+    def source(self):
+        """The file it came from, or "live"."""
+        return self.run.source
+
+    @property
+    def meta(self):
+        return self.run.meta
+
+    @property
+    def device(self):
+        return self.run.meta.device
+
+    @property
+    def date(self):
+        return self.run.meta.day
+
+    @property
+    def records(self):
+        return self.run.records
+
+    @property
+    def size(self):
+        """The timed cube's width, where every record's shape is one size x size x size."""
+        (size,) = {r.shape.m for r in self.run.records}
+        return size
+
+
 def write(run, path):
     """The one writer: `run` as JSON at `path` (NaN refused: a missing value is null)."""
     from pathlib import Path

@@ -13,23 +13,11 @@ too, so it is plotted beside the reference the same way.
 from . import model
 
 
-class Dataset:
+class Dataset(model.View):
     """A view of one benchmark run (model.Run of kind "bench"): its results by kernel, tile
     and shape (M x N x K, the model's)."""
 
-    def __init__(self, run):
-        if run.kind != "bench":
-            raise ValueError(f"{run.source}: a {run.kind} run, not the benchmark's")
-        self.run = run
-
-    @property
-    def source(self):
-        """The file it came from, or "live"."""
-        return self.run.source
-
-    @property
-    def meta(self):
-        return self.run.meta
+    KIND, WHO = "bench", "the benchmark's"
 
     @property
     def gpu(self):
@@ -39,18 +27,6 @@ class Dataset:
     @property
     def ceilings(self):
         return self.run.extra.get("ceilings", {})
-
-    @property
-    def results(self):
-        return self.run.records
-
-    @property
-    def device(self):
-        return self.run.meta.device
-
-    @property
-    def date(self):
-        return self.run.meta.day
 
     @property
     def label(self):

@@ -32,32 +32,11 @@ def _label(meta):
     return f"{meta.device}, measured {meta.date} ({tools}, CuPy {sw['cupy']})"
 
 
-class Tuning:
+class Tuning(model.View):
     """A view of one tuning run (model.Run of kind "tuning"): its records by kernel, precision
     and configuration, all at one cube (size^3)."""
 
-    def __init__(self, run):
-        if run.kind != "tuning":
-            raise ValueError(f"{run.source}: a {run.kind} run, not the tuner's")
-        self.run = run
-
-    @property
-    def meta(self):
-        return self.run.meta
-
-    @property
-    def records(self):
-        return self.run.records
-
-    @property
-    def size(self):
-        """The timed cube's width (every record's shape is size x size x size)."""
-        (size,) = {r.shape.m for r in self.run.records}
-        return size
-
-    @property
-    def device(self):
-        return self.run.meta.device
+    KIND, WHO = "tuning", "the tuner's"
 
     @property
     def label(self):
@@ -211,31 +190,11 @@ GAP_ROWS = [
 ]
 
 
-class Gap:
+class Gap(model.View):
     """A view of one FP32-gap run (model.Run of kind "fp32-gap"): the sweep's records, the best
     configuration, and Nsight Compute's counters of it ("rung5") and of cuBLAS's kernel ("cublas")."""
 
-    def __init__(self, run):
-        if run.kind != "fp32-gap":
-            raise ValueError(f"{run.source}: a {run.kind} run, not the FP32 gap's")
-        self.run = run
-
-    @property
-    def meta(self):
-        return self.run.meta
-
-    @property
-    def device(self):
-        return self.run.meta.device
-
-    @property
-    def records(self):
-        return self.run.records
-
-    @property
-    def size(self):
-        (size,) = {r.shape.m for r in self.run.records}
-        return size
+    KIND, WHO = "fp32-gap", "the FP32 gap's"
 
     @property
     def best(self):
