@@ -1,6 +1,7 @@
 /* Loads the widget manager (require.js, then embed-amd.js, both beside this file) when a
  * widget's cell comes within a screen of the window, or before the page is printed; until
- * then a page with widgets weighs what one without does. book/_ext/widgets_on_demand.py puts
+ * then a page with widgets weighs what one without does; the widgets' state, which the
+ * extension writes beside the page, is fetched with them. book/_ext/widgets_on_demand.py puts
  * this script where myst-nb put those two, with their attributes (embed-amd.js reads
  * data-jupyter-widgets-cdn from any script that carries it). */
 (() => {
@@ -8,6 +9,7 @@
   const me = document.currentScript;
   const beside = name => new URL(name, me.src).href;
   const VIEWS = 'script[type="application/vnd.jupyter.widget-view+json"]';
+  const STATE = 'script[type="application/vnd.jupyter.widget-state+json"]';
   let observer = null;
   let started = false;
 
@@ -21,11 +23,21 @@
     });
   }
 
+  // The widgets' state, written beside the page (book/_ext/widgets_on_demand.py), into the
+  // script the manager reads it from.
+  function fetchState() {
+    const empty = [...document.querySelectorAll(STATE)].filter(s => s.dataset.src && !s.textContent.trim());
+    return Promise.all(empty.map(s => fetch(new URL(s.dataset.src, location.href))
+      .then(r => (r.ok ? r.text() : Promise.reject(new Error(`${s.dataset.src}: HTTP ${r.status}`))))
+      .then(text => { s.textContent = text; })));
+  }
+
   function load() {
     if (started) return;
     started = true;
     if (observer) observer.disconnect();
-    add(beside("require.js")).then(() => add(beside("embed-amd.js")));
+    Promise.all([fetchState(), add(beside("require.js"))]).then(() => add(beside("embed-amd.js")))
+      .catch(e => console.error("widgets:", e));
   }
 
   function watch() {
