@@ -9,9 +9,9 @@ is on the disk (Python's http.server: no gzip), so "bytes" is what a reader down
 static host that does not compress. A host that gzips (most do, GitHub Pages included) sends
 less: "gzip" is the same files compressed at gzip's default level, measured here rather than
 assumed. Everything the page asked for until it was loaded counts, fonts and images included.
-"Load" is from the request to the window's load event ("DOM" to DOMContentLoaded), the best
-of --repeat runs (the machine is shared, so a slow run says more about the neighbours than
-about the page).
+"Load" is from the request to the window's load event ("DOM" to DOMContentLoaded, "paint" to
+the first contentful paint: the first text on the screen), the best of --repeat runs (the
+machine is shared, so a slow run says more about the neighbours than about the page).
 
 What comes later, as the reader scrolls (the formulas' MathJax, the widgets' state and the
 script that draws them), is not in "bytes": with --read the page is then scrolled through to
@@ -44,7 +44,9 @@ MAX_LOAD_S = 2.0             # issue 43: chapter 9 "loading in under 2 s here"
 # event and the late requests it starts (fonts asked for by a style, images shown late).
 RESOURCES_JS = r"""
 const nav = performance.getEntriesByType('navigation')[0];
+const paint = performance.getEntriesByName('first-contentful-paint')[0];
 return {load_ms: nav.loadEventEnd - nav.startTime, dom_ms: nav.domContentLoadedEventEnd - nav.startTime,
+        paint_ms: paint ? paint.startTime : null,
         resources: [{url: location.href, bytes: nav.decodedBodySize}].concat(
           performance.getEntriesByType('resource').map(r => ({url: r.name, bytes: r.decodedBodySize})))};
 """
@@ -93,7 +95,8 @@ def measure(driver, base_url, page, html_root, repeat=1, read=False):
         if best is None or facts["load_ms"] < best["load_ms"]:
             best = facts
     row = {"page": page, **_weigh(best["resources"], html_root), "load_s": round(best["load_ms"] / 1000, 3),
-           "dom_s": round(best["dom_ms"] / 1000, 3)}
+           "dom_s": round(best["dom_ms"] / 1000, 3),
+           "paint_s": round(best["paint_ms"] / 1000, 3) if best["paint_ms"] is not None else None}
     if read:
         driver.execute_async_script(READ_JS)
         later = _weigh(driver.execute_script(RESOURCES_JS)["resources"], html_root)
@@ -162,14 +165,15 @@ def main(argv=None):
         driver.quit()
         httpd.shutdown()
     read = " read MB  gzip" if args.read else ""
-    print(f"{'page':28} {'MB':>5} {'gzip MB':>7} {'files':>5} {'load s':>6} {'DOM s':>5}{read}  largest  "
+    print(f"{'page':28} {'MB':>5} {'gzip MB':>7} {'files':>5} {'load s':>6} {'DOM s':>5} {'paint':>5}{read}  "
+          f"largest  "
           f"({width}x{height})")
     over = []
     for r in rows:
         top = ", ".join(f"{Path(n).name} {b / 1e6:.2f}" for n, b in r["largest"][:3])
         more = f" {r['read'] / 1e6:8.2f} {r['read_gzip'] / 1e6:5.2f}" if args.read else ""
         print(f"{r['page']:28} {r['bytes'] / 1e6:5.2f} {r['gzip'] / 1e6:7.2f} {r['files']:5d} "
-              f"{r['load_s']:6.2f} {r['dom_s']:5.2f}{more}  {top}")
+              f"{r['load_s']:6.2f} {r['dom_s']:5.2f} {r['paint_s'] or 0:5.2f}{more}  {top}")
         if r.get("read", 0) > MAX_READ_BYTES:
             over.append(f"{r['page']}: {r['read'] / 1e6:.2f} MB once scrolled to its end "
                         f"({MAX_READ_BYTES / 1e6:.1f} at most)")
