@@ -40,7 +40,7 @@
 .tc-widgets .jupyter-button.mod-active, .tc-widgets .jupyter-button:active {background: #bdbdbd;
   box-shadow: 0 4px 5px 0 rgba(0, 0, 0, 0.14), 0 1px 10px 0 rgba(0, 0, 0, 0.12), 0 2px 4px -1px rgba(0, 0, 0, 0.2);}
 .tc-widgets .jupyter-button:focus-visible {outline: 1px solid #64b5f6; outline-offset: 1px;}
-.tc-widgets.widget-tab {display: flex; flex-direction: column; box-sizing: border-box; overflow: visible;}
+.tc-widgets.widget-tab {display: flex; flex-direction: column; box-sizing: border-box; margin: 2px; overflow: visible;}
 .tc-widgets.widget-tab > .widget-tab-contents {box-sizing: border-box; overflow: auto;}
 .tc-widgets .tc-hidden {display: none !important;}
 `;
