@@ -45,16 +45,20 @@
   // MathJax's first script replaces the configuration by its own object (keeping the
   // configuration as its .config): the stubs go on that object as it is made.
   let current = config;
-  Object.defineProperty(window, "MathJax", {
-    configurable: true,
-    enumerable: true,
-    get: () => current,
-    set: value => {
-      current = value;
-      if (value && typeof value === "object" && value.version && !Object.prototype.hasOwnProperty.call(value, "typeset"))
-        withStubs(value);
-    },
-  });
+  try {
+    Object.defineProperty(window, "MathJax", {
+      configurable: true,
+      enumerable: true,
+      get: () => current,
+      set: value => {
+        current = value;
+        if (value && typeof value === "object" && value.version && !Object.prototype.hasOwnProperty.call(value, "typeset"))
+          withStubs(value);
+      },
+    });
+  } catch (e) {   // (a `var MathJax` cannot be redefined: MathJax still loads, without the stubs)
+    window.MathJax = config;
+  }
 
   function load() {
     if (started) return;
@@ -73,9 +77,12 @@
       value: elements => {
         load();
         return new Promise(resolve => {
-          const wait = () => (current !== config && current.startup && current.startup.promise
-            ? resolve(current.startup.promise.then(() => current.typesetPromise(elements)))
-            : setTimeout(wait, 50));
+          const wait = () => {
+            const mathjax = window.MathJax;
+            if (mathjax !== config && mathjax.startup && mathjax.startup.promise)
+              resolve(mathjax.startup.promise.then(() => mathjax.typesetPromise(elements)));
+            else setTimeout(wait, 50);
+          };
           wait();
         });
       },
