@@ -321,6 +321,15 @@ bool release_complete_warps() {
 
 // Rule 2: the block barrier releases; __syncthreads_count and its kin get their result.
 void release_block_barrier() {
+    if (!sched.sync_valued && !sched.waiting_warp) {   // the common case: each waits at a barrier without a value
+        for (unsigned i = 0; i < sched.nthreads; ++i) {
+            Thread& t = sched.threads[i];
+            if (t.state == AT_SYNCTHREADS) t.result = 0, t.state = RUNNABLE;
+        }
+        sched.at_sync = 0;
+        sched.barrier_form[0] = 0;
+        return;
+    }
     uint64_t count = 0, all = sched.at_sync ? 0 : 1, any = 0;
     // Only __syncthreads_count, _and and _or arrive with a value: without them every value is 0.
     if (sched.sync_valued) {
