@@ -112,12 +112,8 @@ void yield_to_scheduler() {
     __builtin_unreachable();
 }
 
-void syncthreads(int line, uint8_t op, int pred) {
-    static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
-                                       "__syncthreads_or()", "bar.sync"};
-    // The form this use of barrier 0 already has (all but its first arrival): nothing to check.
-    uint32_t count = op == BARRIER_COUNTED ? sched.nthreads : 0;
-    if (sched.barrier_form[0] != count + 1) barrier_form(0, count, name[op], line);
+// A thread's arrival at barrier 0, once its form is checked: it waits there.
+static inline __attribute__((always_inline)) void arrive_zero(int line, uint8_t op, int pred) {
     sched.progress++;
     sched.at_sync++;
     if (op == BARRIER_COUNT || op == BARRIER_AND || op == BARRIER_OR) sched.sync_valued = true;
@@ -126,6 +122,22 @@ void syncthreads(int line, uint8_t op, int pred) {
     cur->value = uint64_t(pred != 0);
     cur->line = line;
     yield_to_scheduler();
+}
+
+// The first arrival of a use of barrier 0 sets its form (barrier_form); a call of its own, so
+// that the arrivals after it, which need no check, save no registers.
+static __attribute__((noinline)) void syncthreads_first(int line, uint8_t op, int pred) {
+    static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
+                                       "__syncthreads_or()", "bar.sync"};
+    barrier_form(0, op == BARRIER_COUNTED ? sched.nthreads : 0, name[op], line);
+    arrive_zero(line, op, pred);
+}
+
+void syncthreads(int line, uint8_t op, int pred) {
+    // The form this use of barrier 0 already has (all but its first arrival): nothing to check.
+    if (sched.barrier_form[0] != (op == BARRIER_COUNTED ? sched.nthreads : 0) + 1)
+        return syncthreads_first(line, op, pred);
+    arrive_zero(line, op, pred);
 }
 
 uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line) {
