@@ -25,7 +25,7 @@
 //    grid runs along a row of P's tiles first: the blocks that run together share one band
 //    of M but need every column of N. Here each GROUP consecutive blocks go down a column
 //    of tiles, then move one column right: blocks running together share bands of both.
-//  * Tiles chosen by measuring: tiling_course.tune compiled and timed 75 configurations
+//  * Tiles chosen by measuring: tiling_course.measure.tune compiled and timed 75 configurations
 //    on an H100 and an H200 at 4096 beside cuBLAS; the defaults below were the fastest on
 //    both. What it measured, and why this rung does not beat rung 5 with rung 5's best
 //    tiles, is in logs/2026-11-23-h100-h200-rung6.md and chapter 6: the copies of M, one

@@ -1,4 +1,4 @@
-// The ceiling of nvcuda::wmma on this GPU (`python -m tiling_course.tune --ceiling` times it):
+// The ceiling of nvcuda::wmma on this GPU (`python -m tiling_course.measure.tune --ceiling` times it):
 // each warp runs mma_sync on fragments loaded once from memory, so that the compiler cannot
 // fold any multiply (with constant fragments it computes only half of them), into 8
 // independent accumulators, with no memory traffic in the loop. Nothing written with wmma

@@ -4,7 +4,8 @@ no GPU (tests/runtime/test_gpu_semantics.py). Each case is compiled by CuPy's Ra
 default options but the case's own) and launched; every output array is stored as its
 bytes. Also what NVRTC and nvcc say of a few programs: __CUDA_ARCH__, a device function
 named like a CUDA one, a C library function declared in device code, and a whole
-program's printf order and failed cudaMalloc.
+program's printf order and failed cudaMalloc. Written as a run of outputs of the one measurement
+model (tiling_course.measure.model): a record per case, per NVRTC probe, and the program's.
 
     python -m scripts.record_gpu_semantics --output tests/data/gpu_semantics.json   # from the repository's root
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.support.gpu_semantics_cases import cases
+from tiling_course.measure import model
 
 PROGRAM = r'''
 #include <cstdio>
@@ -87,7 +89,18 @@ def main():
         out["program"]["nvcc"] = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip()
         out["program"]["stdout"] = (subprocess.run([str(Path(tmp) / "p")], capture_output=True, text=True).stdout
                                     if build.returncode == 0 else "build failed: " + build.stderr)
-    Path(opts.output).write_text(json.dumps(out, indent=1) + "\n")
+    flat = {k: out[k] for k in ("device", "date", "cupy", "cuda_runtime", "driver", "nvrtc", "python")}
+    meta = model.Meta.of(flat, command=f"python -m scripts.record_gpu_semantics --output {opts.output}")
+    meta.gpu["cuda_arch"] = out["cuda_arch"]
+    meta.extra["what"] = ("each case of tests/support/gpu_semantics_cases.py compiled by NVRTC and launched: its "
+                          "output arrays' bytes; what NVRTC said of three sources; a whole program's output (nvcc)")
+    records = [model.Record(kernel=name, shape=None, ok=True, extra={"outputs": outs})
+               for name, outs in out["cases"].items()]
+    records += [model.Record(kernel="nvrtc", shape=None, config={"probe": probe}, ok=msg == "compiled",
+                             extra={"message": msg}) for probe, msg in out["nvrtc_messages"].items()]
+    built = not out["program"]["stdout"].startswith("build failed")
+    records.append(model.Record(kernel="program", shape=None, ok=built, extra=out["program"]))
+    model.write(model.Run("outputs", meta, tuple(records)), opts.output)
     print(json.dumps({k: v for k, v in out.items() if k != "cases"}, indent=1))
 
 

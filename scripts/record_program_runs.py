@@ -1,12 +1,12 @@
 """Run chapter 7's whole program and each of its host-side bugs (tiling_course.programs)
 on a GPU, compiled by nvcc and unchecked, and store what each printed and its exit code
-in course/tiling_course/data/programs.json, so that the site (built without a GPU) shows
-what a real GPU does with them. Run on a GPU machine with nvcc:
+in course/tiling_course/data/programs.json (a run of outputs of the one measurement model,
+tiling_course.measure.model), so that the site (built without a GPU) shows what a real GPU
+does with them. Run on a GPU machine with nvcc:
 
     python scripts/record_program_runs.py
 """
 import datetime
-import json
 import platform
 import re
 import subprocess
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cudacheck import KernelError, nvcc_path
 from tiling_course import programs
+from tiling_course.measure import model
 
 OUT = Path(__file__).resolve().parent.parent / "course" / "tiling_course" / "data" / programs.DATA
 
@@ -34,11 +35,16 @@ def main():
     device, driver = [s.strip() for s in smi.split(",")]
     nvcc = re.search(r"release ([\d.]+)", subprocess.run([nvcc_path(), "--version"], capture_output=True,
                                                           text=True).stdout)[1]
-    data = {"device": device, "date": datetime.date.today().isoformat(),
-            "versions": {"nvcc": nvcc, "driver": driver, "python": platform.python_version()},
-            "program": record(None),
-            "bugs": {name: record(bug.source()) for name, bug in programs.BUGS.items()}}
-    OUT.write_text(json.dumps(data, indent=1) + "\n")
+    outputs = {None: record(None), **{name: record(bug.source()) for name, bug in programs.BUGS.items()}}
+    meta = model.Meta(device=device, date=datetime.date.today().isoformat(),
+                      command="python scripts/record_program_runs.py",
+                      software={"nvcc": nvcc, "driver": driver, "python": platform.python_version()},
+                      extra={"what": "chapter 7's whole program and each host-side bug, compiled by nvcc and run "
+                                     "unchecked: what it printed, its exit code"})
+    model.write(model.Run("outputs", meta, tuple(model.Record(kernel="program", shape=None, config={"bug": name},
+                                                              ok=rec["exit_code"] == 0, extra=rec)
+                                                 for name, rec in outputs.items())), OUT)
+    data = programs.records()
     print(f"wrote {OUT}: the program and {len(data['bugs'])} bugs on {device}")
     print(data["program"]["stdout"])
     for name, rec in data["bugs"].items():

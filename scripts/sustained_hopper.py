@@ -8,8 +8,8 @@ interval over the launches), while `nvidia-smi --query-gpu=clocks.sm,power.draw,
 clocks_throttle_reasons.active -lms 20` samples the GPU; the medians of the samples after
 the first quarter (which may still be the previous run's) and every throttle reason seen
 are printed beside the time, and each kernel's fraction of cuBLAS's speed in that round.
-The kernels are compiled as scripts/bench_hopper.py compiles them (its build and inputs) and
-launched by tiling_course.hopper's rule (hopper.prepare); their results are not checked here (bench_hopper.py
+The kernels are compiled as tiling_course.measure.bench_hopper compiles them (its build and inputs) and
+launched by tiling_course.hopper's rule (hopper.prepare); their results are not checked here (measure.bench_hopper
 checks them).
 
     python scripts/sustained_hopper.py
@@ -77,11 +77,11 @@ def main(argv=None):
     ap.add_argument("--source", type=Path, default=ROOT / "kernels" / "hopper.cu")
     ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE")
     opts = ap.parse_args(argv)
-    import bench_hopper as bench  # beside this script: its folder is on the path when it runs
     import cupy
 
     from tiling_course import hopper
-    from tiling_course.cublas import Cublas
+    from tiling_course.measure import bench_hopper as bench
+    from tiling_course.measure.cublas import Cublas
     size, prec = opts.size, opts.precision
     M, N, _, _ = bench.make_inputs((size, size, size), prec, 0)
     R = cupy.empty((size, size), cupy.float32)

@@ -9,6 +9,11 @@ exactly the files the pages load:
 - es5/tex-chtml.js: the TeX input + CommonHTML output component (with the menu);
 - es5/output/chtml/fonts/woff-v2/*.woff: the fonts CommonHTML asks for, relative to
   that script ([mathjax]/output/chtml/fonts/woff-v2);
+- the same MathJax in parts, under parts/, for the site's pages, which load it only when a
+  formula comes near the window (book/_static/mathjax-on-demand.js): startup.js (the loader),
+  core.js, input/tex.js, output/chtml.js, output/chtml/fonts/tex.js and a11y/assistive-mml.js,
+  0.75 MiB where tex-chtml.js is 1.1 MiB (its context menu, ui/menu.js, is 0.4 MiB of it);
+  they take their fonts from the woff-v2 folder above (chtml.fontURL);
 - LICENSE (Apache-2.0), as the licence asks.
 
 Usage:  python scripts/vendor_mathjax.py            (needs npm on PATH)
@@ -20,6 +25,9 @@ VERSION = "3.2.2"
 INTEGRITY = "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
 # Paths inside the tarball (under package/) -> paths under book/_static/mathjax/.
 KEEP = {"es5/tex-chtml.js": "tex-chtml.js", "LICENSE": "LICENSE"}
+PARTS = ("startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
+         "a11y/assistive-mml.js")
+KEEP.update({f"es5/{part}": f"parts/{part}" for part in PARTS})
 KEEP_DIRS = {"es5/output/chtml/fonts/woff-v2/": "output/chtml/fonts/woff-v2/"}
 
 DEST = vendoring.ROOT / "book" / "_static" / "mathjax"

@@ -9,15 +9,14 @@ source of truth per kernel and the book can show each bug as a diff.
     print(bug.source())                 # the edited CUDA C
     bug.run(backend="cpu", check=True)  # raises cudacheck.SharedMemoryRaceError
 """
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import matmul
-from .perfdata import data_file
+from .measure import model
 
-RESULTS_FILE = data_file("wrong-results.json")   # written on a GPU by scripts/record_wrong_results.py
+RESULTS_FILE = "wrong-results.json"   # in data/, written on a GPU by scripts/record_wrong_results.py
 
 
 @dataclass(frozen=True)
@@ -136,11 +135,10 @@ def stored_gpu_result(name):
     """(P, label) of a wrong kernel's unchecked run on the reference GPU, recorded by
     scripts/record_wrong_results.py with the inputs of inputs(np.random.default_rng(0)),
     or None if the book holds no such record."""
-    if not RESULTS_FILE.is_file():
+    run = model.stored_run(RESULTS_FILE)      # a run of outputs: each wrong kernel's P in its extra
+    record = next((r for r in run.records if r.kernel == name), None) if run else None
+    if record is None:
         return None
-    data = json.loads(RESULTS_FILE.read_text())
-    if name not in data["results"]:
-        return None
-    meta = data["meta"]
-    label = f"{meta['device']}, measured {meta['date'][:10]} (CUDA {meta['cuda_runtime']}, CuPy {meta['cupy']})"
-    return np.array(data["results"][name], dtype=np.float32), label
+    meta, sw = run.meta, run.meta.software
+    label = f"{meta.device}, measured {meta.day} (CUDA {sw['cuda_runtime']}, CuPy {sw['cupy']})"
+    return np.array(record.extra["P"], dtype=np.float32), label

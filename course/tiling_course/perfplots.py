@@ -1,12 +1,14 @@
 """Plots and tables of measured performance. All read the package's reference data through
-perfdata (and a reader's live measurement as one more Dataset), and every one names the
+measure.perfdata (the benchmark's runs in the one measurement model, measure.model; a
+reader's live measurement is one more Dataset), and every one names the
 device, date and software of the numbers it shows. A plot or table with nothing to show
 returns a NoData sentence that says so, never an empty frame."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import perfdata, show, style, traces
+from . import show, style, traces
+from .measure import perfdata
 
 # What the CUDA C Programming Guide's table of compute capabilities gives: the per-SM
 # limits that decide how many blocks of a kernel run at once. Since compute capability 8.0
@@ -123,7 +125,7 @@ def time_plot(kernels_and_tiles, datasets=None, live=None, metric="ms"):
                 widths = ds.sizes(kernel, tile)
                 drawn += len(widths)
                 if widths:
-                    ys = [ds.result(kernel, tile, w)["ms_median" if metric == "ms" else "tflops"] for w in widths]
+                    ys = [getattr(ds.result(kernel, tile, w), metric) for w in widths]
                     look = style.series(kernels.index((kernel, tile)))
                     if kernel == "cublas":
                         look.update(color=style.BLACK, linestyle=":")
@@ -153,7 +155,7 @@ def cublas_fraction(kernels_and_tiles, width=4096, datasets=None, live=None):
     w = 0.8 / max(1, len(datasets))
     drawn = 0
     for di, ds in enumerate(datasets):
-        fracs = [(ds.result(k, t, width) or {}).get("frac_cublas") or 0 for k, t in kernels_and_tiles]
+        fracs = [getattr(ds.result(k, t, width), "frac_cublas", None) or 0 for k, t in kernels_and_tiles]
         drawn += sum(f > 0 for f in fracs)
         bars = ax.bar(x + di * w, fracs, w, label=_device(ds), color=style.PALETTE[di % len(style.PALETTE)],
                       hatch=style.HATCHES[di % len(style.HATCHES)], edgecolor="white")
@@ -182,7 +184,7 @@ def intensity(kernel, tile, width=4096, counted_at=64):
 
 def nominal_fp32_tflops(ds):
     """The device's nominal FP32 peak: SMs x FP32 lanes x 2 FLOP x clock; None if unknown."""
-    dev = ds.meta.get("device", {})
+    dev = ds.gpu
     lanes = FP32_LANES_PER_SM.get(dev.get("compute_capability"))
     if not (lanes and dev.get("sm_count") and dev.get("clock_mhz")):
         return None
@@ -213,9 +215,9 @@ def roofline(kernels_and_tiles, width=4096, dataset=None, live=None):
             drawn += bool(r)
             if r:
                 look = style.series(ki)
-                ax.scatter([ai], [r["tflops"]], color=look["color"], marker=look["marker"] if s.source != "live"
+                ax.scatter([ai], [r.tflops], color=look["color"], marker=look["marker"] if s.source != "live"
                            else "x", s=60, zorder=3,
-                           label=f"{_name(kernel, tile)}: {ai:.2f} FLOP/B, {r['tflops']:.1f} TFLOP/s"
+                           label=f"{_name(kernel, tile)}: {ai:.2f} FLOP/B, {r.tflops:.1f} TFLOP/s"
                                  + (" (live)" if s.source == "live" else ""))
     if not drawn:
         plt.close(fig)
@@ -289,8 +291,8 @@ def bpg_table(dataset=None, width=8192, tile=16):
     for kernel, (gtx280, g8800) in BPG_2008.items():
         row = [kernel, gtx280, g8800]
         for ds in sets:
-            r = ds.result(kernel, tile, width, tile, width)
-            row.append(f"{r['gbs']:,.0f}" if r else "–")
+            r = ds.result(kernel, tile, width, width, tile)      # M x N x K: width x width x tile
+            row.append(f"{r.extra['gbs']:,.0f}" if r else "–")
         rows.append(row)
     # the GPUs' release years: the Guide's table gives no date of its own
     header = ["kernel", "GTX 280 (2008)", "8800 GTX (2006)"] + [f"{ds.device} ({ds.date})" for ds in sets]
@@ -317,8 +319,8 @@ def ladder_plot(width=4096, datasets=None, live=None):
     w = 0.8 / max(1, len(datasets))
     drawn = 0
     for di, ds in enumerate(datasets):
-        rates = [(ds.result(k, LADDER_TILE, width) or {}).get("tflops") or 0 for k in LADDER]
-        rates.append((ds.result("cublas", None, width) or {}).get("tflops") or 0)
+        rates = [getattr(ds.result(k, LADDER_TILE, width), "tflops", None) or 0 for k in LADDER]
+        rates.append(getattr(ds.result("cublas", None, width), "tflops", None) or 0)
         drawn += sum(r > 0 for r in rates)
         bars = ax.bar(x + di * w, rates, w, label=_device(ds), color=style.PALETTE[di % len(style.PALETTE)],
                       hatch=style.HATCHES[di % len(style.HATCHES)], edgecolor="white")
@@ -348,7 +350,7 @@ def ladder_table(width=4096, datasets=None, live=None):
         row = [_name(k, 32 if k == "tiled" else None).replace(" None", "")]
         for ds in datasets:
             r = ds.result(k, None if k == "cublas" else LADDER_TILE, width)
-            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.2f}"] if r else ["–", "–"]
+            row += [f"{r.tflops:.1f}", f"{r.frac_cublas:.2f}"] if r else ["–", "–"]
         rows.append(row)
     header = ["kernel"] + [h for ds in datasets for h in (f"TFLOP/s, {ds.device}", "of cuBLAS")]
     return show.table(header, rows, f"Width {width}: " + "; ".join(ds.label for ds in datasets))

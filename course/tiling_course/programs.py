@@ -10,11 +10,9 @@ checked mode on the CPU runtime; what a GPU does with the same edit is recorded 
 scripts/record_program_runs.py into data/programs.json (device, date, versions), which
 `gpu_run()` and `bug_table()` show."""
 import html
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
@@ -176,9 +174,16 @@ def checked(name):
 
 
 def records():
-    """The stored GPU runs (data/programs.json), or None."""
-    path = resources.files(__package__).joinpath("data", DATA)
-    return json.loads(path.read_text()) if path.is_file() else None
+    """The stored GPU runs (data/programs.json, a run of outputs of the one measurement model,
+    measure.model) as {device, date, versions, program, bugs: {name: ...}}, each run's
+    {stdout, stderr, exit_code}; or None."""
+    from .measure import model
+    run = model.stored_run(DATA)
+    if run is None:
+        return None
+    outputs = {r.config["bug"]: r.extra for r in run.records}
+    return {"device": run.meta.device, "date": run.meta.date, "versions": run.meta.software,
+            "program": outputs.pop(None), "bugs": outputs}
 
 
 def _label(data):

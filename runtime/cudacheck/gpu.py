@@ -89,11 +89,10 @@ class GpuModule:
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, sync=False):
         """Queue the kernel on the current stream, after the checks; sync: wait for it."""
         try:   # a launch shape and argument types checked before: only the fast checks
-            cfg, plan, record = self._fast[(name, grid, block, shared_mem, optin, *map(type, args))]
-            values = tuple([step(a) for step, a in zip(plan, args)])
+            cfg, plan, record, fn = self._fast[(name, grid, block, shared_mem, optin, *map(type, args))]
+            values = plan(args)
         except (KeyError, TypeError, _Refused):   # new, unhashable (a list), or refused: the full checks
-            cfg, values, record = self._checked(name, grid, block, args, shared_mem, optin)
-        fn = self.functions[name]
+            cfg, values, record, fn = self._checked(name, grid, block, args, shared_mem, optin)
         if optin is not None and fn.max_dynamic_shared_size_bytes != optin:
             fn.max_dynamic_shared_size_bytes = optin
         try:
@@ -108,21 +107,21 @@ class GpuModule:
         """The full checks of a launch (launch.py's and arguments.py's, which name what is
         wrong), and, where they pass, the fast checks of later launches of this shape with
         arguments of these types: (config, the arguments as the kernel takes them, the
-        launch's record)."""
+        launch's record, the function)."""
         fn = self.functions[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin, static=fn.shared_size_bytes,
                            optin_limit=self.shared_optin, max_threads=fn.max_threads_per_block)
         kernel = self.kernels.get(name)
         if kernel is None:   # a kernel the front end did not read: its arguments as given, as CuPy's
-            values, plan = tuple(args), tuple(_as_given for _ in args)
+            values, plan = tuple(args), tuple
         else:
             values = tuple(check_arguments(kernel, args, self.cupy.ndarray,
                                            "pass a CuPy array (cupy.asarray(x) copies one)"))
-            plan = tuple(_fast_check(p, a) for p, a in zip(kernel.params, args))
+            plan = _fast_plan(kernel.params, args)
         record = (name, cfg.grid, cfg.block)
         if isinstance(grid, (int, tuple)) and isinstance(block, (int, tuple)) and type(args) is tuple:
-            self._fast[(name, grid, block, shared_mem, optin, *map(type, args))] = (cfg, plan, record)
-        return cfg, values, record
+            self._fast[(name, grid, block, shared_mem, optin, *map(type, args))] = (cfg, plan, record, fn)
+        return cfg, values, record, fn
 
     def launcher(self, name, grid, block, args, shared_mem=0, optin=None):
         """Launches without checks or synchronization: for timing loops, after one checked call."""
@@ -183,30 +182,42 @@ class _Refused(Exception):
     """A fast check's answer for an argument the full check must look at."""
 
 
-def _refuse(_):
-    raise _Refused
+def _fast_plan(params, first):
+    """The checks of later launches whose arguments have the types of `first` (which passed
+    the full check; the types are part of the cache's key): a function of the arguments that
+    returns them as the kernel takes them, or raises _Refused where the full check must run.
+    Cheap because the key fixes most of it: a NumPy scalar of the parameter's own type needs
+    nothing, an array only its dtype and contiguity looked at, a Python number converting."""
+    arrays, converts = [], []
+    for i, (param, a) in enumerate(zip(params, first)):
+        if param.pointer:
+            arrays.append((i, a.dtype, param.lanes))
+            continue
+        want = param.dtype
+        if isinstance(a, np.generic) and want is not None and type(a) is want.type and want.kind in "biufc":
+            continue   # its type, fixed by the key, is its dtype
+        converts.append((i, _fast_convert(want, a)))
+    arrays, converts = tuple(arrays), tuple(converts)
 
-
-def _as_given(a):
-    return a
-
-
-def _fast_check(param, first):
-    """A check of one argument for launches after the first that passed the full check with an
-    argument of the same type: it returns the value as the kernel takes it, or raises _Refused
-    where the full check must run."""
-    if param.pointer:
-        dtype, lanes = first.dtype, param.lanes
-
-        def array(a):
-            if a.dtype is not dtype and a.dtype != dtype:
-                raise _Refused
+    def plan(args):
+        for i, dtype, lanes in arrays:
+            a = args[i]
             # CuPy's ndarray keeps its contiguity as an attribute (cheaper than .flags)
-            if not getattr(a, "_c_contiguous", False) or (lanes > 1 and a.size % lanes):
+            if (a.dtype is not dtype and a.dtype != dtype) or not getattr(a, "_c_contiguous", False) \
+                    or (lanes > 1 and a.size % lanes):
                 raise _Refused
-            return a
-        return array
-    want = param.dtype
+        if not converts:
+            return args
+        values = list(args)
+        for i, convert in converts:
+            values[i] = convert(values[i])
+        return tuple(values)
+    return plan
+
+
+def _fast_convert(want, first):
+    """A scalar argument as the kernel takes it, for one given as `first` was (a Python number,
+    a NumPy scalar of another type); raises _Refused for one only the full check may convert."""
     if isinstance(first, np.generic) and first.dtype == want:
         def same(a):
             if a.dtype != want:
@@ -225,6 +236,10 @@ def _fast_check(param, first):
     if want is not None and want.kind == "f" and isinstance(first, Real) and not isinstance(first, bool):
         return want.type
     return _refuse   # anything else (structs, tensor maps): the full check each time
+
+
+def _refuse(_):
+    raise _Refused
 
 
 def synchronize():

@@ -27,7 +27,7 @@ only, and loads past them read zeros, not the padding.
 On the CPU runtime (backend="cpu") the map of a NumPy array holds the same description in
 the runtime's own layout (kc_abi.h: CpuTensorMap), and each launch that passes it maps its
 source array as it maps an array argument, writing the mapped address into the map's copy
-(cpu/forked_launch.py): the runtime's TMA copy (cpu/include/kc_async.cpp) reads the matrix there.
+(cpu/forked_launch.py): the runtime's TMA copy (cpu/src/kc_async.cpp) reads the matrix there.
 
 Every error is a TensorMapError that says what is wrong: neither a CuPy nor a NumPy array, no
 GPU or driver, a driver without tensor maps, a GPU older than compute capability 9.0, rows

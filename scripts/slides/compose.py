@@ -51,7 +51,10 @@ PROSE_LINE_PX, CODE_LINE_PX, BLOCK_GAP_PX = 41, 34, 18
 FIT_MIN_PX = 330      # the least room a figure or widget is given
 SLIDE_CONTENT_PX = 1228   # the width of a slide's content (1280 less its padding)
 TABLE_ROW_PX = 48     # a line of a table's text, at the deck's table size
-TABLE_CHAR_PX = 16    # the width of one of its characters, on average
+CAPTION_LINE_PX = 54  # a line of its caption (set looser than the cells)
+TABLE_CHAR_PX = 21    # the width of one of its characters, on the safe side (measured: 19 px on
+                      # average in a caption, and cells wrap at a word in columns of unequal width;
+                      # a table estimated too tall is grown in the browser, up to GROW, to its room)
 
 DISPLAY_MIMES = ("application/vnd.jupyter.widget-view+json", "image/svg+xml", "image/png", "image/jpeg",
                  "text/html", "text/markdown", "text/plain")
@@ -353,16 +356,17 @@ def figure_px(data):
     return max(FIT_MIN_PX, min(ROOM_PX, height * min(1, SLIDE_CONTENT_PX / width)))
 
 
-def _text_px(fragment, width_px):
+def _text_px(fragment, width_px, line_px=TABLE_ROW_PX):
     """The height of some HTML's text set at the deck's table size in a box this wide."""
     text = html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
     per_line = max(4, int(width_px / TABLE_CHAR_PX))
-    return max(1, math.ceil(len(text) / per_line)) * TABLE_ROW_PX
+    return max(1, math.ceil(len(text) / per_line)) * line_px
 
 
 def table_pages(markup):
     """A table (show.table's: caption, thead, tbody) as [(html, estimated px)], as many
-    rows on each as fit ROOM_PX; any other HTML as itself."""
+    rows on each as fit ROOM_PX under a title of two lines (its pieces after the first are
+    "(continued)", which makes most titles two lines); any other HTML as itself."""
     m = re.match(r"(?s)(\s*<table\b[^>]*>)(.*?)(<thead>.*?</thead>)\s*<tbody>(.*)</tbody>\s*</table>\s*$", markup)
     if not m:
         return [(markup, max(FIT_MIN_PX, len(re.findall(r"<tr\b", markup)) * TABLE_ROW_PX + 60))]
@@ -373,9 +377,9 @@ def table_pages(markup):
 
     def row_px(row):
         return max(_text_px(c, cell_px) for c in re.findall(r"(?s)<t[hd]\b[^>]*>(.*?)</t[hd]>", row) or [""])
-    pages, current, used = [], [], _text_px(caption, 1280 - 52) + row_px(head)
+    pages, current, used = [], [], _text_px(caption, 1280 - 52, CAPTION_LINE_PX) + row_px(head)
     for row in rows:
-        if current and used + row_px(row) > ROOM_PX:
+        if current and used + row_px(row) > ROOM_PX - TITLE_PX:
             pages.append((current, used))
             current, used = [], row_px(head)
         current.append(row)

@@ -6,7 +6,7 @@ The site's figures are drawn for a column of about 690 px: at most 8.5 inches at
 notebook runs again (the book's figure functions return a matplotlib Figure), after the
 notebook's imports and with `live = None` (the stored GPU measurements, as the site shows
 them), under style.drawing_for_slides(): a figure function that has a slide version draws it
-(the thread map one line a cell; hopper.plot a figure a GPU, each then its own output and
+(the thread map one line a cell; hopperdata.plot a figure a GPU, each then its own output and
 so its own slide). style.slide_version then draws the figure in a slide's room with its
 smallest text 22 px and parts the texts that would overlap. A widget cell whose stored
 states hold pictures runs the same way (widgets.base.png_data_uri draws each picture at

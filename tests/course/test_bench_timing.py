@@ -1,17 +1,18 @@
-"""scripts/bench_hopper.py's two timings, on a GPU, against kernels of known length: the book's
-benchmark's hold kernel (tiling_course.bench.HOLD_KERNEL), which spins for a set number of
+"""measure.bench_hopper's two timings, on a GPU, against kernels of known length: the book's
+benchmark's hold kernel (tiling_course.measure.bench.HOLD_KERNEL), which spins for a set number of
 nanoseconds of the GPU's global timer. "device" must give that length (the GPU's time alone);
 "launch" gives at least it (the host's time to submit the launch may add to it)."""
-import bench_hopper as bench
 import pytest
 import sustained_hopper as sustained
+
+from tiling_course.measure import bench_hopper as bench
 
 
 def spinner(us):
     import cupy
     import numpy as np
 
-    from tiling_course.bench import HOLD_KERNEL
+    from tiling_course.measure.bench import HOLD_KERNEL
     kernel = cupy.RawKernel(HOLD_KERNEL, "hold")
     return lambda: kernel((1,), (1,), (np.uint64(us * 1000),))
 

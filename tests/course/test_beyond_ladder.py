@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tests.support import ROOT
-from tiling_course import accuracy, matmul, perfdata, perfplots, precision, sources, tasks, tryout, tune, tuning
+from tiling_course import accuracy, matmul, perfplots, precision, sources, tasks, tryout
+from tiling_course.measure import model, perfdata, tune, tuning
 
 DATA = tuning.tunings()
 CH6 = ROOT / "book" / "06_beyond.ipynb"
@@ -28,12 +29,12 @@ def prose(path):
 def test_the_tuning_data_covers_both_gpus_with_labels():
     assert [t.device for t in DATA] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
     for t in DATA:
-        assert t.size == 4096 and t.meta["date"] and t.meta["cupy"] and "TF32 off" in t.meta["cublas_math"]
+        assert t.size == 4096 and t.meta.date and t.meta.software["cupy"] and "TF32 off" in t.meta.extra["cublas_math"]
         # every configuration that ran was checked against cuBLAS at its precision
         for r in t.records:
-            if r.get("ok"):
-                assert max(r["rel_err"].values()) <= precision.TOLERANCE[r["precision"]]
-                assert r["cublas_tflops"] > 0 and 0 < r["frac_cublas"] < 1.2
+            if r.ok:
+                assert max(r.extra["rel_err"].values()) <= precision.TOLERANCE[r.precision]
+                assert r.cublas_tflops > 0 and 0 < r.frac_cublas < 1.2
 
 
 def test_chapter_6_states_what_rung_6_measured():
@@ -41,21 +42,21 @@ def test_chapter_6_states_what_rung_6_measured():
     for t in DATA:
         six, five, book5 = (t.best("ladder6_pipelined"), t.best("ladder5_warptiled"),
                             t.config("ladder5_warptiled", tuning.RUNG5_BOOK))
-        assert round(six["frac_cublas"], 2) == 0.85                               # "0.85 of cuBLAS"
-        assert 0.89 <= round(five["frac_cublas"], 2) <= 0.90                     # "against 0.89 to 0.90"
-        assert six["frac_cublas"] < five["frac_cublas"] and book5["frac_cublas"] < five["frac_cublas"]
-        assert (five["config"]["BM"], five["config"]["BN"], five["config"]["WM"], five["config"]["WN"],
-                five["config"]["MINBLOCKS"], five["registers"]) == (128, 256, 64, 64, 1, 217)
-        assert max(r["frac_cublas"] for r in t.records if r.get("ok") and r["precision"] == "fp32") < 0.95
+        assert round(six.frac_cublas, 2) == 0.85                               # "0.85 of cuBLAS"
+        assert 0.89 <= round(five.frac_cublas, 2) <= 0.90                     # "against 0.89 to 0.90"
+        assert six.frac_cublas < five.frac_cublas and book5.frac_cublas < five.frac_cublas
+        assert (five.config["BM"], five.config["BN"], five.config["WM"], five.config["WN"],
+                five.config["MINBLOCKS"], five.extra["registers"]) == (128, 256, 64, 64, 1, 217)
+        assert max(r.frac_cublas for r in t.records if r.ok and r.precision == "fp32") < 0.95
         # "tried 75 configurations of rung 6 and 16 of rung 5 ... of rung 5's, 14 were timed"
         assert t.searched("ladder6_pipelined") == (75, 75) and t.searched("ladder5_warptiled") == (16, 14)
-        failed = [r for r in t.records if r["kernel"] == "ladder5_warptiled" and not r.get("ok")]
-        assert all("too much shared data" in r["error"] for r in failed)   # "do not compile"
-        same = [r for r in t.records if r["kernel"] == "ladder6_pipelined" and r.get("ok")
-                and {k: v for k, v in r["config"].items() if k != "GROUP"}
-                == {k: v for k, v in six["config"].items() if k != "GROUP"}]
-        assert sorted(r["config"]["GROUP"] for r in same) == [1, 4, 8, 16]   # "the four orders tried"
-        groups = [r["frac_cublas"] for r in same]
+        failed = [r for r in t.records if r.kernel == "ladder5_warptiled" and not r.ok]
+        assert all("too much shared data" in r.extra["error"] for r in failed)   # "do not compile"
+        same = [r for r in t.records if r.kernel == "ladder6_pipelined" and r.ok
+                and {k: v for k, v in r.config.items() if k != "GROUP"}
+                == {k: v for k, v in six.config.items() if k != "GROUP"}]
+        assert sorted(r.config["GROUP"] for r in same) == [1, 4, 8, 16]   # "the four orders tried"
+        groups = [r.frac_cublas for r in same]
         assert max(groups) - min(groups) < 0.01                             # "within 1% of each other"
     assert re.search(r"#define GROUP 1\b", matmul.source("ladder6_pipelined"))
     assert "tried 75 configurations of rung 6 and 16 of rung 5 on each GPU" in text
@@ -73,19 +74,19 @@ def test_chapter_6_says_which_tiles_and_slices_it_compares():
     tiles = ("BM", "BN", "WM", "WN")
     for t in DATA:
         six, five = t.best("ladder6_pipelined"), t.best("ladder5_warptiled")
-        assert [six["config"][k] for k in tiles] == [five["config"][k] for k in tiles] == [128, 256, 64, 64]
-        assert (six["config"]["BK"], five["config"]["BK"]) == (16, 8)
-        at8 = max(r["frac_cublas"] for r in t.records if r["kernel"] == "ladder6_pipelined" and r.get("ok")
-                  and [r["config"][k] for k in tiles] == [128, 256, 64, 64] and r["config"]["BK"] == 8)
+        assert [six.config[k] for k in tiles] == [five.config[k] for k in tiles] == [128, 256, 64, 64]
+        assert (six.config["BK"], five.config["BK"]) == (16, 8)
+        at8 = max(r.frac_cublas for r in t.records if r.kernel == "ladder6_pipelined" and r.ok
+                  and [r.config[k] for k in tiles] == [128, 256, 64, 64] and r.config["BK"] == 8)
         assert round(at8, 2) == 0.80
-        refused = next(r for r in t.records if r["kernel"] == "ladder5_warptiled" and r["config"]
-                       == {**five["config"], "BK": 16})
-        assert not refused.get("ok") and "uses too much shared data" in refused["error"]
-        assert "49664 bytes smem" in refused["error"] and 49_664 > 48 * 1024
-        book5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK)["config"]
+        refused = next(r for r in t.records if r.kernel == "ladder5_warptiled" and r.config
+                       == {**five.config, "BK": 16})
+        assert not refused.ok and "uses too much shared data" in refused.extra["error"]
+        assert "49664 bytes smem" in refused.extra["error"] and 49_664 > 48 * 1024
+        book5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK).config
         assert [book5[k] for k in tiles + ("BK",)] == [128, 128, 32, 64, 16]
     for ds in perfdata.datasets():   # the ladder table's rung 5, the book's tiles
-        assert round(ds.result("ladder5_warptiled", perfplots.LADDER_TILE, 4096)["frac_cublas"], 2) in (0.86, 0.87)
+        assert round(ds.result("ladder5_warptiled", perfplots.LADDER_TILE, 4096).frac_cublas, 2) in (0.86, 0.87)
     for claim in ("rung 6's best takes `BK` 16", "for rung 5's, which takes `BK` 8",
                   "at `BK` 8 rung 6 reaches only 0.80", "49,664 bytes of shared memory",
                   "0.86 to 0.87 of cuBLAS it reaches with the book's own tiles (128 x 128 blocks, 32 x 64 warp tiles, "
@@ -96,7 +97,7 @@ def test_chapter_6_says_which_tiles_and_slices_it_compares():
 
 # Chapter 8's side-by-side runs, the wmma ceiling and the profiler's counters, as stored with the
 # book (data/wmma-probes.json, transcribed from the runs' records; no test reads logs/).
-PROBES = json.loads(perfdata.data_file("wmma-probes.json").read_text())
+PROBES = model.stored_run("wmma-probes.json")      # a run of counts of the one measurement model
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -105,29 +106,29 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
     for t in DATA:
         for p in ("fp16", "bf16", "tf32"):
             tiled, piped = t.best("wmma_tiled", p), t.best("wmma_pipelined", p)
-            assert piped["tflops"] > 2 * tiled["tflops"]
+            assert piped.tflops > 2 * tiled.tflops
         tiled, piped = t.best("wmma_tiled", "fp16"), t.best("wmma_pipelined", "fp16")
-        assert round(tiled["tflops"]) == 45                                       # "45 TFLOP/s"
-        rung5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK)["tflops"]
-        assert 8 < piped["tflops"] / rung5 < 9                                    # "more than eight times rung 5"
-        assert round(t.best("wmma_pipelined", "bf16")["frac_cublas"], 2) in (0.31, 0.32)   # "BF16 (0.31 to 0.32"
-        assert round(t.best("wmma_pipelined", "tf32")["frac_cublas"], 2) in (0.21, 0.22)   # "TF32 (0.22)"
-        cublas = {p: float(np.median([r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == p]))
+        assert round(tiled.tflops) == 45                                       # "45 TFLOP/s"
+        rung5 = t.config("ladder5_warptiled", tuning.RUNG5_BOOK).tflops
+        assert 8 < piped.tflops / rung5 < 9                                    # "more than eight times rung 5"
+        assert round(t.best("wmma_pipelined", "bf16").frac_cublas, 2) in (0.31, 0.32)   # "BF16 (0.31 to 0.32"
+        assert round(t.best("wmma_pipelined", "tf32").frac_cublas, 2) in (0.21, 0.22)   # "TF32 (0.22)"
+        cublas = {p: float(np.median([r.cublas_tflops for r in t.records if r.ok and r.precision == p]))
                   for p in ("fp16", "fp32")}
         assert 13 < cublas["fp16"] / cublas["fp32"] < 15                         # "a fourteenth of the speed"
         assert t.searched("wmma_pipelined") == (52, 52)                           # 46 at FP16, 3 + 3 more
-        fastest = sorted((r for r in t.records if r.get("ok") and r["kernel"] == "wmma_pipelined"
-                          and r["precision"] == "fp16"), key=lambda r: -r["frac_cublas"])[:3]
+        fastest = sorted((r for r in t.records if r.ok and r.kernel == "wmma_pipelined"
+                          and r.precision == "fp16"), key=lambda r: -r.frac_cublas)[:3]
         for r in fastest:       # "blocks of 8 warps, 128 x 256, with 64-byte slices and 3 to 5 stages"
-            c = r["config"]
+            c = r.config
             assert (c["BM"], c["BN"], c["WM"], c["WN"], c["BK_BYTES"]) == (128, 256, 64, 64, 64)
             assert 3 <= c["STAGES"] <= 5
     assert len(list(tune.wmma_round1())) == 48                                    # two of 48 did not fit
     (h100, h200) = DATA
-    assert [round(t.best("wmma_pipelined", "fp16")["tflops"], -1) for t in DATA] == [380, 390]
-    assert [round(t.best("wmma_pipelined", "fp16")["frac_cublas"], 2) for t in DATA] == [0.52, 0.52]
+    assert [round(t.best("wmma_pipelined", "fp16").tflops, -1) for t in DATA] == [380, 390]
+    assert [round(t.best("wmma_pipelined", "fp16").frac_cublas, 2) for t in DATA] == [0.52, 0.52]
     assert "0.52 of cuBLAS FP16 on both GPUs" in text and "380 on the H100 and 390 on the H200" in text
-    fp16 = {t.device: [r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16"]
+    fp16 = {t.device: [r.cublas_tflops for r in t.records if r.ok and r.precision == "fp16"]
             for t in DATA}
     assert (round(min(fp16[h100.device])), round(max(fp16[h100.device]))) == (723, 735)
     assert "723 to 735 TFLOP/s on the H100" in text
@@ -137,11 +138,11 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
     assert "reads its `B` operand straight from shared memory and its `A` operand from shared memory or registers" \
         in text and "takes its operands from shared memory directly" not in text
     default = {**matmul.PIPELINE_DEFAULTS["wmma_pipelined"], "WM": 64, "WN": 64}
-    assert [round(t.config("wmma_pipelined", default, "fp16")["frac_cublas"], 2) for t in DATA] == [0.42, 0.44]
+    assert [round(t.config("wmma_pipelined", default, "fp16").frac_cublas, 2) for t in DATA] == [0.42, 0.44]
     assert matmul.pipeline_shared_bytes("wmma_pipelined", "fp16") == 56_832 < 64 * 1024    # fits a T4's block
     assert matmul.pipeline_shared_bytes("wmma_pipelined", "fp16", BN=256) == 81_408 > 64 * 1024
     # the fastest configuration at FP16, the same on both GPUs, and its shared memory
-    fastest = {tuple(sorted(t.best("wmma_pipelined", "fp16")["config"].items())) for t in DATA}
+    fastest = {tuple(sorted(t.best("wmma_pipelined", "fp16").config.items())) for t in DATA}
     assert len(fastest) == 1
     (best,) = (dict(c) for c in fastest)
     assert best == {"BM": 128, "BN": 256, "WM": 64, "WN": 64, "BK_BYTES": 64, "STAGES": 5}
@@ -152,19 +153,23 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
             f"{best_bytes:,}; with 3 stages the same blocks take 81,408") in text
     assert f"the tuner's fastest configuration ({best_bytes:,} bytes, 5 stages) does not" in text
     # the log's side-by-side runs: one fragment buffer and two, the same tiles; the wmma ceiling
-    one, two = (PROBES["fragment_buffers"][n]["tflops"] for n in ("one", "two"))
-    inside = PROBES["tiles_inside_copied_without_tests"]
-    for run in ("run 1", "run 2"):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
-        gains = [b / a - 1 for a, b in zip(inside[f"before, {run}"][:3], inside[f"after, {run}"][:3])]
+    one, two = (r.tflops for r in PROBES.select(label="fragment buffers"))
+    assert [r.config["fragment_buffers"] for r in PROBES.select(label="fragment buffers")] == [1, 2]
+    inside = PROBES.select(label="tiles inside")
+    for run in (1, 2):      # "added 2 to 4% on those tiles" (128 x 256 blocks)
+        by = {(r.config["tiles_inside"], r.config["tiles"]): r.frac_cublas for r in inside if r.extra["run"] == run}
+        gains = [by["after", t] / by["before", t] - 1 for t in ("128x256, 3 stages", "128x256, 4 stages",
+                                                                "128x256, 5 stages")]
         assert all(0.02 <= g <= 0.04 for g in gains), gains
     assert "added 2 to 4% on those tiles" in text
     assert (round(one), round(two)) == (279, 364) and "279 TFLOP/s, with two 364" in text
     # the ceiling is the fastest of a row's warps per multiprocessor
-    ceiling = PROBES["ceiling_fp16_tflops"]
-    ceilings = [max(ceiling[d]) for d in (H100, "NVIDIA H200")]
-    again = max(ceiling[f"{H100}, run again"] + ceiling[f"{H100}, tune --ceiling"])
+    ceiling = PROBES.select(kernel="wmma_ceiling")
+    ceilings = [max(r.tflops for r in ceiling if r.extra["run"] == d) for d in (H100, "NVIDIA H200")]
+    again = max(r.tflops for r in ceiling if r.extra["run"] in (f"{H100}, run again", f"{H100}, tune --ceiling"))
+    assert {r.config["warps_per_sm"] for r in ceiling} == {4, 8, 16} and len(ceiling) == 12
     assert all(640 < c < 660 for c in ceilings + [again]) and "about 650 TFLOP/s at FP16 on both GPUs" in text
-    counters = PROBES["counters"]
+    (counters,) = (r.extra for r in PROBES.select(kernel="wmma_pipelined", label="counters"))
     pipe = counters["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]
     eligible = counters["smsp__warps_eligible.avg.per_cycle_active"]
     active = counters["smsp__warps_active.avg.per_cycle_active"]
@@ -173,14 +178,15 @@ def test_chapter_8_states_what_the_tensor_core_kernels_measured():
     assert "busy 66% of the time and, in an average cycle, 0.50 of a warp ready to issue of the 2 warps" in text
     assert round(instructions / 4096**3 * (16 * 8 * 16) - 1, 1) == 2.6 and "runs 2.6 other instructions" in text
     for t, ceiling in zip(DATA, ceilings):
-        assert round(100 * t.best("wmma_pipelined", "fp16")["tflops"] / ceiling) in (58, 60)   # "58 to 60%"
-        assert min(r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16") > ceiling
+        assert round(100 * t.best("wmma_pipelined", "fp16").tflops / ceiling) in (58, 60)   # "58 to 60%"
+        assert min(r.cublas_tflops for r in t.records if r.ok and r.precision == "fp16") > ceiling
     # cuBLAS's wgmma against the kernel's mma.sync (m16n8k16: 4096^3 / (16 x 8 x 16) of them)
+    (cublas,) = PROBES.select(kernel="cublas")
     hmma, gmma = counters["sm__inst_executed_pipe_tensor_op_hmma.sum"], \
-        PROBES["cublas_fp16_gmma_instructions"]["sm__inst_executed_pipe_tensor_op_gmma.sum"]
+        cublas.extra["sm__inst_executed_pipe_tensor_op_gmma.sum"]
     assert hmma == 4096**3 // (16 * 8 * 16)
     assert f"counts {gmma / 1e6:.1f} million of them at 4096^3 against our {hmma / 1e6:.1f} million `mma.sync`" in text
-    assert PROBES["meta"]["date"] == "2026-11-23" and set(PROBES["meta"]["devices"]) == {t.device for t in DATA}
+    assert PROBES.meta.date == "2026-11-23" and set(PROBES.meta.extra["devices"]) == {t.device for t in DATA}
 
 
 def test_the_sources_defaults_are_the_ones_the_book_measured():
@@ -212,7 +218,7 @@ def test_the_tuner_records_each_kernels_own_registers(tmp_path):
             for f in ("matmul_wmma_tiled", "matmul_wmma_pipelined")}
     assert regs["matmul_wmma_tiled"] < 100 < regs["matmul_wmma_pipelined"]
     for t in DATA:
-        assert all(r["registers"] < 100 for r in t.records if r["kernel"] == "wmma_tiled")
+        assert all(r.extra["registers"] < 100 for r in t.records if r.kernel == "wmma_tiled")
 
 
 @pytest.mark.parametrize("kernel", ["wmma_tiled", "wmma_pipelined"])
@@ -287,21 +293,22 @@ def test_the_new_kernels_on_the_gpu_match_the_cpu_runtime(kernel, rng):
 
 def test_chapter_6_states_what_cublas_does_that_rung_5_cannot():
     """Every number of 'What cuBLAS does that rung 5 cannot', from the stored counters
-    (data/fp32-gap-*.json, scripts/fp32_gap.py): the sweep's patches, the shared shape, the
+    (data/fp32-gap-*.json, measure.fp32_gap): the sweep's patches, the shared shape, the
     counts that differ and the two FMA figures whose ratio matches the times'."""
     text = prose(CH6)
-    (run,) = [r for r in tuning.fp32_gaps() if r["meta"]["device"] == "NVIDIA H100 80GB HBM3"]
+    (run,) = [r for r in tuning.fp32_gaps() if r.device == "NVIDIA H100 80GB HBM3"]
 
     def value(who, metric):
         return tuning.gap_value(run, who, metric)
-    timed = [r for r in run["sweep"] if "frac_cublas" in r]
-    best = max(timed, key=lambda r: r["frac_cublas"])
-    assert (best["config"]["TM"], best["config"]["TN"]) == (4, 4) and best == run["best"]
-    others = sorted(round(r["frac_cublas"], 2) for r in timed if r is not best)
-    assert {(r["config"]["TM"], r["config"]["TN"]) for r in timed if r is not best} == {(4, 8), (8, 4), (8, 8)}
+    timed = [r for r in run.records if r.frac_cublas is not None]
+    assert timed == [r for r in run.records if r.ok] and len(timed) == 4   # the other four did not build
+    best = max(timed, key=lambda r: r.frac_cublas)
+    assert (best.config["TM"], best.config["TN"]) == (4, 4) and best == run.best
+    others = sorted(round(r.frac_cublas, 2) for r in timed if r is not best)
+    assert {(r.config["TM"], r.config["TN"]) for r in timed if r is not best} == {(4, 8), (8, 4), (8, 8)}
     assert (others[0], others[-1]) == (0.85, 0.88) and "each was slower, at 0.85 to 0.88 of cuBLAS" in text
-    assert all(r["frac_cublas"] < 0.95 for r in timed) and "No CUDA C kernel of this book reaches 0.95" in text
-    kernel = run["profiles"]["cublas"]["kernel"]
+    assert all(r.frac_cublas < 0.95 for r in timed) and "No CUDA C kernel of this book reaches 0.95" in text
+    kernel = run.profiles["cublas"]["kernel"]
     assert "tilesize256x128x8" in kernel and "stage3" in kernel and "warpsize4x2x1" in kernel   # 8 warps
     for who in ("rung5", "cublas"):
         assert value(who, "launch__grid_size") == 512 and value(who, "launch__block_size") == 256

@@ -1,5 +1,6 @@
 """What the chapters, the quizzes and the instructor's guide tell a reader, held to the kernels'
-sources, the stored measurements (data/*.json), the logs and the repository itself:
+sources, the stored measurements (data/*.json, the one measurement model) and the repository
+itself (logs/ only as the records the text links to, which must exist; no test reads them):
 
   * the book's first tiled kernel is labelled as PMPP's Fig. 5.9 form, with the three places
     where the lecture's slides differ named, and nowhere called the lecture's own kernel;
@@ -21,7 +22,8 @@ import re
 import numpy as np
 
 from tests.support import ROOT
-from tiling_course import corpus, figures, matmul, perfdata, perfplots, quiz
+from tiling_course import corpus, figures, matmul, perfplots, quiz
+from tiling_course.measure import model, perfdata
 
 BOOK = ROOT / "book"
 GUIDE = BOOK / "instructor.md"
@@ -148,7 +150,7 @@ def test_reader_text_names_only_modules_commands_and_files_that_exist():
         assert not re.search(r"\bissue's\b|\bthe issue\b(?! slot)|\btarget of 0\.", text), where
     for ds in perfdata.datasets():
         for module in re.findall(r"python -m ([\w.]+)", ds.command):
-            assert module == "tiling_course.bench" and importlib.util.find_spec(module), ds.command
+            assert module == "tiling_course.measure.bench" and importlib.util.find_spec(module), ds.command
     # the guide's snippet for clicker systems runs as printed
     (snippet,) = re.findall(r"`(from tiling_course import quiz; [^`]+)`", GUIDE.read_text())
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -167,9 +169,9 @@ def test_the_stored_data_is_credited_to_the_commands_that_wrote_it():
         assert (ROOT / script).is_file(), script
     bench = sorted(ds.source for ds in perfdata.datasets())
     assert bench == ["h100.json", "h200.json"]
-    assert "`h100.json` and `h200.json`: the benchmark, `python -m tiling_course.bench`" in intro
-    assert "`tuning-h100.json` and `tuning-h200.json`: the tuner, `python -m tiling_course.tune all`" in intro
-    assert "python -m tiling_course.bench` and stored" not in intro     # no longer "every time ... by the command"
+    assert "`h100.json` and `h200.json`: the benchmark, `python -m tiling_course.measure.bench`" in intro
+    assert "`tuning-h100.json` and `tuning-h200.json`: the tuner, `python -m tiling_course.measure.tune all`" in intro
+    assert "python -m tiling_course.measure.bench` and stored" not in intro  # no longer "every time ... by the command"
     text = markdown_cell("05_performance", "Every figure below reads")
     assert "(`course/tiling_course/data/h100.json` and `h200.json`: for each GPU, the three runs of" in text
     assert all(ds.command.count("python -m ") == 3 for ds in perfdata.datasets())   # "the three runs"
@@ -224,7 +226,7 @@ def test_the_count_of_wrong_elements_without_the_zero_fill():
 
 
 def test_the_best_practices_guides_table_grew_as_chapter_5_says():
-    ratios = {col: [ds.result(k, 16, 8192, 16, 8192)["gbs"] / old[col] for ds in perfdata.datasets()
+    ratios = {col: [ds.result(k, 16, 8192, 8192, 16).extra["gbs"] / old[col] for ds in perfdata.datasets()
                     for k, old in perfplots.BPG_2008.items()] for col in (0, 1)}
     assert (round(min(ratios[0])), round(max(ratios[0]))) == (29, 86)          # against the GTX 280
     assert round(min(ratios[1])) == 55 and round(max(ratios[1]), -1) == 1070   # against the 8800 GTX
@@ -239,7 +241,7 @@ def test_what_the_book_measures_of_the_caches_and_nothing_more():
     for ds in perfdata.datasets():
         r = ds.result("naive", 16, 4096)
         roof = ds.ceilings["copy_gbs"] * perfplots.intensity("naive", 16, 4096) / 1000
-        above[ds.device] = (r["tflops"], r["tflops"] / roof)
+        above[ds.device] = (r.tflops, r.tflops / roof)
     (h200_tflops, h200_x), (_, h100_x) = above["NVIDIA H200"], above["NVIDIA H100 80GB HBM3"]
     assert round(h200_tflops, 1) == 5.2 and round(h200_x, 1) == 4.9 and round(h100_x, 1) == 7.0
     assert 0.19 < 1 / h200_x < 0.21 and 1 / 7.5 < 1 / h100_x < 1 / 6.5             # "a fifth", "a seventh"
@@ -259,7 +261,7 @@ def test_what_the_book_measures_of_the_caches_and_nothing_more():
     # Q5.1: the tiled kernels' share of their roofs, as test_perfplots computes it
     ref = perfdata.reference()
     bw, peak = ref.ceilings["copy_gbs"], ref.ceilings["fp32_tflops"]
-    share = {t: round(100 * ref.result("tiled", t, 4096)["tflops"]
+    share = {t: round(100 * ref.result("tiled", t, 4096).tflops
                       / min(peak, bw * perfplots.intensity("tiled", t, 4096) / 1000)) for t in (8, 16, 32)}
     assert "H200" in ref.device and share == {8: 60, 16: 48, 32: 27}
     _, _, q51 = question("05_performance", 1)
@@ -273,8 +275,10 @@ def test_claims_say_what_cuda_and_the_recorded_runs_support():
     assert "is undefined behaviour" in ch3 and "The book's stored H200 run did not hang" in ch3
     assert "The hardware counts arrivals" not in prose("03_syncthreads")
 
-    log = (ROOT / "logs" / "2026-11-21-ladder-tuning.md").read_text()
-    assert "| shared load bank conflicts | 269 M | 0.03 M |" in log             # rung 4, rung 5 (H200)
+    ncu = {r.kernel: r for r in model.stored_run("ncu-ladder-h200.json").records}   # Nsight Compute, H200
+    conflicts = [ncu[k].extra["shared_load_bank_conflicts_millions"]
+                 for k in ("ladder4_vectorized", "ladder5_warptiled")]
+    assert conflicts == [269, 0.03] and ncu["ladder4_vectorized"].shape == model.Shape.cube(4096)
     ch6 = prose("06_beyond")
     assert "almost never collide in a shared-memory bank (Nsight Compute on the H200 counts 0.03 million read " \
            "conflicts, against rung 4's 269 million)" in ch6
@@ -282,9 +286,10 @@ def test_claims_say_what_cuda_and_the_recorded_runs_support():
     _, _, q62 = question("06_beyond", 2)
     assert "nearly all read conflicts" in q62
 
-    sass = (ROOT / "logs" / "2026-11-25-h100-unroll-sass.md").read_text()
-    assert "| FFMA in the kernel | 16 | 31 |" in sass and "release 13.0" in sass
-    assert 16 + 8 + 4 + 3 == 31          # the log's unrolled loop of 16, block of 8, loop of 4, tail of 3
+    sass = model.stored_run("sass-unroll-h100.json")
+    tiled, dynamic = (next(r for r in sass.records if r.kernel == k) for k in ("tiled", "tiled_dynamic"))
+    assert (tiled.extra["ffma"], dynamic.extra["ffma"]) == (16, 31) and "release 13.0" in sass.meta.software["nvcc"]
+    assert sum(dynamic.extra["tail"].values()) == 31      # an unrolled loop of 16, a block of 8, a loop of 4, 3 more
     ch4 = markdown_cell("04_boundaries", "The price of choosing at run time")
     assert "can do neither" not in ch4 and "16 iterations at a time with shorter copies for the rest" in ch4
 
@@ -306,8 +311,8 @@ def test_small_sizes_as_chapter_5_says():
     h200 = next(d for d in perfdata.datasets() if "H200" in d.device)
 
     def share(kernel, tile, width):
-        best = max(h200.result(kernel, tile, m)["tflops"] for m in h200.sizes(kernel, tile))
-        return h200.result(kernel, tile, width)["tflops"] / best
+        best = max(h200.result(kernel, tile, m).tflops for m in h200.sizes(kernel, tile))
+        return h200.result(kernel, tile, width).tflops / best
 
     plotted = [("naive", 16), ("tiled", 16), ("tiled", 32), ("tiled_dynamic", 32)]
     assert all(share(k, t, w) < 0.6 for k, t in plotted + [("cublas", None)] for w in (128, 256))

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tiling_course import perfplots
+from tiling_course.measure import perfdata
 
 ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 BOOK = ROOT / "book"
@@ -263,9 +264,8 @@ def test_the_t4_facts_hold_together():
     assert T4["smem_reserved_per_block"] == 0          # the 1 KB per block came with compute capability 8.0
     assert round(T4_PEAK_TFLOPS, 1) == 8.1             # 40 SMs x 64 lanes x 2 FLOP x 1.59 GHz
     # A T4 has more FLOP per byte of DRAM bandwidth than either reference GPU (chapter 2 says so).
-    for name in ("h100", "h200"):
-        path = ROOT / "course" / "tiling_course" / "data" / f"{name}.json"
-        dev = json.loads(path.read_text())["meta"]["device"]
+    for ds in perfdata.datasets():                     # h100.json, h200.json
+        name, dev = ds.source, ds.gpu
         peak = dev["sm_count"] * perfplots.FP32_LANES_PER_SM[dev["compute_capability"]] * 2 * dev["clock_mhz"] / 1e6
         dram_tbs = dev["memory_clock_mhz"] * 2 * dev["bus_width_bits"] / 8 / 1e6
         assert T4_PEAK_TFLOPS / (T4_SPEC["dram_gbs"] / 1000) > peak / dram_tbs, name

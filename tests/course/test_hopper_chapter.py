@@ -12,8 +12,9 @@ import numpy as np
 
 import cudacheck
 from tests.support import ROOT
-from tiling_course import hopper, sources, tuning
-from tiling_course.hopper import TIMED
+from tiling_course import hopper, sources
+from tiling_course.measure import hopperdata, tuning
+from tiling_course.measure.hopperdata import TIMED
 
 CHAPTER = ROOT / "book" / "09_hopper.ipynb"
 HOPPER_CU = ROOT / "kernels" / "hopper.cu"
@@ -48,7 +49,7 @@ def pairs(run):
 
 def ratios(kernels, shape="square", timing="device"):
     """The fractions of cuBLAS of `kernels` at every precision each was measured in, on both GPUs."""
-    return [run.ratio(k, p, shape) for run in hopper.datasets(timing) for k, p in pairs(run) if k in kernels]
+    return [run.ratio(k, p, shape) for run in hopperdata.datasets(timing) for k, p in pairs(run) if k in kernels]
 
 
 def define(name):
@@ -60,15 +61,16 @@ def define(name):
 def test_the_tables_are_both_gpus_runs_on_the_gpus_time():
     """The tables, the figure and the prose read the GPU-time runs of both GPUs, every kernel
     right on every shape, of kernels that compile to today's code."""
-    runs = hopper.datasets()
+    runs = hopperdata.datasets()
     assert [r.device for r in runs] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
-    assert all(r.timing == "device" and "--timing device" in r.meta["command"] for r in runs)
+    assert all(r.timing == "device" and "--timing device" in r.meta.command for r in runs)
     for run in runs:
         assert set(pairs(run)) == set(hopper.PAIRS) and all(run.checks(k, p)[0] for k, p in pairs(run))
         assert run.size("square") == "4096^3" and run.size("awkward") == "1000x1500x700"
     src = code()
-    assert 'hopper.table(gpu="H100")' in src and 'hopper.table(gpu="H200")' in src and "hopper.plot()" in src
-    assert "datasets(\"launch\")" not in src and "hopper.table(hopper.datasets" not in src
+    assert 'hopperdata.table(gpu="H100")' in src and 'hopperdata.table(gpu="H200")' in src
+    assert "hopperdata.plot()" in src
+    assert "datasets(\"launch\")" not in src and "hopperdata.table(hopperdata.datasets" not in src
 
 
 def test_the_fractions_the_chapter_quotes_are_the_gpu_time_runs():
@@ -83,9 +85,9 @@ def test_the_fractions_the_chapter_quotes_are_the_gpu_time_runs():
     for kernels, words in quoted.items():
         assert words.format(span(ratios(kernels))) in text, (kernels, span(ratios(kernels)))
     assert min(ratios(("matmul_async_store",))) >= 1          # "to cuBLAS's speed"
-    h100 = hopper.datasets()[0]
+    h100 = hopperdata.datasets()[0]
     assert f"{h100.tflops('matmul_async_store', 'bf16'):.0f} TFLOP/s in BF16 on the H100" in text
-    assert max(r.tflops(k, p) for r in hopper.datasets() for k, p in pairs(r)) == h100.tflops("matmul_async_store",
+    assert max(r.tflops(k, p) for r in hopperdata.datasets() for k, p in pairs(r)) == h100.tflops("matmul_async_store",
                                                                                               "bf16")
 
 
@@ -94,8 +96,8 @@ def test_cublas_is_the_same_in_chapters_8_and_9():
     runs (tuning-*.json), as each chapter quotes it."""
     text, ch8 = prose(), " ".join(" ".join("".join(c["source"]) for c in json.loads(
         (ROOT / "book" / "08_tensor_cores.ipynb").read_text())["cells"] if c["cell_type"] == "markdown").split())
-    here = {run.device: [run.cublas_tflops(k, "fp16") for k in KERNELS_16] for run in hopper.datasets()}
-    there = {t.device: [r["cublas_tflops"] for r in t.records if r.get("ok") and r["precision"] == "fp16"]
+    here = {run.device: [run.cublas_tflops(k, "fp16") for k in KERNELS_16] for run in hopperdata.datasets()}
+    there = {t.device: [r.cublas_tflops for r in t.records if r.ok and r.precision == "fp16"]
              for t in tuning.tunings()}
     h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
     assert (f"cuBLAS's FP16 product ran at {span(here[h100], 0)} TFLOP/s on the H100, as in the "
@@ -103,13 +105,13 @@ def test_cublas_is_the_same_in_chapters_8_and_9():
             f"8's {span(there[h200], 0)}, measured on another day") in text
     assert round(min(there[h100])) <= round(min(here[h100])) and max(here[h100]) <= max(there[h100])   # "as in"
     assert max(here[h200]) < min(there[h200]) and max(here[h200]) / min(there[h200]) > 0.98  # "a little under"
-    assert {t.meta["date"][:10] for t in tuning.tunings()}.isdisjoint({r.date for r in hopper.datasets()})
+    assert {t.meta.day for t in tuning.tunings()}.isdisjoint({r.date for r in hopperdata.datasets()})
     assert f"cuBLAS FP16 ran at {span(there[h100], 0)} TFLOP/s on the H100" in ch8
     assert f"at {span(there[h100], 0)} TFLOP/s on the H100 and {span(there[h200], 0)} on the H200" in ch8
 
 
 def test_the_tf32_and_awkward_shape_sentences():
-    h100, h200 = hopper.datasets()
+    h100, h200 = hopperdata.datasets()
     text = prose()
     (sq100, aw100), (sq200, aw200) = ([run.ratio("matmul_tf32", "tf32", shape) for shape in TIMED]
                                       for run in (h100, h200))
@@ -117,10 +119,10 @@ def test_the_tf32_and_awkward_shape_sentences():
             f"chapter 8's `wmma_pipelined` reached") in text
     assert f"but {aw100:.2f} and {aw200:.2f} on the awkward shape, 1000 x 1500 x 700" in text
     wmma = next(t for t in tuning.tunings() if t.device == h100.device).best("wmma_pipelined", "tf32")
-    assert f"`wmma_pipelined` reached {wmma['frac_cublas']:.2f}" in text
+    assert f"`wmma_pipelined` reached {wmma.frac_cublas:.2f}" in text
     awkward = ratios(KERNELS_16, "awkward")
     cublas = [run.cublas_tflops(k, p, "awkward") for run in (h100, h200) for k, p in pairs(run) if k in KERNELS_16]
-    ms = [run.entry(k, p, "awkward")["ms"] for run in (h100, h200) for k, p in pairs(run) if k in KERNELS_16]
+    ms = [run.entry(k, p, "awkward").ms for run in (h100, h200) for k, p in pairs(run) if k in KERNELS_16]
     assert (f"There the 16-bit kernels reach {span(awkward)} of cuBLAS's speed (it runs that shape at "
             f"{span(cublas, 0)} TFLOP/s), in {span(ms, 3)} ms of GPU time") in text
     assert min(awkward) > 1
@@ -128,10 +130,10 @@ def test_the_tf32_and_awkward_shape_sentences():
 
 def test_host_time_is_quoted_from_the_launch_timed_runs_only_where_it_is_the_point():
     text = prose()
-    host = [us for run in hopper.datasets() for k, p in pairs(run) if k in KERNELS_16
-            for us in run.entry(k, p, "awkward")["host_us"]]
+    host = [us for run in hopperdata.datasets() for k, p in pairs(run) if k in KERNELS_16
+            for us in run.host_us(k, p, "awkward")]
     assert f"Submitting a launch from Python took the host {span(host, 0)} µs on the awkward shape" in text
-    launch = hopper.datasets("launch")
+    launch = hopperdata.datasets("launch")
     assert [r.source for r in launch] == ["hopper-h100.json", "hopper-h200.json"]
     assert all(r.timing == "launch" for r in launch)
     lead = ratios(KERNELS_16, "awkward", "launch")
@@ -145,11 +147,11 @@ def test_host_time_is_quoted_from_the_launch_timed_runs_only_where_it_is_the_poi
 
 
 def test_the_figures_caption_and_alt_text_quote_the_runs():
-    fig = next(c for c in cells() if "hopper.plot()" in "".join(c["source"]))["metadata"]["mystnb"]
+    fig = next(c for c in cells() if "hopperdata.plot()" in "".join(c["source"]))["metadata"]["mystnb"]
     caption, alt = fig["figure"]["caption"], fig["image"]["alt"]
     assert "timed on the GPU alone" in caption and "timed on the GPU alone" in alt
     assert f"{span(ratios(KERNELS_16[1:]))} from the producer and consumers on" in caption
-    h100, h200 = (run.ratio("matmul_tf32", "tf32") for run in hopper.datasets())
+    h100, h200 = (run.ratio("matmul_tf32", "tf32") for run in hopperdata.datasets())
     tf32 = f"{h100:.2f} on the H100 and {h200:.2f} on the H200"
     assert f"for matmul_tf32 in TF32 {tf32}." in caption and f"tf32 {tf32}." in alt
     for kernels, name in ((("matmul_tma_wgmma",), "tma_wgmma"), (("matmul_warp_specialized",), "warp_specialized"),
@@ -211,9 +213,9 @@ def test_the_sizes_the_chapter_quotes_are_the_kernels():
     rounds = -(-tiles // 132)
     assert (tiles, rounds, hopper.whole_waves(tiles, 132)) == (512, 4, 128)
     assert "512 tiles at 4096^3 on 132 multiprocessors take 4 rounds, so its grid is 128 blocks of 4 tiles each" in text
-    assert all(run.entry("matmul_persistent", p)["grid"] == [128]
-               for run in hopper.datasets() for p in ("bf16", "fp16"))
-    assert all(run.records[0]["versions"]["sm_count"] == 132 for run in hopper.datasets())
+    assert all(run.entry("matmul_persistent", p).extra["grid"] == [128]
+               for run in hopperdata.datasets() for p in ("bf16", "fp16"))
+    assert all(run.meta.gpu["sm_count"] == 132 for run in hopperdata.datasets())
 
 
 def test_the_padded_rows_the_chapter_shows():

@@ -1,5 +1,6 @@
-"""Chapter 9's Hopper kernels in the course: tiling_course.hopper (the one launch rule, the
-stored runs, the table and the figure) and the checker's task, tasks.HopperMatmul.
+"""Chapter 9's Hopper kernels in the course: tiling_course.hopper (the one launch rule),
+measure.hopperdata (the stored runs, the table and the figure) and the checker's task,
+tasks.HopperMatmul.
 
 Without a GPU: every kernel of hopper.cu, the clustered ones too, passes the checker in checked
 mode at BF16 and FP16 on fresh random inputs; each
@@ -7,18 +8,20 @@ way of breaking the pipeline (no wait for a full slot, the wrong bytes announced
 parity, a warp skipping the wgmma, a producer not waiting for a free slot, a result buffer
 rewritten before its TMA store was waited for, or stored with no proxy fence) gives checked
 mode's named error at its line, in a message that fits a phone; a wrong store names the
-thread that made it; the stored H100 run is bench_hopper.py's format with its "meta", and
+thread that made it; the stored runs are measure.bench_hopper's, in the one measurement model, and
 every number the table, the figure and the accessors show is the file's. On an H100 or
 H200: the task passes on the GPU too, the clustered kernels included."""
 import json
 import math
 import re
+from dataclasses import asdict
 
 import pytest
 from matplotlib.figure import Figure
 
 import cudacheck
-from tiling_course import hopper, matmul, perfdata, sources, style, tasks, tryout
+from tiling_course import hopper, matmul, sources, style, tasks, tryout
+from tiling_course.measure import hopperdata, model
 from tiling_course.perfplots import NoData
 
 HOPPER = sources.read(hopper.FILE)
@@ -336,78 +339,100 @@ def test_an_element_never_stored_names_its_tiles_block(rng):
 # ---- The stored runs --------------------------------------------------------------------------
 
 def stored(timing="device"):
-    return [json.loads(perfdata.data_file(f).read_text()) for f in hopper.TIMINGS[timing]
-            if perfdata.data_file(f).is_file()]
+    """The files of data/ as JSON, H100 first: the one measurement model's (measure/model.py)."""
+    return [json.loads(model.data_file(f).read_text()) for f in hopperdata.TIMINGS[timing]
+            if model.data_file(f).is_file()]
 
 
 def test_each_stored_run_is_bench_hoppers_output_with_its_meta():
-    """Both GPUs, both timings: bench_hopper.py's files, each with the commit of the kernels it
-    timed, and the timing its command asked for in every timed entry."""
+    """Both GPUs, both timings: measure.bench_hopper's runs in the one model, each with the
+    commit of the kernels it timed, and the timing its command asked for in every timed record."""
     for timing, names in (("device", ["hopper-h100-gpu-time.json", "hopper-h200-gpu-time.json"]),
                           ("launch", ["hopper-h100.json", "hopper-h200.json"])):
         runs = stored(timing)
-        assert [r.source for r in hopper.datasets(timing)] == names and len(runs) == 2
-        assert [r.device for r in hopper.datasets(timing)] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
-        for d, run in zip(runs, hopper.datasets(timing)):
-            assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
-            first = next(r["versions"] for r in d["records"] if r.get("versions"))
-            assert d["meta"] == {"command": d["meta"]["command"], **first, "kernels": d["meta"]["kernels"]}
-            assert re.fullmatch(r"kernels/hopper\.cu of commit [0-9a-f]{7}", d["meta"]["kernels"])
-            assert d["meta"]["command"].startswith("python scripts/bench_hopper.py ")
-            assert ("--timing device" in d["meta"]["command"]) == (timing == "device") == (run.timing == "device")
-            assert {e["timing"] for r in d["records"] for e in r["shapes"] if "ms" in e} == {timing}
-            # every kernel at each of its precisions, in bench_hopper.py's order
-            assert [(r["kernel"], r["precision"]) for r in d["records"]] == list(hopper.PAIRS)
+        assert [r.source for r in hopperdata.datasets(timing)] == names and len(runs) == 2
+        assert [r.device for r in hopperdata.datasets(timing)] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+        for d, run in zip(runs, hopperdata.datasets(timing)):
+            assert d["schema"] == model.SCHEMA and d["kind"] == "hopper"
+            assert set(d["extra"]) == {"kernels", "defines", "tolerance_factor", "summary"}
+            meta = d["meta"]
+            first = next(r["versions"] for r in d["extra"]["kernels"] if r.get("versions"))
+            assert meta == {**asdict(model.Meta.of(first, command=meta["command"])),
+                            "extra": {"host": first["host"], "kernels": meta["extra"]["kernels"],
+                                      "command_as_run": meta["extra"]["command_as_run"]}}
+            assert re.fullmatch(r"kernels/hopper\.cu of commit [0-9a-f]{7}", meta["extra"]["kernels"])
+            assert meta["command"].startswith("python -m tiling_course.measure.bench_hopper ")
+            assert meta["extra"]["command_as_run"] == meta["command"].replace(
+                "python -m tiling_course.measure.bench_hopper", "python scripts/bench_hopper.py")
+            assert ("--timing device" in meta["command"]) == (timing == "device") == (run.timing == "device")
+            assert {e["extra"]["timing"] for e in d["records"] if e["ms"] is not None} == {timing}
+            # every kernel at each of its precisions, in bench_hopper's order, each on three shapes
+            assert [(r["kernel"], r["precision"]) for r in d["extra"]["kernels"]] == list(hopper.PAIRS)
+            assert [(r["kernel"], r["precision"]) for r in d["records"]] == [p for p in hopper.PAIRS for _ in range(3)]
             assert all(run.checks(k, p)[0] for k, p in hopper.PAIRS)
 
 
 def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
     """Here without a GPU the worker fails, and says so; the file still has its meta."""
-    import bench_hopper as bench
+    from tiling_course.measure import bench_hopper as bench
     argv = ["--kernels", "matmul_persistent", "--precisions", "fp16", "--in-process", "--output",
             str(tmp_path / "out.json")]
     bench.main(argv)
-    d = json.loads((tmp_path / "out.json").read_text())
-    assert list(d) == ["meta", "defines", "tolerance_factor", "records", "summary"]
-    assert d["meta"]["command"] == "python scripts/bench_hopper.py " + " ".join(argv)
+    run = model.read(tmp_path / "out.json")
+    assert run.kind == "hopper" and set(run.extra) == {"kernels", "defines", "tolerance_factor", "summary"}
+    assert run.meta.command == "python -m tiling_course.measure.bench_hopper " + " ".join(argv)
+    assert [(k["kernel"], k["precision"]) for k in run.extra["kernels"]] == [("matmul_persistent", "fp16")]
+
+
+def test_shapes_on_bench_hoppers_command_line_are_m_by_n_by_k():
+    from tiling_course.measure import bench_hopper as bench
+    opts = bench.arguments(["--awkward", "1000x1500x700", "--small", "7"])
+    assert opts.awkward == (1000, 1500, 700) and opts.small == (7, 7, 7)
+    with pytest.raises(SystemExit):
+        bench.arguments(["--awkward", "1000x1500"])
 
 
 def test_the_accessors_are_the_files_numbers():
-    for run, d in zip(hopper.datasets(), stored()):
-        assert run.label.startswith(f"{d['meta']['device']}, measured {d['meta']['date'][:10]}, GPU time (CUDA "
-                                    "runtime ") and run.label.endswith(f", {d['meta']['kernels']})")
-        for r in d["records"]:
-            for e in r["shapes"][1:]:
-                k, p, s = r["kernel"], r["precision"], e["label"]
-                m, n, kk = (e["shape"][x] for x in "mnk")
-                assert run.ratio(k, p, s) == e["ratio"] == pytest.approx(e["cublas_ms"] / e["ms"])
-                assert run.tflops(k, p, s) == e["tflops"] == pytest.approx(2 * m * n * kk / e["ms"] / 1e9)
-                assert run.cublas_tflops(k, p, s) == e["cublas_tflops"]
-                # bench_hopper's own summary printed the same ratio
-                assert re.search(rf"{k} +\S+ ok +{e['ms']:.4f} +{e['tflops']:.1f} +{e['ratio']:.3f}", d["summary"])
-            ok, error, shapes = run.checks(r["kernel"], r["precision"])
-            assert ok and shapes == 3 and error == max(e["check"]["error"] for e in r["shapes"])
+    for run, d in zip(hopperdata.datasets(), stored()):
+        meta = d["meta"]
+        assert run.label.startswith(f"{meta['device']}, measured {meta['date'][:10]}, GPU time (CUDA "
+                                    "runtime ") and run.label.endswith(f", {meta['extra']['kernels']})")
+        for e in d["records"]:
+            k, p, s = e["kernel"], e["precision"], e["label"]
+            if s == "small":
+                continue
+            m, n, kk = (e["shape"][x] for x in "mnk")
+            assert run.ratio(k, p, s) == e["frac_cublas"] == pytest.approx(e["cublas_ms"] / e["ms"])
+            assert run.tflops(k, p, s) == e["tflops"] == pytest.approx(2 * m * n * kk / e["ms"] / 1e9)
+            assert run.cublas_tflops(k, p, s) == e["cublas_tflops"]
+            # bench_hopper's own summary printed the same ratio
+            assert re.search(rf"{k} +\S+ ok +{e['ms']:.4f} +{e['tflops']:.1f} +{e['frac_cublas']:.3f}",
+                             d["extra"]["summary"])
+        for k, p in hopper.PAIRS:
+            ok, error, shapes = run.checks(k, p)
+            assert ok and shapes == 3 and error == max(e["error"] for e in d["records"]
+                                                       if (e["kernel"], e["precision"]) == (k, p))
         assert (run.size(), run.size("awkward")) == ("4096^3", "1000x1500x700")
 
 
 def test_the_table_shows_every_kernel_with_its_numbers():
-    html = hopper.table().data
-    for run in hopper.datasets():
+    html = hopperdata.table().data
+    for run in hopperdata.datasets():
         assert run.label in html
         for k, p in ((k, p) for p in run.precisions for k in run.kernels if run.record(k, p)):
             sq, aw = run.entry(k, p, "square"), run.entry(k, p, "awkward")
-            assert (f"<td>{p.upper()}</td><td><code>{k}</code></td><td>{sq['tflops']:.0f} ({sq['ratio']:.2f})</td>"
-                    f"<td>{aw['tflops']:.1f} ({aw['ratio']:.2f})</td>"
-                    f"<td>{sq['cublas_tflops']:.0f} / {aw['cublas_tflops']:.1f}</td><td>✓ 3 shapes") in html
+            assert (f"<td>{p.upper()}</td><td><code>{k}</code></td><td>{sq.tflops:.0f} ({sq.frac_cublas:.2f})</td>"
+                    f"<td>{aw.tflops:.1f} ({aw.frac_cublas:.2f})</td>"
+                    f"<td>{sq.cublas_tflops:.0f} / {aw.cublas_tflops:.1f}</td><td>✓ 3 shapes") in html
     assert html.count("<tr>") - 1 == sum(len(hopper.PAIRS) if run.record("matmul_tf32", "tf32") else
-                                         len(hopper.PAIRS) - 1 for run in hopper.datasets())
-    assert isinstance(hopper.table(()), NoData) and isinstance(hopper.plot(()), NoData)
+                                         len(hopper.PAIRS) - 1 for run in hopperdata.datasets())
+    assert isinstance(hopperdata.table(()), NoData) and isinstance(hopperdata.plot(()), NoData)
 
 
 def test_the_figure_draws_each_ratio_in_the_chapters_order():
-    fig = hopper.plot()
+    fig = hopperdata.plot()
     assert isinstance(fig, Figure) and style.smallest_font_pt(fig) >= style.MIN_FONT_PT
-    runs = hopper.datasets()
+    runs = hopperdata.datasets()
     assert all(run.label in fig.get_suptitle().replace("\n", " ") for run in runs)
     for ax, run in zip(fig.axes, runs):
         assert [t.get_text().replace("\n", "_") for t in ax.get_xticklabels()] == \
@@ -498,10 +523,10 @@ def test_tf32_a_slot_handed_back_by_lane_0_without_a_syncwarp(rng):
 
 def test_a_table_per_gpu_holds_that_gpus_rows_only():
     """The chapter shows a table per GPU (one fits a slide): each holds its own runs' rows."""
-    for run in hopper.datasets():
+    for run in hopperdata.datasets():
         gpu = run.device.split()[1]                    # "H100", "H200"
-        html = hopper.table(gpu=gpu).data
-        others = [r.label for r in hopper.datasets() if r is not run]
+        html = hopperdata.table(gpu=gpu).data
+        others = [r.label for r in hopperdata.datasets() if r is not run]
         assert run.label in html and not any(label in html for label in others)
         assert html.count("<tr>") - 1 == len([p for p in hopper.PAIRS if run.record(*p)])
-    assert isinstance(hopper.table(gpu="T4"), NoData)
+    assert isinstance(hopperdata.table(gpu="T4"), NoData)

@@ -4,7 +4,8 @@ raises."""
 import pytest
 from matplotlib.figure import Figure
 
-from tiling_course import perfdata, perfplots
+from tiling_course import perfplots
+from tiling_course.measure import model, perfdata
 
 KERNELS = [("naive", 16), ("tiled", 16), ("cublas", None)]
 PLOTS = {
@@ -78,7 +79,7 @@ def test_plots_use_the_colour_blind_safe_palette(name):
 
 @pytest.mark.parametrize("name", sorted(PLOTS) + sorted(TABLES))
 def test_without_data_each_plot_and_table_says_so(name, monkeypatch):
-    monkeypatch.setattr(perfdata, "_load_all", lambda: ())
+    monkeypatch.setattr(model, "_stored", lambda: ())
     shown = {**PLOTS, **TABLES}[name]()
     assert isinstance(shown, perfplots.NoData), shown
     assert repr(shown).startswith(perfplots.NoData.PREFIX) and "data" in shown._repr_markdown_()
@@ -107,7 +108,7 @@ def test_occupancy_counts_warps_not_threads(device):
 
 def test_the_reference_devices_are_the_compute_capability_the_table_assumes():
     for ds in perfdata.datasets():
-        assert ds.meta["device"]["compute_capability"] == "9.0", ds.device
+        assert ds.gpu["compute_capability"] == "9.0", ds.device
 
 
 def test_the_occupancy_table_names_its_device_and_the_reservation():
@@ -120,7 +121,7 @@ def test_the_best_practices_ranking_chapter_5_states_holds_in_the_data():
     """Chapter 5 and Q5.5: at width 16 coalescedMultiply is fastest and sharedABMultiply no longer
     is; at width 32 sharedABMultiply is first and coalescedMultiply last."""
     def order(ds, tile):
-        gbs = {k: ds.result(k, tile, 8192, tile, 8192)["gbs"] for k in perfplots.BPG_2008}
+        gbs = {k: ds.result(k, tile, 8192, 8192, tile).extra["gbs"] for k in perfplots.BPG_2008}   # M x N x K
         return sorted(gbs, key=lambda k: -gbs[k])
     for ds in perfdata.datasets():
         assert order(ds, 16)[0] == "coalescedMultiply", (ds.device, order(ds, 16))
@@ -144,6 +145,6 @@ def test_the_roofline_numbers_chapter_5_states():
     assert "H200" in ref.device and round(ref.ceilings["fp32_tflops"]) == 51
     assert round(perfplots.nominal_fp32_tflops(ref)) == 67
     bw, peak = ref.ceilings["copy_gbs"], ref.ceilings["fp32_tflops"]
-    share = {t: ref.result("tiled", t, 4096)["tflops"] / min(peak, bw * perfplots.intensity("tiled", t, 4096) / 1000)
+    share = {t: ref.result("tiled", t, 4096).tflops / min(peak, bw * perfplots.intensity("tiled", t, 4096) / 1000)
              for t in (8, 16, 32)}
     assert {t: round(100 * v) for t, v in share.items()} == {8: 60, 16: 48, 32: 27}, share

@@ -7,7 +7,8 @@ import io
 import pytest
 from matplotlib.figure import Figure
 
-from tiling_course import demos, figures, hopper, perfplots, style
+from tiling_course import demos, figures, perfplots, style
+from tiling_course.measure import hopperdata
 
 
 def png(fig):
@@ -26,7 +27,7 @@ CROWDED = {
     "speed-up": lambda: perfplots.speedup_plot(tiles=(2, 4, 8, 16, 32)),
     "heatmaps": lambda: demos.heatmaps("no_first_barrier"),
     "edge loads": lambda: figures.edge_loads(width=6, tile=4, block=(1, 1), phase=1),
-    "hopper": hopper.plot,
+    "hopper": hopperdata.plot,
 }
 
 
@@ -42,10 +43,10 @@ def test_a_crowded_figure_has_a_slide_version_that_fits_and_reads(name):
 
 
 def test_hopper_draws_a_figure_a_gpu_on_slides_and_one_figure_on_the_site():
-    runs = hopper.datasets()
-    site = hopper.plot()
+    runs = hopperdata.datasets()
+    site = hopperdata.plot()
     with style.drawing_for_slides():
-        slides = hopper.plot()
+        slides = hopperdata.plot()
     assert isinstance(site, Figure) and len(site.axes) == len(runs)
     assert isinstance(slides, list) and len(slides) == len(runs)
     assert [fig.axes[0].get_title() for fig in slides] == [run.device for run in runs]

@@ -173,7 +173,8 @@ def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
     """Chapter 6 has six rungs, and so has its widget: rung 6 is a state, drawn from a checked
     run of ladder6_pipelined, whose one dynamic shared array is shown as its two tiles, and
     every rung's state quotes the stored measurements of both GPUs at Width 4096."""
-    from tiling_course import matmul, perfdata, tuning
+    from tiling_course import matmul
+    from tiling_course.measure import perfdata, tuning
     from tiling_course.perfplots import LADDER
 
     kernels = [k for _, k in widgets.RUNGS]
@@ -198,8 +199,8 @@ def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
     assert [d for d, *_ in rung6] == [t.device for t in tuning.tunings()] and len(rung6) == 2
     for (_, tflops, frac, where), t in zip(rung6, tuning.tunings()):
         best = t.best("ladder6_pipelined")
-        assert (tflops, frac) == (best["tflops"], best["frac_cublas"])
-        assert all(defaults[k] == v for k, v in best["config"].items()), best["config"]
+        assert (tflops, frac) == (best.tflops, best.frac_cublas)
+        assert all(defaults[k] == v for k, v in best.config.items()), best.config
         assert where.endswith("the source's defaults, which the picture shows")
     text = states["ladder6_pipelined"]
     for device, tflops, frac, _ in rung6:
@@ -210,7 +211,7 @@ def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
     for kernel in LADDER:
         expected = [(ds.device, ds.result(kernel, 32, 4096)) for ds in perfdata.datasets()]
         got = widgets.rung_measured(kernel)
-        assert [(d, t, fr) for d, t, fr, _ in got] == [(d, r["tflops"], r["frac_cublas"]) for d, r in expected]
+        assert [(d, t, fr) for d, t, fr, _ in got] == [(d, r.tflops, r.frac_cublas) for d, r in expected]
         text = states[kernel]
         assert all(f"{t:.1f} TFLOP/s on the {d}" in text for d, t, _, _ in got), kernel
 

@@ -1,4 +1,4 @@
-"""The C++/Python boundary is declared once (include/kc_abi.h, include/kc_host_abi.h): the
+"""The C++/Python boundary is declared once (src/kc_abi.h, src/kc_host_abi.h): the
 Python side's ctypes structures and constants, and the types of the library functions it
 calls, are built from those headers by clang (cudacheck.cpu.abi). Here a probe compiled by
 the runtime's own compiler prints the size and alignment of every structure and the offset
@@ -10,11 +10,13 @@ import ctypes
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import cudacheck
 from cudacheck.cpu import abi
+from cudacheck.frontend import INCLUDE_DIR
 
 needs_cxx = pytest.mark.skipif(shutil.which(cudacheck.config.cxx) is None,
                                reason="needs the CPU runtime's C++ compiler")
@@ -23,7 +25,7 @@ needs_cxx = pytest.mark.skipif(shutil.which(cudacheck.config.cxx) is None,
 def test_every_struct_of_the_headers_is_read():
     declared = set()
     for header in abi.HEADERS:
-        declared |= set(re.findall(r"^struct (\w+) \{", (abi.INCLUDE_DIR / header).read_text(), re.M))
+        declared |= set(re.findall(r"^struct (\w+) \{", (abi.SRC_DIR / header).read_text(), re.M))
     assert declared == set(abi.STRUCTS)
     assert all(ctypes.sizeof(s) > 0 and s._fields_ for s in abi.STRUCTS.values())
 
@@ -31,7 +33,7 @@ def test_every_struct_of_the_headers_is_read():
 def test_the_package_declares_no_other_copy_of_them():
     """Only device_memory.py defines a structure of its own (the ledger the caller and the
     program's child share, which C++ never sees); the rest come from abi."""
-    package = abi.INCLUDE_DIR.parent
+    package = abi.SRC_DIR.parent
     defining = {p.relative_to(package).as_posix() for p in package.rglob("*.py")
                 if re.search(r"^class \w+\(ctypes\.Structure\)", p.read_text(), re.M)}
     assert defining <= {"device_memory.py"}
@@ -54,7 +56,7 @@ def _probe():
 def test_layouts_match_the_compilers(tmp_path):
     src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
     src.write_text(_probe())
-    subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{abi.INCLUDE_DIR}", str(src), "-o", str(exe)],
+    subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{abi.SRC_DIR}", str(src), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     compiled, constants = {}, {}
     for line in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines():
@@ -76,7 +78,7 @@ def test_layouts_match_the_compilers(tmp_path):
 
 # ---- entry points: the functions of a library that the package calls ----------------------
 
-PACKAGE = abi.INCLUDE_DIR.parent
+PACKAGE = abi.SRC_DIR.parent
 
 KERNEL = r'''
 __device__ int counter;
@@ -182,13 +184,15 @@ def test_every_runtime_definition_sees_its_prototype():
     """Each declared function the runtime defines is defined extern "C" (a definition that
     differs is then an error, not an overload) in a unit that includes its header."""
     for name in (n for n in abi.ENTRY_POINTS if not n.endswith("_n")):
-        units = [p for p in abi.INCLUDE_DIR.glob("*.cpp")
+        units = [p for p in abi.SRC_DIR.glob("*.cpp")
                  if re.search(rf'^extern "C" [^;{{]*\b{name}\(', p.read_text(), re.M)]
         assert len(units) == 1, (name, units)
-        header = next(h for h in abi.HEADERS if re.search(rf"\b{name}\(", (abi.INCLUDE_DIR / h).read_text()))
-        deps = subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{abi.INCLUDE_DIR}", "-M", str(units[0])],
+        header = next(h for h in abi.HEADERS if re.search(rf"\b{name}\(", (abi.SRC_DIR / h).read_text()))
+        deps = subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{INCLUDE_DIR}", "-M", str(units[0])],
                               check=True, capture_output=True, text=True).stdout
-        assert str(abi.INCLUDE_DIR / header) in deps.replace("\\\n", " ").split(), (name, units[0].name)
+        # a header reached through a public one is spelled include/../src/kc_*.h
+        read = {Path(d).resolve() for d in deps.replace("\\\n", " ").split()[1:]}
+        assert (abi.SRC_DIR / header).resolve() in read, (name, units[0].name)
 
 
 _SIGNATURE_PROBE = r'''
@@ -241,7 +245,7 @@ def test_entry_points_match_the_compilers(tmp_path):
              for n in abi.ENTRY_POINTS]
     src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
     src.write_text(_SIGNATURE_PROBE + "int main() {\n" + "\n".join(calls) + "\n}\n")
-    subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{abi.INCLUDE_DIR}", str(src), "-o", str(exe)],
+    subprocess.run([cudacheck.config.cxx, "-std=c++17", f"-I{abi.SRC_DIR}", str(src), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     compiled = {}
     for line in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines():

@@ -1,5 +1,5 @@
 """Checked mode's ordering of global memory by named barriers (bar.sync id, count), alone and in
-release/acquire chains between blocks (cpu/include/kc_check_global_races.cpp, with the clocks of
+release/acquire chains between blocks (cpu/src/kc_check_global_races.cpp, with the clocks of
 kc_check_races.cpp): a warpgroup's named barrier orders its threads' global accesses as
 __syncthreads() orders a block's (PTX ISA: bar.sync "guarantees that when the barrier completes,
 prior memory accesses requested by this thread are performed relative to all threads

@@ -11,7 +11,7 @@ from elftools.elf.elffile import ELFFile
 
 import cudacheck
 from cudacheck.cpu import compiler, cpu_features
-from cudacheck.frontend import INCLUDE_DIR
+from cudacheck.frontend import SRC_DIR
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -49,7 +49,7 @@ def _undefined(path):
         return {s.name for s in dynsym.iter_symbols() if s["st_shndx"] == "SHN_UNDEF"}
 
 
-# The front end's fused multiply-add (include/kc_gpu_arith.h), alone in a library.
+# The front end's fused multiply-add (cpu/src/kc_gpu_arith.h), alone in a library.
 FUSED = r'''#include "kc_gpu_arith.h"
 extern "C" __attribute__((visibility("default")))
 void fused(const float* a, const float* b, const float* c, float* out, int n) {
@@ -60,7 +60,7 @@ void fused(const float* a, const float* b, const float* c, float* out, int n) {
 def _fused_library(tmp_path, flags):
     src, lib = tmp_path / "fused.cpp", tmp_path / f"fused{len(flags)}.so"
     src.write_text(FUSED)
-    subprocess.run([cudacheck.config.cxx, *flags, "-shared", f"-I{INCLUDE_DIR}", str(src), "-o", str(lib)], check=True)
+    subprocess.run([cudacheck.config.cxx, *flags, "-shared", f"-I{SRC_DIR}", str(src), "-o", str(lib)], check=True)
     f = ctypes.CDLL(str(lib)).fused
     f.argtypes = [np.ctypeslib.ndpointer(np.float32, flags="C")] * 4 + [ctypes.c_int]
     return f, "fmaf" in _undefined(lib)

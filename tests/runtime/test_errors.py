@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cudacheck
+from cudacheck.frontend import INCLUDE_DIR, SRC_DIR
 
 COPY = r'''
 extern "C" __global__ void copy(const float* src, float* dst, int n) {
@@ -65,6 +66,21 @@ def test_a_cuda_header_the_kernel_does_not_include(line, header):
         cudacheck.RawModule(code, backend="cpu").compile()
     assert f"#include <{header}>" in str(e.value)
     assert not isinstance(e.value, cudacheck.UnsupportedFeatureError)
+
+
+def test_cpu_include_holds_only_what_a_kernel_may_include():
+    """The runtime's own units and headers are in cpu/src/, off a kernel's include path."""
+    own = [p.name for p in INCLUDE_DIR.rglob("*") if p.name.startswith("kc_") or p.suffix in (".cpp", ".def", ".ld")]
+    assert not own
+    assert (SRC_DIR / "kc_runtime.h").is_file() and (INCLUDE_DIR / "cuda_runtime.h").is_file()
+
+
+@pytest.mark.parametrize("header", sorted(p.name for p in SRC_DIR.glob("*.h")))
+def test_a_kernel_cannot_include_the_runtimes_own_headers(header):
+    # INCLUDE_DIR's headers reach them by their path (../src/kc_*.h), not through the include path
+    code = f'#include "{header}"\n' + COPY
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match=rf"does not provide \('{header}' file not found"):
+        cudacheck.RawModule(code, backend="cpu").compile()
 
 
 def test_unknown_compiler_option():

@@ -1,4 +1,4 @@
-"""Checked mode's findings are declared once (include/kc_findings.def): the C++ side writes
+"""Checked mode's findings are declared once (src/kc_findings.def): the C++ side writes
 each kind with exactly its declared fields, the Python side decodes each kind into its
 declared exception, and every such exception is exported by cudacheck."""
 import re
@@ -7,7 +7,7 @@ import cudacheck
 from cudacheck import errors
 from cudacheck.cpu import compiler, findings
 
-# The runtime's units and checked mode's, one per check (include/kc_check.h), and their headers.
+# The runtime's units and checked mode's, one per check (src/kc_check.h), and their headers.
 WRITERS = sorted(p for p in findings.DECLARATIONS.parent.glob("kc_*") if p.suffix in (".cpp", ".h"))
 
 

@@ -132,16 +132,18 @@ def test_sine_cosine_and_logarithms_on_fresh_inputs(quarter):
     assert np.isnan(lg1[xd < -1]).all()
 
 
-def test_readme_quotes_the_inputs_the_log_checked():
-    """The README's count of inputs checked is the sum of the recording log's table, none of
-    which differed."""
+def test_readme_quotes_the_inputs_the_recording_checked():
+    """The README's count of inputs checked is the sum of the recording's checks (its numbers in
+    tests/data/, the run it cites as evidence in logs/), none of which differed."""
     import re
     from pathlib import Path
+
+    from tiling_course.measure import model
     root = Path(__file__).parents[2]
-    readme = root / "runtime" / "README.md"
-    text = re.sub(r"\s+", " ", readme.read_text())
+    text = re.sub(r"\s+", " ", (root / "runtime" / "README.md").read_text())
     billions, log = re.search(r"checked on all of the about (\d+) billion inputs.*?`(logs/[^`]+-gpu-math-tables\.md)`",
                               text).groups()
-    rows = re.findall(r"^\| [^|]+ \| ([\d,]+) \| ([\d,]+) \|$", (root / log).read_text(), re.M)
-    assert rows and all(bad == "0" for _, bad in rows)
-    assert round(sum(int(n.replace(",", "")) for n, _ in rows) / 1e9) == int(billions)
+    run = model.read(root / "tests" / "data" / "gpu-math-tables-h100.json")
+    assert run.kind == "counts" and run.meta.extra["log"] == log and "H100" in run.meta.device
+    assert len(run.records) == 10 and all(r.ok and r.extra["differ"] == 0 for r in run.records)
+    assert round(sum(r.extra["inputs"] for r in run.records) / 1e9) == int(billions)

@@ -4,10 +4,10 @@ more, a*b + c contracted into one fused multiply-add (and not, under --fmad=fals
 __activemask in divergent code, expf, tanhf, logf, log1pf, rsqrtf, rnorm3df, __expf, __sinf,
 __cosf and __sincosf (the special-function unit's approximations and CUDA's polynomials),
 cuRAND's generators and its float distributions. The GPU's results were recorded by
-scripts/record_gpu_semantics.py (tests/data/gpu_semantics.json names the device, date and
-versions); on a GPU, test_gpu_backend_agrees runs them again."""
+scripts/record_gpu_semantics.py (tests/data/gpu_semantics.json, a run of outputs of the one
+measurement model, tiling_course.measure.model, names the device, date and versions); on a GPU,
+test_gpu_backend_agrees runs them again."""
 import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,13 +15,15 @@ import pytest
 
 import cudacheck
 from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
+from tiling_course.measure import model
 
-RECORD = json.loads((Path(__file__).parents[1] / "data" / "gpu_semantics.json").read_text())
+RECORD = model.read(Path(__file__).parents[1] / "data" / "gpu_semantics.json")
 CASES = {c.name: c for c in cases()}
 
 
 def _recorded(name):
-    return [np.frombuffer(base64.b64decode(r["bytes"]), dtype=r["dtype"]) for r in RECORD["cases"][name]]
+    (case,) = RECORD.select(kernel=name)
+    return [np.frombuffer(base64.b64decode(r["bytes"]), dtype=r["dtype"]) for r in case.extra["outputs"]]
 
 
 def _run(case, backend="cpu", **kw):
@@ -152,16 +154,19 @@ def test_gpu_backend_agrees(name):
         assert not len(_mismatch(g, w))
 
 
-def test_readme_quotes_the_differential_corpus_log():
-    """The README's share of bit-identical outputs is the one its log records."""
+def test_readme_quotes_the_differential_corpus_run():
+    """The README's share of bit-identical outputs is the one its run records (its numbers in
+    tests/data/, the log it cites as evidence in logs/)."""
     import re
-    readme = (Path(__file__).parents[2] / "runtime" / "README.md").read_text()
+    root = Path(__file__).parents[2]
+    readme = (root / "runtime" / "README.md").read_text()
     para = readme[readme.index("differential corpus (`scripts/corpus_gpu.py`"):]
     log = re.search(r"`(logs/[^`]+corpus[^`]+\.log)`", para).group(1)
-    same = total = 0
-    for line in (Path(__file__).parents[2] / log).read_text().splitlines():
-        for a, b in re.findall(r"gpu==cpu (\d+)/(\d+)", line):
-            same, total = same + int(a), total + int(b)
+    run = model.read(root / "tests" / "data" / "corpus-gpu-h100.json")
+    assert run.kind == "counts" and run.meta.extra["log"] == log and len(run.records) == 1107
+    assert all(r.ok for r in run.records)                   # every case-shape agreed with NumPy
+    same = sum(a for r in run.records for a, _ in r.extra["gpu_equals_cpu"])
+    total = sum(b for r in run.records for _, b in r.extra["gpu_equals_cpu"])
     num = lambda s: int(s.replace(",", ""))   # noqa: E731
     quoted = re.search(r"([\d,]+) of ([\d,]+) output\s+elements\s+\(([\d.]+)%\).*?every one of the ([\d,]+) integer"
                        r"\s+elements, and ([\d,]+) of the ([\d,]+) float ones\s+\(([\d.]+)%\)", para, re.S)

@@ -1,4 +1,4 @@
-"""Checked mode on Hopper kernels' inline PTX (cpu/include/kc_check_async.cpp): each hazard of
+"""Checked mode on Hopper kernels' inline PTX (cpu/src/kc_check_async.cpp): each hazard of
 the async proxy that no NVIDIA tool names, committed by one small kernel (a TMA copy of a 64 x 64
 bf16 tile onto an mbarrier, one wgmma m64n8k16 reading it; a TMA store of a float box whose
 buffer is then rewritten), asserting the class, the line and the message's facts (with the

@@ -1,7 +1,7 @@
 """Thread-block clusters on the CPU runtime: kernels/hopper.cu's clustered kernels
 (matmul_clustered, matmul_async_store), unchanged, BF16 and FP16, plain and checked, on
 awkward shapes against float64 NumPy of the rounded inputs, launched as
-scripts/bench_hopper.py launches them; the cluster's special registers as PTX defines them;
+tiling_course.measure.bench_hopper launches them; the cluster's special registers as PTX defines them;
 an arrival on another block's mbarrier; a multicast copy into both blocks; and the misuses
 refused: a grid that is not a whole number of clusters, mapa or a multicast mask naming a
 rank outside the cluster, and a block that exits while the other still arrives on its barrier.

@@ -1,6 +1,6 @@
 """kernels/hopper.cu on the CPU runtime: its non-clustered kernels, unchanged, BF16 and FP16,
 against float64 NumPy of the rounded inputs on awkward shapes (launched by tiling_course.hopper,
-the rule scripts/bench_hopper.py launches them by on a GPU, with tensor maps of NumPy arrays);
+the rule measure.bench_hopper launches them by on a GPU, with tensor maps of NumPy arrays);
 the TMA copy (zero fill at an edge, the 128-byte swizzle) and one wgmma against NumPy with
 hand-built descriptors; and tensor maps refused by the backend that cannot read them. The
 clustered kernels: test_hopper_clusters.py."""

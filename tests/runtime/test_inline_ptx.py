@@ -1,4 +1,4 @@
-"""Inline PTX on the CPU runtime (frontend/ptx.py, cpu/include/kc_ptx.h): each translated
+"""Inline PTX on the CPU runtime (frontend/ptx.py, cpu/src/kc_ptx.h): each translated
 instruction against a NumPy model of its PTX semantics on fresh random inputs, control flow,
 elect.sync, mbarrier handshakes between warps (plain and checked), a wait that nothing
 completes, misused barriers, and the instructions outside the subset refused by name."""

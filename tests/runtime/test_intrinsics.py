@@ -1,4 +1,4 @@
-"""CUDA's device intrinsics and math functions on the CPU runtime (cpu/include/kc_intrinsics.h).
+"""CUDA's device intrinsics and math functions on the CPU runtime (cpu/src/kc_intrinsics.h).
 
 Each family of intrinsics is one kernel that writes one output per intrinsic and input (as
 64-bit patterns), run on fresh random inputs and the edge cases (0, -0.0, subnormals, inf,

@@ -1,4 +1,4 @@
-"""__half and __nv_bfloat16 on the CPU runtime (cpu/include/kc_lowp.h, cuda_fp16.h, cuda_bf16.h):
+"""__half and __nv_bfloat16 on the CPU runtime (cpu/src/kc_lowp.h, cpu/include/cuda_fp16.h, cuda_bf16.h):
 conversions from float round to nearest even, bit for bit, on a million random floats and on
 every edge (subnormals, ties, overflow, NaN), against NumPy's float16 and an independent
 bfloat16 rounding; the conversions back are exact; arithmetic is correctly rounded."""

@@ -1,7 +1,7 @@
 """A kernel's by-value parameter of a type aligned beyond 16 bytes (CUtensorMap: 64, a struct
 declared __align__(32)) reaches the kernel intact wherever the caller's buffer for it lies.
 
-The launch stubs (include/kc_stubs.h) read each parameter from a buffer Python allocated,
+The launch stubs (src/kc_stubs.h) read each parameter from a buffer Python allocated,
 16-byte aligned at most. Read in place through a pointer of the parameter's type, g++ may copy
 it with 32-byte aligned AVX moves (GCC 13 does with -mfma), which fault on such an address:
 chapter 9's kernels crashed so (logs/2026-12-06-h100-mfma-crash.md). GCC 12 copies with those
@@ -14,7 +14,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import compiler
-from cudacheck.frontend import INCLUDE_DIR
+from cudacheck.frontend import SRC_DIR
 
 # A kernel body called as the launch stubs call one, with its 64-byte aligned parameter read
 # from `offset` bytes past a 64-byte boundary; it writes the bytes it received to stdout.
@@ -44,7 +44,7 @@ def stub_program(tmp_path_factory):
         pytest.skip("the runtime builds without AVX here (no FMA), so no 32-byte moves to test")
     tmp = tmp_path_factory.mktemp("stub")
     (tmp / "box.cpp").write_text(STUB_PROGRAM)
-    subprocess.run([cudacheck.config.cxx, *compiler.CXXFLAGS, WIDE_MOVES, f"-I{INCLUDE_DIR}", str(tmp / "box.cpp"),
+    subprocess.run([cudacheck.config.cxx, *compiler.CXXFLAGS, WIDE_MOVES, f"-I{SRC_DIR}", str(tmp / "box.cpp"),
                     "-o", str(tmp / "box")], check=True, capture_output=True)
     return tmp / "box"
 

@@ -1,4 +1,4 @@
-"""Checked mode's proxy fences (cpu/include/kc_check_async.cpp): bytes threads wrote with ordinary
+"""Checked mode's proxy fences (cpu/src/kc_check_async.cpp): bytes threads wrote with ordinary
 stores (the generic proxy) that a TMA store or a wgmma then reads (the async proxy) need a
 fence.proxy.async of each writer after its writes and before the barrier that hands them over
 (PTX ISA: "Accessing the same memory location across multiple proxies needs a cross-proxy

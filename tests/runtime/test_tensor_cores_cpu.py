@@ -386,7 +386,7 @@ def test_checked_mode_finds_a_line_taken_out_of_the_chapters_kernels(mutant, rng
 @pytest.mark.parametrize("prec", list(PRECISIONS))
 def test_the_wmma_ceiling_kernel_does_every_multiply(prec, rng):
     """kernels/wmma_ceiling.cu, which the tuner times for the ceiling of wmma
-    (`python -m tiling_course.tune --ceiling`), computes what its header says: accumulator j
+    (`python -m tiling_course.measure.tune --ceiling`), computes what its header says: accumulator j
     of each warp is iters times a[j / 4] * b[j % 4], with none of the multiplies folded."""
     src = rng.uniform(-1, 1, 1536).astype(np.float32)
     dev, values = device_inputs(src, prec)

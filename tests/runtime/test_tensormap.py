@@ -1,7 +1,7 @@
 """Tensor maps (cudacheck.tensor_map_2d) and the Hopper kernels that load tiles through them
 (kernels/hopper.cu). Without a GPU: every map that cannot be made is refused with what is
 wrong. On an H100 or H200: every kernel, BF16 and FP16, against float64 NumPy on a small
-awkward shape and against cuBLAS on awkward and square ones (scripts/bench_hopper.py, the
+awkward shape and against cuBLAS on awkward and square ones (tiling_course.measure.bench_hopper, the
 script that measures them for the book)."""
 import subprocess
 import sys
@@ -46,7 +46,7 @@ def test_bad_maps_are_refused_by_name():
 @pytest.mark.gpu
 def test_every_hopper_kernel_against_float64_and_cublas(tmp_path):
     """Small shapes, so the test is quick: correctness, not speed."""
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_hopper.py"), "--size", "1024",
+    out = subprocess.run([sys.executable, "-m", "tiling_course.measure.bench_hopper", "--size", "1024",
                           "--awkward", "300x520x200", "--small", "65x130x33", "--warmup", "1", "--repeats", "2",
                           "--output", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and ", 0 failed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]

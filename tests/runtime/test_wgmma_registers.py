@@ -1,5 +1,5 @@
 """wgmma.mma_async with A from registers (the "RS" form) and the TF32 type on the CPU runtime
-(frontend/ptx_async.py, cpu/include/kc_async.cpp): one warpgroup's small kernels load A's
+(frontend/ptx_async.py, cpu/src/kc_async.cpp): one warpgroup's small kernels load A's
 fragment from global memory into its four .b32 registers (or A into shared memory: the SS
 form), B into shared memory K-major (no swizzle, and the 128-byte swizzle) with ordinary
 stores, and accumulate several k steps; plain and checked, against float64 NumPy of the

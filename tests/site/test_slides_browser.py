@@ -297,15 +297,18 @@ def slide_problems(s, total, size, limit):
     return found
 
 
-def check_deck(driver, url, inside, size, key, screenshots=None):
-    """Walk one deck with one key at one window size; returns (problems, slides measured)."""
+def check_deck(driver, url, inside, size, keys=tuple(KEYS), screenshots=None):
+    """Walk one deck with each key at one window size, then measure each of its slides (once:
+    where a slide is and what it shows do not depend on the key that reached it); returns
+    (problems, slides measured)."""
     problems = open_deck(driver, url, size)
     if problems:
         return problems + load_problems(driver, inside), []
     limit = driver.execute_script("return window.tcSlides.limit")
-    total, seen = walk(driver, KEYS[key])
-    if seen[:total] != list(range(total)) or seen[-1] != total - 1:
-        problems.append(f"{key} visits {seen[:60]} of {total} slides, not each in order")
+    for key in keys:
+        total, seen = walk(driver, KEYS[key])
+        if seen[:total] != list(range(total)) or seen[-1] != total - 1:
+            problems.append(f"{key} visits {seen[:60]} of {total} slides, not each in order")
     measured = []
     for i in range(total):
         driver.execute_script("Reveal.slide(arguments[0])", i)
@@ -342,18 +345,17 @@ def test_every_deck_walked_with_the_arrow_and_space_fits_a_hall(deck_browser, de
     with SiteServer(folder) as server:
         for stem in built:
             for size in SIZES:
-                for key in KEYS:
-                    shots = SCREENSHOTS / stem if size == SIZES[0] and key == "→" else None
-                    if shots is not None:
-                        shutil.rmtree(shots, ignore_errors=True)
-                    problems, measured = check_deck(deck_browser, f"{server.url}{stem}/index.html",
-                                                    f"{server.url}{stem}/", size, key, shots)
-                    failures += [f"{stem} at {size[0]}x{size[1]} with {key}: {p}" for p in problems]
-                    if size == SIZES[0] and key == "→" and measured:
-                        rows.append((stem, measured))
+                shots = SCREENSHOTS / stem if size == SIZES[0] else None
+                if shots is not None:
+                    shutil.rmtree(shots, ignore_errors=True)
+                problems, measured = check_deck(deck_browser, f"{server.url}{stem}/index.html",
+                                                f"{server.url}{stem}/", size, screenshots=shots)
+                failures += [f"{stem} at {size[0]}x{size[1]}: {p}" for p in problems]
+                if size == SIZES[0] and measured:
+                    rows.append((stem, measured))
     with capsys.disabled():
-        print(f"\n[test_slides_browser] {len(built)} decks at {SIZES} with → and Space; {len(failures)} problem(s); "
-              f"screenshots in {SCREENSHOTS}/")
+        print(f"\n[test_slides_browser] {len(built)} decks at {SIZES}, walked with → and Space; "
+              f"{len(failures)} problem(s); screenshots in {SCREENSHOTS}/")
         for stem, measured in rows:
             px = {k: min((m[k] for m in measured if m[k] is not None), default=None)
                   for k in ("text_px", "code_px", "table_px", "widget_px")}
@@ -376,7 +378,7 @@ def test_a_deck_copied_alone_runs_from_the_disk(deck_browser, decks_folder, tmp_
     stick = tmp_path / "stick"
     shutil.copytree(folder / "02_tiling", stick / "02_tiling")
     url = (stick / "02_tiling" / "index.html").as_uri()
-    problems, measured = check_deck(deck_browser, url, (stick / "02_tiling").as_uri() + "/", SIZES[0], "→")
+    problems, measured = check_deck(deck_browser, url, (stick / "02_tiling").as_uri() + "/", SIZES[0], ("→",))
     math = deck_browser.execute_script(MATH_JS)
     assert not problems, problems
     assert math["maths"] > 0 and math["views"] > 0 and math["drawn"] > 0, math
@@ -402,7 +404,7 @@ def test_the_walk_catches_a_deck_that_skips_overflows_or_needs_the_network(deck_
     damaged = damaged.replace("</head>", cdn + "</head>", 1)
     assert damaged.count("Damaged") == 1
     deck.write_text(damaged)
-    problems, _ = check_deck(deck_browser, deck.as_uri(), copy.as_uri() + "/", SIZES[0], "→")
+    problems, _ = check_deck(deck_browser, deck.as_uri(), copy.as_uri() + "/", SIZES[0], ("→",))
     said = "\n".join(problems)
     for expected in ("not each in order", "runs past the slide or into its bottom band", "scrolls",
                      "text at 15.4 px", "words of prose", "the first slide is not a title slide",

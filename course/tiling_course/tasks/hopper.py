@@ -1,6 +1,6 @@
 """The Hopper task: P = M @ N by a kernel of kernels/hopper.cu (or a reader's copy of it),
 launched by tiling_course.hopper's one rule, its BF16, FP16 or TF32 inputs' product compared with
-NumPy in float64 within float accumulation's bound (bench_hopper.py's tolerance)."""
+NumPy in float64 within float accumulation's bound (measure.bench_hopper's tolerance)."""
 import itertools
 from dataclasses import dataclass
 

@@ -3,7 +3,8 @@ and what the stored measurements say of it."""
 import html
 import re
 
-from .. import perfdata, traces
+from .. import traces
+from ..measure import perfdata
 from .base import build, png_data_uri
 
 RUNGS = [("tiled", "tiled"), ("rung 1", "ladder1_coarsened"), ("rung 2", "ladder2_regtile1d"),
@@ -37,10 +38,10 @@ def source_defaults(kernel):
 def rung_measured(kernel, tile=32, width=MEASURED_WIDTH):
     """What the stored measurements say of one rung at Width 4096, one entry per GPU:
     (device, TFLOP/s, fraction of cuBLAS, where). Rungs up to 5 come from the ladder's
-    benchmark (perfdata, the numbers of the chapter's ladder table); rung 6, which that
-    benchmark does not run, from the tuner's runs (tuning, the chapter's rung-6 table): the
+    benchmark (measure.perfdata, the numbers of the chapter's ladder table); rung 6, which that
+    benchmark does not run, from the tuner's runs (measure.tuning, the chapter's rung-6 table): the
     fastest correct configuration it found, timed beside cuBLAS in the same run."""
-    from .. import tuning
+    from ..measure import tuning
     if kernel == "ladder6_pipelined":
         defaults = source_defaults(kernel)
 
@@ -48,9 +49,9 @@ def rung_measured(kernel, tile=32, width=MEASURED_WIDTH):
             same = all(defaults.get(k) == v for k, v in config.items())
             return (f"the tuner's best tiles, {tuning.config_text(config)}"
                     + (", the source's defaults, which the picture shows" if same else ""))
-        return [(t.device, r["tflops"], r["frac_cublas"], where(r["config"]))
+        return [(t.device, r.tflops, r.frac_cublas, where(r.config))
                 for t in tuning.tunings() if t.size == width for r in [t.best(kernel)] if r]
-    return [(ds.device, r["tflops"], r["frac_cublas"], "the ladder's benchmark")
+    return [(ds.device, r.tflops, r.frac_cublas, "the ladder's benchmark")
             for ds in perfdata.datasets() for r in [ds.result(kernel, tile, width)] if r]
 
 

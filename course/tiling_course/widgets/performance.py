@@ -2,7 +2,7 @@
 import html
 from functools import lru_cache
 
-from .. import perfdata
+from ..measure import perfdata
 from .base import NO_GUESS, TILES, build, predict
 
 BLOCK_HUES = ("#4477aa", "#66ccee")  # Paul Tol's bright blue and cyan: colour-blind safe
@@ -30,13 +30,13 @@ def occupancy_facts(limits, tile, width=4096):
     cc = limits["device"].split("compute capability ")[-1].split(" ")[0]
     facts["roofline"] = []
     for ds in perfdata.datasets():
-        if ds.meta.get("device", {}).get("compute_capability") != cc:
+        if ds.gpu.get("compute_capability") != cc:
             continue
         r = ds.result("tiled", tile, width)
         ai = perfplots.intensity("tiled", tile, width)
         if r and {"copy_gbs", "fp32_tflops"} <= set(ds.ceilings):
             roof = min(ds.ceilings["fp32_tflops"], ds.ceilings["copy_gbs"] * ai / 1000)
-            facts["roofline"].append((ds.device, ai, r["tflops"], roof))
+            facts["roofline"].append((ds.device, ai, r.tflops, roof))
     return facts
 
 

@@ -2,7 +2,8 @@
 import html
 from functools import lru_cache
 
-from .. import perfdata, precision, show, traces
+from .. import precision, show, traces
+from ..measure import perfdata
 from .base import GRID_STYLE, TILES, block_trace, build, grid, grids, phase_loads
 
 

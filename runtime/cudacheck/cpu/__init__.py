@@ -1,5 +1,6 @@
 """The CPU runtime: CUDA C compiled by the machine's C++ compiler, blocks run in
-isolated worker processes, the threads of a block as fibers (see include/)."""
+isolated worker processes, the threads of a block as fibers (see src/; include/ holds the
+headers a kernel may include)."""
 import ctypes
 import os
 import shutil

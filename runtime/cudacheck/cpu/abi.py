@@ -1,5 +1,5 @@
 """The boundary between the CPU runtime's C++ and this package, declared once: in
-include/kc_abi.h (a launch) and include/kc_host_abi.h (a whole program). clang reads them
+src/kc_abi.h (a launch) and src/kc_host_abi.h (a whole program). clang reads them
 when this module is imported (libclang, the front end's parser, with clang's own fixed-width
 integer types in place of the system's <stdint.h>, so that no system header is read), and
 every struct there becomes a ctypes.Structure here, with the same fields in the same order,
@@ -32,7 +32,7 @@ compiler's.
 import ctypes
 import re
 
-from ..frontend import INCLUDE_DIR
+from ..frontend import SRC_DIR
 
 HEADERS = ("kc_abi.h", "kc_host_abi.h")
 
@@ -61,7 +61,7 @@ def _parse():
         raise ImportError("the CPU runtime needs clang's Python bindings: pip install libclang") from None
     main = "cudacheck-abi.cpp"
     tu = ci.Index.create().parse(
-        main, args=["-x", "c++", "-std=c++17", "-nostdinc", f"-I{_STDINT_DIR}", f"-I{INCLUDE_DIR}"],
+        main, args=["-x", "c++", "-std=c++17", "-nostdinc", f"-I{_STDINT_DIR}", f"-I{SRC_DIR}"],
         unsaved_files=[(main, "".join(f'#include "{h}"\n' for h in HEADERS)),
                        (f"{_STDINT_DIR}/stdint.h", _STDINT)])
     errors = [str(d) for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
@@ -179,7 +179,7 @@ def entry_point(name):
     for declared in (name, re.sub(r"_\d+$", "_n", name)):
         if declared in ENTRY_POINTS:
             return ENTRY_POINTS[declared]
-    raise BoundaryError(f"{name}: include/kc_abi.h and kc_host_abi.h declare no such function; the package "
+    raise BoundaryError(f"{name}: src/kc_abi.h and kc_host_abi.h declare no such function; the package "
                         "calls a library's functions only through their extern \"C\" prototypes there")
 
 

@@ -3,7 +3,7 @@
 The library is the kernel's translation unit (include/cuda_cpu.h, then the source with the
 front end's line-preserving edits, then one launch stub per kernel) linked with the
 runtime's (RUNTIME_UNITS: scheduler, polling, launcher, memory, inline PTX and its async proxy;
-in checked mode also one unit per check, include/kc_check_*.cpp), each compiled once per
+in checked mode also one unit per check, src/kc_check_*.cpp), each compiled once per
 variant and cached. Checked
 mode compiles the kernel's unit with g++'s ThreadSanitizer and bounds instrumentation, whose
 hooks the checks implement: every load and store is checked, and the kernel keeps its own
@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import cache
 from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
-from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, header_digest
+from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_digest
 from ..listing import compile_error_report
 from ..options import compiler_flags
 from . import cpu_features, device_symbols, gpumath, preprocessed
@@ -44,7 +44,7 @@ BUILD_RULES = cache.digest(*(Path(m.__file__).read_text() for m in (preprocessed
 # shared structs of templates by name even where g++ gives them no COMDAT section (internal linkage).
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-fno-finite-loops",
             "-fdata-sections", "-ffp-contract=off", *cpu_features.flags(), "-w")
-# Checked mode's instrumentation: the hooks are in include/kc_check_*.cpp (CHECK_UNITS), not in
+# Checked mode's instrumentation: the hooks are in src/kc_check_*.cpp (CHECK_UNITS), not in
 # the sanitizers' run-time libraries, which are never linked.
 # -gdwarf-4: the line table names each access's line of kernel.cu (the unit's #line). With
 # GCC 12's default DWARF 5, binutils' addr2line reads the lines of the unit's first function
@@ -58,7 +58,7 @@ CHECKED_FLAGS = ("-DKC_CHECKED", "-g1", "-gdwarf-4", "-fsanitize=thread", "--par
                  # an atomic as a kernel's last statement stays a call, whose return address names its line
                  "-fno-optimize-sibling-calls")
 # A plain build of a kernel whose source says `volatile`: its volatile reads (and only those)
-# call the runtime, so that a thread polling a flag lets others run (include/kc_poll.h).
+# call the runtime, so that a thread polling a flag lets others run (src/kc_poll.h).
 POLL_FLAGS = ("-DKC_POLL", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
               "--param=tsan-distinguish-volatile=1")
 
@@ -70,7 +70,7 @@ def polls_volatile(source):
 
 # The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
 # that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
-LINK_FLAGS = (f"-Wl,-T,{INCLUDE_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
+LINK_FLAGS = (f"-Wl,-T,{SRC_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
 
 
 def edited(source, edits):
@@ -91,12 +91,12 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
     """The kernel's unit: header, edited source under #line, and the stubs: one launch stub
     per kernel in `kernels` (Kernel objects), the registration of namespace-scope shared
     variables, and the address of each device variable. The stubs Python calls are each
-    declared first with their family's type (include/kc_abi.h: kc_spawn_n, kc_device_var_n),
+    declared first with their family's type (src/kc_abi.h: kc_spawn_n, kc_device_var_n),
     so that g++ checks them against it. `renames` are kernel names that clash with a C
     library function the header declares (div, exp): NVRTC has no C library, so such a name
     is legal CUDA; here it is renamed."""
     defines = "".join(f"#define {n} kc_kernel_{n}\n" for n in renames)
-    stubs = ['\n#line 1 "<launch stubs>"\n#include "kc_stubs.h"']
+    stubs = [f'\n#line 1 "<launch stubs>"\n#include "{SRC_DIR / "kc_stubs.h"}"']
     for i, k in enumerate(kernels):
         stubs.append(f"static void kc_body_{i}(void** a) {{ ::kc::invoke(&{k.name}, a); }}\n"
                      f"KC_VISIBLE kc_spawn_n kc_spawn_{i};\n"
@@ -164,11 +164,11 @@ def precompiled_header(cxx, flags, cache_dir):
     return folder if cache.build_once(folder / PCH_NAME, make, shared=True) else None
 
 
-# The runtime's units, one per role (include/kc_runtime.h says which does what), each compiled
+# The runtime's units, one per role (src/kc_runtime.h says which does what), each compiled
 # in the variant of the kernel it is linked with.
 RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp",
                  "kc_cluster.cpp")
-# Checked mode's units, one per role (include/kc_check.h says which does what), linked beside
+# Checked mode's units, one per role (src/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
@@ -184,7 +184,7 @@ def runtime_object(checked, unit, poll=False):
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
 
     def make(_, out):
-        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(INCLUDE_DIR / unit), "-o", str(out)])
+        proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(SRC_DIR / unit), "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
                                log=proc.stderr, backend="cpu")

@@ -1,7 +1,7 @@
 """What this machine's processor adds to the runtime's g++ flags (compiler.CXXFLAGS).
 
 A multiply-add that nvcc contracts, the front end writes as one fused multiply-add
-(include/kc_gpu_arith.h: __builtin_fmaf). x86-64's baseline instruction set has no FMA, so
+(src/kc_gpu_arith.h: __builtin_fmaf). x86-64's baseline instruction set has no FMA, so
 without -mfma g++ makes each of them a call of libm's fmaf, which spills every live float
 register around it; with -mfma it is one vfmadd instruction (the tiled kernel at Width 256:
 about 0.72x the workers' CPU time). Both round once, so both give the GPU's bits; but a

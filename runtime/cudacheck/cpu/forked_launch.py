@@ -1,7 +1,7 @@
 """Running a compiled kernel on the CPU, isolated from the caller, in forked worker processes.
 
 A launch copies the array arguments into memory mapped MAP_SHARED, forks worker
-processes that run the grid's blocks (include/kc_launch.cpp), waits for them within the
+processes that run the grid's blocks (src/kc_launch.cpp), waits for them within the
 time limit, and copies the arrays the kernel may write back only if every worker
 succeeded. Whatever a kernel does, the caller's arrays and process are intact: a
 crash, a failed assert or an endless loop becomes a KernelError.

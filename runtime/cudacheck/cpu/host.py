@@ -3,7 +3,7 @@
 Build: clang finds the launches (frontend.find_launches), whose line-preserving edits turn
 `kernel<<<grid, block, shared, stream>>>(args)` into a call of the launcher; the front end
 reads the edited source as a program; g++ compiles it after cuda_cpu.h with the CUDA
-runtime API of include/kc_host.h, and links kc_host.cpp beside the usual runtime.
+runtime API of src/kc_host.h, and links kc_host.cpp beside the usual runtime.
 
 Run: the program's main runs in a forked child of this process, in its own process group,
 its stdin, stdout and stderr on files. Nothing of it can harm the caller: a crash, an
@@ -14,7 +14,7 @@ program's device memory in device_memory.py's slots and runs each kernel exactly
 RawKernel launch does (forked_launch.execute). The child reports through a pickle file (exit code,
 checked mode's reports and warnings, or the exception that ended it) and, when it dies of a
 signal, through a shared record (device_memory.Ledger) that names the faulting address and
-the frames of the program's library (include/kc_host.cpp), read back to source lines.
+the frames of the program's library (src/kc_host.cpp), read back to source lines.
 """
 import ctypes
 import mmap

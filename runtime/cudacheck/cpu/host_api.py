@@ -1,5 +1,5 @@
 """A whole program's CUDA runtime API, in the child that runs it (cpu/host.py): the Python
-side of include/kc_host.cpp's calls (abi.HostCallbacks). Every call that touches device memory
+side of src/kc_host.cpp's calls (abi.HostCallbacks). Every call that touches device memory
 (cudaMalloc, cudaFree, cudaMemcpy, cudaMemset) is checked against the program's allocations
 (device_memory.py), and every launch runs its kernel in workers exactly as a RawKernel launch
 does (forked_launch.execute). A plain run answers a misuse as a GPU does (an error code); checked
@@ -29,7 +29,7 @@ from . import SourceLines, abi, findings, forked_launch, share_device_memory, sy
 from .checked import CheckSetup
 from .device_memory import DeviceMemory, Opened
 
-# cudaError_t values (include/kc_host.h), for what a call returns.
+# cudaError_t values (src/kc_host.h), for what a call returns.
 CUDA_ERRORS = {"cudaSuccess": 0, "cudaErrorInvalidValue": 1, "cudaErrorMemoryAllocation": 2}
 H2H, H2D, D2H, D2D, DEFAULT = range(5)
 KIND_NAMES = ["cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaMemcpyDeviceToDevice",
@@ -38,7 +38,7 @@ EXIT_REPORTED = 86   # the child's exit status when it ended with an exception i
 
 
 class HostRuntime:
-    """The Python side of include/kc_host.cpp's calls. A plain run answers a misuse as a GPU
+    """The Python side of src/kc_host.cpp's calls. A plain run answers a misuse as a GPU
     does (an error code); checked mode raises the finding, naming the line."""
 
     def __init__(self, pb, lib, ledger, result_path, deadline):

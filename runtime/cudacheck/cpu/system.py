@@ -64,7 +64,7 @@ class Slots:
     """The arrays of a launch, each alone in a slot of 2**shift bytes of address space,
     at the slot's middle, mapped MAP_SHARED so that the workers' writes come back. Nothing
     else is ever mapped in a slot: an address names the array it was computed from, however
-    far past either end an index runs (checked mode's provenance; include/kc_check.h),
+    far past either end an index runs (checked mode's provenance; src/kc_check.h),
     and an unchecked run faults there instead of writing into another array."""
 
     def __init__(self, count=64):

@@ -16,7 +16,7 @@ def find_launches(source, options=()):
     """The kernel launches of a whole program, `kernel<<<grid, block, shared, stream>>>(args)`,
     found by clang parsing it as CUDA (host side), and the line-preserving edits that turn
     each into `::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)`
-    (cpu/include/kc_host.h), ID being the launch's index. Returns (launches, edits)."""
+    (cpu/src/kc_host.h), ID being the launch's index. Returns (launches, edits)."""
     def to_json(r):
         return json.dumps([[asdict(x) for x in r[0]], r[1]])
 

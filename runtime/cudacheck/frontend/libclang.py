@@ -17,13 +17,16 @@ from .. import cache
 from ..config import config
 from ..errors import CompileError
 
-# The headers kernels compile against and the runtime's units: package data of cudacheck, found
-# through importlib.resources (as installed from the wheel, not only in the repository); g++ and
-# clang need a folder on disk, which a package installed from a wheel is.
+# Package data of cudacheck, found through importlib.resources (as installed from the wheel, not
+# only in the repository); g++ and clang need a folder on disk, which a package installed from a
+# wheel is. INCLUDE_DIR: the headers a kernel may include, the only folder on its include path.
+# SRC_DIR: the runtime's own C++ (its units, its internal headers, which INCLUDE_DIR's headers
+# include by their path, ../src/kc_*.h, so that a kernel cannot include one by name).
 INCLUDE_DIR = Path(str(resources.files("cudacheck").joinpath("cpu", "include")))
+SRC_DIR = Path(str(resources.files("cudacheck").joinpath("cpu", "src")))
 SOURCE_NAME = "kernel.cu"
 # Device code sees __CUDA_ARCH__ as NVRTC defines it for the compute capability the CPU
-# runtime reports (9.0: cpu/include/kc_host.cpp). A whole program's host code does not, as
+# runtime reports (9.0: cpu/src/kc_host.cpp). A whole program's host code does not, as
 # with nvcc's host pass; its kernels are compiled with it, so it is left undefined there.
 CUDA_ARCH_FLAG = "-D__CUDA_ARCH__=900"
 
@@ -34,6 +37,17 @@ def inside(path, folder):
         return Path(path).resolve().is_relative_to(Path(folder).resolve())
     except OSError:
         return False
+
+
+@lru_cache(maxsize=None)
+def in_runtime(path):
+    """Whether `path` is one of the CPU runtime's own files (INCLUDE_DIR's or SRC_DIR's)."""
+    return inside(path, INCLUDE_DIR) or inside(path, SRC_DIR)
+
+
+def runtime_files():
+    """The CPU runtime's headers and units, in a fixed order."""
+    return [p for folder in (INCLUDE_DIR, SRC_DIR) for p in sorted(folder.rglob("*")) if p.is_file()]
 
 
 @lru_cache(maxsize=1)
@@ -87,20 +101,19 @@ def origin(ci, fn):
 
 @lru_cache(maxsize=1)
 def header_digest():
-    """A digest of the CPU runtime's headers: part of every cache key built on them."""
+    """A digest of the CPU runtime's headers and units: part of every cache key built on them."""
     h = hashlib.sha256()
-    for p in sorted(INCLUDE_DIR.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(INCLUDE_DIR)).encode() + p.read_bytes())
+    for p in runtime_files():
+        h.update(p.relative_to(INCLUDE_DIR.parent).as_posix().encode() + p.read_bytes())
     return h.hexdigest()
 
 
 @lru_cache(maxsize=1)
 def _own_digest():
-    """The headers' digest and the front end's own code (this package, arith.py, options.py):
-    a change to either makes every cached result stale."""
+    """The headers' digest and the front end's own code (this package, options.py): a change to
+    either makes every cached result stale."""
     here = Path(__file__).parent
-    files = [*sorted(here.glob("*.py")), here.parent / "arith.py", here.parent / "options.py"]
+    files = [*sorted(here.glob("*.py")), here.parent / "options.py"]
     own = "".join(p.name + p.read_text() for p in files)
     return hashlib.sha256((header_digest() + own).encode()).hexdigest()
 
@@ -119,7 +132,7 @@ def precompiled_header(flags):
 @lru_cache(maxsize=32)
 def _precompiled_header(flags, cache_dir):
     ci, index = clang_index()
-    stamps = "".join(f"{p}:{p.stat().st_mtime_ns}" for p in sorted(INCLUDE_DIR.rglob("*")) if p.is_file())
+    stamps = "".join(f"{p}:{p.stat().st_mtime_ns}" for p in runtime_files())
     path = cache.path(f"{cache.digest(_own_digest(), stamps, ci.conf.get_filename(), *flags)}.pch", "frontend")
 
     def make(_, out):

@@ -15,7 +15,7 @@ from ..errors import CompileError
 from ..launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from ..listing import numbered
 from ..options import user_flags
-from .libclang import INCLUDE_DIR, SOURCE_NAME, inside, origin
+from .libclang import INCLUDE_DIR, SOURCE_NAME, in_runtime, inside, origin
 
 # Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
 # one without its header is told which header it needs.
@@ -79,7 +79,7 @@ def check_type_ref(ci, c, source, own_typedefs=None):
         return
     ref = c.referenced
     f = ref.location.file.name if ref is not None and ref.location.file else ""
-    if f and f != SOURCE_NAME and not inside(Path(f), INCLUDE_DIR) and ref.kind == ci.CursorKind.TYPEDEF_DECL:
+    if f and f != SOURCE_NAME and not in_runtime(f) and ref.kind == ci.CursorKind.TYPEDEF_DECL:
         line = c.location.line
         raise CompileError(
             f"{SOURCE_NAME}({line}): error: identifier \"{ref.spelling}\" is undefined (as NVRTC reports "
@@ -128,7 +128,7 @@ def check_callee(name, line, file, defined, caller, source, pattern=False):
             f"call it (ptxas fatal: Unresolved extern function '{name}', as a GPU's compiler reports it). "
             f"Device code may call only the functions the source defines and CUDA's device functions; "
             f"give `{name}` a body in the source.\n{numbered(source, {line})}", backend="any")
-    if not file or file == SOURCE_NAME or inside(file, INCLUDE_DIR):
+    if not file or file == SOURCE_NAME or in_runtime(file):
         return
     if name in _DEVICE_LIBC or "math" in Path(file).name:
         return

@@ -21,7 +21,7 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   orders shared memory may be read by a TMA store or a wgmma, kc_check_async.cpp), its acquire
   form with .sync_restrict::shared::cluster (a compiler fence: checked mode orders the async
   proxy's writes before a thread's reads by the mbarrier it waited on) and
-  fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/include/kc_ptx.h);
+  fence.mbarrier_init.release.cluster (a compiler fence, a named hook of cpu/src/kc_ptx.h);
 - global memory's consistency instructions with their scopes (ptx_memory.py): atom and red
   (add, exch, cas, min, max, and, or, xor, inc, dec; .relaxed/.acquire/.release/.acq_rel;
   .cta/.gpu/.sys/.cluster), fence.sc and fence.acq_rel, membar, and the strong ld.relaxed/
@@ -31,10 +31,10 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   kernel's own) and the named barriers bar.sync / barrier.sync id[, count] and bar.arrive /
   barrier.arrive id, count (an arrival that does not wait; at barrier 0 it meets bar.sync 0 with
   its count, kc_ptx.cpp: release_barrier_zero);
-- the mbarrier object (cpu/include/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
+- the mbarrier object (cpu/src/kc_ptx.h, kc_ptx.cpp): init, arrive (with a count),
   arrive.expect_tx, expect_tx, complete_tx, and try_wait / test_wait on a parity or a state,
   of a CTA's shared memory, and arrive on another CTA's of the cluster (a remote arrival);
-- the async proxy (ptx_async.py; cpu/include/kc_async.cpp), performed at once:
+- the async proxy (ptx_async.py; cpu/src/kc_async.cpp), performed at once:
   cp.async.bulk.tensor.2d from global to shared memory through a tensor map, completing on an
   mbarrier (cudacheck.tensor_map_2d of a NumPy array: kc_abi.h's CpuTensorMap), multicast to
   the CTAs of a mask (.multicast::cluster), and from shared to global memory as a bulk group
@@ -44,7 +44,7 @@ the one such kernels wrap around their TMA copies and tensor-core instructions:
   with f32 accumulators, B read through a matrix descriptor and A through one or from four
   registers of each thread (the RS form), with wgmma.fence, commit_group and wait_group
   (hooks);
-- clusters (ptx_cluster.py; cpu/include/kc_cluster.cpp): a kernel's __cluster_dims__ makes its
+- clusters (ptx_cluster.py; cpu/src/kc_cluster.cpp): a kernel's __cluster_dims__ makes its
   launch a clustered one (a launch without makes each CTA a cluster of one, rank 0). The CTAs
   of a cluster run at once, each in a worker of its own, taking turns pass by pass; mapa gives
   the shared::cluster address of another CTA's (a rank outside the cluster is an

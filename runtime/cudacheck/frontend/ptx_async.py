@@ -1,7 +1,7 @@
 """Translating the async proxy's instructions (ptx.py): the TMA's tensor copies (into shared
 memory, multicast too, and back to global memory, with their bulk groups), the warpgroup
 multiply (wgmma) with its fence, commit and wait, each a call of the runtime
-(cpu/include/kc_ptx.h). A mixin of ptx_translate._Template: self.value, self.address,
+(cpu/src/kc_ptx.h). A mixin of ptx_translate._Template: self.value, self.address,
 self.register, self.refuse and self.bad read the operands."""
 import re
 

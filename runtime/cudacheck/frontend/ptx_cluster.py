@@ -1,6 +1,6 @@
 """Translating what a thread-block cluster adds to PTX (ptx.py): the cluster's special registers,
 mapa, the cluster barrier, and the block-level instructions the clustered kernels use beside
-them (named barriers, st.shared), each a call of the runtime (cpu/include/kc_ptx.h;
+them (named barriers, st.shared), each a call of the runtime (cpu/src/kc_ptx.h;
 kc_cluster.cpp). A mixin of ptx_translate._Template, as ptx_async.py's is."""
 
 # The special registers of the block's cluster: (register, axis) -> the runtime's name for it.

@@ -2,7 +2,7 @@
 reads: what happened, which thread of which block, which element, which source line,
 and what to do about it.
 
-Every kind of finding is declared once, in include/kc_findings.def: its name, the exception
+Every kind of finding is declared once, in src/kc_findings.def: its name, the exception
 it becomes and the fields of its JSON. This package reads that file (KINDS) and decodes a
 finding (to_exception) with the decoder named after its kind, which words the message:
 memory.py for what an access did (oob, race, async_race, global_race, uninit), execution.py
@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass
 
 from ... import errors
-from ...frontend import INCLUDE_DIR
+from ...frontend import SRC_DIR
 from . import execution, hopper, memory
 
-DECLARATIONS = INCLUDE_DIR / "kc_findings.def"
+DECLARATIONS = SRC_DIR / "kc_findings.def"
 
 
 def coords(linear, dims):
@@ -180,7 +180,7 @@ CALLS_BUDGET = 1180  # a message's characters at most with the calls named and q
 
 @dataclass(frozen=True)
 class Declared:
-    """A kind of finding as include/kc_findings.def declares it."""
+    """A kind of finding as src/kc_findings.def declares it."""
     kind: str
     exception: type      # what its decoder raises (or a subclass)
     fields: frozenset    # every field its JSON may carry

@@ -36,7 +36,7 @@ def lane_ranges(lanes):
     return ", ".join(out)
 
 
-# The async proxy's misuses (cpu/include/kc_async.cpp): what each is, from its value and need.
+# The async proxy's misuses (cpu/src/kc_async.cpp): what each is, from its value and need.
 ASYNC_PROXY = {
     "async_shared": " with shared-memory offset {value} for {need} bytes, outside the block's shared memory.",
     "tensor_map": " with a tensor map the CPU runtime did not make (its first word is {value:#x}): pass the map "

@@ -1,5 +1,5 @@
 """The decoders of checked mode's findings about the async proxy of Hopper kernels' inline PTX
-(kc_findings.def; cpu/include/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
+(kc_findings.def; cpu/src/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
 before the thread observed its mbarrier phase (tile_unwaited), a wgmma operand overwritten
 while its group is in flight (wgmma_overwrite), a TMA store's source overwritten before the
 issuing thread waited for its bulk group (tma_store_overwrite), a thread's store that a TMA store or a

@@ -17,7 +17,7 @@ typedef struct CUtensorMap_st {
 #ifdef KC_PROGRAM
 #include <stdio.h>
 
-#include "kc_abi.h"
+#include "../src/kc_abi.h"
 
 typedef enum cudaError_enum {
     CUDA_SUCCESS = 0,

@@ -3,9 +3,11 @@
 // The kernel's translation unit is: this header, then the kernel's source (under #line,
 // so compiler messages name the student's lines, with the front end's few line-preserving
 // edits: runtime/cudacheck/frontend/cpu_build.py), then one launch stub per kernel. Everything here is what the
-// kernel may use; the runtime itself (fibers, scheduler, launcher) lives in its own units
-// (kc_runtime.h lists them) and checked mode in kc_check_*.cpp (kc_check.h), separate
-// translation units linked into the same library. Checked mode compiles this unit with g++'s ThreadSanitizer and bounds
+// kernel may use; the runtime itself (fibers, scheduler, launcher) lives in its own units in
+// ../src/ (kc_runtime.h lists them) and checked mode in kc_check_*.cpp (kc_check.h), separate
+// translation units linked into the same library. The kc_*.h headers included below are ../src/'s
+// too, included by their path: this folder, the only one on a kernel's include path, holds only
+// the headers a kernel may include. Checked mode compiles this unit with g++'s ThreadSanitizer and bounds
 // instrumentation, whose hooks the checks implement, so every load and store of the kernel
 // is checked with the program's own types left alone.
 //
@@ -287,14 +289,14 @@ KC_ATOMIC_INT(atomicAnd) KC_ATOMIC_INT(atomicOr) KC_ATOMIC_INT(atomicXor)
 KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long) KC_ATOMIC_CAS(unsigned short)
 #undef KC_ATOMIC_CAS
 
-#include "kc_gpu_arith.h"
-#include "kc_intrinsics.h"
-#include "kc_gpu_math.h"
-#include "kc_ptx.h"
+#include "../src/kc_gpu_arith.h"
+#include "../src/kc_intrinsics.h"
+#include "../src/kc_gpu_math.h"
+#include "../src/kc_ptx.h"
 
 #ifdef KC_PROGRAM
 // A whole program: its host code has the C library and the CUDA runtime API.
-#include "kc_host.h"
+#include "../src/kc_host.h"
 #else
 // What the C headers above define and NVRTC does not: a kernel that uses it must fail here as
 // it fails on a GPU (runtime/cudacheck/frontend/nvrtc.py also refuses the C library's headers and typedefs).

@@ -1,7 +1,7 @@
 // <cuda_fp16.h> on the CPU runtime: __half (half), __half2 and their intrinsics, bit for bit
 // as on a GPU (the pattern both 16-bit types share is kc_lowp.h).
 #pragma once
-#include "kc_lowp.h"
+#include "../src/kc_lowp.h"
 
 namespace kc {
 namespace lowp {

@@ -18,7 +18,7 @@
 // faults) ends the launch with InvalidOperandError or MisalignedAddressError in both modes;
 // checked mode also requires dst in shared and src in global memory.
 #pragma once
-#include "kc_warp.h"
+#include "../src/kc_warp.h"
 
 // `site`: the caller's line, filled in by the compiler; never pass it.
 inline __attribute__((noinline)) void __pipeline_memcpy_async(void* __restrict__ dst_shared,

@@ -43,7 +43,7 @@
 #pragma once
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
-#include "kc_warp.h"
+#include "../src/kc_warp.h"
 
 // The functions that run each lane's part: their own accesses are reported at the line of
 // the wmma call (kc::tile_access), not instrumented at this header's lines.

@@ -16,7 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cuda_cpu.h"
+#include "../include/cuda_cpu.h"
 #include "kc_host_abi.h"
 
 namespace kc {

@@ -1,6 +1,6 @@
 // Arithmetic as nvcc and NVRTC compile it, where C++ on a CPU computes something else.
 //
-// The front end (runtime/cudacheck/arith.py) rewrites device code, keeping every line, to
+// The front end (runtime/cudacheck/frontend/arith.py) rewrites device code, keeping every line, to
 // call these where it matters:
 //   - a*b + c (and a*b - c, c - a*b, s += a*b, ...) of float or double: one fused
 //     multiply-add, rounded once, as nvcc contracts it by default (-fmad=true);

@@ -1,76 +1,67 @@
-"""What the tuner (tiling_course.tune) measured on each GPU (data/tuning-*.json): every configuration
-of rungs 5 and 6 and of the tensor-core kernels it compiled and timed at 4096^3, each beside
-cuBLAS at the same precision in the same run. Chapter 6's rung 6 and chapter 8 draw their
-tables and figure from it.
+"""What the tuner (measure.tune) measured on each GPU (data/tuning-*.json, model.Run of kind
+"tuning"): every configuration of rungs 5 and 6 and of the tensor-core kernels it compiled and
+timed at 4096^3, each beside cuBLAS at the same precision in the same run; and the FP32 gap
+(measure.fp32_gap: data/fp32-gap-*.json, kind "fp32-gap"). Chapter 6's rung 6 and chapter 8
+draw their tables and figure from it.
 
-    from tiling_course import tuning
+    from tiling_course.measure import tuning
     tuning.rung6_table()            # rung 5 (book's tiles, best tiles), rung 6, cuBLAS FP32
     tuning.tensor_core_table()      # per precision: wmma kernels and cuBLAS
     tuning.tensor_core_plot()
     tuning.fp32_gap_table()         # Nsight Compute: the best rung 5 beside cuBLAS's SGEMM kernel
 """
-import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import show, style
-from .perfplots import NoData
+from .. import show, style
+from ..perfplots import NoData
+from . import model
 
 # Rung 5's configuration as the book ships it (kernels/ladder5_warptiled.cu's defaults).
 RUNG5_BOOK = {"BM": 128, "BN": 128, "WM": 32, "WN": 64, "WNITER": 2, "MINBLOCKS": 2, "BK": 16}
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16"}
 
 
-@dataclass(frozen=True)
-class Tuning:
-    meta: dict
-    size: int
-    records: list
+def _label(meta):
+    """Device, date and the software, as the tables' captions name them."""
+    sw = meta.software
+    nvcc = re.search(r"release ([\d.]+)", sw.get("nvcc") or "")
+    tools = f"CUDA runtime {sw['cuda_runtime']}" + (f", nvcc {nvcc[1]}" if nvcc else "")
+    return f"{meta.device}, measured {meta.date} ({tools}, CuPy {sw['cupy']})"
 
-    @property
-    def device(self):
-        return self.meta["device"]
+
+class Tuning(model.View):
+    """A view of one tuning run (model.Run of kind "tuning"): its records by kernel, precision
+    and configuration, all at one cube (size^3)."""
+
+    KIND, WHO = "tuning", "the tuner's"
 
     @property
     def label(self):
-        m = self.meta
-        nvcc = re.search(r"release ([\d.]+)", m.get("nvcc") or "")
-        tools = f"CUDA runtime {m['cuda_runtime']}" + (f", nvcc {nvcc[1]}" if nvcc else "")
-        return f"{m['device']}, measured {m['date']} ({tools}, CuPy {m['cupy']})"
+        return _label(self.run.meta)
 
     def best(self, kernel, precision="fp32"):
         """The fastest correct configuration's record (by fraction of cuBLAS), or None."""
-        good = [r for r in self.records if r["kernel"] == kernel and r["precision"] == precision and r.get("ok")]
-        return max(good, key=lambda r: r["frac_cublas"], default=None)
+        good = [r for r in self.run.records if r.kernel == kernel and r.precision == precision and r.ok]
+        return max(good, key=lambda r: r.frac_cublas, default=None)
 
     def config(self, kernel, config, precision="fp32"):
         """The record of one configuration, or None."""
-        return next((r for r in self.records if r["kernel"] == kernel and r["precision"] == precision
-                     and r.get("ok") and r["config"] == config), None)
+        return next((r for r in self.run.records if r.kernel == kernel and r.precision == precision
+                     and r.ok and r.config == config), None)
 
     def searched(self, kernel):
         """How many configurations of `kernel` were compiled, and how many ran correct."""
-        rs = [r for r in self.records if r["kernel"] == kernel]
-        return len(rs), sum(bool(r.get("ok")) for r in rs)
-
-
-def _stored(prefix):
-    """The JSON of each file of data/ whose name starts with `prefix`, by name (H100 before H200)."""
-    folder = resources.files(__package__).joinpath("data")
-    if not folder.is_dir():
-        return ()
-    return tuple(json.loads(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
-                 if f.name.startswith(prefix))
+        rs = [r for r in self.run.records if r.kernel == kernel]
+        return len(rs), sum(r.ok for r in rs)
 
 
 @lru_cache(maxsize=1)
 def tunings():
     """Every stored tuning run, H100 first (read once: the chapters draw three views of it)."""
-    return tuple(Tuning(d["meta"], d["size"], d["records"]) for d in _stored("tuning-"))
+    return tuple(Tuning(run) for run in model.stored("tuning"))
 
 
 def config_text(c):
@@ -92,15 +83,15 @@ def rung6_table(data=None):
                         ("rung 5, the best tiles found", lambda t: t.best("ladder5_warptiled")),
                         ("rung 6, the best tiles found", lambda t: t.best("ladder6_pipelined"))]:
         found = [pick(t) for t in data]
-        tiles = list(dict.fromkeys(config_text(r["config"]) for r in found if r))
+        tiles = list(dict.fromkeys(config_text(r.config) for r in found if r))
         row = [title, " or ".join(tiles)]
         for r in found:
-            row += [f"{r['tflops']:.1f}", f"{r['frac_cublas']:.3f}"] if r else ["–", "–"]
+            row += [f"{r.tflops:.1f}", f"{r.frac_cublas:.3f}"] if r else ["–", "–"]
         rows.append(row)
     row = ["cuBLAS SGEMM (TF32 off)", ""]
     for t in data:
         r = t.best("ladder5_warptiled")
-        row += [f"{r['cublas_tflops']:.1f}", "1"] if r else ["–", "–"]
+        row += [f"{r.cublas_tflops:.1f}", "1"] if r else ["–", "–"]
     rows.append(row)
     header = ["kernel", "tiles (block / warp)"] + [h for t in data for h in (f"TFLOP/s, {t.device}", "of cuBLAS")]
     return show.table(header, rows, f"FP32 at {data[0].size}^3: " + "; ".join(t.label for t in data))
@@ -122,13 +113,13 @@ def tensor_core_table(data=None):
         for p, tiled, piped in _tensor_rows(t):
             ref = piped or tiled
             rows.append([t.device, PRECISION_NAMES[p],
-                         f"{tiled['tflops']:.0f} ({tiled['frac_cublas']:.2f})" if tiled else "–",
-                         f"{piped['tflops']:.0f} ({piped['frac_cublas']:.2f})" if piped else "–",
-                         f"{ref['cublas_tflops']:.0f}" if ref else "–",
-                         config_text(piped["config"]) if piped else ""])
+                         f"{tiled.tflops:.0f} ({tiled.frac_cublas:.2f})" if tiled else "–",
+                         f"{piped.tflops:.0f} ({piped.frac_cublas:.2f})" if piped else "–",
+                         f"{ref.cublas_tflops:.0f}" if ref else "–",
+                         config_text(piped.config) if piped else ""])
         fp32 = t.best("ladder5_warptiled")
         if fp32:
-            rows.append([t.device, "FP32 (SIMT)", "", f"{fp32['tflops']:.0f} (rung 5)", f"{fp32['cublas_tflops']:.0f}",
+            rows.append([t.device, "FP32 (SIMT)", "", f"{fp32.tflops:.0f} (rung 5)", f"{fp32.cublas_tflops:.0f}",
                          "no tensor cores"])
     header = ["GPU", "inputs", "wmma tiled, TFLOP/s (of cuBLAS)", "wmma pipelined", "cuBLAS, TFLOP/s",
               "pipelined tiles (block / warp)"]
@@ -150,14 +141,14 @@ def tensor_core_plot(data=None):
     w = 0.27
     for ax, t in zip(axes[0], data):
         fp32 = t.best("ladder5_warptiled")
-        series = {"our kernel: rung 5 / wmma tiled": [fp32["tflops"] if fp32 else 0],
-                  "wmma pipelined": [0], "cuBLAS": [fp32["cublas_tflops"] if fp32 else 0]}
+        series = {"our kernel: rung 5 / wmma tiled": [fp32.tflops if fp32 else 0],
+                  "wmma pipelined": [0], "cuBLAS": [fp32.cublas_tflops if fp32 else 0]}
         for p in ("tf32", "fp16", "bf16"):
             tiled, piped = t.best("wmma_tiled", p), t.best("wmma_pipelined", p)
-            series["our kernel: rung 5 / wmma tiled"].append(tiled["tflops"] if tiled else 0)
-            series["wmma pipelined"].append(piped["tflops"] if piped else 0)
+            series["our kernel: rung 5 / wmma tiled"].append(tiled.tflops if tiled else 0)
+            series["wmma pipelined"].append(piped.tflops if piped else 0)
             ref = piped or tiled
-            series["cuBLAS"].append(ref["cublas_tflops"] if ref else 0)
+            series["cuBLAS"].append(ref.cublas_tflops if ref else 0)
         for i, (name, rates) in enumerate(series.items()):
             bars = ax.bar(x + (i - 1) * w, rates, w, label=name, color=style.PALETTE[i],
                           hatch=style.HATCHES[i % len(style.HATCHES)], edgecolor="white")
@@ -177,7 +168,7 @@ def tensor_core_plot(data=None):
     return fig
 
 
-# The counters of the FP32 gap (data/fp32-gap-*.json, scripts/fp32_gap.py) that chapter 6 shows:
+# The counters of the FP32 gap (data/fp32-gap-*.json, measure.fp32_gap) that chapter 6 shows:
 # (metric, row label, scale, format).
 GAP_ROWS = [
     ("gpu__time_duration.sum", "time, ms", 1e-6, "{:.3f}"),
@@ -199,15 +190,31 @@ GAP_ROWS = [
 ]
 
 
+class Gap(model.View):
+    """A view of one FP32-gap run (model.Run of kind "fp32-gap"): the sweep's records, the best
+    configuration, and Nsight Compute's counters of it ("rung5") and of cuBLAS's kernel ("cublas")."""
+
+    KIND, WHO = "fp32-gap", "the FP32 gap's"
+
+    @property
+    def best(self):
+        """The record of the sweep's best configuration."""
+        return next(r for r in self.run.records if r.config == self.run.extra["best"])
+
+    @property
+    def profiles(self):
+        return self.run.extra["profiles"]
+
+
 @lru_cache(maxsize=1)
 def fp32_gaps():
-    """Each stored FP32-gap run (scripts/fp32_gap.py), H100 first."""
-    return _stored("fp32-gap-")
+    """Each stored FP32-gap run (measure.fp32_gap), H100 first."""
+    return tuple(Gap(run) for run in model.stored("fp32-gap"))
 
 
 def gap_value(run, who, metric):
     """One counter of one run: who is "rung5" or "cublas"."""
-    return run["profiles"][who]["metrics"][metric]
+    return run.profiles[who]["metrics"][metric]
 
 
 NCU_VERSION = re.compile(r"Version ([\d.]+)")
@@ -235,11 +242,11 @@ def fp32_gap_table(data=None):
         return NoData("the FP32 gap's table")
     rows = [[label] + [fmt.format(gap_value(run, who, metric) * scale) for run in data for who in ("rung5", "cublas")]
             for metric, label, scale, fmt in GAP_ROWS]
-    header = ["counter"] + [h for run in data for h in (f"rung 5, {run['meta']['device']}", "cuBLAS")]
-    kernels = "; ".join(f"{run['meta']['device']}: cuBLAS's kernel {_short(run['profiles']['cublas']['kernel'])}, "
-                        f"rung 5 {config_text(run['best']['config'])} at {run['best']['frac_cublas']:.2f} of it"
+    header = ["counter"] + [h for run in data for h in (f"rung 5, {run.device}", "cuBLAS")]
+    kernels = "; ".join(f"{run.device}: cuBLAS's kernel {_short(run.profiles['cublas']['kernel'])}, "
+                        f"rung 5 {config_text(run.best.config)} at {run.best.frac_cublas:.2f} of it"
                         for run in data)
-    labels = "; ".join(f"{run['meta']['date']}, CUDA runtime {run['meta']['cuda_runtime']}, Nsight Compute "
-                       f"{NCU_VERSION.search(run['meta']['ncu'])[1]}" for run in data)
-    return show.table(header, rows, f"FP32 at {data[0]['size']}^3, one launch each under Nsight Compute "
+    labels = "; ".join(f"{run.meta.date}, CUDA runtime {run.meta.software['cuda_runtime']}, Nsight Compute "
+                       f"{NCU_VERSION.search(run.meta.software['ncu'])[1]}" for run in data)
+    return show.table(header, rows, f"FP32 at {data[0].size}^3, one launch each under Nsight Compute "
                       f"(clocks as they are). {kernels}. Measured {labels}.")

@@ -10,10 +10,14 @@ tiles, the slice of k and the pipeline depth; round 2 varies the block order and
 MINBLOCKS around the best of round 1. The table printed last is what the book's defaults
 come from; --json writes every measurement.
 
-    python -m tiling_course.tune ladder6_pipelined --json out.json
-    python -m tiling_course.tune wmma_pipelined --precisions fp16 bf16 tf32
-    python -m tiling_course.tune all --json course/tiling_course/data/tuning-h100.json   # the book's data
-    python -m tiling_course.tune --ceiling    # the most anything written with wmma multiplies here
+    python -m tiling_course.measure.tune ladder6_pipelined --json out.json
+    python -m tiling_course.measure.tune wmma_pipelined --precisions fp16 bf16 tf32
+    python -m tiling_course.measure.tune all --json course/tiling_course/data/tuning-h100.json   # the book's data
+    python -m tiling_course.measure.tune --ceiling    # the most anything written with wmma multiplies here
+    python -m tiling_course.measure.tune ladder5_warptiled --once '{"BM": 128, ...}' --shape 4096x4096x4096
+
+--json writes the run in the one measurement model (measure/model.py, kind "tuning"): a record
+per configuration and precision, at SIZE^3, each beside cuBLAS; shapes are M x N x K.
 
 It ships in the package, so a reader with the installed wheel (Colab) can tune for the GPU
 at hand; it needs nvcc, which Colab's GPU runtimes have.
@@ -24,20 +28,24 @@ import itertools
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from . import bench, matmul, precision, sources
+from .. import matmul, precision, sources
+from . import bench, model
 from .cublas import Cublas
 
 SIZE = 4096
 REPEATS = 15      # timed launches of each configuration, and of cuBLAS beside it
-CHECK_SHAPE = (1000, 999, 1003)
+CHECK_SHAPE = model.Shape(1000, 1003, 999)      # M x N x K, awkward in every dimension
+TIMED_SHAPE = model.Shape.cube(SIZE)
 
 
 def ladder6_round1():
@@ -157,15 +165,32 @@ def ceiling(gpu, arch, tmp):
     return rates
 
 
-def meta(gpu):
-    """Device, date and software versions, as the book labels every number."""
+def meta(gpu, command=""):
+    """Device, date and software versions, as the book labels every number: a model.Meta."""
     import datetime
     import platform
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    return {"device": gpu.device()["name"], "date": datetime.date.today().isoformat(), **gpu.versions(),
-            "nvcc": next((line for line in nvcc if "release" in line), None), "numpy": np.__version__,
-            "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)",
-            "timing": f"median of {REPEATS} timed launches after {bench.WARMUP} warm-up ones (bench.time_launches)"}
+    return model.Meta.of({
+        "device": gpu.device()["name"], "date": datetime.date.today().isoformat(), **gpu.versions(),
+        "nvcc": next((line for line in nvcc if "release" in line), None), "numpy": np.__version__,
+        "python": platform.python_version(), "cublas_math": "default (TF32 off for FP32)",
+        "timing": f"median of {REPEATS} timed launches after {bench.WARMUP} warm-up ones (bench.time_launches)"},
+        command=command)
+
+
+def record(rec, shape=TIMED_SHAPE):
+    """One configuration's measurement (the tuner's dict: kernel, precision, config, registers,
+    spill_bytes, rel_err by shape, ok, ms, cublas_ms, ...) as a model.Record at `shape`, the
+    timed one; its error the largest of rel_err's (None where a product held a NaN)."""
+    r = dict(rec)
+    rel = r.pop("rel_err", None)
+    known = ("kernel", "precision", "config", "ok", "ms", "cublas_ms", "frac_cublas", "tflops", "cublas_tflops")
+    fields = {key: r.pop(key) for key in known if key in r}
+    if rel is not None:
+        r["rel_err"] = rel
+    errors = list(rel.values()) if isinstance(rel, dict) else [rel]
+    error = None if rel is None or None in errors else max(errors)
+    return model.Record(shape=shape, error=error, **{"ok": False, **fields}, extra=r)
 
 
 def ms(gpu, launch):
@@ -181,8 +206,10 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("--top", type=int, default=3, help="configurations carried to the other precisions")
     ap.add_argument("--once", metavar="CONFIG", help="run this configuration (JSON) once, for a profiler")
-    ap.add_argument("--shape", type=int, nargs=3, default=(SIZE,) * 3, help="m k n of the --once run")
+    ap.add_argument("--shape", type=model.shape_argument, default=TIMED_SHAPE,
+                    help="the --once run's shape, MxNxK (default SIZE^3)")
     args = ap.parse_args(argv)
+    command = shlex.join(["python", "-m", "tiling_course.measure.tune", *(sys.argv[1:] if argv is None else argv)])
     if not args.kinds and not args.ceiling:
         ap.error("name the kernels to tune (or all), or ask for --ceiling")
     import cupy
@@ -199,11 +226,11 @@ def main(argv=None):
     if args.ceiling:
         rates = ceiling(gpu, arch, tmp)
         if args.json:
-            Path(args.json).write_text(json.dumps({"meta": meta(gpu), "wmma_ceiling_tflops": rates}, indent=1))
+            model.write(model.Run("tuning", meta(gpu, command), (), {"wmma_ceiling_tflops": rates}), args.json)
         return
 
     def inputs(shape, prec):
-        m, k, n = shape
+        m, n, k = shape.m, shape.n, shape.k
         M = rng.random((m, k), dtype=np.float32) * 2 - 1
         N = rng.random((k, n), dtype=np.float32) * 2 - 1
         return cupy.asarray(precision.to_device_format(M, prec)), cupy.asarray(precision.to_device_format(N, prec))
@@ -249,15 +276,15 @@ def main(argv=None):
         prec = rec["precision"]
         ok = True
         for shape, (M, N, R) in data.items():
-            P = cupy.full((shape[0], shape[2]), np.nan, np.float32)
+            P = cupy.full((shape.m, shape.n), np.nan, np.float32)
             launch(fn, kind, cfg, prec, M, N, P)
             _, rel = bench.compare(gpu, P, R)      # None where P holds a NaN: an element never written
             ok &= rel is not None and rel <= precision.TOLERANCE[prec]
-            rec.setdefault("rel_err", {})["x".join(map(str, shape))] = rel
+            rec.setdefault("rel_err", {})[str(shape)] = rel
         rec["ok"] = ok
         if not ok:
             return
-        M, N, R = data[(SIZE,) * 3]
+        M, N, R = data[TIMED_SHAPE]
         P = cupy.empty((SIZE, SIZE), np.float32)
         kernel_ms = ms(gpu, lambda: launch(fn, kind, cfg, prec, M, N, P))
         cublas_ms = ms(gpu, lambda: blas.gemm(M, N, R, prec))
@@ -266,13 +293,13 @@ def main(argv=None):
         print(f"{kind} {prec} {json.dumps(cfg)} regs {rec['registers']} spill {rec['spill_bytes']} "
               f"{rec['tflops']:.1f} TFLOP/s  {rec['frac_cublas']:.3f} of cuBLAS", flush=True)
 
-    if args.once:   # one launch, for `ncu python -m tiling_course.tune KIND --once '{...}'`
+    if args.once:   # one launch, for `ncu python -m tiling_course.measure.tune KIND --once '{...}'`
         kind, cfg = kinds[0], json.loads(args.once)
         prec = (args.precisions or matmul.spec(kind).precisions)[0]
         path, info = compile_one(sources.path(matmul.spec(kind).file), arch, defines(kind, cfg, prec),
                                  tmp / "once.cubin", matmul.spec(kind).function)
         M, N = inputs(args.shape, prec)
-        P = cupy.empty((args.shape[0], args.shape[2]), np.float32)
+        P = cupy.empty((args.shape.m, args.shape.n), np.float32)
         launch(load(kind, cfg, prec, path), kind, cfg, prec, M, N, P)
         cupy.cuda.runtime.deviceSynchronize()
         print("registers, spill bytes:", info)
@@ -284,9 +311,9 @@ def main(argv=None):
         best_configs = None
         for prec in args.precisions or matmul.spec(kind).precisions:
             data = {}
-            for shape in (CHECK_SHAPE, (SIZE,) * 3):
+            for shape in (CHECK_SHAPE, TIMED_SHAPE):
                 M, N = inputs(shape, prec)
-                R = cupy.empty((shape[0], shape[2]), np.float32)
+                R = cupy.empty((shape.m, shape.n), np.float32)
                 blas.gemm(M, N, R, prec)
                 data[shape] = (M, N, R)
             configs = list(round1()) if best_configs is None else best_configs
@@ -304,7 +331,7 @@ def main(argv=None):
         print(f"  {r['kernel']:18} {r['precision']:5} {r['tflops']:6.1f} TFLOP/s  {r['frac_cublas']:.3f}"
               f"  regs {r['registers']}  {json.dumps(r['config'])}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"size": SIZE, "meta": meta(gpu), "records": records}, indent=1))
+        model.write(model.Run("tuning", meta(gpu, command), tuple(record(r) for r in records)), args.json)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,10 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
 - A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df` or `__expf` (or `exp`, `tanh`, `rsqrt` of a float) calls
-  the GPU's version in cpu/include/kc_gpu_math.h: those run on the GPU's special-function
+  the GPU's version in cpu/src/kc_gpu_math.h: those run on the GPU's special-function
   unit, whose results the C library's functions do not reproduce.
 
-Each rewrite is a call of a helper in cpu/include/kc_gpu_arith.h, spelled with point
+Each rewrite is a call of a helper in cpu/src/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
 rewrites compose: `a*b + c` becomes `::kc::mad_{a , b, c}()`. Template code is rewritten too:
 the helpers act only where the operands turn out to be floating (or integer) values.

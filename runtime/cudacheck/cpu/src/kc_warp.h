@@ -2,7 +2,7 @@
 // operations and asynchronous copies. Only those two headers include it, so a kernel that
 // uses neither compiles none of it.
 #pragma once
-#include "cuda_cpu.h"
+#include "../include/cuda_cpu.h"
 
 namespace kc {
 

@@ -8,7 +8,7 @@
 // tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every
 // input). logf and log1pf are float operations alone (a polynomial). The operations are the
 // ones the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md). The front end
-// (runtime/cudacheck/arith.py) rewrites device code's calls of expf, tanhf, logf, log1pf,
+// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of expf, tanhf, logf, log1pf,
 // rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the rest; __sinf, __cosf and
 // __sincosf, CUDA's own names, are defined here.
 //

@@ -10,10 +10,13 @@ Two parts, in one run on the GPU at hand:
    product: FMA pipe activity, issue-slot use, the instruction mix, shared-memory traffic
    and bank conflicts, and the stall reasons per issued instruction.
 
-    python scripts/fp32_gap.py --json course/tiling_course/data/fp32-gap-h100.json
+    python -m tiling_course.measure.fp32_gap --json course/tiling_course/data/fp32-gap-h100.json
 
 The counters come from `ncu --clock-control none` (clocks as they are, as the timings)
-run on this script's `--launch` mode, which launches one kernel after warm-up launches.
+run on this module's `--launch` mode, which launches one kernel after warm-up launches.
+--json writes the run in the one measurement model (measure/model.py, kind "fp32-gap"): a
+record per configuration of the sweep at SIZE^3, the best's configuration and the counters in
+its extra.
 """
 import argparse
 import csv
@@ -28,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tiling_course import bench, matmul, sources, tune
-from tiling_course.cublas import Cublas
+from .. import matmul, sources
+from . import bench, model, tune
+from .cublas import Cublas
 
 SIZE = tune.SIZE
 KIND = "ladder5_warptiled"
@@ -66,9 +70,10 @@ for _reason in STALLS:
 
 
 def inputs(shape, seed=2026):
+    """Random M (m x k) and N (k x n) for a model.Shape."""
     import cupy
     rng = np.random.default_rng(seed)
-    m, k, n = shape
+    m, n, k = shape.m, shape.n, shape.k
     M = cupy.asarray(rng.random((m, k), dtype=np.float32) * 2 - 1)
     N = cupy.asarray(rng.random((k, n), dtype=np.float32) * 2 - 1)
     return M, N
@@ -98,7 +103,7 @@ def launcher(path, cfg, M, N, P):
 def sweep(arch, tmp):
     import cupy
     gpu, blas = bench.GpuBackend(), Cublas()
-    M, N = inputs((SIZE,) * 3)
+    M, N = inputs(model.Shape.cube(SIZE))
     R = cupy.empty((SIZE, SIZE), np.float32)
     blas.gemm(M, N, R)
     rows = []
@@ -129,7 +134,7 @@ def sweep(arch, tmp):
 def launch_once(which, cfg_json, arch):
     """WARMUP launches and one more: the one ncu profiles (--launch-skip WARMUP)."""
     import cupy
-    M, N = inputs((SIZE,) * 3)
+    M, N = inputs(model.Shape.cube(SIZE))
     P = cupy.empty((SIZE, SIZE), np.float32)
     if which == "cublas":
         blas = Cublas()
@@ -148,7 +153,8 @@ def launch_once(which, cfg_json, arch):
 def counters(which, cfg):
     """{metric: value} of the profiled launch (the last), and the kernel's name."""
     cmd = ["ncu", "--clock-control", "none", "--launch-skip", str(WARMUP), "--launch-count", "1", "--csv",
-           "--metrics", ",".join(METRICS), sys.executable, __file__, "--launch", which, "--config", json.dumps(cfg)]
+           "--metrics", ",".join(METRICS), sys.executable, "-m", "tiling_course.measure.fp32_gap", "--launch", which,
+           "--config", json.dumps(cfg)]
     if which == "rung5":
         cmd[1:1] = ["-k", matmul.spec(KIND).function]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -191,12 +197,22 @@ def main(argv=None):
         a, b = (profiles[w]["metrics"].get(metric) for w in ("rung5", "cublas"))
         print(f"| {label} | {a} | {b} |")
     if args.json:
-        meta = tune.meta(bench.GpuBackend())
+        meta = tune.meta(bench.GpuBackend(), "python -m tiling_course.measure.fp32_gap --json " + args.json)
         version = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout
-        meta["ncu"] = version.strip().splitlines()[-1]
-        meta["command"] = "python scripts/fp32_gap.py --json " + args.json
-        Path(args.json).write_text(json.dumps({"meta": meta, "size": SIZE, "sweep": rows, "best": best,
-                                               "profiles": profiles}, indent=1) + "\n")
+        meta.software["ncu"] = version.strip().splitlines()[-1]
+        model.write(to_run(meta, rows, best, profiles), args.json)
+
+
+def to_run(meta, rows, best, profiles):
+    """The sweep as the model stores it: a Record of rung 5 at SIZE^3 per configuration (ok where
+    it built and was right), the best's configuration and the counters in extra."""
+    records = []
+    for row in rows:
+        r = dict(row)
+        fields = {key: r.pop(key) for key in ("config", "ms", "cublas_ms", "frac_cublas") if key in r}
+        records.append(model.Record(kernel=KIND, shape=model.Shape.cube(SIZE), ok="error" not in row,
+                                    error=r.pop("rel_err", None), extra=r, **fields))
+    return model.Run("fp32-gap", meta, tuple(records), {"best": best["config"], "profiles": profiles})
 
 
 if __name__ == "__main__":

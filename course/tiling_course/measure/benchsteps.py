@@ -1,15 +1,17 @@
 """The benchmark's steps (tiling_course.bench runs them): what to measure, in order, and
 measuring each one on a backend: the reference library's product and every kernel's, each
 checked against it before it is timed, then the run's ceilings. bench.py's docstring says
-how each figure is made."""
+how each figure is made. Shapes are the model's (model.Shape): m x n x k, P[m x n] = M[m x k] N[k x n];
+each result is a model.Record."""
 import math
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import matmul
+from .. import matmul
+from .model import Record, Shape
 
 REL_TOLERANCE = 1e-3     # largest |kernel - reference| / largest |reference| that counts as correct
 MIN_INTERVAL_MS = 0.2    # shortest timed interval; shorter launches are batched up to it
@@ -26,11 +28,11 @@ class Step:
     """One measurement: a kernel (or the reference library, tile None) at one shape."""
     kernel: str
     tile: int | None
-    shape: tuple
+    shape: Shape
 
     def label(self):
         tile = f" {self.tile}x{self.tile}" if self.tile else ""
-        return f"{self.kernel}{tile} {'x'.join(map(str, self.shape))}"
+        return f"{self.kernel}{tile} {self.shape}"
 
 
 def _tile_inner(kernel):
@@ -40,7 +42,7 @@ def _tile_inner(kernel):
 
 def _takes(kernel, shape, tile):
     try:
-        matmul.check_shapes(kernel, *shape, tile)
+        matmul.check_shapes(kernel, shape.m, shape.k, shape.n, tile)   # matmul's order: m, k, n
         return True
     except ValueError:
         return False
@@ -51,10 +53,12 @@ def plan(backend, kernels, sizes, shapes, tiles):
     reference first (every kernel is checked against it). Square sizes and the given
     shapes always get the reference; a kernel gets each that it can multiply, skipping
     the rest (tiled at a size that is not a multiple of the tile, naive off the square).
-    The Best Practices kernels get m = n = size, k = tile instead of the square."""
-    shapes = [tuple(s) for s in shapes]
-    jobs = {shape: [] for shape in [(s, s, s) for s in sizes] + shapes}
-    candidates = [((s, t, s) if _tile_inner(k) else (s, s, s), k, t) for s in sizes for k in kernels for t in tiles]
+    The Best Practices kernels get m = n = size, k = tile instead of the square. shapes:
+    model.Shape (m, n, k), or (m, n, k) tuples."""
+    shapes = [s if isinstance(s, Shape) else Shape(*s) for s in shapes]
+    jobs = {shape: [] for shape in [Shape.cube(s) for s in sizes] + shapes}
+    candidates = [(Shape(s, s, t) if _tile_inner(k) else Shape.cube(s), k, t)
+                  for s in sizes for k in kernels for t in tiles]
     candidates += [(shape, k, t) for shape in shapes for k in kernels for t in tiles]
     for shape, kernel, tile in candidates:
         if _takes(kernel, shape, tile) and (kernel, tile) not in jobs.setdefault(shape, []):
@@ -72,7 +76,8 @@ class Buffers:
 
     def __init__(self, backend, shape, rng):
         xp = backend.xp
-        m, k, n = self.shape = shape
+        self.shape = shape
+        m, n, k = shape.m, shape.n, shape.k
         self.M = xp.asarray(rng.random((m, k), dtype=np.float32) * 2 - 1)
         self.N = xp.asarray(rng.random((k, n), dtype=np.float32) * 2 - 1)
         self.P = xp.empty((m, n), dtype=np.float32)
@@ -104,20 +109,19 @@ def compare(backend, P, R):
 
 
 def row(step, err, rel, times):
-    """One result, with the figures derived from the median time; frac_cublas is filled
-    in once the shape's cuBLAS time is known. times None: the kernel was wrong, untimed."""
-    m, k, n = step.shape
+    """One result (a model.Record: config {"tile": T}, or {} for the reference), with the
+    figures derived from the median time; frac_cublas is filled in once the shape's cuBLAS
+    time is known. times None: the kernel was wrong, untimed. Its extra: the largest absolute
+    error, the fastest and slowest repeats, every repeat, the effective GB/s."""
+    s = step.shape
     ok = times is not None
     ms = statistics.median(times) if ok else None
-    return {
-        "kernel": step.kernel, "tile": step.tile, "m": m, "k": k, "n": n, "ok": ok,
-        "max_abs_err": err, "rel_err": rel,
-        "ms_median": ms, "ms_min": min(times) if ok else None, "ms_max": max(times) if ok else None,
-        "ms_all": list(times) if ok else [],
-        "tflops": 2 * m * k * n / ms / 1e9 if ok else None,
-        "gbs": 4 * (m * k + k * n + m * n) / ms / 1e6 if ok else None,
-        "frac_cublas": None,
-    }
+    return Record(
+        kernel=step.kernel, shape=s, config={} if step.tile is None else {"tile": step.tile}, ok=ok,
+        ms=ms, tflops=s.flops / ms / 1e9 if ok else None, error=rel,
+        extra={"max_abs_err": err, "ms_min": min(times) if ok else None, "ms_max": max(times) if ok else None,
+               "ms_all": list(times) if ok else [],
+               "gbs": 4 * (s.m * s.k + s.k * s.n + s.m * s.n) / ms / 1e6 if ok else None})
 
 
 def measure_reference(backend, buf, step, repeats):
@@ -134,7 +138,8 @@ def measure_kernel(backend, buf, step, repeats):
     # matmul.compile caches by source and options: kernels whose tile is not compiled in
     # (naive, tiled_dynamic) are built once for every tile.
     fn = matmul.compile(step.kernel, step.tile, backend.name)
-    grid, block, shared = matmul.geometry(step.kernel, *step.shape, step.tile)
+    s = step.shape
+    grid, block, shared = matmul.geometry(step.kernel, s.m, s.k, s.n, step.tile)   # matmul's order
     args = matmul.arguments(step.kernel, buf.M, buf.N, buf.P)
     buf.P.fill(np.nan)
     fn(grid, block, args, shared_mem=shared, sync=True)  # checked and waited for: errors surface here
@@ -164,7 +169,7 @@ def _progress(steps, enabled):
 
 
 def run_steps(backend, steps, repeats, progress=True):
-    """Every step's result row, in order; frac_cublas filled in."""
+    """Every step's result (a model.Record), in order; frac_cublas filled in."""
     rng = np.random.default_rng(SEED)
     results, buf = [], None
     for step in _progress(steps, progress):
@@ -173,17 +178,15 @@ def run_steps(backend, steps, repeats, progress=True):
             buf = Buffers(backend, step.shape, rng)
         measure_step = measure_reference if step.tile is None else measure_kernel
         results.append(measure_step(backend, buf, step, repeats))
-    add_fractions(results)
-    return results
+    return add_fractions(results)
 
 
 def add_fractions(results):
-    """frac_cublas = cuBLAS time / kernel time at the same shape (1 is cuBLAS's speed)."""
-    cublas = {(r["m"], r["k"], r["n"]): r["ms_median"] for r in results if r["kernel"] == "cublas"}
-    for r in results:
-        ref = cublas.get((r["m"], r["k"], r["n"]))
-        if r["ok"] and ref:
-            r["frac_cublas"] = ref / r["ms_median"]
+    """The results with frac_cublas = cuBLAS time / kernel time at the same shape (1 is
+    cuBLAS's speed) where both ran."""
+    cublas = {r.shape: r.ms for r in results if r.kernel == "cublas"}
+    return [replace(r, frac_cublas=cublas[r.shape] / r.ms) if r.ok and cublas.get(r.shape) else r
+            for r in results]
 
 
 def copy_bandwidth(backend, repeats):
@@ -199,12 +202,12 @@ def copy_bandwidth(backend, repeats):
 def fp32_ceiling(backend, results, repeats):
     """The best cuBLAS TFLOP/s of the run; an extra ceiling_size^3 product is timed when
     that size was not measured (small sizes do not fill the GPU). None without cuBLAS."""
-    rates = [r["tflops"] for r in results if r["kernel"] == "cublas" and r["ok"]]
+    rates = [r.tflops for r in results if r.kernel == "cublas" and r.ok]
     if not rates:
         return None
     size = backend.ceiling_size
-    if not any(r["kernel"] == "cublas" and r["m"] == r["k"] == r["n"] == size for r in results):
-        step = Step("cublas", None, (size, size, size))
+    if not any(r.kernel == "cublas" and r.shape == Shape.cube(size) for r in results):
+        step = Step("cublas", None, Shape.cube(size))
         buf = Buffers(backend, step.shape, np.random.default_rng(SEED))
-        rates.append(measure_reference(backend, buf, step, repeats)["tflops"])
+        rates.append(measure_reference(backend, buf, step, repeats).tflops)
     return max(rates)

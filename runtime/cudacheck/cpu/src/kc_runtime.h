@@ -12,7 +12,7 @@
 #pragma once
 #include <unistd.h>
 
-#include "cuda_cpu.h"
+#include "../include/cuda_cpu.h"
 #include "kc_abi.h"
 #include "kc_findings.h"
 #include "kc_warp.h"

@@ -1,12 +1,15 @@
 """The book's benchmark: every matmul kernel of the book, checked against cuBLAS and timed.
 
-    python -m tiling_course.bench                         # sizes 128 to 8192 and three rectangles
-    python -m tiling_course.bench --quick                 # well under a minute on a GPU
-    python -m tiling_course.bench --output course/tiling_course/data/h100.json
-    python -m tiling_course.bench --backend cpu --sizes 32 64 --tiles 8    # the CPU runtime, a smoke test
+    python -m tiling_course.measure.bench                 # sizes 128 to 8192 and three rectangles
+    python -m tiling_course.measure.bench --quick         # well under a minute on a GPU
+    python -m tiling_course.measure.bench --shapes 1000x500x3000   # M x N x K: P[1000x500] = M[1000x3000] N[3000x500]
+    python -m tiling_course.measure.bench --output course/tiling_course/data/h100.json
+    python -m tiling_course.measure.bench --backend cpu --sizes 32 64 --tiles 8    # the CPU runtime, a smoke test
+    python -m tiling_course.measure.bench --merge main.json small.json --output h200.json   # a session's runs
 
 From Python (the book's live measurements): `bench.measure(sizes=[1024], tiles=[16])`
-returns the same structure as the JSON file, as a dict.
+returns the run as the file holds it: a model.Run of kind "bench" (measure/model.py), each
+result a model.Record (config {"tile": T}), the ceilings in its extra.
 
 How each figure is made, so that the book can explain it:
   * Every kernel's product is first compared with the reference library's on the same
@@ -20,18 +23,18 @@ How each figure is made, so that the book can explain it:
     launches are queued behind a kernel that holds the GPU busy, so the events time
     the kernels back to back rather than Python issuing them (GpuBackend.elapsed_ms).
     On the CPU runtime the same code runs with a wall-clock timer.
-  * TFLOP/s = 2 m k n / time; effective GB/s = 4 (m k + k n + m n) bytes / time (the
+  * TFLOP/s = 2 m n k / time; effective GB/s = 4 (m k + k n + m n) bytes / time (the
     CUDA C Best Practices Guide's effective bandwidth: each matrix read or written once).
   * Ceilings, once per run: the copy bandwidth (bytes read + written by a large
     device-to-device copy) and the FP32 rate (the best cuBLAS rate measured, with an
     8192^3 product added when 8192 is not among the sizes).
 """
 import argparse
-import json
 import platform
 import shlex
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from numbers import Integral
 
@@ -39,7 +42,8 @@ import numpy as np
 
 from cudacheck import KernelError, resolve_backend
 
-from . import matmul
+from .. import matmul
+from . import model
 
 # What to measure and measuring it, one step at a time (all of it importable from here too).
 from .benchsteps import (  # noqa: F401
@@ -61,12 +65,11 @@ from .benchsteps import (  # noqa: F401
     run_steps,
     time_launches,
 )
+from .model import Shape
 
 # What this benchmark times beside cuBLAS SGEMM: the FP32 kernels. (The tensor-core kernels
-# take 16-bit or TF32 inputs; the tuner (tiling_course.tune) times them at each precision.)
+# take 16-bit or TF32 inputs; the tuner (tiling_course.measure.tune) times them at each precision.)
 FP32_KERNELS = matmul.FP32_KERNELS
-
-SCHEMA = 1
 
 # GpuBackend queues each timed batch of launches behind this kernel, which spins one
 # thread for the given number of nanoseconds of the GPU's global timer.
@@ -83,16 +86,16 @@ HOLD_BASE_US = 200        # the hold: this, plus this per launch to be queued be
 HOLD_PER_LAUNCH_US = 50   # several times what CuPy takes to issue one launch
 HOLD_TRIES = 4            # each try holds 4 times longer than the last
 
-# Defaults for each backend: the full set, and --quick. The CPU runtime runs each
+# Defaults for each backend: the full set, and --quick (shapes M x N x K). The CPU runtime runs each
 # thread as a fiber on a CPU core, so its sets are far smaller.
 DEFAULTS = {
     "gpu": dict(sizes=(128, 256, 512, 1024, 2048, 4096, 8192),
-                shapes=((4096, 1024, 2048), (1000, 3000, 500), (2047, 2049, 2051)),
+                shapes=(Shape(4096, 2048, 1024), Shape(1000, 500, 3000), Shape(2047, 2051, 2049)),
                 tiles=(8, 16, 32), repeats=10),
-    "cpu": dict(sizes=(64, 128), shapes=((100, 60, 80),), tiles=(8, 16), repeats=3),
+    "cpu": dict(sizes=(64, 128), shapes=(Shape(100, 80, 60),), tiles=(8, 16), repeats=3),
 }
 QUICK = {
-    "gpu": dict(sizes=(256, 512, 1024, 2048), shapes=((1000, 3000, 500),), tiles=(16, 32), repeats=5),
+    "gpu": dict(sizes=(256, 512, 1024, 2048), shapes=(Shape(1000, 500, 3000),), tiles=(16, 32), repeats=5),
     "cpu": dict(sizes=(64,), shapes=(), tiles=(16,), repeats=2),
 }
 
@@ -231,13 +234,12 @@ def make_backend(backend="auto"):
 # The whole run (its steps: benchsteps.py).
 
 def metadata(backend, repeats, command):
-    """Where and how the figures were made: the "meta" part of the JSON."""
-    return {
-        "device": backend.device(), "backend": backend.name, **backend.versions(),
-        "numpy": np.__version__, "python": platform.python_version(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": command, "repeats": repeats, "tf32": backend.tf32,
-    }
+    """Where and how the figures were made: the run's model.Meta."""
+    device = backend.device()
+    return model.Meta(
+        device=device.pop("name"), date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), command=command,
+        software={**backend.versions(), "numpy": np.__version__, "python": platform.python_version()},
+        gpu=device, extra={"backend": backend.name, "repeats": repeats, "tf32": backend.tf32})
 
 
 def _check_arguments(sizes, shapes, tiles, repeats):
@@ -247,16 +249,17 @@ def _check_arguments(sizes, shapes, tiles, repeats):
             raise ValueError(f"tile {t!r}: a tile x tile block needs 1 <= tile and tile^2 <= 1024 threads")
     for dims in [(s,) for s in sizes] + [tuple(s) for s in shapes]:
         if not all(isinstance(d, Integral) and d >= 1 for d in dims) or len(dims) not in (1, 3):
-            raise ValueError(f"{dims!r}: sizes are positive ints and shapes (m, k, n) tuples of them")
+            raise ValueError(f"{dims!r}: sizes are positive ints and shapes (m, n, k) of them")
     if not (isinstance(repeats, Integral) and repeats >= 1):
         raise ValueError(f"repeats must be a positive int, not {repeats!r}")
 
 
 def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backend="auto", progress=True):
-    """Check and time the book's kernels; return the benchmark's JSON structure as a dict.
+    """Check and time the book's kernels; return the run (a model.Run of kind "bench").
 
     kernels: names from FP32_KERNELS (default all). sizes: square widths;
-    shapes: (m, k, n) tuples, for the kernels that take them; tiles: tile widths.
+    shapes: model.Shape or (m, n, k) tuples (P[m x n] = M[m x k] N[k x n]), for the kernels
+    that take them; tiles: tile widths.
     None takes the backend's defaults (DEFAULTS). repeats: timed repeats per result.
     backend: "auto" (the GPU when CuPy sees one), "gpu" or "cpu".
     """
@@ -266,17 +269,19 @@ def measure(kernels=None, sizes=None, shapes=(), tiles=None, repeats=None, backe
     unknown = [k for k in kernels if k not in FP32_KERNELS]
     if unknown:
         raise KeyError(f"no kernel {', '.join(unknown)}; this benchmark's are {', '.join(FP32_KERNELS)} "
-                       "(the tensor-core kernels are timed by the tuner (tiling_course.tune), at each precision)")
+                       "(the tensor-core kernels are timed by the tuner (tiling_course.measure.tune), "
+                       "at each precision)")
     sizes = default["sizes"] if sizes is None else sizes
     tiles = default["tiles"] if tiles is None else tiles
     repeats = default["repeats"] if repeats is None else repeats
-    _check_arguments(sizes, shapes, tiles, repeats)
-    command = (f"tiling_course.bench.measure(kernels={kernels!r}, sizes={list(sizes)!r}, shapes={list(shapes)!r}, "
-               f"tiles={list(tiles)!r}, repeats={repeats}, backend={backend!r})")
+    shapes = [s if isinstance(s, model.Shape) else model.Shape(*s) for s in shapes]
+    _check_arguments(sizes, [(s.m, s.n, s.k) for s in shapes], tiles, repeats)
+    command = (f"tiling_course.measure.bench.measure(kernels={kernels!r}, sizes={list(sizes)!r}, "
+               f"shapes={[str(s) for s in shapes]!r}, tiles={list(tiles)!r}, repeats={repeats}, backend={backend!r})")
     meta = metadata(be, repeats, command)
     results = run_steps(be, plan(be, kernels, sizes, shapes, tiles), repeats, progress)
     ceilings = {"copy_gbs": copy_bandwidth(be, repeats), "fp32_tflops": fp32_ceiling(be, results, repeats)}
-    return {"schema": SCHEMA, "meta": meta, "ceilings": ceilings, "results": results}
+    return model.Run("bench", meta, tuple(results), {"ceilings": ceilings})
 
 
 # ---------------------------------------------------------------------------------------
@@ -286,22 +291,22 @@ def _fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
-def format_summary(data):
+def format_summary(run):
     """The results as a text table, then the tiled kernel's speed-up over the naive one
     (naive time / tiled time) at each square size and tile."""
-    meta, ceil = data["meta"], data["ceilings"]
-    lines = [f"{meta['device']['name']} ({meta['backend']}), {meta['repeats']} repeats, median times; "
+    meta, ceil = run.meta, run.extra["ceilings"]
+    lines = [f"{meta.device} ({meta.extra['backend']}), {meta.extra['repeats']} repeats, median times; "
              f"copy {_fmt(ceil['copy_gbs'], '.0f')} GB/s, FP32 {_fmt(ceil['fp32_tflops'], '.2f')} TFLOP/s",
-             f"{'kernel':<18} {'tile':>4} {'m x k x n':>16} {'ms':>10} {'TFLOP/s':>8} {'GB/s':>8} {'of cuBLAS':>9}"]
-    for r in data["results"]:
-        shape = f"{r['m']}x{r['k']}x{r['n']}"
-        if not r["ok"]:
-            err = "NaN or inf" if r["rel_err"] is None else f"{r['rel_err']:.2e}"
-            lines.append(f"{r['kernel']:<18} {_fmt(r['tile'], 'd'):>4} {shape:>16}   wrong, not timed: rel_err {err}")
+             f"{'kernel':<18} {'tile':>4} {'m x n x k':>16} {'ms':>10} {'TFLOP/s':>8} {'GB/s':>8} {'of cuBLAS':>9}"]
+    for r in run.records:
+        tile = r.config.get("tile")
+        if not r.ok:
+            err = "NaN or inf" if r.error is None else f"{r.error:.2e}"
+            lines.append(f"{r.kernel:<18} {_fmt(tile, 'd'):>4} {str(r.shape):>16}   wrong, not timed: rel_err {err}")
             continue
-        lines.append(f"{r['kernel']:<18} {_fmt(r['tile'], 'd'):>4} {shape:>16} {r['ms_median']:>10.4g} "
-                     f"{r['tflops']:>8.3g} {r['gbs']:>8.4g} {_fmt(r['frac_cublas'], '.3f'):>9}")
-    speedups = tiled_speedups(data["results"])
+        lines.append(f"{r.kernel:<18} {_fmt(tile, 'd'):>4} {str(r.shape):>16} {r.ms:>10.4g} "
+                     f"{r.tflops:>8.3g} {r.extra['gbs']:>8.4g} {_fmt(r.frac_cublas, '.3f'):>9}")
+    speedups = tiled_speedups(run.records)
     if speedups:
         lines.append("\ntiled speed-up over naive (naive ms / tiled ms)")
         lines.append(f"{'size':>6} {'tile':>4} {'speed-up':>9}")
@@ -311,34 +316,45 @@ def format_summary(data):
 
 def tiled_speedups(results):
     """{(size, tile): naive time / tiled time} where both ran correctly at a square size."""
-    times = {(r["kernel"], r["m"], r["tile"]): r["ms_median"]
-             for r in results if r["ok"] and r["m"] == r["k"] == r["n"]}
+    times = {(r.kernel, r.shape.m, r.config.get("tile")): r.ms for r in results if r.ok and r.shape.square}
     return {(size, tile): times[("naive", size, tile)] / ms
             for (kernel, size, tile), ms in times.items()
             if kernel == "tiled" and ("naive", size, tile) in times}
 
 
-def _shape(text):
-    try:
-        m, k, n = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a shape is MxKxN, e.g. 1000x3000x500") from None
-    if min(m, k, n) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: every dimension must be at least 1")
-    return (m, k, n)
+def merge(runs):
+    """Several runs of one device and session as the one run the book reads: the records
+    concatenated (the first of each kernel, tile and shape kept), the meta and ceilings of the
+    first, every command kept (joined by &&)."""
+    devices = {r.meta.device for r in runs}
+    if len(devices) != 1:
+        raise ValueError(f"refusing to merge runs from different devices: {sorted(devices)}")
+    seen, records = set(), []
+    for run in runs:
+        for r in run.records:
+            key = (r.kernel, r.config.get("tile"), r.shape)
+            if key not in seen:
+                seen.add(key)
+                records.append(r)
+    first = runs[0]
+    meta = replace(first.meta, command=" && ".join(r.meta.command for r in runs))
+    return replace(first, meta=meta, records=tuple(records), source="live")
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m tiling_course.bench", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tiling_course.measure.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernels", nargs="+", choices=FP32_KERNELS, metavar="NAME",
                     help=f"kernels to measure (default all: {', '.join(FP32_KERNELS)}); cuBLAS always runs")
     ap.add_argument("--sizes", nargs="+", type=int, metavar="N", help="square sizes")
-    ap.add_argument("--shapes", nargs="+", type=_shape, metavar="MxKxN", help="rectangular shapes")
+    ap.add_argument("--shapes", nargs="+", type=model.shape_argument, metavar="MxNxK",
+                    help="rectangular shapes, M x N x K: P[M x N] = M[M x K] N[K x N]")
     ap.add_argument("--tiles", nargs="+", type=int, metavar="T", help="tile widths (blocks of T x T threads)")
     ap.add_argument("--repeats", type=int, help="timed repeats per result (default 10 on a GPU)")
     ap.add_argument("--output", metavar="FILE", help="write the results as JSON to FILE")
     ap.add_argument("--backend", choices=("auto", "gpu", "cpu"), default="auto")
+    ap.add_argument("--merge", nargs="+", metavar="FILE",
+                    help="measure nothing: merge these runs of one device into --output (see merge)")
     ap.add_argument("--quick", action="store_true",
                     help="a small set: sizes 256 to 2048, tiles 16 and 32, 5 repeats (on a GPU)")
     return ap.parse_args(argv)
@@ -348,6 +364,12 @@ def main(argv=None):
     """The command line: measure, print the summary, write the JSON if asked."""
     argv = sys.argv[1:] if argv is None else list(argv)
     a = parse_args(argv)
+    if a.merge:
+        if not a.output:
+            sys.exit("error: --merge needs --output")
+        model.write(merge([model.read(path) for path in a.merge]), a.output)
+        print(f"wrote {a.output}")
+        return
     try:
         backend = resolve_backend(a.backend)
     except KernelError as e:  # --backend gpu where there is none: the message, not a traceback
@@ -357,14 +379,13 @@ def main(argv=None):
         sizes, shapes = default["sizes"], default["shapes"]
     else:                                     # either given: exactly what was asked for
         sizes, shapes = a.sizes or (), a.shapes or ()
-    data = measure(kernels=a.kernels, sizes=sizes, shapes=shapes, tiles=a.tiles or default["tiles"],
-                   repeats=default["repeats"] if a.repeats is None else a.repeats, backend=a.backend)
-    data["meta"]["command"] = shlex.join(["python", "-m", "tiling_course.bench", *argv])
-    print(format_summary(data))
+    run = measure(kernels=a.kernels, sizes=sizes, shapes=shapes, tiles=a.tiles or default["tiles"],
+                  repeats=default["repeats"] if a.repeats is None else a.repeats, backend=a.backend)
+    command = shlex.join(["python", "-m", "tiling_course.measure.bench", *argv])
+    run = replace(run, meta=replace(run.meta, command=command))
+    print(format_summary(run))
     if a.output:
-        with open(a.output, "w") as f:
-            json.dump(data, f, indent=1, allow_nan=False)
-            f.write("\n")
+        model.write(run, a.output)
         print(f"\nwrote {a.output}")
 
 

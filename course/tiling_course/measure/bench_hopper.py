@@ -5,7 +5,7 @@ matmul_persistent, matmul_clustered, matmul_async_store), and for TF32 matmul_tf
 already TF32 values), in a process of its own, so that a
 kernel that faults or hangs cannot take the others with it (one that runs past --timeout is
 stopped, and skipped at the other precisions):
-  * cuBLAS (course/tiling_course/cublas.py, the precision's gemm: float accumulation and a
+  * cuBLAS (measure/cublas.py, the precision's gemm: float accumulation and a
     float result) is the reference, checked itself against a float64 NumPy product first;
   * the kernel is compiled by NVRTC for sm_90a (-arch=sm_90a -std=c++17, the -D options
     given, -DHOPPER_FP16 for FP16) and its registers, spills and compiler log are printed;
@@ -20,7 +20,7 @@ stopped, and skipped at the other precisions):
     --timing launch (the default) the stream is idle at each start event, so the host's time
     to submit the launch (tens of microseconds of Python and driver) is in the time; with
     --timing device each launch is queued behind a one-thread kernel that holds the GPU (the
-    book's benchmark's way, tiling_course.bench), and the time is the GPU's alone;
+    book's benchmark's way, measure.bench), and the time is the GPU's alone;
 Matrices whose rows are not a multiple of 16 bytes (the awkward shapes) are given to the
 kernels as padded copies (cudacheck.pad_rows: same values, a row pitch the TMA
 accepts) and to cuBLAS as they are. matmul_async_store writes P through a tensor map of its
@@ -30,16 +30,17 @@ kernel's __cluster_dims__) get a grid of 2 x whole_waves(pairs of tiles, cluster
 the clusters that fit are asked of the driver (cuOccupancyMaxActiveClusters), or taken to be
 SMs / 2 where it cannot answer, and the number is printed and recorded. Every launch here
 (config, tensor maps, grid) is tiling_course.hopper's, the rule the book's checker and the
-tests launch by too. --output writes the records, the summary and a "meta" block (the command,
-and the device, date and software of the first record): the format of the book's
-course/tiling_course/data/hopper-*.json, which tiling_course.hopper reads.
+tests launch by too. --output writes the run in the one measurement model (measure/model.py, kind
+"hopper": a record per kernel, precision and shape, the meta of the command, device, date and
+software of the first record): the book's course/tiling_course/data/hopper-*.json, which
+measure.hopperdata reads.
 
-    python scripts/bench_hopper.py --output $OUT/bench_hopper.json
-    python scripts/bench_hopper.py -D WS_STAGES=3 -D WS_WG_M=128 -D WS_BN=128 --kernels matmul_persistent
-    python scripts/bench_hopper.py --precisions bf16 --size 8192 --repeats 50
-    python scripts/bench_hopper.py --kernels matmul_persistent matmul_clustered matmul_async_store
-    python scripts/bench_hopper.py -D CL_STAGES=3 -D EPI_BUFS=5 --kernels matmul_async_store
-    python scripts/bench_hopper.py --timing device --output $OUT/hopper-gpu-time.json
+    python -m tiling_course.measure.bench_hopper --output $OUT/bench_hopper.json
+    python -m tiling_course.measure.bench_hopper -D WS_STAGES=3 -D WS_WG_M=128 -D WS_BN=128 --kernels matmul_persistent
+    python -m tiling_course.measure.bench_hopper --precisions bf16 --size 8192 --repeats 50
+    python -m tiling_course.measure.bench_hopper --kernels matmul_persistent matmul_clustered matmul_async_store
+    python -m tiling_course.measure.bench_hopper -D CL_STAGES=3 -D EPI_BUFS=5 --kernels matmul_async_store
+    python -m tiling_course.measure.bench_hopper --timing device --output $OUT/hopper-gpu-time.json
 
 Shapes are written MxNxK: P is M x N, the product's depth K. Tile sizes are kernels/hopper.cu's
 macros (K1_BN, K1_STAGES, WS_BN, WS_WG_M, WS_STAGES, GROUP_M, PRODUCER_REGS, CONSUMER_REGS,
@@ -61,9 +62,10 @@ import traceback
 from pathlib import Path
 
 # The launch rule of every kernel (its config, maps, grid) is tiling_course.hopper's.
-from tiling_course import hopper
+from .. import hopper, sources
+from . import model
 
-ROOT = Path(__file__).resolve().parent.parent
+PROG = "tiling_course.measure.bench_hopper"   # run as python -m PROG; each worker too
 
 KERNELS = hopper.KERNELS
 PRECISIONS = hopper.PRECISIONS
@@ -71,13 +73,9 @@ TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| s
 
 
 def parse_shape(text):
-    try:
-        m, n, k = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a shape is MxNxK, e.g. 1000x1500x700") from None
-    if min(m, n, k) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: every size is at least 1")
-    return m, n, k
+    """argparse's type for a shape, MxNxK (model.Shape's convention), as an (m, n, k) tuple."""
+    s = model.shape_argument(text)
+    return s.m, s.n, s.k
 
 
 def shape_name(shape):
@@ -104,11 +102,11 @@ def arguments(argv=None):
                     help="nvrtc: NVRTC called directly with exactly the options above, its cubin loaded by "
                          "cupy.RawModule(path=...), with ptxas's register report in the log; rawmodule: "
                          "cupy.RawModule(code=..., options=...); auto (default): nvrtc, then rawmodule")
-    ap.add_argument("--source", type=Path, default=ROOT / "kernels" / "hopper.cu")
+    ap.add_argument("--source", type=Path, default=Path(sources.path("hopper.cu")))
     ap.add_argument("--timing", choices=("launch", "device"), default="launch",
                     help="launch (default, the method of the chapter's tables): events around each launch on "
                          "an idle stream, so the host's time to submit it counts; device: the GPU's time alone, "
-                         "each launch queued behind a kernel that holds the GPU, as tiling_course.bench times")
+                         "each launch queued behind a kernel that holds the GPU, as measure.bench times")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--output", type=Path, help="write every result as JSON here")
     ap.add_argument("--in-process", action="store_true",
@@ -201,7 +199,7 @@ def make_inputs(shape, prec, seed):
     """M, N on the GPU in the precision's device format, and the float32 values they hold."""
     import cupy
 
-    from tiling_course import precision
+    from .. import precision
     m, n, k = shape
     rs = cupy.random.RandomState(seed)
     x = rs.standard_normal((m, k), dtype=cupy.float32)
@@ -242,7 +240,7 @@ def time_pair(run_a, run_b, warmup, repeats, timing="launch"):
     is recorded, so the time includes the host's work to submit the launch (Python, the
     argument packing, the driver call), which differs between a kernel and cuBLAS.
     timing "device": each launch is queued behind the book's benchmark's hold kernel
-    (tiling_course.bench.GpuBackend.elapsed_ms), so the events time the GPU alone. The
+    (measure.bench.GpuBackend.elapsed_ms), so the events time the GPU alone. The
     host's own time to submit each call (perf_counter, no synchronisation) is returned as
     well, in microseconds."""
     import cupy
@@ -252,7 +250,7 @@ def time_pair(run_a, run_b, warmup, repeats, timing="launch"):
     cupy.cuda.Device().synchronize()
     held = None
     if timing == "device":
-        from tiling_course.bench import GpuBackend
+        from .bench import GpuBackend
         held = GpuBackend()
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     times, host = ([], []), ([], [])
@@ -285,7 +283,7 @@ def worker(opts, kernel, prec, save=None):
     import cupy
     import numpy as np
 
-    from tiling_course.cublas import Cublas
+    from .cublas import Cublas
 
     rec = {"kernel": kernel, "precision": prec, "versions": versions(), "shapes": [], "error": None}
     log(f"== {kernel} {prec} on {rec['versions']['device']}")
@@ -409,7 +407,7 @@ def child(opts, kernel, prec):
     """Runs one worker process; its record, or one saying why there is none."""
     fd, path = tempfile.mkstemp(suffix=".json", prefix=f"{kernel}_{prec}_")
     os.close(fd)
-    argv = [sys.executable, str(Path(__file__).resolve()), "--worker", kernel, prec, "--worker-output", path,
+    argv = [sys.executable, "-m", PROG, "--worker", kernel, prec, "--worker-output", path,
             "--size", str(opts.size), "--awkward", shape_name(opts.awkward), "--small", shape_name(opts.small),
             "--warmup", str(opts.warmup), "--repeats", str(opts.repeats), "--compiler", opts.compiler,
             "--source", str(opts.source), "--seed", str(opts.seed), "--timing", opts.timing]
@@ -435,6 +433,29 @@ def child(opts, kernel, prec):
         Path(path).unlink(missing_ok=True)
     rec["wall_seconds"] = round(time.perf_counter() - start, 1)
     return rec
+
+
+def to_run(records, meta, defines, summary_text):
+    """The run as the model stores it (kind "hopper"): a Record per kernel, precision and shape
+    (its label "small", "awkward" or "square"; ok and error from its check; cuBLAS's time over
+    the kernel's as frac_cublas), and in extra, each kernel's record without its shapes (compile
+    log, configuration, attributes, versions, error), the -D defines, the tolerance, the summary."""
+    kernels, flat = [], []
+    for rec in records:
+        kernels.append({key: value for key, value in rec.items() if key != "shapes"})
+        for entry in rec.get("shapes", []):
+            e = dict(entry)
+            check = e.pop("check", None)
+            if check is not None:
+                e["check"] = {key: value for key, value in check.items() if key not in ("ok", "error")}
+            flat.append(model.Record(
+                kernel=rec["kernel"], precision=rec["precision"], shape=model.Shape(**e.pop("shape")),
+                config=rec.get("config") or {}, ok=bool(check and check["ok"]), ms=e.pop("ms", None),
+                tflops=e.pop("tflops", None), cublas_ms=e.pop("cublas_ms", None),
+                cublas_tflops=e.pop("cublas_tflops", None), frac_cublas=e.pop("ratio", None),
+                error=check.get("error") if check else None, label=e.pop("label"), extra=e))
+    return model.Run("hopper", meta, tuple(flat), {"kernels": kernels, "defines": list(defines),
+                                                   "tolerance_factor": TOL_FACTOR, "summary": summary_text})
 
 
 def first_versions(records):
@@ -519,12 +540,10 @@ def main(argv=None):
                                        for e in r.get("shapes", []) for key in ("check", "cublas_check"))]
     log(f"{len(records) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
     if opts.output:
-        opts.output.parent.mkdir(parents=True, exist_ok=True)
-        # "meta" makes the file self-describing: the command that wrote it, then the device,
-        # date and software it ran on (tiling_course.hopper labels the book's tables with them).
-        meta = {"command": shlex.join(["python", "scripts/bench_hopper.py", *argv]), **first_versions(records)}
-        opts.output.write_text(json.dumps({"meta": meta, "defines": opts.define, "tolerance_factor": TOL_FACTOR,
-                                           "records": records, "summary": text}, indent=1, default=str))
+        # The command that wrote it, then the device, date and software it ran on (measure.hopperdata
+        # labels the book's tables with them): the first record's.
+        meta = model.Meta.of(first_versions(records), command=shlex.join(["python", "-m", PROG, *argv]))
+        model.write(to_run(records, meta, opts.define, text), opts.output)
         log(f"wrote {opts.output}")
     return 1 if failed else 0
 
