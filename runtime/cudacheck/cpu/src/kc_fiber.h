@@ -5,6 +5,15 @@
 // loads to_sp and restores the registers saved there. That is all a switch costs
 // (a few nanoseconds), which is why the runtime does not use swapcontext: glibc's
 // version also saves the signal mask with a system call on every switch.
+//
+// On x86-64 the switch ends in an indirect jump to the saved return address, not a `ret`. The
+// processor predicts a `ret` from its stack of return addresses, which holds the place the
+// thread switched out from (after its own call of __syncthreads()), while the thread switched
+// in resumes where it switched out, another call: at the tiled kernel's two barriers a phase,
+// every `ret` was mispredicted, and each misprediction threw away the work under way, the next
+// thread's chain of multiply-adds overlapping the switch. A jump is predicted from where the
+// last one went: within a pass of the scheduler every thread resumes at the same place. (The
+// tiled kernel at Width 256: 0.6-0.7 of the CPU time, logs/2026-12-06-cpu-runtime-speed.md.)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +48,8 @@ kc_switch:
     popq %r12
     popq %rbx
     popq %rbp
-    ret
+    popq %rcx
+    jmpq *%rcx
     .size kc_switch,.-kc_switch
 
     .p2align 4

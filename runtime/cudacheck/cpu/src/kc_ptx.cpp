@@ -250,6 +250,7 @@ static void complete_named(uint32_t id) {
 static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int line) {
     if (id >= 16) operand_error("barrier_id", what, nullptr, id, 16, line);
     barrier_form(id, count, what, line);
+    if (id) sched.named_used = true;
     if (count && (count % 32 || count > sched.nthreads))
         operand_error("barrier_count", what, nullptr, count, sched.nthreads, line);
     uint32_t generation = sched.named_generation[id];
@@ -265,6 +266,7 @@ static uint32_t named_arrive(uint32_t id, uint32_t count, const char* what, int 
 // A thread of the block has exited: a use of a barrier without a count that waits only for it
 // completes.
 void named_barriers_thread_exit() {
+    if (!sched.named_used) return;   // (most blocks: at each thread's exit)
     for (uint32_t id = 1; id < 16; ++id)
         if (sched.barrier_form[id] == 1 && sched.named_arrived[id] == sched.nthreads - sched.exited)
             complete_named(id);
@@ -328,7 +330,7 @@ bool release_barrier_zero() {
             if (pass) check_mbarrier_acquire(&named_clock[0]);
             else check_mbarrier_arrive(&named_clock[0]);
 #endif
-            if (pass) t.result = 0, t.state = RUNNABLE;
+            if (pass) t.result = 0, t.state = RUNNABLE, sched.at_sync--;
         }
     }
     cur = running;

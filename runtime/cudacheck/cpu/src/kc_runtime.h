@@ -52,6 +52,9 @@ struct Scheduler {
     uint32_t named_arrived[16], named_generation[16], named_count[16];   // bar.sync's barriers (kc_ptx.cpp)
     uint32_t barrier_form[16];         // each barrier's thread count this use, plus one (1: none given; 0: no arrival)
     unsigned exited;                   // the block's threads that have exited
+    unsigned at_sync;                  // the block's threads now waiting at barrier 0 (state AT_SYNCTHREADS)
+    bool sync_valued;                  // one of them waits at __syncthreads_count, _and or _or this use
+    bool named_used;                   // a thread of the block arrived at a barrier other than 0 (kc_ptx.cpp)
 };
 extern Scheduler sched;
 

@@ -112,16 +112,32 @@ void yield_to_scheduler() {
     __builtin_unreachable();
 }
 
-void syncthreads(int line, uint8_t op, int pred) {
-    static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
-                                       "__syncthreads_or()", "bar.sync"};
-    barrier_form(0, op == BARRIER_COUNTED ? sched.nthreads : 0, name[op], line);
+// A thread's arrival at barrier 0, once its form is checked: it waits there.
+static inline __attribute__((always_inline)) void arrive_zero(int line, uint8_t op, int pred) {
     sched.progress++;
+    sched.at_sync++;
+    if (op == BARRIER_COUNT || op == BARRIER_AND || op == BARRIER_OR) sched.sync_valued = true;
     cur->state = AT_SYNCTHREADS;
     cur->op = op;
     cur->value = uint64_t(pred != 0);
     cur->line = line;
     yield_to_scheduler();
+}
+
+// The first arrival of a use of barrier 0 sets its form (barrier_form); a call of its own, so
+// that the arrivals after it, which need no check, save no registers.
+static __attribute__((noinline)) void syncthreads_first(int line, uint8_t op, int pred) {
+    static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
+                                       "__syncthreads_or()", "bar.sync"};
+    barrier_form(0, op == BARRIER_COUNTED ? sched.nthreads : 0, name[op], line);
+    arrive_zero(line, op, pred);
+}
+
+void syncthreads(int line, uint8_t op, int pred) {
+    // The form this use of barrier 0 already has (all but its first arrival): nothing to check.
+    if (sched.barrier_form[0] != (op == BARRIER_COUNTED ? sched.nthreads : 0) + 1)
+        return syncthreads_first(line, op, pred);
+    arrive_zero(line, op, pred);
 }
 
 uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line) {
@@ -317,13 +333,26 @@ bool release_complete_warps() {
 
 // Rule 2: the block barrier releases; __syncthreads_count and its kin get their result.
 void release_block_barrier() {
-    uint64_t count = 0, all = 1, any = 0;
-    for (unsigned i = 0; i < sched.nthreads; ++i) {
-        const Thread& t = sched.threads[i];
-        if (t.state != AT_SYNCTHREADS) continue;
-        count += t.value;
-        all &= t.value;
-        any |= t.value;
+    if (!sched.sync_valued && !sched.waiting_warp) {   // the common case: each waits at a barrier without a value
+        for (unsigned i = 0; i < sched.nthreads; ++i) {
+            Thread& t = sched.threads[i];
+            if (t.state == AT_SYNCTHREADS) t.result = 0, t.state = RUNNABLE;
+        }
+        sched.at_sync = 0;
+        sched.barrier_form[0] = 0;
+        return;
+    }
+    uint64_t count = 0, all = sched.at_sync ? 0 : 1, any = 0;
+    // Only __syncthreads_count, _and and _or arrive with a value: without them every value is 0.
+    if (sched.sync_valued) {
+        all = 1;
+        for (unsigned i = 0; i < sched.nthreads; ++i) {
+            const Thread& t = sched.threads[i];
+            if (t.state != AT_SYNCTHREADS) continue;
+            count += t.value;
+            all &= t.value;
+            any |= t.value;
+        }
     }
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         Thread& t = sched.threads[i];
@@ -334,6 +363,8 @@ void release_block_barrier() {
         }
     }
     sched.waiting_warp = 0;
+    sched.at_sync = 0;
+    sched.sync_valued = false;
     sched.barrier_form[0] = 0;
 }
 
@@ -343,18 +374,24 @@ extern "C" void kc_register_namespace_shared();   // generated with the launch s
 void run_block(const uint32_t* order, uint32_t block, int end_line) {
     sched.order = order;
     size_t page = page_size();
+    static const Thread blank{};
     unsigned bx = block_dim.x, by = block_dim.y;
+    uint3 idx{0, 0, 0};   // thread i's threadIdx, counted up as i is (no division a thread)
     for (unsigned i = 0; i < sched.nthreads; ++i) {
         Thread& t = sched.threads[i];
-        t = Thread{};
-        t.idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
+        t = blank;
+        t.idx = idx;
+        if (++idx.x == bx) {
+            idx.x = 0;
+            if (++idx.y == by) idx.y = 0, ++idx.z;
+        }
         t.linear = i;
         t.state = RUNNABLE;
         // Stacks sit at a stride that is a multiple of the page size, so their tops would
         // all map to the same cache sets; shifting each by a different number of cache
         // lines ("colouring") keeps the fibers' live frames from evicting each other.
         char* lo = sched.stacks + i * sched.slot + page;
-        size_t colour = (i % 61) * 64;
+        size_t colour = (i % 61) * 64;   // (a division by a constant: a multiplication)
         t.sp = fiber_init(lo, sched.slot - page - colour, &fiber_main, nullptr);
     }
     for (unsigned k = 0; k < sched.nthreads; ++k) sched.threads[order[k]].pos = k;
@@ -363,6 +400,9 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     memset(sched.named_arrived, 0, sizeof sched.named_arrived);
     memset(sched.barrier_form, 0, sizeof sched.barrier_form);
     sched.exited = 0;
+    sched.at_sync = 0;
+    sched.sync_valued = false;
+    sched.named_used = false;
 #ifdef KC_CHECKED
     check_block_start(block);
 #else
@@ -382,8 +422,11 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
             break;
         }
         if (release_complete_warps() || release_barrier_zero()) continue;
-        bool spinning = false;   // threads that yielded in poll
-        for (unsigned i = 0; i < sched.nthreads && !spinning; ++i) spinning = sched.threads[i].state == RUNNABLE;
+        // Threads that yielded in poll (RUNNABLE): none where every thread waits at barrier 0 or
+        // has exited (the counts tell without a look at each thread, the common case).
+        bool spinning = false;
+        if (sched.at_sync + sched.exited != sched.nthreads || sched.waiting_warp)
+            for (unsigned i = 0; i < sched.nthreads && !spinning; ++i) spinning = sched.threads[i].state == RUNNABLE;
         if (spinning) {
             if (sched.progress != progress) {
                 progress = sched.progress;
@@ -396,8 +439,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
             continue;
         }
         my_status->stalled = 0;
-        bool all_exited = true;
-        for (unsigned i = 0; i < sched.nthreads && all_exited; ++i) all_exited = sched.threads[i].state == EXITED;
+        bool all_exited = sched.exited == sched.nthreads;
         if (all_exited) {
 #ifdef KC_CHECKED
             check_interval_end();
