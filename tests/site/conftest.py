@@ -1,4 +1,5 @@
-"""The site tests' fixtures: one build of the book, and one headless Chromium."""
+"""The site tests' fixtures: one build of the book, one build of the lecture decks, and one
+headless Chromium."""
 import shutil
 import subprocess
 import sys
@@ -38,3 +39,14 @@ def built_site(tmp_path_factory):
 def browser():
     """One headless Chromium (fresh profile) for the whole session."""
     yield from start_chromium(CHROMIUM_FLAGS)
+
+
+@pytest.fixture(scope="session")
+def built_decks(tmp_path_factory):
+    """The lecture decks built once per test session, as `make slides` writes them (from `make
+    book`'s executed notebooks where there are some, else from the committed ones): shared by
+    tests/site/test_slides.py and tests/site/test_slides_browser.py. (folder, the decks built)."""
+    import build_slides  # scripts/ is on pytest's path (pyproject.toml)
+    folder = tmp_path_factory.mktemp("decks")
+    executed = ROOT / "_build" / "jupyter_execute"
+    return folder, build_slides.build(folder, executed if (executed / "book").is_dir() else folder / "none")

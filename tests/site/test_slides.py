@@ -19,12 +19,9 @@ def _module():
     return build_slides
 
 
-@pytest.fixture(scope="module")
-def decks(tmp_path_factory):
-    mod = _module()
-    out = tmp_path_factory.mktemp("slides")
-    built = mod.build(out, executed=out / "none")   # the committed notebooks
-    return mod, out, built
+@pytest.fixture
+def decks(built_decks):
+    return (_module(), *built_decks)
 
 
 def chapter_headings(stem):

@@ -64,24 +64,15 @@ FLAGS = [f for f in CHROMIUM_FLAGS if f != "--hide-scrollbars" and not f.startsw
     + ["--window-size=1280,720"]
 
 
-def build_slides_module():
-    import build_slides
-    return build_slides
-
-
 @pytest.fixture(scope="module")
 def deck_browser():
     yield from start_chromium(FLAGS)
 
 
-@pytest.fixture(scope="module")
-def decks_folder(tmp_path_factory):
-    """The decks, as `make slides` writes them (from `make book`'s executed notebooks where
-    there are some, else from the committed ones)."""
-    folder = tmp_path_factory.mktemp("decks")
-    executed = ROOT / "_build" / "jupyter_execute"
-    built = build_slides_module().build(folder, executed if (executed / "book").is_dir() else folder / "none")
-    return folder, built
+@pytest.fixture
+def decks_folder(built_decks):
+    """The decks, as `make slides` writes them (tests/site/conftest.py: built once a session)."""
+    return built_decks
 
 
 # What one slide shows, measured in the browser (the current slide).
