@@ -3,8 +3,8 @@
 pydata-sphinx-theme loads Font Awesome 6's whole icon set on every page as one script,
 _static/scripts/fontawesome.js (1.49 MB, about 2,000 icons, 95% of it their outlines); the
 book shows about 20 (the menu, search, the download and launch buttons, the colour-mode
-switch). Issue 43, item 4: a chapter page should weigh at most about 2 MB, and this file was
-the largest on every page without widgets. When the build has finished, this rewrites the
+switch). A chapter page should weigh at most about 2 MB, and this file was the
+largest on every page without widgets. When the build has finished, this rewrites the
 built copy with every icon that no page, script or style sheet of the site names (as
 `fa-<name>`, by its name or one of its aliases) taken out; the script's code is untouched.
 

@@ -2,8 +2,8 @@
 
 myst-nb gives every page with a widget the widget manager (_static/widgets/require.js and
 embed-amd.js, 3.7 MB as served, 0.9 MB gzipped) in its head, so a chapter with one widget
-halfway down weighed 5.4-6.9 MB before the reader had scrolled (issue 43, item 4: at most
-about 2 MB). This swaps those two scripts for _static/widgets/on-demand.js (1 kB), which
+halfway down weighed 5.4-6.9 MB before the reader had scrolled (a page should weigh at
+most about 2 MB). This swaps those two scripts for _static/widgets/on-demand.js (1 kB), which
 loads them, in the same order and with the same attributes, when a widget's cell comes
 within a screen of the window, or before the page is printed. The widget manager draws
 every widget of the page once it has loaded (it renders on load when the page is complete),

@@ -1,5 +1,5 @@
-/* MathJax, loaded when a formula comes within a screen of the window (issue 43, item 4: a
- * page at most about 2 MB). _config.yml's mathjax_path names this file, so Sphinx puts it
+/* MathJax, loaded when a formula comes within a screen of the window (so that a
+ * page weighs at most about 2 MB at load). _config.yml's mathjax_path names this file, so Sphinx puts it
  * where it put MathJax: on the pages with math (and on the root page, whose toctree holds
  * them), after myst's `window.MathJax = {...}` configuration. It loads the site's MathJax 3
  * in parts (mathjax/parts/: the TeX input, the CommonHTML output and its font data, the

@@ -1,4 +1,4 @@
-/* The book's own script (issue 43, item 3), loaded on every page after the theme's.
+/* The book's own script (pages that read at every width), loaded on every page after the theme's.
  *
  * Tap to enlarge: a figure, or a widget's picture, that the page shows narrower than its full
  * size (on a phone every figure is: the column is about 360 px, the figures 490-860) opens on

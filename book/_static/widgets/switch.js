@@ -1,4 +1,4 @@
-/* The book's widgets drawn without the widget manager (issue 43, item 4).
+/* The book's widgets drawn without the widget manager (3.7 MB, where this is 10 kB).
  *
  * Every widget of the book is a switch (course/tiling_course/switch.py): toggle buttons
  * linked (jslink) to nested tabs that hold every state drawn at build time, so drawing one
