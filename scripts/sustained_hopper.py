@@ -81,9 +81,10 @@ def main(argv=None):
 
     from tiling_course import hopper
     from tiling_course.measure import bench_hopper as bench
+    from tiling_course.measure import model
     from tiling_course.measure.cublas import Cublas
     size, prec = opts.size, opts.precision
-    M, N, _, _ = bench.make_inputs((size, size, size), prec, 0)
+    M, N, _, _ = bench.make_inputs(model.Shape.cube(size), prec, 0)
     R = cupy.empty((size, size), cupy.float32)
     cub = Cublas()
     runs = {"cuBLAS": lambda: cub.gemm(M, N, R, prec)}

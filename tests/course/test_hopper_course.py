@@ -387,7 +387,7 @@ def test_bench_hopper_writes_the_meta_it_is_read_with(tmp_path):
 def test_shapes_on_bench_hoppers_command_line_are_m_by_n_by_k():
     from tiling_course.measure import bench_hopper as bench
     opts = bench.arguments(["--awkward", "1000x1500x700", "--small", "7"])
-    assert opts.awkward == (1000, 1500, 700) and opts.small == (7, 7, 7)
+    assert opts.awkward == model.Shape(1000, 1500, 700) and opts.small == model.Shape(7, 7, 7)
     with pytest.raises(SystemExit):
         bench.arguments(["--awkward", "1000x1500"])
 

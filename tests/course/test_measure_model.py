@@ -45,7 +45,7 @@ def test_a_shape_is_m_by_n_by_k():
 def test_every_command_line_takes_shapes_as_m_by_n_by_k():
     assert bench.parse_args(["--shapes", "1000x500x3000"]).shapes == [Shape(m=1000, n=500, k=3000)]
     opts = bench_hopper.arguments(["--awkward", "1000x1500x700", "--small", "129x250x77"])
-    assert (opts.awkward, opts.small) == ((1000, 1500, 700), (129, 250, 77))
+    assert (opts.awkward, opts.small) == (Shape(1000, 1500, 700), Shape(129, 250, 77))
     for argv in (["--shapes", "10x20"], ["--shapes", "0x1x2"]):
         with pytest.raises(SystemExit):
             bench.parse_args(argv)

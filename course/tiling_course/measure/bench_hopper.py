@@ -59,6 +59,7 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 
 # The launch rule of every kernel (its config, maps, grid) is tiling_course.hopper's.
@@ -72,25 +73,14 @@ PRECISIONS = hopper.PRECISIONS
 TOL_FACTOR = 2.0            # tolerance = TOL_FACTOR * k * 2^-24 of the |M||N| scale
 
 
-def parse_shape(text):
-    """argparse's type for a shape, MxNxK (model.Shape's convention), as an (m, n, k) tuple."""
-    s = model.shape_argument(text)
-    return s.m, s.n, s.k
-
-
-def shape_name(shape):
-    m, n, k = shape
-    return f"{m}x{n}x{k}"
-
-
 def arguments(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=list(PRECISIONS))
     ap.add_argument("--kernels", nargs="+", choices=KERNELS, default=list(KERNELS))
     ap.add_argument("--size", type=int, default=4096, help="the timed square shape's M = N = K (default 4096)")
-    ap.add_argument("--awkward", type=parse_shape, default=(1000, 1500, 700),
+    ap.add_argument("--awkward", type=model.shape_argument, default=model.Shape(1000, 1500, 700),
                     help="a shape checked against cuBLAS and timed, MxNxK (default 1000x1500x700)")
-    ap.add_argument("--small", type=parse_shape, default=(129, 250, 77),
+    ap.add_argument("--small", type=model.shape_argument, default=model.Shape(129, 250, 77),
                     help="a shape checked against float64 NumPy, MxNxK (default 129x250x77)")
     ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
                     help="a macro for kernels/hopper.cu, e.g. -D WS_STAGES=3 (repeatable)")
@@ -196,11 +186,12 @@ def build(opts, prec, kernel):
 
 
 def make_inputs(shape, prec, seed):
-    """M, N on the GPU in the precision's device format, and the float32 values they hold."""
+    """M, N on the GPU in the precision's device format, and the float32 values they hold, for
+    a model.Shape."""
     import cupy
 
     from .. import precision
-    m, n, k = shape
+    m, n, k = shape.m, shape.n, shape.k
     rs = cupy.random.RandomState(seed)
     x = rs.standard_normal((m, k), dtype=cupy.float32)
     y = rs.standard_normal((k, n), dtype=cupy.float32)
@@ -272,8 +263,7 @@ def time_pair(run_a, run_b, warmup, repeats, timing="launch"):
 
 
 def tflops(shape, ms):
-    m, n, k = shape
-    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+    return shape.flops / (ms * 1e-3) / 1e12
 
 
 def worker(opts, kernel, prec, save=None):
@@ -331,10 +321,10 @@ def worker(opts, kernel, prec, save=None):
                     f"{sm_count} SMs)")
 
     shapes = [("small", opts.small, "float64"), ("awkward", opts.awkward, "cublas"),
-              ("square", (opts.size,) * 3, "cublas")]
+              ("square", model.Shape.cube(opts.size), "cublas")]
     for label, shape, reference in shapes:
-        m, n, k = shape
-        entry = {"label": label, "shape": {"m": m, "n": n, "k": k}, "reference": reference}
+        m, n, k = shape.m, shape.n, shape.k
+        entry = {"label": label, "shape": asdict(shape), "reference": reference}
         rec["shapes"].append(entry)
         save(rec)
         M, N, Mf, Nf = make_inputs(shape, prec, opts.seed)
@@ -408,7 +398,7 @@ def child(opts, kernel, prec):
     fd, path = tempfile.mkstemp(suffix=".json", prefix=f"{kernel}_{prec}_")
     os.close(fd)
     argv = [sys.executable, "-m", PROG, "--worker", kernel, prec, "--worker-output", path,
-            "--size", str(opts.size), "--awkward", shape_name(opts.awkward), "--small", shape_name(opts.small),
+            "--size", str(opts.size), "--awkward", str(opts.awkward), "--small", str(opts.small),
             "--warmup", str(opts.warmup), "--repeats", str(opts.repeats), "--compiler", opts.compiler,
             "--source", str(opts.source), "--seed", str(opts.seed), "--timing", opts.timing]
     for d in opts.define:
