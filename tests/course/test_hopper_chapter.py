@@ -66,7 +66,7 @@ def test_the_tables_are_both_gpus_runs_on_the_gpus_time():
     assert all(r.timing == "device" and "--timing device" in r.meta.command for r in runs)
     for run in runs:
         assert set(pairs(run)) == set(hopper.PAIRS) and all(run.checks(k, p)[0] for k, p in pairs(run))
-        assert run.size("square") == "4096^3" and run.size("awkward") == "1000x1500x700"
+        assert run.shape_name("square") == "4096^3" and run.shape_name("awkward") == "1000x1500x700"
     src = code()
     assert 'hopperdata.table(gpu="H100")' in src and 'hopperdata.table(gpu="H200")' in src
     assert "hopperdata.plot()" in src

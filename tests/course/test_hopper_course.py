@@ -412,7 +412,7 @@ def test_the_accessors_are_the_files_numbers():
             ok, error, shapes = run.checks(k, p)
             assert ok and shapes == 3 and error == max(e["error"] for e in d["records"]
                                                        if (e["kernel"], e["precision"]) == (k, p))
-        assert (run.size(), run.size("awkward")) == ("4096^3", "1000x1500x700")
+        assert (run.shape_name(), run.shape_name("awkward")) == ("4096^3", "1000x1500x700")
 
 
 def test_the_table_shows_every_kernel_with_its_numbers():

@@ -96,8 +96,9 @@ class Measured(model.View):
         e = self.entry(kernel, prec, shape)
         return e.extra.get("host_us") if e else None
 
-    def size(self, shape="square"):
-        """The shape's name as the chapter writes it: 4096^3, 1000x1500x700 (M x N x K)."""
+    def shape_name(self, shape="square"):
+        """The shape's name as the chapter writes it: 4096^3, 1000x1500x700 (M x N x K). (Not
+        model.View.size, the width of a run whose every record is one cube.)"""
         return next(r.shape for r in self.run.records if r.label == shape).name
 
     def checks(self, kernel, prec):
@@ -147,7 +148,7 @@ def table(data=None, gpu=None):
                              cell(run, kernel, prec, "awkward", 1),
                              " / ".join(f"{c:.{d}f}" if c else "–" for c, d in zip(cublas, (0, 1))),
                              _check_text(run, kernel, prec)])
-    square, awkward = data[0].size("square"), data[0].size("awkward")
+    square, awkward = data[0].shape_name("square"), data[0].shape_name("awkward")
     header = ["GPU", "inputs", "kernel", f"{square}: TFLOP/s (of cuBLAS)", f"{awkward}: TFLOP/s (of cuBLAS)",
               "cuBLAS beside it, TFLOP/s", "checked"]
     return show.table(header, rows, "M x N x K, float accumulation, median times; checked within 2 k 2^-24 |M||N|; "
@@ -190,7 +191,7 @@ def _plot(data):
         ax.axhline(1.0, color=style.BLACK, linestyle="--", linewidth=1, label="cuBLAS")
         ax.set_xticks(range(len(run.kernels)), [k.removeprefix("matmul_").replace("_", "\n", 1) for k in run.kernels])
         ax.set_title(run.device, fontsize=10)
-    axes[0][0].set_ylabel(f"fraction of cuBLAS's speed at {data[0].size()}")   # its time / the kernel's
+    axes[0][0].set_ylabel(f"fraction of cuBLAS's speed at {data[0].shape_name()}")   # its time / the kernel's
     axes[0][0].set_ylim(0, max(1.0, *(ax.get_ylim()[1] for ax in axes[0])) * 1.15)
     # Below the panels, in one row: inside them it would hide a bar's number.
     handles, labels = axes[0][0].get_legend_handles_labels()
