@@ -1346,15 +1346,7 @@ def test_pages_are_light_and_chapter_9_loads_fast(built_site, narrow_browser, ca
                 row["size"] = f"{width}x{height}"
                 rows.append(row)
                 tag = f"{page} at {row['size']}"
-                if row["bytes"] > site_weight.MAX_PAGE_BYTES:
-                    failures.append(f"{tag}: {row['bytes'] / 1e6:.2f} MB as served, over "
-                                    f"{site_weight.MAX_PAGE_BYTES / 1e6:.1f} (largest: {row['largest'][:3]})")
-                if row["gzip"] > site_weight.MAX_PAGE_GZIP:
-                    failures.append(f"{tag}: {row['gzip'] / 1e6:.2f} MB gzipped, over "
-                                    f"{site_weight.MAX_PAGE_GZIP / 1e6:.1f}")
-                if row.get("read", 0) > site_weight.MAX_READ_BYTES:
-                    failures.append(f"{tag}: {row['read'] / 1e6:.2f} MB once scrolled to its end, over "
-                                    f"{site_weight.MAX_READ_BYTES / 1e6:.1f} (what came: {row['read_largest'][:3]})")
+                failures += [f"{tag}: {problem}" for problem in site_weight.over_budget(row)]
                 if page == CHAPTER_9 and row["load_s"] >= site_weight.MAX_LOAD_S:
                     failures.append(f"{tag}: loads in {row['load_s']:.2f} s, not under {site_weight.MAX_LOAD_S}")
     narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
