@@ -67,7 +67,7 @@ kc_fiber_trampoline:
 // trampoline, which calls entry(arg) with a 16-byte aligned stack. entry never returns.
 inline void* fiber_init(void* stack_lo, size_t size, FiberEntry entry, void* arg) {
     uintptr_t top = (reinterpret_cast<uintptr_t>(stack_lo) + size) & ~uintptr_t(15);
-    // Seven words are popped by kc_switch's epilogue and ret; after them the trampoline
+    // Seven words are popped by kc_switch (six registers and the address it jumps to); after them the trampoline
     // must see rsp % 16 == 0 so that its call is ABI-aligned: top - 72 + 56 = top - 16.
     void** sp = reinterpret_cast<void**>(top - 9 * 8);
     sp[0] = nullptr;                                     // r15
