@@ -2,14 +2,13 @@
 read is one of its runs, written by its one writer and read by its one reader, labelled with the
 device, date and software it was measured with; shapes are M x N x K everywhere, on every
 command line too."""
-from pathlib import Path
 
 import pytest
 
+from tests.support import ROOT
 from tiling_course.measure import bench, bench_hopper, model, perfdata
 from tiling_course.measure.model import Record, Run, Shape
 
-ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
 DATA = sorted((ROOT / "course" / "tiling_course" / "data").glob("*.json")) + \
     sorted((ROOT / "tests" / "data").glob("*.json"))
 

@@ -17,7 +17,8 @@ import fnmatch
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]   # tests/<group>/this file
+from tests.support import ROOT
+
 LOGS = ROOT / "logs"
 READS = {"open", "read_text", "read_bytes"}
 
