@@ -114,6 +114,10 @@ it, and the same for the contents; at 1280 px the chapter list shows, and its bu
 hide it (a projector needs the room) and show it again. At 390 px a screenshot of each page
 with its menu open goes to _build/screenshots/390px/ (`*__menu.png`).
 
+This pass, the reading checks and the page weights (READING_SIZES) share one walk (the
+`walked` fixture): each page is loaded once at each of their sizes and each check of that
+size looks at that load.
+
 When Chromium or chromedriver is missing, the session fixture runs
 scripts/install_browser.sh (apt-get, as root); where that cannot install (not root,
 no apt-get) the tests skip with the reason.
@@ -127,6 +131,7 @@ import struct
 import time
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
@@ -149,6 +154,7 @@ from tests.support.browser import (  # noqa: E402
     reach_widgets,
     site_html,
     start_chromium,
+    wait_until_still,
 )
 from tiling_course.style import MIN_TEXT_PX, STAMP_DPI, STAMP_FONT, png_text  # noqa: E402
 
@@ -831,8 +837,18 @@ MOBILE_BELOW = 600           # emulate a phone (mobile viewport, overlay scrollb
 MIN_NAV_LINKS = 5            # links of an open chapter list, or contents, in view (the book has 10 pages)
 
 
+# The screen's height at each of WIDTHS: a phone's is READING_SIZES' phone's, so that one load
+# of a page serves both checks at that size (see walk_page).
+WIDTH_HEIGHTS = {390: 844}
+
+
 def width_metrics(width):
-    return {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW}
+    return size_metrics((width, WIDTH_HEIGHTS.get(width, 800)))
+
+
+def size_metrics(size):
+    """DevTools' device metrics for a screen of size (width, height): a phone below MOBILE_BELOW."""
+    return {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": size[0] < MOBILE_BELOW}
 
 
 # The layout checks at one width: how wide the page is, the widest thing past the screen's
@@ -900,7 +916,7 @@ def _click_visible(driver, selector):
     for element in driver.find_elements("css selector", selector):
         if element.is_displayed() and element.size["width"] > 0:
             element.click()
-            time.sleep(0.5)   # the theme's transitions
+            wait_until_still(driver)   # the theme's transitions
             return True
     return False
 
@@ -909,7 +925,7 @@ def _close_with_escape(driver):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
     ActionChains(driver).send_keys(Keys.ESCAPE).perform()
-    time.sleep(0.5)
+    wait_until_still(driver)
 
 
 def _check_nav(driver, report, width):
@@ -975,27 +991,60 @@ def _check_nav(driver, report, width):
     report.notes += [f"{tag}: {c}" for c in checked]
 
 
-def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=None):
-    """One page at one of WIDTHS (a phone below MOBILE_BELOW): its layout (WIDTH_LAYOUT_JS)
-    and its navigation (_check_nav). Returns a PageReport."""
-    report = PageReport(page)
-    report.menu_open = False
+def _is_redirect(html_root, page):
+    """Whether `page` is a redirect stub (its target is checked on its own)."""
     source = (Path(html_root) / page).read_text(errors="replace") if (Path(html_root) / page).is_file() else ""
-    if re.search(r'http-equiv="refresh"', source, re.I):
-        return report
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", width_metrics(width))
+    return bool(re.search(r'http-equiv="refresh"', source, re.I))
+
+
+def _wait_loaded(driver, report):
+    """Wait until the page has loaded with its images; False (the problem in `report`) where the
+    browser could not load it at all."""
     try:
-        driver.get(urljoin(base_url, page))
         WebDriverWait(driver, 20).until(lambda d: d.execute_script(
             "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
     except TimeoutException:
         report.problems.append(f"did not finish loading within the time limit: {driver.current_url}")
     except WebDriverException as exc:
         report.problems.append(f"did not load: {exc.msg}")
-        return report
+        return False
+    return True
+
+
+def _open(driver, url, metrics, report):
+    """Load `url` on a screen of `metrics` and wait for it (_wait_loaded)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        driver.get(url)
+    except WebDriverException as exc:
+        report.problems.append(f"did not load: {exc.msg}")
+        return False
+    return _wait_loaded(driver, report)
+
+
+def _settle(driver):
+    """After the load: SETTLE_S for late errors, MathJax's first typesetting (formulas change
+    the layout), every widget drawn (reach_widgets); then at the top of the page."""
     time.sleep(SETTLE_S)
     driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
     reach_widgets(driver)
+    driver.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")
+
+
+def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=None):
+    """One page at one of WIDTHS (a phone below MOBILE_BELOW), loaded for this check alone: see
+    width_checks. Returns a PageReport."""
+    report = PageReport(page)
+    report.menu_open = False
+    if not _is_redirect(html_root, page) and _open(driver, urljoin(base_url, page), width_metrics(width), report):
+        _settle(driver)
+        width_checks(driver, report, page, width, screenshot_dir)
+    return report
+
+
+def width_checks(driver, report, page, width, screenshot_dir=None):
+    """The page loaded at one of WIDTHS: its layout (WIDTH_LAYOUT_JS) and its navigation
+    (_check_nav), into `report`."""
     layout = driver.execute_script(WIDTH_LAYOUT_JS)
     tag = f"{width} px"
     if abs(layout["width"] - width) > 20:   # (a classic scrollbar takes its width off)
@@ -1008,7 +1057,7 @@ def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=No
         report.problems.append(f"{tag}: a comment breaks between its two slashes: {text!r}")
     if len(layout["split"]) > 3:
         report.problems.append(f"{tag}: ... and {len(layout['split']) - 3} more comments broken so")
-    report.checked = {"comments": layout["comments"]}
+    report.checked["comments"] = layout["comments"]
     _check_nav(driver, report, width)
     if screenshot_dir is not None and width < MOBILE_BELOW:   # (the other widths: the pages as they are)
         path = Path(screenshot_dir) / (re.sub(r"\.html$", "", page).replace("/", "__") + ".png")
@@ -1017,7 +1066,6 @@ def check_width_page(driver, base_url, page, html_root, width, screenshot_dir=No
             path.with_name(path.stem + "__menu.png").write_bytes(driver.get_screenshot_as_png())  # the menu, open
             _close_with_escape(driver)
         report.screenshot = _screenshot(driver, path, width_metrics(width))
-    return report
 
 
 def _print_reports(reports):
@@ -1085,29 +1133,15 @@ def test_every_page_at_projector_width(built_site, narrow_browser, capsys):
     assert sum(r.checked.get("figures", 0) for r in reports) >= 20, "fewer figures than the book draws"
 
 
-def test_every_page_at_phone_window_and_projector_widths(built_site, narrow_browser, capsys):
+def test_every_page_at_phone_window_and_projector_widths(walked, capsys):
     """Issue 28: at 390, 900 and 1280 px (WIDTHS) no page is wider than the screen, no
     comment breaks between its slashes, and the chapter list and contents open and close
     from the buttons a reader sees (the menu clicked at phone width)."""
-    html = site_html(built_site)
-    pages = find_pages(html)
-    reports = []
-    started = time.monotonic()
-    with SiteServer(html) as server:
-        for width in WIDTHS:
-            shots = SCREENSHOTS / f"{width}px"
-            if shots.exists():
-                for old in shots.glob("*.png"):
-                    old.unlink()
-            for page in pages:
-                report = check_width_page(narrow_browser, server.url, page, html, width, shots)
-                report.page = f"{page} at {width} px"
-                reports.append(report)
-    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    elapsed = time.monotonic() - started
+    reports = [seen.width for seen in walked.values() if seen.width is not None]
+    pages = {page for page, _ in walked}
     failures = [f"{r.page}: {p}" for r in reports for p in r.problems]
     with capsys.disabled():
-        print(f"\n[test_browser] {len(pages)} pages at {', '.join(map(str, WIDTHS))} px in {elapsed:.1f} s, "
+        print(f"\n[test_browser] {len(pages)} pages at {', '.join(map(str, WIDTHS))} px, "
               f"{len(failures)} problem(s); screenshots in {SCREENSHOTS}/<width>px/")
     _print_reports(reports)
     assert not failures, f"{len(failures)} problem(s) at phone, window and projector widths:\n" + "\n".join(failures)
@@ -1231,7 +1265,7 @@ def _tapped_width(driver, index):
     img = driver.find_element("css selector", f'[data-reading-index="{index}"]')
     driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", img)
     img.click()
-    time.sleep(0.2)
+    wait_until_still(driver)
     width = driver.execute_script(ENLARGED_JS)
     if width is not None:
         _close_with_escape(driver)
@@ -1242,24 +1276,27 @@ def _tapped_width(driver, index):
 
 
 def check_reading(driver, base_url, page, html_root, size, screenshot_dir=None):
-    """One page at one of READING_SIZES (see above); a PageReport."""
-    width, height = size
+    """One page at one of READING_SIZES, loaded for this check alone: see reading_checks.
+    Returns a PageReport."""
     report = PageReport(page)
+    if _open(driver, urljoin(base_url, page), size_metrics(size), report):
+        _settle(driver)
+        reading_checks(driver, report, page, html_root, size, screenshot_dir)
+    return report
+
+
+def reading_checks(driver, report, page, html_root, size, screenshot_dir=None):
+    """The page loaded at one of READING_SIZES, at its top (see above), into `report`; its
+    first screen, as a reader opens it, to `screenshot_dir`."""
+    width, height = size
     tag = f"{width}x{height}"
-    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW}
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-    driver.get(urljoin(base_url, page))
-    WebDriverWait(driver, 20).until(lambda d: d.execute_script(
-        "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
-    time.sleep(SETTLE_S)
-    if screenshot_dir is not None:   # the first screen, as a reader opens the page
+    if screenshot_dir is not None:
         path = Path(screenshot_dir) / f"{re.sub(r'[.]html$', '', page).replace('/', '__')}-{tag}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(driver.get_screenshot_as_png())
-    reach_widgets(driver)
     facts = driver.execute_script(READING_JS)
-    if facts is None:
-        return report
+    if facts is None:   # not a page of the book (a redirect stub)
+        return
     labels = []
     for img in facts["images"]:
         name = "widget picture" if img["widget"] else "figure " + img["src"].rsplit("/", 1)[-1][:50]
@@ -1295,23 +1332,72 @@ def check_reading(driver, base_url, page, html_root, size, screenshot_dir=None):
     report.checked = {"labels": len(labels), "captions": len(facts["captions"]), "cells": facts["cells"]}
     if labels:
         report.notes.append(f"{tag}: smallest figure text {min(labels):.1f} px (as shown or tapped)")
-    return report
 
 
-def test_pages_read_on_a_phone_a_laptop_and_a_projector(built_site, narrow_browser, capsys):
+# --------------------------------------------------------------------------- one walk
+
+# The width, reading and weight checks look at every page at sizes that overlap: each page is
+# loaded once at each size of WALK_SIZES (weighed as it loads where it is one of
+# READING_SIZES), and every check of that size looks at that one load.
+WALK_SIZES = tuple(sorted({(w, width_metrics(w)["height"]) for w in WIDTHS} | set(READING_SIZES)))
+
+
+class WalkedPage(NamedTuple):
+    weight: dict | None       # site_weight.measure's row, at READING_SIZES
+    width: PageReport | None  # width_checks', at WIDTHS
+    reading: PageReport | None
+
+
+def walk_page(driver, base_url, page, html_root, size, width_shots=None, reading_shots=None):
+    """One page at one size of WALK_SIZES, loaded once, and what each check of that size found."""
+    width = size[0]
+    is_width, is_reading = size == (width, width_metrics(width)["height"]) and width in WIDTHS, size in READING_SIZES
+    width_report = PageReport(f"{page} at {width} px")
+    reading_report = PageReport(f"{page} at {size[0]}x{size[1]}")
+    width_report.menu_open, weight = False, None
+    if is_reading:   # weighed as it loads (the best of three loads for chapter 9), as a reader gets it
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", size_metrics(size))
+        weight = site_weight.measure(driver, base_url, page, html_root, repeat=3 if page == CHAPTER_9 else 1,
+                                     read=width < MOBILE_BELOW)
+        weight["size"] = f"{size[0]}x{size[1]}"
+        loaded = _wait_loaded(driver, width_report)
+    else:
+        loaded = _open(driver, urljoin(base_url, page), size_metrics(size), width_report)
+    reading_report.problems += width_report.problems   # (a page that did not load fails both)
+    if loaded and not _is_redirect(html_root, page):
+        _settle(driver)
+        if is_reading:
+            reading_checks(driver, reading_report, page, html_root, size, reading_shots)
+            driver.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")   # (a tap scrolls)
+        if is_width:
+            width_checks(driver, width_report, page, width, width_shots)
+    return WalkedPage(weight, width_report if is_width else None, reading_report if is_reading else None)
+
+
+@pytest.fixture(scope="module")
+def walked(built_site, narrow_browser):
+    """{(page, size): WalkedPage} for every page of the site at every size of WALK_SIZES; the
+    phone's and widths' screenshots to SCREENSHOTS/<width>px/ and READING_SHOTS."""
+    html = site_html(built_site)
+    pages = find_pages(html)
+    for width in WIDTHS:
+        shutil.rmtree(SCREENSHOTS / f"{width}px", ignore_errors=True)
+    found = {}
+    with SiteServer(html) as server:
+        for size in WALK_SIZES:
+            for page in pages:
+                found[page, size] = walk_page(narrow_browser, server.url, page, html, size,
+                                              SCREENSHOTS / f"{size[0]}px", READING_SHOTS)
+    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return found
+
+
+def test_pages_read_on_a_phone_a_laptop_and_a_projector(walked, capsys):
     """Issue 43, item 3 (see READING_SIZES): figures, widget pictures, tables' captions, code
     cells and type at 390 x 844, 1280 x 800 and 1920 x 1080. The first screen of each page at
     each size goes to _build/screenshots/reading/."""
-    html = site_html(built_site)
-    pages = find_pages(html)
-    reports = []
-    with SiteServer(html) as server:
-        for size in READING_SIZES:
-            for page in pages:
-                report = check_reading(narrow_browser, server.url, page, html, size, READING_SHOTS)
-                report.page = f"{page} at {size[0]}x{size[1]}"
-                reports.append(report)
-    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    reports = [seen.reading for seen in walked.values() if seen.reading is not None]
+    pages = {page for page, _ in walked}
     failures = [f"{r.page}: {p}" for r in reports for p in r.problems]
     with capsys.disabled():
         print(f"\n[test_browser] {len(pages)} pages at {len(READING_SIZES)} sizes, {len(failures)} problem(s); "
@@ -1326,30 +1412,19 @@ def test_pages_read_on_a_phone_a_laptop_and_a_projector(built_site, narrow_brows
         assert sum(r.checked.get("cells", 0) for r in at) >= 100, f"few code cells found at {width} px"
 
 
-def test_pages_are_light_and_chapter_9_loads_fast(built_site, narrow_browser, capsys):
+def test_pages_are_light_and_chapter_9_loads_fast(walked, capsys):
     """Issue 43, item 4: at each of READING_SIZES every page weighs at most MAX_PAGE_BYTES as
     served (what a static host that does not compress sends) and MAX_PAGE_GZIP gzipped,
     counting everything it loads before the reader scrolls; on a phone, scrolled to its end
     (its formulas' MathJax, its widgets' state and drawing come as they near), at most
     MAX_READ_BYTES; chapter 9 loads (to the load event, the best of three) in under
     MAX_LOAD_S. The numbers go to _build/screenshots/reading/weights.json."""
-    html = site_html(built_site)
-    pages = find_pages(html)
-    rows, failures = [], []
-    with SiteServer(html) as server:
-        for width, height in READING_SIZES:
-            narrow_browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < MOBILE_BELOW})
-            for page in pages:
-                row = site_weight.measure(narrow_browser, server.url, page, html,
-                                          repeat=3 if page == CHAPTER_9 else 1, read=width < MOBILE_BELOW)
-                row["size"] = f"{width}x{height}"
-                rows.append(row)
-                tag = f"{page} at {row['size']}"
-                failures += [f"{tag}: {problem}" for problem in site_weight.over_budget(row)]
-                if page == CHAPTER_9 and row["load_s"] >= site_weight.MAX_LOAD_S:
-                    failures.append(f"{tag}: loads in {row['load_s']:.2f} s, not under {site_weight.MAX_LOAD_S}")
-    narrow_browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    rows, failures = [seen.weight for seen in walked.values() if seen.weight is not None], []
+    for row in rows:
+        tag = f"{row['page']} at {row['size']}"
+        failures += [f"{tag}: {problem}" for problem in site_weight.over_budget(row)]
+        if row["page"] == CHAPTER_9 and row["load_s"] >= site_weight.MAX_LOAD_S:
+            failures.append(f"{tag}: loads in {row['load_s']:.2f} s, not under {site_weight.MAX_LOAD_S}")
     READING_SHOTS.mkdir(parents=True, exist_ok=True)
     (READING_SHOTS / "weights.json").write_text(json.dumps(rows, indent=1))
     with capsys.disabled():

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -176,3 +177,25 @@ def sweep_states(selected, sizes):
         order = [selected[k]] + [i for i in range(n) if i != selected[k]]
         combos = [c + [i] for j, c in enumerate(combos) for i in (order if j % 2 == 0 else order[::-1])]
     return combos[1:] + [list(selected)]
+
+
+# Whether a page is still moving: a CSS transition or animation under way (document.
+# getAnimations() counts both, and computes styles first, so one that a click has just
+# started is counted). Endless ones (a spinner) never end and are not waited for.
+MOVING_JS = r"""
+return document.getAnimations().some(a => a.playState === 'running'
+    && !(a.effect && a.effect.getComputedTiming().iterations === Infinity));
+"""
+STILL_TIMEOUT_S = 5
+
+
+def wait_until_still(driver, timeout=STILL_TIMEOUT_S):
+    """Return once the page's transitions and animations have ended, seen still at two polls
+    50 ms apart (a handler may start its transition a frame after the click): a menu's
+    half-second slide costs what it lasts, and a click that starts none about 0.1 s. After
+    `timeout` seconds, return anyway: what has not settled then shows in the checks that
+    follow."""
+    end, still = time.monotonic() + timeout, 0
+    while still < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+        still = 0 if driver.execute_script(MOVING_JS) else still + 1
