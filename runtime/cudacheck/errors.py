@@ -164,6 +164,16 @@ class WgmmaOperandRaceError(SharedMemoryRaceError):
     asynchronous multiply may read the new bytes or the old. `wgmma_line` is the wgmma's line."""
 
 
+class WgmmaAccumulatorRaceError(RaceError):
+    """A thread read or wrote one of its wgmma.mma_async accumulators (a register the wgmma
+    writes asynchronously, and the C++ variable bound to it as a "+f" operand) between the wgmma
+    and the wgmma.wait_group of that thread that retires its group: a race with the tensor
+    cores, which may write it before or after. `line` is the access's line, `wgmma_line` the
+    wgmma's, `register` the accumulator's place in the wgmma's vector operand (d[register]),
+    `group` the wgmma's commit group (counted from 0; equal to `committed` when no
+    commit_group followed it yet), `retired` the groups the thread's wait_group had retired."""
+
+
 class TmaStoreSourceRaceError(SharedMemoryRaceError):
     """Shared memory a TMA store (cp.async.bulk.tensor, shared to global, .bulk_group) reads as
     its source, written (by a thread's store or a TMA copy) before the thread that issued the

@@ -192,6 +192,10 @@ bool orders_before(const AccessRec& a, unsigned t);
 // ---- kc_check_async.cpp ------------------------------------------------------------------
 // A thread's load or store of shared memory against what the async proxy does to it.
 void check_async_access(const void* p, unsigned size, uint32_t pc, Op op);
+// A thread's access to its own stack while wgmma accumulators are pending (accumulators_pending:
+// how many records, of any thread): a read or write of one before its wait_group is a finding.
+extern uint32_t accumulators_pending;
+void check_accumulator_access(uintptr_t a, unsigned size, uint32_t pc, Op op);
 
 // ---- kc_check_global_races.cpp -----------------------------------------------------------
 void global_worker_start(const CheckDesc* c, Region* const* regions, int nregions);

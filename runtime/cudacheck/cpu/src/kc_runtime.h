@@ -192,6 +192,7 @@ void check_tma_done(uint64_t bar);
 void check_wgmma_begin(const void* ret);
 void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line);
 void check_wgmma_commit();
+void check_wgmma_accumulators(float* const* d, uint32_t count, int line);
 void check_wgmma_wait(uint32_t n);
 bool wgmma_in_flight(uint32_t n);
 void check_tma_store_read(uint64_t off, uint32_t size, int line);
