@@ -272,12 +272,14 @@ class DoubleFreeError(DeviceMemoryError):
 
 
 class SameValueWriteWarning(UserWarning):
-    """Checked mode: threads of one launch wrote one element of global memory with nothing
-    ordering the writes, each storing the value it already held (many threads setting a flag,
-    `*over = true`, as Rodinia's bfs does). CUDA's memory model calls this a race, but every
-    outcome is the same value, so it is a warning, not a GlobalMemoryRaceError; a write of a
-    different value is still that error. Its attributes name the kernel, the array, the index,
-    both threads and blocks and both lines, as GlobalMemoryRaceError's do."""
+    """Checked mode: threads of one launch wrote one element of global memory, or of a block's
+    shared memory, with nothing ordering the writes, each storing the value it already held
+    (many threads setting a flag, `*over = true`, as Rodinia's bfs does, or `__shared__ bool
+    done; done = true;`). CUDA's memory model calls this a race, but every outcome is the same
+    value, so it is a warning, not a GlobalMemoryRaceError or SharedMemoryRaceError; a write of
+    a different value is still that error, and so, in shared memory, is a read racing with the
+    writes. Its attributes name the kernel, the array, the index, both threads and blocks and
+    both lines, as the race errors' do."""
 
     def __init__(self, message, **details):
         super().__init__(message)

@@ -188,6 +188,8 @@ bool clock_copy(unsigned t, uint32_t* out);
 // check orders two accesses (an older interval, a __syncwarp of its warp, the barriers' clocks,
 // or t's own program order).
 bool orders_before(const AccessRec& a, unsigned t);
+// A block starts: no store is held to see its value.
+void check_held_block_start();
 
 // ---- kc_check_async.cpp ------------------------------------------------------------------
 // A thread's load or store of shared memory against what the async proxy does to it.
