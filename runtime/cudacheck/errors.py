@@ -32,11 +32,14 @@ class LaunchConfigError(KernelError, ValueError):
     code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
     grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
     (tests/runtime/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
-    answered a bad grid or block with cudaErrorInvalidConfiguration."""
+    answered a bad grid or block with cudaErrorInvalidConfiguration. A block of more threads
+    than the kernel's __launch_bounds__ allows is cudaErrorLaunchOutOfResources ("too many
+    resources requested for launch": the CUDA Runtime API gives that code to a launch of more
+    threads than the kernel was compiled for; not yet checked on a GPU)."""
 
-    def __init__(self, message, line=0):
+    def __init__(self, message, line=0, cuda_error="cudaErrorInvalidValue"):
         super().__init__(message)
-        self.cuda_error = "cudaErrorInvalidValue"
+        self.cuda_error = cuda_error
         self.line = line  # a whole program's launch line (0 for a launch from Python)
 
 
