@@ -93,6 +93,19 @@ def test_a_block_over_the_bound_is_refused_as_a_gpu_refuses_it(module, name, ext
     assert f"  line {line}: " in msg
 
 
+def test_a_bound_on_an_earlier_declaration_holds_for_the_definition(rng):
+    k = cudacheck.RawKernel(r"""
+    extern "C" __global__ void __launch_bounds__(64) ones(float* x);
+    extern "C" __global__ void ones(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
+    """, "ones", backend="cpu")
+    blocks = int(rng.integers(1, 5))
+    x = np.zeros(64 * blocks, np.float32)
+    k((blocks,), (64,), (x,))
+    np.testing.assert_array_equal(x, 1.0)
+    with pytest.raises(cudacheck.LaunchConfigError, match="maxThreadsPerBlock 64 "):
+        k((1,), (65,), (x,))
+
+
 PROGRAM = r"""#include <cstdio>
 template <int THREADS> __global__ void __launch_bounds__(THREADS) fill(int* out, int value) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = value;
