@@ -172,7 +172,7 @@ class WgmmaAccumulatorRaceError(RaceError):
     writes asynchronously, and the C++ variable bound to it as a "+f" operand) between the wgmma
     and the wgmma.wait_group of that thread that retires its group: a race with the tensor
     cores, which may write it before or after. `line` is the access's line, `wgmma_line` the
-    wgmma's, `register` the accumulator's place in the wgmma's vector operand (d[register]),
+    wgmma's, `register` the accumulator's place in the wgmma's vector operand {d0, d1, ...},
     `group` the wgmma's commit group (counted from 0; equal to `committed` when no
     commit_group followed it yet), `retired` the groups the thread's wait_group had retired."""
 

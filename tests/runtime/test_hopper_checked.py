@@ -79,8 +79,8 @@ def test_an_accumulator_touched_before_its_wait_group(hazards, rng, mode, tag, t
                                                                             (thread, 0, 0), op, register)
     msg = str(err)
     verb = "reads" if op == "read" else "writes"
-    assert (f"thread ({thread}, 0, 0) {verb} accumulator d[{register}] of the wgmma.mma_async on line "
-            f"{LINES['WGMMA']} on line {LINES[tag]}") in msg
+    assert (f"thread ({thread}, 0, 0) {verb}, on line {LINES[tag]}, the variable bound to register {register} of "
+            f"the accumulator vector of the wgmma.mma_async on line {LINES['WGMMA']}") in msg
     assert state in msg and "wgmma.wait_group 0" in msg
 
 

@@ -197,9 +197,9 @@ def wgmma_accumulator(f, ctx):
                   else "it has retired none with wgmma.wait_group")
         state = (f"its commit group {f['group']} (counting this thread's wgmma.commit_group from 0) is still in "
                  f"flight: {waited}")
-    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} {verb} accumulator d[{f['register']}] of the "
-           f"wgmma.mma_async on line {f['wgmma_line']} on line {line}, before that wgmma has finished writing it: "
-           f"{state}.")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} {verb}, on line {line}, the variable bound "
+           f"to register {f['register']} of the accumulator vector of the wgmma.mma_async on line {f['wgmma_line']}, "
+           f"before that wgmma has finished writing it: {state}.")
     msg = _quoted(msg, ctx, (line, f["wgmma_line"]),
                   "A wgmma writes its accumulator registers asynchronously, from its issue until a "
                   "wgmma.wait_group N of the issuing thread leaves at most N newer groups pending; reading or "
