@@ -84,6 +84,11 @@ def test_an_accumulator_touched_before_its_wait_group(hazards, rng, mode, tag, t
     assert state in msg and "wgmma.wait_group 0" in msg
 
 
+def test_a_register_fence_of_the_accumulators_in_flight_touches_none(hazards, rng):
+    D, exact = run(hazards, 11, rng)
+    assert np.allclose(D, exact, rtol=1e-5, atol=1e-5)
+
+
 def test_more_bytes_than_expect_tx_announced(hazards, rng):
     with pytest.raises(cudacheck.TransactionCountError) as e:
         run(hazards, 4, rng)

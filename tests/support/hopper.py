@@ -59,7 +59,8 @@ STORE_D = r"""
 # 7: the box lands 12 KiB into the slot, past the end of the dynamic shared memory. The wgmma's
 # accumulators touched before wgmma.wait_group 0 retires it: 8: a thread reads d[1] after the
 # commit; 9: a thread zeroes d[2] before the commit; 10: wgmma.wait_group 1 where 0 was needed,
-# so the store of d reads it in flight.
+# so the store of d reads it in flight. 11 (correct): a register fence of the accumulators while
+# the wgmma is in flight, which names them in no instruction and so touches none.
 HAZARDS = r"""
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const unsigned short* B, float* D, int mode,
@@ -103,6 +104,7 @@ extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const 
     if (mode == 9 && threadIdx.x == 70) d[2] = 0.0f;   // ACC ZEROED
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     if (mode == 8 && threadIdx.x == 33) out[0] = (int)d[1];   // ACC READ
+    if (mode == 11) asm volatile("" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) :: "memory");
     if (mode == 10)
         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
     else
