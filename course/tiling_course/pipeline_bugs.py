@@ -8,7 +8,8 @@ and on a GPU (scripts/hopper_bug_scorecard.py runs them there under compute-sani
 
 The kinds: (i) a tile read before its full barrier completes, (ii) a stage refilled before its
 consumers release it, (iii) a wgmma operand touched before wgmma.wait_group, (iv) a TMA store of
-threads' writes with no fence.proxy.async, (v) a wrong expect_tx count, (vi) a wrong arrival count.
+threads' writes with no fence.proxy.async, (v) a wrong expect_tx count, (vi) a wrong arrival count,
+(vii) a wgmma's accumulators read before the wgmma.wait_group that retires it.
 """
 import ctypes
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ KINDS = {
     "iv": "TMA store of threads' writes without fence.proxy.async",
     "v": "wrong expect_tx byte count",
     "vi": "wrong arrival count",
+    "vii": "wgmma accumulator read before wait_group",
 }
 
 # The variable every planted bug reads, and the test each bug's site makes of it.
@@ -63,8 +65,11 @@ HOPPER_SITES = {
     6: ("        wgmma_wait<1>();                        // slice t-1's products are done: its slot is free\n",
         "        if (planted_bug == 6)\n            wgmma_wait<2>();\n        else\n            wgmma_wait<1>();\n"),
     7: ("        wgmma_commit();\n        wgmma_wait<0>();\n        fence_acc(d);\n        __syncthreads();",
-        "        wgmma_commit();\n        if (planted_bug != 7)\n            wgmma_wait<0>();\n        fence_acc(d);\n"
-        "        __syncthreads();"),
+        "        wgmma_commit();\n        if (planted_bug != 7 && (planted_bug != 36 || t + 1 < slices))\n"
+        "            wgmma_wait<0>();\n        fence_acc(d);\n        __syncthreads();"),
+    35: ("    wgmma_wait<0>();\n    fence_acc(d);\n    if (slices > 0)\n        release(it - 1);\n",
+         "    if (planted_bug == 35)\n        wgmma_wait<1>();\n    else\n        wgmma_wait<0>();\n    fence_acc(d);\n"
+         "    if (slices > 0)\n        release(it - 1);\n"),
     8: ("    fence_proxy_async();                                   // 1\n",
         "    if (planted_bug != 8)\n        fence_proxy_async();\n"),
     9: ("    int r = warp * 16 + lane / 4;\n    unsigned swz = lane / 4, half = 8 * (lane % 2);\n",
@@ -198,9 +203,9 @@ extern "C" __global__ void __launch_bounds__(256) ring(const __grid_constant__ T
                 arrive(empty0 + 8 * s);   // handed back before the wait
             if (planted_bug == 23 && c == 5)
                 ((unsigned short*)__cvta_shared_to_generic(slot))[64] = 0;   // scratch in the A tile
-            if (planted_bug == 24 && t + 1 < slices) {
+            if (planted_bug == 24 ? t + 1 < slices : planted_bug == 34 && t + 1 == slices) {
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-            } else {
+            } else if (planted_bug != 33 || t + 1 < slices) {
                 asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
             }
             if (planted_bug != 22 && lane == 0)
@@ -312,6 +317,14 @@ BUGS = (
         "the count is larger than the arrivals"),
     Bug(31, "vi", "ring", "ring", "empty barrier's count 2 with four warps arriving", "ArrivalCountError",
         "is smaller than the arrivals"),
+    Bug(33, "vii", "ring", "ring", "wgmma.wait_group 0 left out after the last slice", "WgmmaAccumulatorRaceError",
+        "wgmma.wait_group has retired only groups below"),
+    Bug(34, "vii", "ring", "ring", "wgmma.wait_group 1 after the last slice, where 0 was needed",
+        "WgmmaAccumulatorRaceError", "wgmma.wait_group has retired only groups below"),
+    Bug(35, "vii", "hopper.cu", "matmul_persistent", "wgmma.wait_group 1 where 0 ends the tile",
+        "WgmmaAccumulatorRaceError", "wgmma.wait_group has retired only groups below"),
+    Bug(36, "vii", "hopper.cu", "matmul_tma_wgmma", "wgmma.wait_group 0 left out after the last slice",
+        "WgmmaAccumulatorRaceError", "wgmma.wait_group has retired only groups below"),
 )
 
 

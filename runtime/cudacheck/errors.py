@@ -32,11 +32,14 @@ class LaunchConfigError(KernelError, ValueError):
     code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
     grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
     (tests/runtime/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
-    answered a bad grid or block with cudaErrorInvalidConfiguration."""
+    answered a bad grid or block with cudaErrorInvalidConfiguration. A block of more threads
+    than the kernel's __launch_bounds__ allows is cudaErrorLaunchOutOfResources ("too many
+    resources requested for launch": the CUDA Runtime API gives that code to a launch of more
+    threads than the kernel was compiled for; not yet checked on a GPU)."""
 
-    def __init__(self, message, line=0):
+    def __init__(self, message, line=0, cuda_error="cudaErrorInvalidValue"):
         super().__init__(message)
-        self.cuda_error = "cudaErrorInvalidValue"
+        self.cuda_error = cuda_error
         self.line = line  # a whole program's launch line (0 for a launch from Python)
 
 
@@ -164,6 +167,16 @@ class WgmmaOperandRaceError(SharedMemoryRaceError):
     asynchronous multiply may read the new bytes or the old. `wgmma_line` is the wgmma's line."""
 
 
+class WgmmaAccumulatorRaceError(RaceError):
+    """A thread read or wrote one of its wgmma.mma_async accumulators (a register the wgmma
+    writes asynchronously, and the C++ variable bound to it as a "+f" operand) between the wgmma
+    and the wgmma.wait_group of that thread that retires its group: a race with the tensor
+    cores, which may write it before or after. `line` is the access's line, `wgmma_line` the
+    wgmma's, `register` the accumulator's place in the wgmma's vector operand {d0, d1, ...},
+    `group` the wgmma's commit group (counted from 0; equal to `committed` when no
+    commit_group followed it yet), `retired` the groups the thread's wait_group had retired."""
+
+
 class TmaStoreSourceRaceError(SharedMemoryRaceError):
     """Shared memory a TMA store (cp.async.bulk.tensor, shared to global, .bulk_group) reads as
     its source, written (by a thread's store or a TMA copy) before the thread that issued the
@@ -262,12 +275,14 @@ class DoubleFreeError(DeviceMemoryError):
 
 
 class SameValueWriteWarning(UserWarning):
-    """Checked mode: threads of one launch wrote one element of global memory with nothing
-    ordering the writes, each storing the value it already held (many threads setting a flag,
-    `*over = true`, as Rodinia's bfs does). CUDA's memory model calls this a race, but every
-    outcome is the same value, so it is a warning, not a GlobalMemoryRaceError; a write of a
-    different value is still that error. Its attributes name the kernel, the array, the index,
-    both threads and blocks and both lines, as GlobalMemoryRaceError's do."""
+    """Checked mode: threads of one launch wrote one element of global memory, or of a block's
+    shared memory, with nothing ordering the writes, each storing the value it already held
+    (many threads setting a flag, `*over = true`, as Rodinia's bfs does, or `__shared__ bool
+    done; done = true;`). CUDA's memory model calls this a race, but every outcome is the same
+    value, so it is a warning, not a GlobalMemoryRaceError or SharedMemoryRaceError; a write of
+    a different value is still that error, and so, in shared memory, is a read racing with the
+    writes. Its attributes name the kernel, the array, the index, both threads and blocks and
+    both lines, as the race errors' do."""
 
     def __init__(self, message, **details):
         super().__init__(message)

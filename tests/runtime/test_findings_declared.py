@@ -70,3 +70,6 @@ def test_races_share_a_base_class():
     assert issubclass(cudacheck.GlobalMemoryRaceError, cudacheck.RaceError)
     assert issubclass(cudacheck.AsyncCopyRaceError, cudacheck.SharedMemoryRaceError)
     assert not issubclass(cudacheck.GlobalMemoryRaceError, cudacheck.SharedMemoryRaceError)
+    # a wgmma's accumulators are registers: a race with the tensor cores, in no memory
+    assert issubclass(cudacheck.WgmmaAccumulatorRaceError, cudacheck.RaceError)
+    assert not issubclass(cudacheck.WgmmaAccumulatorRaceError, cudacheck.SharedMemoryRaceError)

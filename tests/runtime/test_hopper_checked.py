@@ -61,6 +61,34 @@ def test_a_store_into_an_operand_while_the_wgmma_is_in_flight(hazards, rng):
     assert "still reads it" in str(e.value) and "smem[" in str(e.value)
 
 
+# The wgmma's accumulators touched before the wait_group that retires it (modes 8 to 10): the
+# access's line, the wgmma's, the thread and the accumulator, the group's state and the fix.
+@pytest.mark.parametrize("mode, tag, thread, op, register, state", [
+    (8, "ACC READ", 33, "read", 1, "commit group 0 (counting this thread's wgmma.commit_group from 0) is still in "
+                                   "flight: it has retired none with wgmma.wait_group"),
+    (9, "ACC ZEROED", 70, "write", 2, "no wgmma.commit_group has put it in a group yet"),
+    (10, "STORE D", 127, "read", 0, "commit group 0 (counting this thread's wgmma.commit_group from 0) is still in "
+                                  "flight"),
+])
+def test_an_accumulator_touched_before_its_wait_group(hazards, rng, mode, tag, thread, op, register, state):
+    with pytest.raises(cudacheck.WgmmaAccumulatorRaceError) as e:
+        run(hazards, mode, rng)
+    err = e.value
+    assert isinstance(err, cudacheck.RaceError) and not isinstance(err, cudacheck.SharedMemoryRaceError)
+    assert (err.line, err.wgmma_line, err.thread, err.op, err.register) == (LINES[tag], LINES["WGMMA"],
+                                                                            (thread, 0, 0), op, register)
+    msg = str(err)
+    verb = "reads" if op == "read" else "writes"
+    assert (f"thread ({thread}, 0, 0) {verb}, on line {LINES[tag]}, the variable bound to register {register} of "
+            f"the accumulator vector of the wgmma.mma_async on line {LINES['WGMMA']}") in msg
+    assert state in msg and "wgmma.wait_group 0" in msg
+
+
+def test_a_register_fence_of_the_accumulators_in_flight_touches_none(hazards, rng):
+    D, exact = run(hazards, 11, rng)
+    assert np.allclose(D, exact, rtol=1e-5, atol=1e-5)
+
+
 def test_more_bytes_than_expect_tx_announced(hazards, rng):
     with pytest.raises(cudacheck.TransactionCountError) as e:
         run(hazards, 4, rng)

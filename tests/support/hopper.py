@@ -46,7 +46,7 @@ WGMMA_DESCRIPTORS = r"""
 """
 STORE_D = r"""
     int w = threadIdx.x / 32, l = threadIdx.x % 32, r = 16 * w + l / 4, c = 2 * (l % 4);
-    D[r * 8 + c] = d[0];
+    D[r * 8 + c] = d[0];   // STORE D
     D[r * 8 + c + 1] = d[1];
     D[(r + 8) * 8 + c] = d[2];
     D[(r + 8) * 8 + c + 1] = d[3];
@@ -56,7 +56,11 @@ STORE_D = r"""
 # mode 0: correct. 1: no thread waits before the wgmma. 2: the issuing thread reads the tile
 # before waiting. 3: a thread stores into the A tile between its wgmma and wait_group. 4:
 # expect_tx of half the box. 5: expect_tx of twice the box. 6: warp 3 skips the wgmma.
-# 7: the box lands 12 KiB into the slot, past the end of the dynamic shared memory.
+# 7: the box lands 12 KiB into the slot, past the end of the dynamic shared memory. The wgmma's
+# accumulators touched before wgmma.wait_group 0 retires it: 8: a thread reads d[1] after the
+# commit; 9: a thread zeroes d[2] before the commit; 10: wgmma.wait_group 1 where 0 was needed,
+# so the store of d reads it in flight. 11 (correct): a register fence of the accumulators while
+# the wgmma is in flight, which names them in no instruction and so touches none.
 HAZARDS = r"""
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const unsigned short* B, float* D, int mode,
@@ -97,8 +101,14 @@ extern "C" __global__ void hazards(const __grid_constant__ TensorMap map, const 
                  " {%0, %1, %2, %3}, %4, %5, 0, 1, 1, 0, 1;"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
     if (mode == 3 && threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // OVERWRITE (row 3, k 1: chunk 0 swizzled to 3)
+    if (mode == 9 && threadIdx.x == 70) d[2] = 0.0f;   // ACC ZEROED
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    if (mode == 8 && threadIdx.x == 33) out[0] = (int)d[1];   // ACC READ
+    if (mode == 11) asm volatile("" : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) :: "memory");
+    if (mode == 10)
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+    else
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (threadIdx.x == 5) s[(3 * 128 + 48 + 2) / 2] = 0;   // the group is retired: the tile may be reused
 """ + STORE_D + r"""    __syncthreads();
 }

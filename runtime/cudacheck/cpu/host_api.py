@@ -30,7 +30,8 @@ from .checked import CheckSetup
 from .device_memory import DeviceMemory, Opened
 
 # cudaError_t values (src/kc_host.h), for what a call returns.
-CUDA_ERRORS = {"cudaSuccess": 0, "cudaErrorInvalidValue": 1, "cudaErrorMemoryAllocation": 2}
+CUDA_ERRORS = {"cudaSuccess": 0, "cudaErrorInvalidValue": 1, "cudaErrorMemoryAllocation": 2,
+               "cudaErrorLaunchOutOfResources": 701}
 H2H, H2D, D2H, D2D, DEFAULT = range(5)
 KIND_NAMES = ["cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaMemcpyDeviceToDevice",
               "cudaMemcpyDefault"]
@@ -217,7 +218,7 @@ class HostRuntime:
                 f"the launch of kernel `{name}` at line {line} did not run: {error}\nA GPU does not run it either; "
                 f"cudaGetLastError() returns {error.cuda_error}, but this program never asked, so it went on as if "
                 f"the kernel had run. Check every launch: `kernel<<<...>>>(...); CHECK(cudaGetLastError());`.\n"
-                f"{self.quote(line)}", line)
+                f"{self.quote(line)}", line, cuda_error=error.cuda_error)
 
     def launch(self, ident, line, body, grid, block, shared, optin, argv):
         self.synchronize()
@@ -270,7 +271,11 @@ class HostRuntime:
         with Opened(*self.memory.live()), warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")   # checked mode's warnings (SameValueWriteWarning): the program's
             launch_memory = forked_launch.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations)
-            report = forked_launch.execute(plan, launch_memory)
+            try:
+                report = forked_launch.execute(plan, launch_memory)
+            except LaunchConfigError as e:   # found by the kernel's first statement (__launch_bounds__)
+                self.unchecked.append((line, kernel.name, e))
+                return CUDA_ERRORS[e.cuda_error]
         self.warnings.extend(w.message for w in warned)
         if report is not None:
             report.line = line

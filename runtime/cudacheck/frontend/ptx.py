@@ -96,7 +96,8 @@ def edits(stmt):
             local[k] = f"kc_p{j}"
         else:
             local[k] = f"kc_p{k}"
-    body = ("__atomic_signal_fence(__ATOMIC_SEQ_CST); " if "memory" in stmt.clobbers else "") + translate(stmt, local)
+    body, named, by_reference = translate(stmt, local)
+    body = ("__atomic_signal_fence(__ATOMIC_SEQ_CST); " if "memory" in stmt.clobbers else "") + body
     if stmt.problem:
         raise stmt.problem
     if not ops:
@@ -109,10 +110,16 @@ def edits(stmt):
             t = CONSTRAINT[ops[int(op.letter)].letter if op.letter.isdigit() else op.letter]
             openings.append(f"const {t} kc_{'in' if op.letter.isdigit() else 'p'}{k} = ({t})(")
     tied = {int(op.letter): k for k, op in enumerate(ops) if op.letter.isdigit()}
-    outputs = [(k, CONSTRAINT[op.letter]) for k, op in enumerate(ops) if op.output]
-    declared = " ".join(f"{t} kc_p{k} = " + (f"kc_in{tied[k]};" if k in tied else f"({t})kc_ref{k};"
-                                              if ops[k].read else f"{t}();") for k, t in outputs)
-    written = " ".join(f"kc_ref{k} = (__typeof__(kc_ref{k}))kc_p{k};" for k, _ in outputs)
+    # An output the template never names is neither read nor written (no instruction touches
+    # it: `asm volatile("" : "+f"(d))`, a register fence, is no access of d); one it takes by
+    # reference is the source's variable itself (wgmma's accumulators, ::kc::accumulator: a float).
+    outputs = [(k, CONSTRAINT[op.letter]) for k, op in enumerate(ops) if op.output
+               and (k in named or k in tied and tied[k] in named)]
+    copied = [(k, t) for k, t in outputs if k not in by_reference]
+    declared = " ".join([f"float& kc_p{k} = ::kc::accumulator(kc_ref{k});" for k, _ in outputs if k in by_reference]
+                        + [f"{t} kc_p{k} = " + (f"kc_in{tied[k]};" if k in tied else f"({t})kc_ref{k};"
+                                                 if ops[k].read else f"{t}();") for k, t in copied])
+    written = " ".join(f"kc_ref{k} = (__typeof__(kc_ref{k}))kc_p{k};" for k, _ in copied)
     closing = f"); {declared} {body} {written} }} while (0)"
     if any(op.span is None for op in ops):
         # An operand a macro wrote is nowhere in the source: the statement is replaced whole,

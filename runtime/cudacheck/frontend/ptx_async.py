@@ -104,7 +104,7 @@ class AsyncInstructions:
         if len(ops) == 8 and registers:
             self.bad("8 operands (with A in registers there is no imm-trans-a: that form has 7)")
         ops = self.arity(ops, count)   # {d}, A, descriptor B, scale-d, imm-scale-a/b[, imm-trans-a][, imm-trans-b]
-        d = self.accumulators(ops[0], n // 2)
+        d, tracked = self.accumulators(ops[0], n // 2)
         scale_a, scale_b = (self.immediate(o, (1, -1)) for o in ops[4:6])
         trans = [self.immediate(o, (0, 1)) for o in ops[6:]]
         trans_a, trans_b = ("0", "0") if tf32 else ("0", trans[0]) if registers else trans
@@ -116,7 +116,7 @@ class AsyncInstructions:
             desc_a, regs = self.value(ops[1], "u64"), "nullptr"
         return (f"{{ {pre}::kc::wgmma_mma(kc_d, {n}u, {desc_a}, {regs}, {self.value(ops[2], 'u64')}, "
                 f"{self.value(ops[3], 'pred')}, {scale_a}, {scale_b}, uint32_t({trans_a}), uint32_t({trans_b}), "
-                f"{code}u, {line}); }}")
+                f"{code}u, {'true' if tracked else 'false'}, {line}); }}")
 
     def a_registers(self, toks):
         """The A operand of the RS form, {a0, a1, a2, a3}: four "r" inputs, as uint32_t values."""
@@ -131,7 +131,10 @@ class AsyncInstructions:
         return out
 
     def accumulators(self, toks, count):
-        """The vector operand {d0, ..., d(count-1)}: C++ lvalues of float outputs ("+f")."""
+        """The vector operand {d0, ..., d(count-1)}: C++ lvalues of float outputs ("+f"), and
+        whether they are all read-write ("+f", not "=f"). Those the wgmma takes by reference
+        (ptx.edits binds them to the source's own variables, copying nothing), so that checked
+        mode can watch the variables themselves until a wgmma.wait_group retires the wgmma."""
         if toks[:1] != ["{"] or toks[-1:] != ["}"] or toks[2:-1:2] != [","] * (count - 1) or \
                 len(toks) != 2 * count + 1:
             self.bad(f"an accumulator operand that is not {count} registers in braces")
@@ -141,7 +144,11 @@ class AsyncInstructions:
             if op is None or not op.output or op.letter != "f":
                 self.bad(f"the accumulator `{shown(tok)}` (a \"+f\" operand)")
             out.append(self.register(tok))
-        return out
+        ops = [self.stmt.operands[int(tok.strip(MARK))] for tok in toks[1:-1:2]]
+        tracked = all(op.read for op in ops)
+        if tracked:
+            self.by_reference.update(int(tok.strip(MARK)) for tok in toks[1:-1:2])
+        return out, tracked
 
     def immediate(self, toks, allowed):
         """An immediate operand: a literal, or an "n" operand (a constant the compiler writes in,

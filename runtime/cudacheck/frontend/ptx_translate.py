@@ -40,9 +40,12 @@ MBARRIER = {"init": set(), "arrive": {"release", "relaxed", "cta", "cluster"}, "
 
 
 def translate(stmt, local):
-    """The C++ of asm statement `stmt`'s template, one line; `local` maps an operand's number
-    to the C++ local that holds it."""
-    return _Template(stmt, local).body()
+    """The C++ of asm statement `stmt`'s template, one line, with the operands it names and
+    those it takes by reference: (body, named, by_reference), sets of operand numbers. `local`
+    maps an operand's number to the C++ local that holds it."""
+    t = _Template(stmt, local)
+    body = t.body()
+    return body, t.named, t.by_reference
 
 
 class _Template(MemoryInstructions, AsyncInstructions, ClusterInstructions):
@@ -51,6 +54,8 @@ class _Template(MemoryInstructions, AsyncInstructions, ClusterInstructions):
         self.labels = {}   # (scope number, label) -> C++ label
         self.scopes = []   # [(scope number, {register: C++ name})], innermost last
         self.name, self.line = "", stmt.line
+        self.named = set()          # the operands the template names (ptx.edits copies only those)
+        self.by_reference = set()   # outputs the translation takes the address of (wgmma's accumulators)
 
     # ---- the template ----
     def body(self):
@@ -133,6 +138,7 @@ class _Template(MemoryInstructions, AsyncInstructions, ClusterInstructions):
 
     def register(self, tok):
         if tok.startswith(MARK):
+            self.named.add(int(tok.strip(MARK)))
             return self.local.get(int(tok.strip(MARK)), "kc_p")   # (operands unread: only instructions matter)
         if tok in SPECIAL:
             return f"({SPECIAL[tok]})"

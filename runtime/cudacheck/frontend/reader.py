@@ -174,6 +174,7 @@ class Reader:
                     self._body(ch, "::".join(scope + [c.spelling, ch.spelling]), kernel=False)
 
     def _kernel(self, c, qual):
+        self._launch_bounds(c)
         if c.kind == self.ci.CursorKind.FUNCTION_TEMPLATE:
             self.templates[qual] = c
             cluster = self._cluster_dims(c)
@@ -187,6 +188,21 @@ class Reader:
         params = tuple(self._param(a, a.type) for a in c.get_arguments())
         self.kernels[name] = Kernel(name=name, function=c.spelling, params=params, line=c.extent.start.line,
                                     end_line=c.extent.end.line, linkage=linkage, cluster=self._cluster_dims(c))
+
+    def _launch_bounds(self, c):
+        """A kernel declared __launch_bounds__(maxThreadsPerBlock, ...): its body starts with the
+        check of the launch's block against the bound (cuda_cpu.h: ::kc::launch_bounds), which g++
+        evaluates there, a template's parameters and the source's constants and macros included."""
+        K = self.ci.CursorKind
+        bounds = next((a for a in c.get_children() if a.kind == K.ANNOTATE_ATTR and a.spelling == "kc_launch_bounds"),
+                      None)
+        body = next((ch for ch in c.get_children() if ch.kind == K.COMPOUND_STMT), None)
+        if bounds is None or body is None:
+            return
+        text = self.code[bounds.extent.start.offset:bounds.extent.end.offset].decode(errors="replace")
+        args = text[text.index("(") + 1:text.rindex(")")].strip()
+        at = body.extent.start.offset + 1
+        self.edits.append((at, at, f" ::kc::launch_bounds<::kc::max_threads_of({args})>({bounds.extent.start.line});"))
 
     def _cluster_dims(self, c):
         """The arguments of the kernel's __cluster_dims__(...), as written (the launch stub has

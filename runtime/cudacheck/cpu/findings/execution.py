@@ -196,8 +196,18 @@ def shared_limit(f, ctx):
         f"{f['dynamic']} of dynamic shared memory: {f['static'] + f['dynamic']} in all, over the {f['limit']} bytes "
         "a block may have" + (" (a GPU refuses more than 48 KiB of static __shared__ at compile time)"
                               if f["static"] > 48 * 1024 else
-                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"),
-        "cudaErrorInvalidValue")
+                              " without opting in: set the kernel's max_dynamic_shared_size_bytes, as in CuPy"))
+
+
+def launch_bounds(f, ctx):
+    bound, line = f["bound"], f["line"]
+    return LaunchConfigError(
+        f"kernel `{ctx.kernel.name}` has __launch_bounds__ with maxThreadsPerBlock {bound} (line {line}): at most "
+        f"{bound} threads per block, and the launch asks for block{ctx.config.block}, {f['threads']} threads. A GPU does "
+        "not run it: nvcc compiled the kernel for no more than its bound, and the launch fails with "
+        "cudaErrorLaunchOutOfResources (\"too many resources requested for launch\"), which cudaGetLastError() "
+        f"returns. Launch at most {bound} threads per block, or raise the bound." + ctx.quote(line),
+        cuda_error="cudaErrorLaunchOutOfResources")
 
 
 def warp(f, ctx):

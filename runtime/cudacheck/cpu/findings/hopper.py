@@ -1,7 +1,8 @@
 """The decoders of checked mode's findings about the async proxy of Hopper kernels' inline PTX
 (kc_findings.def; cpu/src/kc_check_async.cpp, kc_async.cpp, kc_ptx.cpp): a TMA tile used
 before the thread observed its mbarrier phase (tile_unwaited), a wgmma operand overwritten
-while its group is in flight (wgmma_overwrite), a TMA store's source overwritten before the
+while its group is in flight (wgmma_overwrite), a wgmma accumulator read or written before the
+thread's wgmma.wait_group retired its group (wgmma_accumulator), a TMA store's source overwritten before the
 issuing thread waited for its bulk group (tma_store_overwrite), a thread's store that a TMA store or a
 wgmma reads through the async proxy with no fence.proxy.async of the writer between (proxy_fence), a
 phase that got more bytes than expect_tx announced (tx_overflow), and a wgmma not all four warps of
@@ -16,6 +17,7 @@ from ...errors import (
     TmaStoreSourceRaceError,
     TransactionCountError,
     WarpgroupCollectiveError,
+    WgmmaAccumulatorRaceError,
     WgmmaOperandRaceError,
 )
 from .execution import barrier, lane_ranges
@@ -183,6 +185,30 @@ def wgmma_overwrite(f, ctx):
     return WgmmaOperandRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=f["line"],
                                  array=f["array"], index=tuple(f["index"]), op=f["op"], warpgroup=f["warpgroup"],
                                  wgmma_line=f["wgmma_line"], released=bool(f["released"]))
+
+
+def wgmma_accumulator(f, ctx):
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    verb = "reads" if f["op"] == "read" else "writes"
+    if f["group"] >= f["committed"]:
+        state = "no wgmma.commit_group has put it in a group yet, so no wgmma.wait_group can retire it"
+    else:
+        waited = (f"its wgmma.wait_group has retired only groups below {f['retired']}" if f["retired"]
+                  else "it has retired none with wgmma.wait_group")
+        state = (f"its commit group {f['group']} (counting this thread's wgmma.commit_group from 0) is still in "
+                 f"flight: {waited}")
+    msg = (f"kernel `{ctx.kernel.name}`: block {block}: thread {thread} {verb}, on line {line}, the variable bound "
+           f"to register {f['register']} of the accumulator vector of the wgmma.mma_async on line {f['wgmma_line']}, "
+           f"before that wgmma has finished writing it: {state}.")
+    msg = _quoted(msg, ctx, (line, f["wgmma_line"]),
+                  "A wgmma writes its accumulator registers asynchronously, from its issue until a "
+                  "wgmma.wait_group N of the issuing thread leaves at most N newer groups pending; reading or "
+                  "writing them in between is undefined (a GPU gives the old value, the new one or a mix). After "
+                  "the wgmmas, wgmma.commit_group, then wgmma.wait_group 0 (or N small enough to retire this "
+                  "wgmma's group) before the accumulators are read, stored or zeroed.")
+    return WgmmaAccumulatorRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                     op=f["op"], register=f["register"], wgmma_line=f["wgmma_line"],
+                                     group=f["group"], retired=f["retired"])
 
 
 def tma_store_overwrite(f, ctx):

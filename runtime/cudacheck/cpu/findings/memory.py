@@ -202,11 +202,15 @@ def same_value(f, ctx):
     me, other = ctx.thread(f["thread"]), ctx.thread(f["other_thread"])
     name, index, line, other_line = f["array"], f["index"], f["line"], f["other_line"]
     element = _element(name, index) if f["space"] != "device" or f["dims"][0] > 1 else name
-    msg = (f"kernel `{ctx.kernel.name}`: thread {other} of block {other_block} (line {other_line}) and thread {me} "
-           f"of block {block} (line {line}) both write {element} with nothing ordering the two writes, and the "
+    shared = f["space"] == "shared"
+    who = (f"threads {other} (line {other_line}) and {me} (line {line}) of block {block}" if shared else
+           f"thread {other} of block {other_block} (line {other_line}) and thread {me} of block {block} (line {line})")
+    error = ("SharedMemoryRaceError; so would a read of it between the writes and a barrier" if shared
+             else "GlobalMemoryRaceError")
+    msg = (f"kernel `{ctx.kernel.name}`: {who} both write {element} with nothing ordering the two writes, and the "
            "second stores the value the element already held. CUDA's memory model calls this a race, but every "
            "outcome is the same value (many threads setting one flag), so it is harmless; this is the first such "
-           "write of the launch. A write of a different value there would be a GlobalMemoryRaceError.")
+           f"write of the launch. A write of a different value there would be a {error}.")
     for q in sorted({line, other_line} - {0}):
         msg += ctx.quote(q)
     return SameValueWriteWarning(msg, kernel=ctx.kernel.name, block=block, thread=me, other_block=other_block,

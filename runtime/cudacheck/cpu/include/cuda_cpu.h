@@ -104,7 +104,16 @@ extern "C" int __cudaPushCallConfiguration(struct dim3, struct dim3, size_t = 0,
 #endif
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+// A kernel's __launch_bounds__: the front end reads its first argument where the annotation is
+// and puts ::kc::launch_bounds first in the kernel's body (runtime/cudacheck/frontend/reader.py),
+// so that a launch of more threads per block fails as on a GPU. __maxnreg__ and the other
+// arguments shape register allocation, which the CPU runtime does not model.
+#ifdef KC_FRONTEND
+#define __launch_bounds__(...) __attribute__((annotate("kc_launch_bounds")))
+#else
 #define __launch_bounds__(...)
+#endif
+#define __maxnreg__(...)
 // A kernel's cluster: the front end reads the macro's arguments where its annotation is, and
 // the launch stubs have g++ evaluate them (runtime/cudacheck/cpu/compiler.py).
 #ifdef KC_FRONTEND
@@ -167,6 +176,16 @@ uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, 
 unsigned active_mask(int line);
 void thread_exit(int line);
 [[noreturn]] void assert_fail(const char* expr, int line);
+// __launch_bounds__(maxThreadsPerBlock, ...) of a kernel declared on `line`: a block of more
+// threads ends the launch as a GPU refuses it (kc_launch.cpp), before the kernel does anything.
+[[noreturn]] void launch_bounds_exceeded(long long bound, int line);
+// Its first argument, of the one to three the attribute takes (maxThreadsPerBlock, minBlocksPerMultiprocessor,
+// maxBlocksPerCluster), as the front end passes them all.
+constexpr long long max_threads_of(long long max_threads, long long = 0, long long = 0) { return max_threads; }
+template <long long N>
+inline void launch_bounds(int line) {
+    if ((long long)block_dim.x * block_dim.y * block_dim.z > N) launch_bounds_exceeded(N, line);
+}
 void* dynamic_shared(const char* name, int id, size_t elem, size_t granule);
 void shared_extent(int id, const char* name, void* addr, size_t bytes, size_t elem, size_t granule, int rank,
                    const unsigned* dims);

@@ -388,7 +388,8 @@ static void multiply(Warpgroup& g, [[maybe_unused]] unsigned wg, int line) {
 }
 
 void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, uint64_t desc_b, bool scale_d,
-               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line) {
+               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, bool own,
+               int line) {
     KC_ASM_CALL;
     const char* what = "wgmma.mma_async";
     unsigned wg = cur->linear / WARPGROUP, first = wg * WARPGROUP, me = cur->linear - first;
@@ -409,6 +410,11 @@ void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, 
                       : g.ops.desc_b, line);
     }
     g.d[me] = d;
+#ifdef KC_CHECKED
+    if (own) check_wgmma_accumulators(d, n / 2, line);
+#else
+    (void)own;
+#endif
     if (a)
         for (unsigned j = 0; j < 4; ++j) g.a[me][j] = a[j];
     g.here[me / 32] |= 1u << (me % 32);

@@ -188,10 +188,16 @@ bool clock_copy(unsigned t, uint32_t* out);
 // check orders two accesses (an older interval, a __syncwarp of its warp, the barriers' clocks,
 // or t's own program order).
 bool orders_before(const AccessRec& a, unsigned t);
+// A block starts: no store is held to see its value.
+void check_held_block_start();
 
 // ---- kc_check_async.cpp ------------------------------------------------------------------
 // A thread's load or store of shared memory against what the async proxy does to it.
 void check_async_access(const void* p, unsigned size, uint32_t pc, Op op);
+// A thread's access to its own stack while wgmma accumulators are pending (accumulators_pending:
+// how many records, of any thread): a read or write of one before its wait_group is a finding.
+extern uint32_t accumulators_pending;
+void check_accumulator_access(uintptr_t a, unsigned size, uint32_t pc, Op op);
 
 // ---- kc_check_global_races.cpp -----------------------------------------------------------
 void global_worker_start(const CheckDesc* c, Region* const* regions, int nregions);

@@ -42,7 +42,8 @@ void on_access(const void* p, unsigned size, const void* ret, Op op, bool atomic
         out_of_bounds(nullptr, "[0]", "[0]", size, pc_of(ret), 0, op == READ ? "read" : "write");
     } else {
         if (sub && subscripted(a)) bad_subscript(subscripted(a), a, size, pc_of(ret), op);
-        return;   // the thread's own stack, the runtime's data: not checked
+        if (accumulators_pending) check_accumulator_access(a, size, pc_of(ret), op);
+        return;   // the thread's own stack, the runtime's data: not checked otherwise
     }
     uint32_t pc = pc_of(ret);
     // A bad subscript of a shared array is reported at its access; one of a local array

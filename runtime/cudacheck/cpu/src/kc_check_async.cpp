@@ -129,6 +129,17 @@ static struct {
     struct Issue { uint32_t id, epoch; uint32_t seq[128]; uint16_t wepoch[4]; } issues[64];
 } as;
 
+// Each thread's pending wgmma accumulators (check_wgmma_accumulators, below).
+constexpr unsigned ACC_WGMMAS = 4, ACC_MAX = 128;
+struct AccRecord {
+    uint32_t group, line, pc, count;   // its commit group (as.committed at its issue), its wgmma
+    uintptr_t lo, hi;                  // the span of its addresses, for the quick test
+    uintptr_t at[ACC_MAX];
+};
+static AccRecord* acc[1024];           // each thread's records (allocated at its first wgmma)
+static uint8_t nacc[1024];
+uint32_t accumulators_pending = 0;     // records of this block's threads: on_access's quick test
+
 static int bar_index(const void* bar, bool add) {
     for (unsigned b = 0; b < as.nbars; ++b)
         if (as.bars[b] == bar) return int(b);
@@ -189,6 +200,8 @@ void check_async_block_start() {
         memset(as.waited, 0, size_t(as.n) * MAX_BARS);
     }
     as.wgmma_issue = 0;
+    memset(nacc, 0, sizeof nacc);
+    accumulators_pending = 0;
     memset(as.committed, 0, sizeof as.committed);
     memset(as.retired, 0, sizeof as.retired);
     memset(as.retired_by, 0, sizeof as.retired_by);
@@ -634,6 +647,69 @@ void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line) {
 }
 
 void check_wgmma_commit() { as.committed[cur->linear]++; }
+
+// ---- a wgmma's accumulators (kc_async.cpp: wgmma_mma; kc_check_access.cpp: on_access) -------------
+// wgmma.mma_async writes its accumulator registers asynchronously: from its issue until a
+// wgmma.wait_group of the issuing thread retires its group, the thread may not read or write
+// them (PTX ISA, wgmma.mma_async: "Accessing the accumulator register or the input registers
+// containing fragments of matrix A ... before the wgmma.wait_group ... is undefined"); a later
+// wgmma of the same shape may take them (the chain of a K loop), which the translation does
+// without a C++ access (ptx.edits binds "+f" operands by reference). A thread's accumulators are
+// the source's own variables, on its stack: on_access hands such an access here while any are
+// pending. Each thread keeps its last ACC_WGMMAS wgmmas' addresses (an older one's, forgotten,
+// goes unchecked); a later wgmma on the same variables takes over their record.
+
+static void acc_drop(unsigned t, unsigned i) {
+    acc[t][i] = acc[t][--nacc[t]];
+    accumulators_pending--;
+}
+
+// Thread t's records whose group its own wait_group has retired are done.
+static void acc_retire(unsigned t) {
+    for (unsigned i = nacc[t]; i-- > 0;)
+        if (acc[t][i].group < as.retired_by[t]) acc_drop(t, i);
+}
+
+void check_wgmma_accumulators(float* const* d, uint32_t count, int line) {
+    unsigned t = cur->linear;
+    if (!acc[t] && !(acc[t] = static_cast<AccRecord*>(calloc(ACC_WGMMAS, sizeof(AccRecord))))) return;
+    acc_retire(t);
+    AccRecord r{as.committed[t], uint32_t(line), cur->asm_pc ? pc_of(cur->asm_pc) : 0, count, ~uintptr_t(0), 0, {}};
+    for (uint32_t i = 0; i < count && i < ACC_MAX; ++i) {
+        r.at[i] = reinterpret_cast<uintptr_t>(d[i]);
+        r.lo = r.at[i] < r.lo ? r.at[i] : r.lo;
+        r.hi = r.at[i] + sizeof(float) > r.hi ? r.at[i] + sizeof(float) : r.hi;
+    }
+    unsigned i = 0;
+    while (i < nacc[t] && !(acc[t][i].count == r.count && acc[t][i].lo == r.lo && acc[t][i].hi == r.hi &&
+                            !memcmp(acc[t][i].at, r.at, sizeof(uintptr_t) * (count < ACC_MAX ? count : ACC_MAX))))
+        ++i;
+    if (i == nacc[t]) {   // new variables: a record of their own (the oldest gives way)
+        if (nacc[t] == ACC_WGMMAS) acc_drop(t, 0);
+        i = nacc[t]++;
+        accumulators_pending++;
+    }
+    acc[t][i] = r;
+}
+
+void check_accumulator_access(uintptr_t a, unsigned size, uint32_t pc, Op op) {
+    unsigned t = cur->linear;
+    acc_retire(t);
+    for (unsigned i = 0; i < nacc[t]; ++i) {
+        const AccRecord& r = acc[t][i];
+        if (a + size <= r.lo || a >= r.hi) continue;
+        for (uint32_t k = 0; k < r.count && k < ACC_MAX; ++k) {
+            if (a + size <= r.at[k] || a >= r.at[k] + sizeof(float)) continue;
+            char buf[512];
+            finding(buf, sizeof buf, Finding::wgmma_accumulator,
+                    "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":0,\"op\":\"%s\",\"register\":%u,"
+                    "\"wgmma_line\":%u,\"wgmma_pc\":%u,\"group\":%u,\"retired\":%u,\"committed\":%u}",
+                    my_status->block, t, pc, op == READ ? "read" : "write", k, r.line, r.pc, r.group,
+                    as.retired_by[t], as.committed[t]);
+            report(buf);
+        }
+    }
+}
 
 // wait_group n: all but the newest n groups this thread committed are complete. The warpgroup's
 // threads execute it together (.sync.aligned): the first to get there retires for all.

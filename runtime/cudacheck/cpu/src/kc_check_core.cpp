@@ -174,6 +174,7 @@ void check_worker_start(const LaunchDesc* d, unsigned w) {
 void check_block_start(uint32_t block) {
     global_block_start(block);
     check_async_block_start();
+    check_held_block_start();
     chk.epoch = 1;
     chk.interval_line = 0;
     memset(chk.warp_epoch, 0, sizeof chk.warp_epoch);

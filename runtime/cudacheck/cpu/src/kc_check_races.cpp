@@ -191,12 +191,95 @@ static void race(const Region* r, uint64_t elem, const char* hazard, const Acces
     report(buf);
 }
 
+// ---- stores of one value ------------------------------------------------------------------------
+// Two plain stores to one shared element that nothing orders race in CUDA's memory model even
+// when they store the same bytes, but then every outcome is those bytes (`__shared__ bool done;
+// done = true;` by many threads): a SameValueWriteWarning, as on global memory
+// (kc_check_global_races.cpp), not a race. The hook runs before the store, so a store that meets
+// only an unordered store (no unordered read: a read in the race stays one) is held, with the
+// bytes it is about to overwrite, until its thread's next shared access or its next switch
+// (check_thread_yield); memory then shows what it stored: the same bytes make it the warning
+// (the worker's first, in its note), other bytes the write-write race it is. A thread holds up
+// to HELD granules at once (a vector store); past that, the race is reported as one.
+constexpr unsigned HELD = 4;
+struct HeldStore { const Region* r; uint64_t elem; uint32_t pc; AccessRec other; uint8_t old[16]; };
+static HeldStore held[1024][HELD];
+static uint8_t nheld[1024];
+
+static const uint8_t* granule_bytes(const Region* r, uint64_t elem, unsigned& n) {
+    n = r->granule ? r->granule : r->elem_size;
+    return reinterpret_cast<const uint8_t*>(r->base) + elem * n;
+}
+
+// Whether the granule's bytes equal `old` (to = true: copies them into `old` instead). Byte by
+// byte, not through memcmp: the kernel's library defines its own, whose accesses are checked.
+static bool same_granule(const Region* r, uint64_t elem, uint8_t* old, bool to = false) {
+    unsigned n;
+    const volatile uint8_t* p = granule_bytes(r, elem, n);
+    bool same = true;
+    for (unsigned i = 0; i < n; ++i) {
+        if (to) old[i] = p[i];
+        same = same && old[i] == p[i];
+    }
+    return same;
+}
+
+static void note_same_value(const HeldStore& h) {
+    if (my_status->note[0]) return;
+    char ix[128], dims[64];
+    index_json(ix, sizeof ix, h.r, element_of(h.r, h.elem));
+    dims_json(dims, sizeof dims, h.r);
+    finding(my_status->note, sizeof my_status->note, Finding::same_value,
+            "\"array\":\"%s\",\"space\":\"shared\",\"index\":%s,\"dims\":%s,\"block\":%u,\"thread\":%u,"
+            "\"pc\":%u,\"other_block\":%u,\"other_thread\":%u,\"other_pc\":%u}",
+            h.r->name, ix, dims, my_status->block, cur->linear, h.pc, my_status->block, unsigned(h.other.tid),
+            h.other.pc);
+}
+
+// The running thread's held stores, now made: the same bytes as before each, or a race.
+static void resolve_held() {
+    unsigned t = cur->linear;
+    for (unsigned i = 0; i < nheld[t]; ++i) {
+        HeldStore& h = held[t][i];
+        if (same_granule(h.r, h.elem, h.old)) note_same_value(h);
+        else race(h.r, h.elem, "WAW", h.other, "write", "write", h.pc);
+    }
+    nheld[t] = 0;
+}
+
+void check_thread_yield() {
+    if (cur && cur->linear < 1024 && nheld[cur->linear]) resolve_held();
+}
+
+void check_held_block_start() { memset(nheld, 0, sizeof nheld); }
+
+// Whether plain store `me` of element elem, which meets the unordered plain store w, is held to
+// see what it stores: not where a read races with it too (that race is reported, naming the read).
+static bool hold_store(const Region* r, uint64_t elem, uint32_t pc, const AccessRec& w, const AccessRec& me,
+                       const Shadow& s) {
+    unsigned t = me.tid, n;
+    granule_bytes(r, elem, n);
+    if (w.atomic || w.collective || w.async_proxy || me.atomic || me.collective || me.async_proxy ||
+        t >= 1024 || nheld[t] == HELD || n > sizeof(HeldStore::old))
+        return false;
+    for (const AccessRec* rd : {&s.r1, &s.r2})
+        if (rd->epoch && !ordered(*rd, cur, false)) {
+            race(r, elem, rd->seq < me.seq ? "WAR" : "RAW", *rd, rd->atomic ? "atomic" : "read", "write", pc);
+            return false;
+        }
+    HeldStore& h = held[t][nheld[t]++];
+    h = HeldStore{r, elem, pc, w, {}};
+    same_granule(r, elem, h.old, true);
+    return true;
+}
+
 // probe: check the access against the element's history without recording it (an
 // asynchronous copy as it is issued: it writes later, at its wait).
 void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool atomic, bool atomic_reads,
                     bool probe) {
     Shadow& s = r->shadow[elem];
     Thread* t = cur;
+    if (t->linear < 1024 && nheld[t->linear]) resolve_held();
     if (s.pend.set) async_race(r, elem, s, pc, probe ? "copy" : op == READ ? "read" : "write");
     AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective,
                  chk.async_write};
@@ -213,7 +296,7 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
         else if (!s.r2.epoch || s.r2.epoch != chk.epoch || s.r2.tid == me.tid) s.r2 = me;
         return;
     }
-    if (s.w.epoch && !ordered(s.w, t, atomic))
+    if (s.w.epoch && !ordered(s.w, t, atomic) && (probe || !hold_store(r, elem, pc, s.w, me, s)))
         race(r, elem, "WAW", s.w, s.w.atomic ? "atomic" : "write", atomic ? "atomic" : "write", pc);
     for (const AccessRec* rd : {&s.r1, &s.r2})
         if (rd->epoch && !ordered(*rd, t, atomic))

@@ -20,6 +20,14 @@ namespace kc {
 WorkerStatus* my_status;
 const LaunchDesc* launch;
 
+[[noreturn]] void launch_bounds_exceeded(long long bound, int line) {
+    my_status->code = CHECK_FAILED;
+    finding(my_status->message, sizeof my_status->message, Finding::launch_bounds,
+            "\"bound\":%lld,\"threads\":%u,\"line\":%d}", bound, block_dim.x * block_dim.y * block_dim.z, line);
+    fflush(stdout);
+    _exit(5);
+}
+
 [[noreturn]] void assert_fail(const char* expr, int line) {
     if (!my_status) {   // host code of a whole program (kc_host.cpp): as the C library's assert
         fprintf(stderr, "kernel.cu:%d: Assertion `%s' failed.\n", line, expr);

@@ -66,9 +66,15 @@ constexpr int ptx_immediate() {
 // addresses of this thread's N/2 accumulators; type 0 is bf16, 1 f16, 2 tf32 (no transposes:
 // trans_a and trans_b 0). `a` is null where A is read through desc_a (the SS form), or this
 // thread's four A registers (the RS form: desc_a and trans_a unused, 0). It returns when the
-// whole warpgroup has arrived and the product is in every thread's accumulators.
+// whole warpgroup has arrived and the product is in every thread's accumulators. `own`: d
+// holds the addresses of the source's own variables ("+f" operands, bound by reference), which
+// checked mode watches until a wait_group retires the wgmma (kc_check_async.cpp).
 void wgmma_mma(float* const* d, uint32_t n, uint64_t desc_a, const uint32_t* a, uint64_t desc_b, bool scale_d,
-               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, int line);
+               int32_t scale_a, int32_t scale_b, uint32_t trans_a, uint32_t trans_b, uint32_t type, bool own,
+               int line);
+// A wgmma accumulator ("+f" operand) as the translation binds it: the variable itself, which must
+// be a float (as ptxas takes an "f" register).
+inline float& accumulator(float& r) { return r; }
 // The wgmma's fence, commit and wait: with the products computed at the mma, ordering points for
 // the compiler; commit and wait (kc_async.cpp) also count groups, for checked mode's check of
 // stores to operands a group still reads.

@@ -157,6 +157,9 @@ void global_fence(int scope);   // a fence by the running thread: __threadfence(
 int global_launch_start(const LaunchDesc* d);                 // in the caller, before the fork
 void check_worker_start(const LaunchDesc* d, unsigned w);
 void check_block_start(uint32_t block);
+// The running thread is about to switch out (kc_scheduler.cpp): its stores held to see their
+// value (kc_check_races.cpp) are made, and judged.
+void check_thread_yield();
 void check_interval_end();                                    // a barrier releases, or the block is done
 void check_barrier(int end_line);                             // before a block barrier releases
 void check_warp_group(unsigned warp, unsigned mask, int line);   // before a warp operation releases
@@ -192,6 +195,7 @@ void check_tma_done(uint64_t bar);
 void check_wgmma_begin(const void* ret);
 void check_wgmma_operand(uint64_t off, uint32_t size, unsigned wg, int line);
 void check_wgmma_commit();
+void check_wgmma_accumulators(float* const* d, uint32_t count, int line);
 void check_wgmma_wait(uint32_t n);
 bool wgmma_in_flight(uint32_t n);
 void check_tma_store_read(uint64_t off, uint32_t size, int line);

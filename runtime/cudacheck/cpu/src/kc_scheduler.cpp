@@ -77,6 +77,9 @@ bool reserve_threads(unsigned n, size_t stack_size) {
 // The running thread has just blocked or exited: hand over to the next RUNNABLE thread
 // after it in this pass, or back to run_block when there is none.
 void yield_to_scheduler() {
+#ifdef KC_CHECKED
+    check_thread_yield();
+#endif
     Thread* self = cur;
     for (unsigned k = self->pos + 1; k < sched.nthreads; ++k) {
         Thread* t = &sched.threads[sched.order[k]];
