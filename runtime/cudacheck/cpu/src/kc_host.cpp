@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <initializer_list>
 #include <execinfo.h>
+#include <malloc.h>
 #include <signal.h>
 #include <time.h>
 #include <ucontext.h>
@@ -110,6 +111,9 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     backtrace(warm, 1);   // loads the unwinder now, not in the signal handler
     install_fatal_signal_handler(&on_host_signal);
     signal(SIGPIPE, SIG_DFL);
+    // A fresh process's mmap threshold (glibc's 128 KiB), which the Python process this one
+    // was forked from has raised: a large block is a fresh mmap, all zero (kc_host_heap.cpp).
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     end_program(kc_main(argc, argv));
 }
 
