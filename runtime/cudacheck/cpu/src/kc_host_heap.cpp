@@ -45,8 +45,9 @@ void* __libc_pvalloc(size_t size) noexcept;
 namespace kc {
 namespace {
 
-// The address ranges of every block handed to the program so far, sorted and merged: a
-// block's chunk header (the 16 bytes before it) included, so that neighbouring chunks merge.
+// The address ranges of every block handed to the program so far, sorted and merged, each
+// with glibc's size word before it, so that neighbouring chunks merge. (Not the word before
+// that: it is the previous chunk's last, whoever holds that chunk.)
 struct Span { uintptr_t lo, hi; };
 Span* spans;
 size_t nspans, capacity;
@@ -109,7 +110,7 @@ void* claim(void* block, size_t kept = 0) {
         lo = spans[i].hi;
     }
     if (lo < hi) memset(reinterpret_cast<void*>(lo), 0, hi - lo);
-    remember(at - 2 * sizeof(size_t), hi);
+    remember(at - sizeof(size_t), hi);
     return block;
 }
 
