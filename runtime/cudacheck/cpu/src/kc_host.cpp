@@ -98,8 +98,10 @@ static void on_host_signal(int sig, siginfo_t* info, void* context) {
 using namespace kc;
 
 // exit() from the program ends it here: its output flushed, the Python side told, and
-// nothing else of the (forked) Python process run. Hidden, so that only the program's
-// own calls bind to it.
+// nothing else of the (forked) Python process run. Only the program's own calls bind to
+// it: the library binds its calls to its own functions (-Bsymbolic-functions), and ctypes
+// loads it RTLD_LOCAL, so no other library sees it. (It is exported all the same: a
+// definition takes the default visibility of the C library's declaration.)
 extern "C" void exit(int code) noexcept { end_program(code); }
 
 extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, int argc, char** argv) {
