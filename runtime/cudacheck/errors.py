@@ -295,6 +295,18 @@ class ProgramWarning(_AtLine, UserWarning):
     """Something legal that a whole program most likely did not mean; `line` is where."""
 
 
+class LaunchFailedWarning(ProgramWarning):
+    """A whole program's launch that did not run: a grid, block or shared-memory size no GPU
+    launches. Reported in both modes, whether or not the program asked cudaGetLastError (a
+    GPU runs nothing and says nothing unless asked; compute-sanitizer reports every such
+    launch). `kernel` is the kernel's name, `line` the launch's, `cuda_error` the code
+    cudaGetLastError returns for it (LaunchConfigError says which)."""
+
+    def __init__(self, message, line=0, kernel="", cuda_error=""):
+        super().__init__(message, line)
+        self.kernel, self.cuda_error = kernel, cuda_error
+
+
 class MemoryLeakWarning(ProgramWarning):
     """Device memory still allocated when the program ended (legal, but free it)."""
 

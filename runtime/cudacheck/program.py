@@ -21,9 +21,11 @@ from .module import check_backend
 
 @dataclass
 class ProgramResult:
-    """What a program left: its output and exit code; on the CPU runtime in checked mode,
-    also each launch's LaunchReport (counts; `.line` is the launch's line) and the warnings
-    (cudacheck.ProgramWarning: memory never freed, results never copied back)."""
+    """What a program left: its output and exit code; on the CPU runtime, the warnings
+    (cudacheck.ProgramWarning, each with its `.line`): in both modes LaunchFailedWarning for
+    each launch that did not run (whether or not the program asked cudaGetLastError), in
+    checked mode also memory never freed and results never copied back; and in checked
+    mode each launch's LaunchReport (counts; `.line` is the launch's line)."""
     stdout: str
     stderr: str
     exit_code: int
@@ -60,6 +62,9 @@ def run_program(source, backend="auto", check=False, args=(), options=(), time_l
     DeviceMemoryError, UseAfterFreeError, DoubleFreeError, UninitializedReadError,
     LaunchConfigError for a failed launch the program never checked). The exception's
     `stdout` and `stderr` hold what the program printed before it.
+
+    On the CPU runtime the program's host code starts as a fresh process does: memory it
+    malloc's (or new's) and never wrote reads zero (src/kc_host_heap.cpp).
     """
     if not isinstance(source, str) or not source.strip():
         raise TypeError("source must be the program's CUDA C source, as a non-empty string")

@@ -197,6 +197,31 @@ def test_a_main_that_crashes_names_its_line():
     assert "SIGSEGV" in str(e.value) and f"line {line_of(source, '*p = 1')}" in str(e.value)
 
 
+def test_a_plain_kernel_reading_past_its_array_stops_naming_the_kernel(rng):
+    # Past the allocation's last page (1000 floats: one page), so that the read faults.
+    past = int(rng.integers(1100, 1 << 20))
+    source = BASE.replace("if (i < n) c[i] = a[i] + b[i];", f"if (i < n) c[i] = a[i + n + {past}] + b[i];")
+    with pytest.raises(cudacheck.KernelCrashError) as e:
+        cudacheck.run_program(source, backend="cpu")
+    msg = str(e.value)
+    assert not isinstance(e.value, cudacheck.HostCrashError)
+    assert "kernel `add` crashed with SIGSEGV" in msg and "past the end of `a`" in msg and "check=True" in msg, msg
+    with pytest.raises(cudacheck.OutOfBoundsError) as e:
+        cudacheck.run_program(source, backend="cpu", check=True)
+    assert e.value.kernel == "add" and e.value.array == "a" and e.value.index == (1000 + past,)
+
+
+def test_host_code_reading_far_past_a_malloc_stops_naming_its_line(rng):
+    start = int(rng.integers(16, 4096))
+    source = BASE.replace("    int bad = 0;\n", f"    volatile float sink;\n    for (long i = {start}; ; i += 1024) sink = h_a[i];\n"
+                          "    int bad = 0;\n")
+    with pytest.raises(cudacheck.HostCrashError) as e:
+        cudacheck.run_program(source, backend="cpu")
+    msg = str(e.value)
+    assert "host code crashed with SIGSEGV" in msg and f"line {line_of(source, 'sink = h_a[i]')}" in msg, msg
+    assert "an index past a host array's end" in msg and e.value.stdout == ""
+
+
 def test_exit_codes_arguments_and_stdin_reach_the_program():
     source = r'''#include <cstdio>
     #include <cstdlib>

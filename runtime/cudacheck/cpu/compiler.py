@@ -178,7 +178,7 @@ def runtime_object(checked, unit, poll=False):
     """The object file of one of the runtime's units for one variant, compiled once per
     header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
     `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
-    (checked), or kc_host.cpp (a whole program's CUDA runtime API)."""
+    (checked), or kc_host.cpp and kc_host_heap.cpp (a whole program's CUDA runtime API and heap)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
@@ -194,10 +194,10 @@ def runtime_object(checked, unit, poll=False):
 def runtime_objects(checked, poll=False, program=False):
     """Every object a kernel's library links beside its own unit, compiled side by side
     where the cache lacks them: RUNTIME_UNITS for the variant, checked mode's CHECK_UNITS,
-    and a whole program's kc_host.cpp."""
+    and a whole program's kc_host.cpp and kc_host_heap.cpp."""
     units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
     if program:
-        units.append(("kc_host.cpp", False, False))
+        units += [("kc_host.cpp", False, False), ("kc_host_heap.cpp", False, False)]
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
         return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 

@@ -18,6 +18,7 @@ from ..errors import (
     DoubleFreeError,
     KernelTimeoutError,
     LaunchConfigError,
+    LaunchFailedWarning,
     MemoryLeakWarning,
     ResultNeverCopiedWarning,
     UninitializedReadError,
@@ -230,6 +231,13 @@ class HostRuntime:
                                static=max(self.pb.program.static_shared.get(kernel.name, 0), 0))
         except LaunchConfigError as e:
             self.unchecked.append((line, kernel.name, e))
+            self.warnings.append(LaunchFailedWarning(
+                f"the launch of kernel `{kernel.name}` at line {line} did not run: cudaLaunchKernel returned "
+                f"{e.cuda_error} (error {CUDA_ERRORS[e.cuda_error]}): {e}. On a GPU it does not run either, and "
+                f"nothing says so unless the program asks cudaGetLastError() (compute-sanitizer reports it: \"Program "
+                f"hit {e.cuda_error} (error {CUDA_ERRORS[e.cuda_error]}) ... on CUDA API call to cudaLaunchKernel\")."
+                f"\n{self.quote(line)}",
+                line=line, kernel=kernel.name, cuda_error=e.cuda_error))
             return CUDA_ERRORS[e.cuda_error]
         used, arrays, extents = {}, [], []
         for i, p in enumerate(kernel.params):

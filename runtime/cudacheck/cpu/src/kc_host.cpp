@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <initializer_list>
 #include <execinfo.h>
+#include <malloc.h>
 #include <signal.h>
 #include <time.h>
 #include <ucontext.h>
@@ -97,8 +98,10 @@ static void on_host_signal(int sig, siginfo_t* info, void* context) {
 using namespace kc;
 
 // exit() from the program ends it here: its output flushed, the Python side told, and
-// nothing else of the (forked) Python process run. Hidden, so that only the program's
-// own calls bind to it.
+// nothing else of the (forked) Python process run. Only the program's own calls bind to
+// it: the library binds its calls to its own functions (-Bsymbolic-functions), and ctypes
+// loads it RTLD_LOCAL, so no other library sees it. (It is exported all the same: a
+// definition takes the default visibility of the C library's declaration.)
 extern "C" void exit(int code) noexcept { end_program(code); }
 
 extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, int argc, char** argv) {
@@ -110,6 +113,9 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     backtrace(warm, 1);   // loads the unwinder now, not in the signal handler
     install_fatal_signal_handler(&on_host_signal);
     signal(SIGPIPE, SIG_DFL);
+    // A fresh process's mmap threshold (glibc's 128 KiB), which the Python process this one
+    // was forked from has raised: a large block is a fresh mmap, all zero (kc_host_heap.cpp).
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     end_program(kc_main(argc, argv));
 }
 
