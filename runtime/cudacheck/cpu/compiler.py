@@ -172,13 +172,16 @@ RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
+# A whole program's units (run_program), linked beside RUNTIME_UNITS: its CUDA runtime API and
+# its heap, a fresh process's (kc_host_heap.cpp says why).
+PROGRAM_UNITS = ("kc_host.cpp", "kc_host_heap.cpp")
 
 
 def runtime_object(checked, unit, poll=False):
     """The object file of one of the runtime's units for one variant, compiled once per
     header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
     `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
-    (checked), or kc_host.cpp and kc_host_heap.cpp (a whole program's CUDA runtime API and heap)."""
+    (checked), or one of a whole program's PROGRAM_UNITS."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
@@ -194,10 +197,10 @@ def runtime_object(checked, unit, poll=False):
 def runtime_objects(checked, poll=False, program=False):
     """Every object a kernel's library links beside its own unit, compiled side by side
     where the cache lacks them: RUNTIME_UNITS for the variant, checked mode's CHECK_UNITS,
-    and a whole program's kc_host.cpp and kc_host_heap.cpp."""
+    and a whole program's PROGRAM_UNITS."""
     units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
     if program:
-        units += [("kc_host.cpp", False, False), ("kc_host_heap.cpp", False, False)]
+        units += [(unit, False, False) for unit in PROGRAM_UNITS]
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
         return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 
