@@ -32,11 +32,12 @@ class LaunchConfigError(KernelError, ValueError):
     code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
     grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
     (tests/runtime/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
-    answered a bad grid or block with cudaErrorInvalidConfiguration."""
+    answered a bad grid or block with cudaErrorInvalidConfiguration. A cooperative launch
+    whose blocks do not all fit on the GPU at once is cudaErrorCooperativeLaunchTooLarge."""
 
-    def __init__(self, message, line=0):
+    def __init__(self, message, line=0, cuda_error="cudaErrorInvalidValue"):
         super().__init__(message)
-        self.cuda_error = "cudaErrorInvalidValue"
+        self.cuda_error = cuda_error
         self.line = line  # a whole program's launch line (0 for a launch from Python)
 
 
@@ -124,7 +125,9 @@ class ForwardProgressError(CheckError):
     progress side by side, which CUDA promises only for a cooperative launch whose blocks all
     fit on the GPU at once. `line` is the loop's, `address` the location it polls. Also a
     block whose threads wait at a barrier that nothing that can still run will complete: an
-    mbarrier's phase (`address`, its shared address) or a named barrier (`barrier`, its id)."""
+    mbarrier's phase (`address`, its shared address) or a named barrier (`barrier`, its id).
+    And grid.sync() (cooperative groups) in a launch that is not cooperative, or where a block
+    has returned without reaching it (`returned`, that block), which a GPU never completes."""
 
 
 class BarrierDivergenceError(CheckError):

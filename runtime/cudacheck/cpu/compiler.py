@@ -167,7 +167,7 @@ def precompiled_header(cxx, flags, cache_dir):
 # The runtime's units, one per role (src/kc_runtime.h says which does what), each compiled
 # in the variant of the kernel it is linked with.
 RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp",
-                 "kc_cluster.cpp")
+                 "kc_cluster.cpp", "kc_grid.cpp")
 # Checked mode's units, one per role (src/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",

@@ -78,7 +78,11 @@ class LaunchPlan:
 
 def worker_count(config):
     """How many workers a launch of this LaunchConfig spreads its blocks over: with clusters,
-    one per block of a cluster for each cluster that runs at once (kc_cluster.cpp)."""
+    one per block of a cluster for each cluster that runs at once (kc_cluster.cpp); for a
+    cooperative launch one per block, since grid.sync() needs every block running at once
+    (kc_grid.cpp)."""
+    if config.cooperative:
+        return config.blocks
     size = config.cluster_size
     return size * max(1, min(settings.workers or system.cores(), config.blocks // size))
 
@@ -224,7 +228,7 @@ def execute(plan, memory):
                       workers=workers, args=ctypes.cast(memory.argv, ctypes.c_void_p).value, status=base,
                       order=plan.order.ctypes.data if plan.order is not None else None, end_line=plan.end_line,
                       parent_pid=os.getpid(), time_limit_s=int(plan.time_limit) + 5,
-                      cluster=(ctypes.c_uint32 * 3)(*cfg.cluster),
+                      cluster=(ctypes.c_uint32 * 3)(*cfg.cluster), cooperative=int(cfg.cooperative),
                       check=ctypes.addressof(check_desc) if check_desc is not None else None)
     pids = (ctypes.c_int32 * workers)()
     with tempfile.TemporaryFile() as out:

@@ -4,7 +4,8 @@ lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
 a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier,
 a named barrier or the cluster barrier that nothing will complete (mbarrier_stall,
-barrier_stall, cluster_stall). Each takes the
+barrier_stall, cluster_stall), and a grid.sync() outside a cooperative launch or one that a block
+never reaches (grid_sync). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
@@ -415,6 +416,28 @@ def _describe(group, everyone, ctx):
     return f"thread{'s' if len(group) > 1 else ''} {listed}{more}"
 
 
+def grid_sync(f, ctx):
+    """grid.sync() (cooperative groups) where a GPU cannot synchronise the grid: in a launch that is not
+    cooperative, or while a block has returned without reaching it."""
+    block, line, name = ctx.block(f["block"]), f["line"], ctx.kernel.name
+    if f["problem"] == "not_cooperative":
+        msg = (f"kernel `{name}`: thread {ctx.thread(f['thread'])} of block {block} calls grid.sync() on line {line}, "
+               f"but the kernel was not launched cooperatively.{ctx.quote(line)}\n"
+               "A grid-wide barrier needs every block of the grid running at once, which CUDA promises only for a "
+               "cooperative launch; otherwise it is undefined (a GPU may hang there, or fault). Launch it "
+               "cooperatively: from Python, RawKernel(..., enable_cooperative_groups=True) (or RawModule's), as in "
+               "CuPy; in a whole program, cudaLaunchCooperativeKernel((void*)kernel, grid, block, args, shared, "
+               "stream) instead of kernel<<<...>>>. this_grid().is_valid() says whether a launch is cooperative.")
+        return ForwardProgressError(msg, kernel=name, block=block, thread=ctx.thread(f["thread"]), line=line)
+    other = ctx.block(f["other_block"])
+    msg = (f"kernel `{name}`: block {block} waits at grid.sync() on line {line} with {f['arrived']} of the grid's "
+           f"{f['blocks']} blocks, but block {other} has returned without reaching it, so the barrier never "
+           f"completes (a GPU hangs there).{ctx.quote(line)}\n"
+           "Every thread of every block must call grid.sync() as often as the others: keep it out of conditions "
+           "that differ between blocks, and instead of returning early let blocks without work skip the work only.")
+    return ForwardProgressError(msg, kernel=name, block=block, line=line, returned=other)
+
+
 def divergence(f, ctx):
     block = ctx.block(f["block"])
     groups = {}
@@ -425,8 +448,8 @@ def divergence(f, ctx):
     def where(state, line):
         if state == "E":
             return f"returned at line {line}" if line else f"reached the end of the kernel (line {f['end_line']})"
-        return (f"wait at {'__syncthreads()' if state == 'S' else 'a warp operation (__syncwarp, a shuffle or a vote)'}"
-                f" on line {line}")
+        at = {"S": "__syncthreads()", "G": "grid.sync()"}.get(state, "a warp operation (__syncwarp, a shuffle or a vote)")
+        return f"wait at {at} on line {line}"
 
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
     parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
@@ -435,7 +458,8 @@ def divergence(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: divergent barrier in block {block}: " + "; ".join(parts) + ".")
     for line in sorted({k[1] for k in groups if k[1]}):
         msg += ctx.quote(line)
-    msg += ("\nEvery thread of a block must reach the same __syncthreads(), and none may leave while others wait "
+    barrier = "grid.sync()" if "G" in f["states"] else "__syncthreads()"
+    msg += (f"\nEvery thread of a block must reach the same {barrier}, and none may leave while others wait "
             "there. Keep barriers out of conditions that differ between threads; instead of returning early, "
             "let out-of-range threads take part in the loads (storing 0.0f) and skip only the final write.")
     return BarrierDivergenceError(msg, kernel=ctx.kernel.name, block=block,
