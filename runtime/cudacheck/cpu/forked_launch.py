@@ -233,11 +233,15 @@ def execute(plan, memory):
     pids = (ctypes.c_int32 * workers)()
     with tempfile.TemporaryFile() as out:
         desc.output_fd = out.fileno() if plan.output_fd is None else plan.output_fd
+        # The limit counts from before the fork: each worker's own alarm (time_limit_s) counts from its
+        # start, so the caller's wait ends first even where forking many workers (a cooperative launch's
+        # one per block) takes seconds.
+        deadline = time.monotonic() + plan.time_limit
         rc = plan.spawn(ctypes.byref(desc), pids)
         if rc != 0:
             raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
         try:
-            waited = system.wait_for(list(pids), time.monotonic() + plan.time_limit)
+            waited = system.wait_for(list(pids), deadline)
         finally:
             if check_desc is not None and check_desc.gshadow:   # the race shadow spawn mapped
                 system.unmap(check_desc.gshadow, check_desc.gshadow_bytes)
