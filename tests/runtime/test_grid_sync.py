@@ -340,3 +340,28 @@ def test_an_unchecked_cooperative_launch_that_is_too_large_is_reported_in_checke
     with pytest.raises(LaunchConfigError) as e:
         cudacheck.run_program(src, backend="cpu", check=True, args=(100, 2))
     assert "cudaErrorCooperativeLaunchTooLarge" in str(e.value) and "4224 blocks" in str(e.value)
+
+
+# Block 0 waits for a flag the grid's last block sets. A cooperative launch runs every block at
+# once, so it finishes; an ordinary one runs the last block on block 0's worker after it, and
+# says that only a cooperative launch promises this.
+WAIT_FOR_THE_LAST = r'''
+extern "C" __global__ void wait_last(volatile int* flag, int* seen) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) { while (flag[0] == 0) { } seen[0] = flag[0]; }
+    if (blockIdx.x == gridDim.x - 1) { __threadfence(); flag[0] = 7; }
+}
+'''
+
+
+@pytest.mark.parametrize("cooperative", [True, False])
+def test_blocks_of_a_cooperative_launch_make_progress_side_by_side(cooperative, monkeypatch):
+    monkeypatch.setattr(cudacheck.config, "workers", 1)   # an ordinary launch: one block after another
+    flag, seen = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    k = kernel(WAIT_FOR_THE_LAST, "wait_last", cooperative=cooperative)
+    if cooperative:
+        k(5, 32, (flag, seen))
+        assert (flag[0], seen[0]) == (7, 7)
+    else:
+        with pytest.raises(ForwardProgressError, match="cooperative launch"):
+            k(5, 32, (flag, seen))
