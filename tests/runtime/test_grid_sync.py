@@ -365,3 +365,23 @@ def test_blocks_of_a_cooperative_launch_make_progress_side_by_side(cooperative, 
     else:
         with pytest.raises(ForwardProgressError, match="cooperative launch"):
             k(5, 32, (flag, seen))
+
+
+# Block 0's thread 0 polls a flag that block 1 sets only after a grid.sync() block 0 cannot reach
+# while it polls: each waits for the other, on a GPU too.
+POLL_ACROSS_THE_BARRIER = r'''
+extern "C" __global__ void cross(volatile int* flag) {
+    cg::grid_group g = cg::this_grid();
+    if (blockIdx.x == 0 && threadIdx.x == 0) while (flag[0] == 0) { }
+    g.sync();
+    if (blockIdx.x == 1 && threadIdx.x == 0) flag[0] = 1;
+}
+'''
+
+
+def test_a_block_polling_for_what_another_sets_after_a_grid_sync_is_a_deadlock():
+    with pytest.raises(ForwardProgressError) as e:
+        kernel(POLL_ACROSS_THE_BARRIER, "cross")(3, 32, (np.zeros(1, np.int32),))
+    msg = str(e.value)
+    assert e.value.block == (0, 0, 0) and "polls flag[0]" in msg
+    assert "cooperative launch, whose blocks all run at once" in msg and "A GPU hangs here too" in msg

@@ -232,12 +232,20 @@ def stall(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} polls "
            f"{_polled(f['address'], ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
            f"change it ({f['blocks_done']} of {total} blocks had finished; the CPU runtime runs {f['workers']} "
-           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n"
-           "The kernel relies on its blocks making progress side by side: a block waits for something only another "
-           "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose blocks "
-           "must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start until "
-           f"others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at once "
-           "(fewer with many registers): ")
+           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n")
+    if ctx.config.cooperative:   # every block runs at once: the one that would change it waits too
+        msg += ("This is a cooperative launch, whose blocks all run at once (as on a GPU), so the block that "
+                "would change it is itself waiting: at grid.sync(), which block "
+                f"{block} never reaches while it polls, or for another location. A GPU hangs here too. Let the "
+                "block that sets the location do so before any grid.sync() the poller has not passed, or replace "
+                "the flag by a grid.sync().")
+        return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                    address=f["address"], resident=resident)
+    msg += ("The kernel relies on its blocks making progress side by side: a block waits for something only another "
+            "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose "
+            "blocks must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start "
+            f"until others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at "
+            "once (fewer with many registers): ")
     if total > resident:
         msg += (f"with this grid of {total} blocks it deadlocks as soon as a block waits for one that has not "
                 "started.")
