@@ -385,3 +385,45 @@ def test_a_block_polling_for_what_another_sets_after_a_grid_sync_is_a_deadlock()
     msg = str(e.value)
     assert e.value.block == (0, 0, 0) and "polls flag[0]" in msg
     assert "cooperative launch, whose blocks all run at once" in msg and "A GPU hangs here too" in msg
+
+
+TEMPLATE_PROGRAM = HEADER + r'''
+#include <cstdio>
+template <class T, int Scale>
+__global__ void twice(T* x, int n) {
+    cg::grid_group g = cg::this_grid();
+    unsigned long long i = g.thread_rank();
+    T mine = i < n ? x[i] : T(0);
+    g.sync();   // every read of x before any write
+    if (i < n) x[(i + 1) % n] = Scale * mine;
+}
+int main() {
+    const int n = 100;
+    float h[n];
+    for (int i = 0; i < n; ++i) h[i] = i;
+    float* d;
+    cudaMalloc(&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    int count = n;
+    void* args[] = {&d, &count};
+    cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&twice<float, 3>), 4, 32, args);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%s %g %g %g\n", cudaGetErrorName(e), h[0], h[1], h[99]);
+    cudaFree(d);
+    return 0;
+}
+'''
+
+
+def test_a_template_kernel_launched_cooperatively_with_a_cast_of_its_address():
+    r = cudacheck.run_program(TEMPLATE_PROGRAM, backend="cpu", check=True)
+    assert (r.exit_code, r.stdout, r.warnings) == (0, "cudaSuccess 297 0 294\n", [])
+
+
+def test_a_cooperative_launch_through_a_function_pointer_is_refused_with_its_line():
+    src = PROGRAM.replace("cudaError_t e = cudaLaunchCooperativeKernel((void*)sum,",
+                          "void* f = (void*)sum; cudaError_t e = cudaLaunchCooperativeKernel(f,")
+    with pytest.raises(cudacheck.UnsupportedFeatureError) as e:
+        cudacheck.run_program(src, backend="cpu", args=(100, 2))
+    line = next(i for i, s in enumerate(src.splitlines(), 1) if "void* f = (void*)sum" in s)
+    assert f"line {line}" in str(e.value) and "named directly" in str(e.value)
