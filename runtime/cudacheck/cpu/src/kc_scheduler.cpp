@@ -30,7 +30,8 @@ dim3 block_dim, grid_dim;
 //      compute their result now). Threads that arrived at barrier 0 with bar.arrive 0, n
 //      and went on count as there for those that wait with bar.sync 0, n (kc_ptx.cpp:
 //      release_barrier_zero, checked before threads that still run are resumed, since those
-//      may wait for the ones released);
+//      may wait for the ones released). Where they wait at grid.sync(), the grid's other blocks
+//      must arrive too before they are released (kc_grid.cpp: grid_barrier);
 //   3. otherwise, if every thread has exited, the block is done;
 //   4. otherwise the block's threads wait at different barriers (a divergent barrier).
 //      Hardware counts arrivals at barrier 0 whichever line they come from, so the
