@@ -427,3 +427,30 @@ def test_a_cooperative_launch_through_a_function_pointer_is_refused_with_its_lin
         cudacheck.run_program(src, backend="cpu", args=(100, 2))
     line = next(i for i, s in enumerate(src.splitlines(), 1) if "void* f = (void*)sum" in s)
     assert f"line {line}" in str(e.value) and "named directly" in str(e.value)
+
+
+# Threads of a block at grid.sync() on two lines: one barrier on a GPU, as __syncthreads() on two
+# lines is; a plain run carries on as for __syncthreads(), checked mode reports the divergence.
+TWO_LINES = r'''
+extern "C" __global__ void two(float* a, float* b) {
+    cg::grid_group g = cg::this_grid();
+    unsigned long long i = g.thread_rank();
+    a[i] = float(i);
+    if (threadIdx.x < 8) g.sync();
+    else g.sync();
+    b[i] = a[(i + blockDim.x) % g.size()];
+}
+'''
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_grid_syncs_on_two_lines_run_plain_and_are_divergent_in_checked_mode(check):
+    a, b = np.zeros(3 * 32, np.float32), np.zeros(3 * 32, np.float32)
+    k = kernel(TWO_LINES, "two", check)
+    if not check:
+        k(3, 32, (a, b))
+        assert b.tolist() == np.roll(np.arange(96, dtype=np.float32), -32).tolist()
+        return
+    with pytest.raises(BarrierDivergenceError) as e:
+        k(3, 32, (a, b))
+    assert "threads with threadIdx.x < 8 wait at grid.sync() on line" in str(e.value)

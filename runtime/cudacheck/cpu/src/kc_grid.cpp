@@ -83,11 +83,15 @@ static void stop_if_a_peer_failed() {
 }
 
 void grid_barrier(int end_line) {
-    int line = sched.threads[0].line;
-    for (unsigned i = 0; i < sched.nthreads; ++i) {   // every thread of the block at this one grid.sync()
+    // Every thread of the block at a grid.sync(): one that returned or waits at __syncthreads()
+    // leaves the grid barrier without the block's arrival on a GPU. (Threads at grid.sync() on
+    // different lines arrive at one barrier, as at __syncthreads(); checked mode reports that
+    // divergence as it does for __syncthreads(): check_barrier.)
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
         const Thread& t = sched.threads[i];
-        if (t.state != AT_SYNCTHREADS || t.op != BARRIER_GRID || t.line != line) divergent_barrier(end_line);
+        if (t.state != AT_SYNCTHREADS || t.op != BARRIER_GRID) divergent_barrier(end_line);
     }
+    int line = sched.threads[0].line;
     // A worker asleep here is, for a block that polls memory (kc_poll.cpp: stalled_pass), one that
     // will not change it until that block arrives too.
     my_status->stalled = 1;
