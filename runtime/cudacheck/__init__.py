@@ -7,9 +7,9 @@ naming the thread, block, array, element and line. run_program runs a whole CUDA
 The public API is what this module exports (__all__); the course, the benchmarks and the
 scripts use it and nothing else of the runtime (its submodules are its own):
 
-Kernels, as CuPy's: RawModule(code, options=, name_expressions=, backend=, check=) and
-    its get_function(name) and get_global(name); RawKernel(code, name, options, backend,
-    check=), compiled at its first use (module.py says when each compiles); Function, the
+Kernels, as CuPy's: RawModule(code, options=, name_expressions=, backend=, check=,
+    enable_cooperative_groups=) and its get_function(name) and get_global(name); RawKernel(code,
+    name, options, backend, check=, enable_cooperative_groups=), compiled at its first use (module.py says when each compiles); Function, the
     same class as RawKernel under its earlier name. resolve_backend(backend, check) names
     the backend a module would run on; gpu_available() says whether CuPy sees a GPU.
     check_options(options) raises the CompileError a launch would for an option the CPU

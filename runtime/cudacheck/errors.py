@@ -35,7 +35,8 @@ class LaunchConfigError(KernelError, ValueError):
     answered a bad grid or block with cudaErrorInvalidConfiguration. A block of more threads
     than the kernel's __launch_bounds__ allows is cudaErrorLaunchOutOfResources ("too many
     resources requested for launch": the CUDA Runtime API gives that code to a launch of more
-    threads than the kernel was compiled for; not yet checked on a GPU)."""
+    threads than the kernel was compiled for; not yet checked on a GPU). A cooperative launch
+    whose blocks do not all fit on the GPU at once is cudaErrorCooperativeLaunchTooLarge."""
 
     def __init__(self, message, line=0, cuda_error="cudaErrorInvalidValue"):
         super().__init__(message)
@@ -127,7 +128,9 @@ class ForwardProgressError(CheckError):
     progress side by side, which CUDA promises only for a cooperative launch whose blocks all
     fit on the GPU at once. `line` is the loop's, `address` the location it polls. Also a
     block whose threads wait at a barrier that nothing that can still run will complete: an
-    mbarrier's phase (`address`, its shared address) or a named barrier (`barrier`, its id)."""
+    mbarrier's phase (`address`, its shared address) or a named barrier (`barrier`, its id).
+    And grid.sync() (cooperative groups) in a launch that is not cooperative, or where a block
+    has returned without reaching it (`returned`, that block), which a GPU never completes."""
 
 
 class BarrierDivergenceError(CheckError):

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .arguments import check_arguments
-from .errors import CompileError, GPUContextError, KernelRuntimeError
+from .errors import CompileError, GPUContextError, KernelRuntimeError, LaunchConfigError
 from .launch import check_launch
 from .listing import compile_error_report
 
@@ -267,6 +267,13 @@ def _runtime_error(e, launches):
              f"a kernel failed on the GPU, reported at this synchronisation after launches of "
              f"{', '.join(f'`{n}` (grid {g}, block {b})' for n, g, b in launches)}; the faulting one is among them "
              f"(launch with sync=True, or set CUDACHECK_LAUNCH_BLOCKING=1, to stop at its own line)")
+    if "COOPERATIVE_LAUNCH_TOO_LARGE" in text or "CooperativeLaunchTooLarge" in text:
+        return LaunchConfigError(
+            f"{which}: {text}: a cooperative launch (enable_cooperative_groups=True) needs every block of its grid on "
+            "the GPU at once, and this grid has more blocks than the GPU holds with this kernel's threads, shared "
+            "memory and registers per block. Launch at most occupancy x SM count blocks (the CPU runtime's message "
+            "for the same launch counts them) and let each thread loop over several elements",
+            cuda_error="cudaErrorCooperativeLaunchTooLarge")
     if any(s in text for s in _STICKY):
         return GPUContextError(
             f"{which}: {text}.\n"

@@ -22,13 +22,18 @@ SM_COUNT = 132
 MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM, SHARED_PER_SM, SHARED_RESERVED_PER_BLOCK = 32, 2048, 228 * 1024, 1024
 
 
-def resident_blocks(threads_per_block, shared_per_block=0):
-    """How many blocks of this size the described GPU holds at once, counting threads (in whole
-    warps) and shared memory; registers may lower it further."""
+def blocks_per_sm(threads_per_block, shared_per_block=0):
+    """How many blocks of this size one SM of the described GPU holds at once, counting threads
+    (in whole warps), blocks and shared memory (with the 1 KiB the GPU reserves per block);
+    registers may lower it further (cudaOccupancyMaxActiveBlocksPerMultiprocessor counts them)."""
     warps = -(-threads_per_block // 32)
-    per_sm = min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (32 * warps),
-                 SHARED_PER_SM // (shared_per_block + SHARED_RESERVED_PER_BLOCK))
-    return SM_COUNT * per_sm
+    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (32 * warps),
+               SHARED_PER_SM // (shared_per_block + SHARED_RESERVED_PER_BLOCK))
+
+
+def resident_blocks(threads_per_block, shared_per_block=0):
+    """How many blocks of this size the described GPU holds at once (blocks_per_sm on each SM)."""
+    return SM_COUNT * blocks_per_sm(threads_per_block, shared_per_block)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class LaunchConfig:
     block: tuple
     shared_mem: int
     cluster: tuple = (1, 1, 1)   # blocks per cluster along each axis (the kernel's __cluster_dims__)
+    cooperative: bool = False    # a cooperative launch: every block resident at once, grid.sync() allowed
 
     @property
     def cluster_size(self):
@@ -124,3 +130,24 @@ def with_cluster(config, dims, kernel):
                 "cluster misconfiguration). Round the grid up to a multiple of the "
                 "cluster, and let the extra blocks skip work that lies past the data")
     return replace(config, cluster=dims)
+
+
+def as_cooperative(config, kernel, static=0):
+    """config as a cooperative launch of `kernel` (static: its static shared memory per block),
+    checked as CUDA checks one: grid.sync() needs every block of the grid on the GPU at once, so
+    a grid of more blocks than the GPU holds is refused (cudaErrorCooperativeLaunchTooLarge).
+    The CPU runtime counts threads, blocks and shared memory per SM; it cannot know the registers
+    a GPU's compiler gives the kernel, which may lower the limit further."""
+    shared = static + config.shared_mem
+    per_sm = blocks_per_sm(config.threads_per_block, shared)
+    limit = SM_COUNT * per_sm
+    if config.blocks > limit:
+        raise LaunchConfigError(
+            f"grid{config.grid}: a cooperative launch of kernel `{kernel}` needs all its {config.blocks} blocks on the "
+            f"GPU at once, but an {DESCRIBED_GPU} holds at most {limit} blocks of {config.threads_per_block} threads "
+            f"and {shared} bytes of shared memory ({per_sm} per SM on its {SM_COUNT} SMs, fewer if the kernel uses "
+            "many registers); CUDA refuses the launch (cudaErrorCooperativeLaunchTooLarge). Launch at most "
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor(...) x multiProcessorCount blocks, and let each thread "
+            "loop over several elements (a grid-stride loop: i += gridDim.x * blockDim.x)",
+            cuda_error="cudaErrorCooperativeLaunchTooLarge")
+    return replace(config, cooperative=True)

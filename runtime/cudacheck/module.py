@@ -63,8 +63,10 @@ class RawModule:
     "nvcc": the GPU, the kernel compiled by that compiler, as CuPy compiles it.
     check: checked mode (CPU runtime): every access bounds-checked and counted, shared
     memory checked for races and uninitialized reads, barriers for divergence.
-    enable_cooperative_groups, translate_cucomplex, jitify: CuPy's, passed to it on a GPU
-    (a cooperative launch, for grid.sync(); the CPU runtime refuses grid-wide groups).
+    enable_cooperative_groups: every launch of the module's kernels is cooperative, as in CuPy:
+    all the grid's blocks run at once, so cooperative_groups::this_grid().sync() may synchronise
+    them, and a grid larger than the GPU holds at once is a LaunchConfigError
+    (cudaErrorCooperativeLaunchTooLarge). translate_cucomplex, jitify: CuPy's, passed to it on a GPU.
 
     The source is compiled at the module's first use (see this module's docstring); those
     settings are its attributes, with `program` (what the front end read: None on a GPU
@@ -247,7 +249,8 @@ class RawKernel:
     backend = property(lambda self: self.module.backend, doc='Where it runs: "gpu" or "cpu".')
     check = property(lambda self: self.module.check, doc="Whether it runs in checked mode (CPU runtime).")
     translate_cucomplex = property(lambda self: self.module.translate_cucomplex, doc="CuPy's, on a GPU.")
-    enable_cooperative_groups = property(lambda self: self.module.enable_cooperative_groups, doc="CuPy's, on a GPU.")
+    enable_cooperative_groups = property(lambda self: self.module.enable_cooperative_groups,
+                                         doc="Whether its launches are cooperative (grid.sync()), as CuPy's.")
     jitify = property(lambda self: self.module.jitify, doc="CuPy's, on a GPU.")
 
     def compile(self, log_stream=None):
@@ -327,7 +330,7 @@ class RawKernel:
                        config.launch_blocking if sync is None else sync)
             return
         self.last_launch = impl.launch(self.name, grid, block, args, shared_mem, self.max_dynamic_shared_size_bytes,
-                                       time_limit, **cpu_options)
+                                       time_limit, cooperative=self.enable_cooperative_groups, **cpu_options)
 
     def launcher(self, grid, block, args, shared_mem=0):
         """A function that launches this kernel again with these arguments, without the

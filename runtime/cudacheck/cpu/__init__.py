@@ -15,7 +15,7 @@ from ..arguments import check_arguments
 from ..config import config
 from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
-from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch, with_cluster
+from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, as_cooperative, check_launch, with_cluster
 from ..tensormap import TensorMap
 from . import abi, checked, compiler, findings, forked_launch
 
@@ -229,13 +229,16 @@ class CpuModule:
         return DeviceGlobal(addr, size, dtype, var.shape, self)
 
     def launch(self, name, grid, block, args, shared_mem=0, optin=None, time_limit=None, schedule="forward", seed=None,
-               trace=None, trace_threads=None):
+               trace=None, trace_threads=None, cooperative=False):
         """Function.__call__ on the CPU runtime: the call's settings, checked, become one
-        forked_launch.LaunchPlan, which forked_launch.run carries to the workers."""
+        forked_launch.LaunchPlan, which forked_launch.run carries to the workers. cooperative:
+        the module's enable_cooperative_groups (a cooperative launch, as CuPy's)."""
         kernel = self.kernels[name]
         cfg = check_launch(grid, block, shared_mem, optin=optin)
         if name in self.clusters:
             cfg = with_cluster(cfg, self.clusters[name], name)
+        if cooperative:
+            cfg = as_cooperative(cfg, name, max(self.program.static_shared.get(name, 0), 0))
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
         maps = {i: a for i, a in enumerate(args) if isinstance(a, TensorMap) and a.source is not None}
         order = schedule_order(schedule, cfg.threads_per_block, seed)

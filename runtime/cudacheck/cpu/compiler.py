@@ -117,6 +117,10 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
     if main_params is not None:   # a whole program: its main, for kc_program_run (kc_host.cpp)
         call = "main(argc, argv)" if main_params else "((void)argc, (void)argv, main())"
         stubs.append(f'extern "C" int kc_main(int argc, char** argv) {{ return {call}; }}')
+        # each kernel's static shared memory, for cudaOccupancyMaxActiveBlocksPerMultiprocessor
+        shared = "".join(f"{{(const void*)&{name}, {max(program.static_shared.get(name, 0), 0)}}}, "
+                         for name in program.kernels)
+        stubs.append(f'extern "C" const ::kc::KernelShared kc_kernel_shared[] = {{{shared}{{nullptr, 0}}}};')
     return (f'#include "cuda_cpu.h"\n{defines}#line 1 "{SOURCE_NAME}"\n' + edited(source, program.edits) + "\n"
             + "\n".join(stubs) + "\n")
 
@@ -167,7 +171,7 @@ def precompiled_header(cxx, flags, cache_dir):
 # The runtime's units, one per role (src/kc_runtime.h says which does what), each compiled
 # in the variant of the kernel it is linked with.
 RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.cpp", "kc_ptx.cpp", "kc_async.cpp",
-                 "kc_cluster.cpp")
+                 "kc_cluster.cpp", "kc_grid.cpp")
 # Checked mode's units, one per role (src/kc_check.h says which does what), linked beside
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",

@@ -78,7 +78,11 @@ class LaunchPlan:
 
 def worker_count(config):
     """How many workers a launch of this LaunchConfig spreads its blocks over: with clusters,
-    one per block of a cluster for each cluster that runs at once (kc_cluster.cpp)."""
+    one per block of a cluster for each cluster that runs at once (kc_cluster.cpp); for a
+    cooperative launch one per block, since grid.sync() needs every block running at once
+    (kc_grid.cpp)."""
+    if config.cooperative:
+        return config.blocks
     size = config.cluster_size
     return size * max(1, min(settings.workers or system.cores(), config.blocks // size))
 
@@ -224,16 +228,20 @@ def execute(plan, memory):
                       workers=workers, args=ctypes.cast(memory.argv, ctypes.c_void_p).value, status=base,
                       order=plan.order.ctypes.data if plan.order is not None else None, end_line=plan.end_line,
                       parent_pid=os.getpid(), time_limit_s=int(plan.time_limit) + 5,
-                      cluster=(ctypes.c_uint32 * 3)(*cfg.cluster),
+                      cluster=(ctypes.c_uint32 * 3)(*cfg.cluster), cooperative=int(cfg.cooperative),
                       check=ctypes.addressof(check_desc) if check_desc is not None else None)
     pids = (ctypes.c_int32 * workers)()
     with tempfile.TemporaryFile() as out:
         desc.output_fd = out.fileno() if plan.output_fd is None else plan.output_fd
+        # The limit counts from before the fork: each worker's own alarm (time_limit_s) counts from its
+        # start, so the caller's wait ends first even where forking many workers (a cooperative launch's
+        # one per block) takes seconds.
+        deadline = time.monotonic() + plan.time_limit
         rc = plan.spawn(ctypes.byref(desc), pids)
         if rc != 0:
             raise KernelRuntimeError(f"could not start the CPU runtime's workers: {os.strerror(-rc)}")
         try:
-            waited = system.wait_for(list(pids), time.monotonic() + plan.time_limit)
+            waited = system.wait_for(list(pids), deadline)
         finally:
             if check_desc is not None and check_desc.gshadow:   # the race shadow spawn mapped
                 system.unmap(check_desc.gshadow, check_desc.gshadow_bytes)

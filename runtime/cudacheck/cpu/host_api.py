@@ -24,7 +24,7 @@ from ..errors import (
     UninitializedReadError,
     UseAfterFreeError,
 )
-from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, check_launch
+from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, as_cooperative, check_launch
 from ..listing import numbered
 from . import SourceLines, abi, findings, forked_launch, share_device_memory, system
 from .checked import CheckSetup
@@ -32,7 +32,7 @@ from .device_memory import DeviceMemory, Opened
 
 # cudaError_t values (src/kc_host.h), for what a call returns.
 CUDA_ERRORS = {"cudaSuccess": 0, "cudaErrorInvalidValue": 1, "cudaErrorMemoryAllocation": 2,
-               "cudaErrorLaunchOutOfResources": 701}
+                "cudaErrorLaunchOutOfResources": 701, "cudaErrorCooperativeLaunchTooLarge": 720}
 H2H, H2D, D2H, D2D, DEFAULT = range(5)
 KIND_NAMES = ["cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaMemcpyDeviceToDevice",
               "cudaMemcpyDefault"]
@@ -227,8 +227,11 @@ class HostRuntime:
         launch = self.pb.launches[ident]
         kernel = self.pb.program.kernels[launch.kernel]
         try:
+            static = max(self.pb.program.static_shared.get(kernel.name, 0), 0)
             cfg = check_launch(tuple(grid[:3]), tuple(block[:3]), shared, optin=None if optin < 0 else optin,
-                               static=max(self.pb.program.static_shared.get(kernel.name, 0), 0))
+                               static=static)
+            if launch.cooperative:
+                cfg = as_cooperative(cfg, kernel.name, static)
         except LaunchConfigError as e:
             self.unchecked.append((line, kernel.name, e))
             self.warnings.append(LaunchFailedWarning(

@@ -21,8 +21,8 @@ UNSUPPORTED = [
     (re.compile(r"bmma_sync|experimental"), "sub-byte tensor-core fragments (nvcuda::wmma::experimental)"),
     (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
      "textures and surfaces"),
-    (re.compile(r"this_grid|grid_group|this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
-     "grid-wide cooperative groups (cooperative launch)"),
+    (re.compile(r"this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
+     "multi-grid and cluster cooperative groups"),
     (re.compile(r"memcpy_async|pipeline|barrier_arrive\w*|__pipeline_arrive_on"),
      "the C++ pipeline and barrier APIs (cuda::pipeline, cuda::memcpy_async; <cuda_pipeline.h>'s primitives are "
      "provided)"),

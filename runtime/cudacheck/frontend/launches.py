@@ -73,8 +73,38 @@ class LaunchFinder:
                         and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
             if c.kind == K.CALL_EXPR and cfg is not None:
                 launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
+            elif c.kind == K.CALL_EXPR and c.referenced is not None and c.spelling == "cudaLaunchCooperativeKernel":
+                launches.append(self._cooperative(c, kids, len(launches), edits))
             stack.extend(reversed(kids))
         return launches, edits
+
+    def _cooperative(self, call, kids, ident, edits):
+        """cudaLaunchCooperativeKernel(kernel, grid, block, args, shared, stream), its kernel named
+        directly (through casts: `(void*)kernel`): the call becomes
+        `::kc::launch_cooperative(ID, __LINE__, kernel, grid, block, args, shared, stream)`."""
+        K, line = self.ci.CursorKind, call.location.line
+        arg = kids[1] if len(kids) > 1 else None
+        while arg is not None and arg.kind != K.DECL_REF_EXPR:   # the casts and parentheses around it
+            inner = list(arg.get_children())
+            arg = inner[-1] if inner and arg.kind in (K.CSTYLE_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR,
+                                                     K.CXX_STATIC_CAST_EXPR, K.UNEXPOSED_EXPR, K.PAREN_EXPR,
+                                                     K.UNARY_OPERATOR) else None
+        fn = arg.referenced if arg is not None else None
+        callee = kids[0].extent
+        in_source = all(e.start.file is not None and e.start.file.name == SOURCE_NAME
+                        for e in (call.extent, callee, kids[1].extent if len(kids) > 1 else call.extent))
+        if fn is None or fn.kind != K.FUNCTION_DECL or not in_source:
+            raise UnsupportedFeatureError(
+                f"{SOURCE_NAME}, line {line}: the CPU runtime runs cudaLaunchCooperativeKernel with its kernel named "
+                f"directly (`(void*)kernel`); this call passes it another way (a function pointer, a macro). Name "
+                f"the kernel in the call, or run the program on a GPU (backend='gpu').\n"
+                f"{numbered(self.source, {line})}", backend="cpu")
+        first = kids[1].extent
+        name = self.code[arg.extent.start.offset:arg.extent.end.offset].decode()
+        edits += [(callee.start.offset, callee.end.offset, f"::kc::launch_cooperative({ident}, __LINE__"),
+                  (callee.end.offset, callee.end.offset + self.code[callee.end.offset:].index(b"(") + 1, ", "),
+                  (first.start.offset, first.end.offset, name)]
+        return Launch(line=line, kernel=self._kernel_name(fn), cooperative=True)
 
     def _launch(self, call, callee, cfg, ident, edits):
         line = call.location.line
@@ -90,6 +120,13 @@ class LaunchFinder:
                 f"definition writes one out; this launch is built another way (a function pointer, a macro that "
                 f"launches twice or builds the kernel's name). Write it out, or run the program on a GPU "
                 f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
+        if written_out:
+            edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        return Launch(line=line, kernel=self._kernel_name(fn))
+
+    def _kernel_name(self, fn):
+        """The launched kernel's name as get_function takes it: with its namespaces, and a template
+        instance with its arguments ("tiled<16>")."""
         scope, p = [], fn.semantic_parent
         while p is not None and p.kind == self.ci.CursorKind.NAMESPACE:
             scope.insert(0, p.spelling)
@@ -102,9 +139,7 @@ class LaunchFinder:
                 value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
                 args.append(value)
             name = f"{name}<{', '.join(args)}>"
-        if written_out:
-            edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
-        return Launch(line=line, kernel=name)
+        return name
 
     def _macro_launch(self, call, ident, edits):
         """A launch that a macro of the source writes out (`#define LAUNCH(k, g, b, ...)

@@ -105,3 +105,4 @@ class Program:
 class Launch:
     line: int
     kernel: str          # as get_function takes it; a template instance as its name expression: "tiled<16>"
+    cooperative: bool = False   # cudaLaunchCooperativeKernel, not kernel<<<...>>>

@@ -6,7 +6,7 @@ Every kind of finding is declared once, in src/kc_findings.def: its name, the ex
 it becomes and the fields of its JSON. This package reads that file (KINDS) and decodes a
 finding (to_exception) with the decoder named after its kind, which words the message:
 memory.py for what an access did (oob, race, async_race, global_race, uninit), execution.py
-for how the threads ran (divergence, warp, collective, operand, shared_limit, stall), hopper.py
+for how the threads ran (divergence, warp, collective, operand, shared_limit, stall, grid_sync), hopper.py
 for the async proxy of Hopper kernels' inline PTX (tile_unwaited, wgmma_overwrite,
 tma_store_overwrite, proxy_fence, tx_overflow, warpgroup).
 

@@ -4,7 +4,8 @@ lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
 a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier,
 a named barrier or the cluster barrier that nothing will complete (mbarrier_stall,
-barrier_stall, cluster_stall). Each takes the
+barrier_stall, cluster_stall), and a grid.sync() outside a cooperative launch or one that a block
+never reaches (grid_sync). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
@@ -241,12 +242,20 @@ def stall(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: block {block} cannot finish: its thread {thread} polls "
            f"{_polled(f['address'], ctx)} {at}, which holds {f['value']}, and nothing that can still run will "
            f"change it ({f['blocks_done']} of {total} blocks had finished; the CPU runtime runs {f['workers']} "
-           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n"
-           "The kernel relies on its blocks making progress side by side: a block waits for something only another "
-           "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose blocks "
-           "must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start until "
-           f"others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at once "
-           "(fewer with many registers): ")
+           f"block{'s' if f['workers'] > 1 else ''} at a time).{ctx.quote(line)}\n")
+    if ctx.config.cooperative:   # every block runs at once: the one that would change it waits too
+        msg += ("This is a cooperative launch, whose blocks all run at once (as on a GPU), so the block that "
+                "would change it is itself waiting: at grid.sync(), which block "
+                f"{block} never reaches while it polls, or for another location. A GPU hangs here too. Let the "
+                "block that sets the location do so before any grid.sync() the poller has not passed, or replace "
+                "the flag by a grid.sync().")
+        return ForwardProgressError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                    address=f["address"], resident=resident)
+    msg += ("The kernel relies on its blocks making progress side by side: a block waits for something only another "
+            "block does. CUDA promises that only for a cooperative launch (cudaLaunchCooperativeKernel), whose "
+            "blocks must all fit on the GPU at once; otherwise blocks run in any order, and a block may not start "
+            f"until others have finished. An {DESCRIBED_GPU} holds at most {resident} blocks of {threads} threads at "
+            "once (fewer with many registers): ")
     if total > resident:
         msg += (f"with this grid of {total} blocks it deadlocks as soon as a block waits for one that has not "
                 "started.")
@@ -425,6 +434,28 @@ def _describe(group, everyone, ctx):
     return f"thread{'s' if len(group) > 1 else ''} {listed}{more}"
 
 
+def grid_sync(f, ctx):
+    """grid.sync() (cooperative groups) where a GPU cannot synchronise the grid: in a launch that is not
+    cooperative, or while a block has returned without reaching it."""
+    block, line, name = ctx.block(f["block"]), f["line"], ctx.kernel.name
+    if f["problem"] == "not_cooperative":
+        msg = (f"kernel `{name}`: thread {ctx.thread(f['thread'])} of block {block} calls grid.sync() on line {line}, "
+               f"but the kernel was not launched cooperatively.{ctx.quote(line)}\n"
+               "A grid-wide barrier needs every block of the grid running at once, which CUDA promises only for a "
+               "cooperative launch; otherwise it is undefined (a GPU may hang there, or fault). Launch it "
+               "cooperatively: from Python, RawKernel(..., enable_cooperative_groups=True) (or RawModule's), as in "
+               "CuPy; in a whole program, cudaLaunchCooperativeKernel((void*)kernel, grid, block, args, shared, "
+               "stream) instead of kernel<<<...>>>. this_grid().is_valid() says whether a launch is cooperative.")
+        return ForwardProgressError(msg, kernel=name, block=block, thread=ctx.thread(f["thread"]), line=line)
+    other = ctx.block(f["other_block"])
+    msg = (f"kernel `{name}`: block {block} waits at grid.sync() on line {line} with {f['arrived']} of the grid's "
+           f"{f['blocks']} blocks, but block {other} has returned without reaching it, so the barrier never "
+           f"completes (a GPU hangs there).{ctx.quote(line)}\n"
+           "Every thread of every block must call grid.sync() as often as the others: keep it out of conditions "
+           "that differ between blocks, and instead of returning early let blocks without work skip the work only.")
+    return ForwardProgressError(msg, kernel=name, block=block, line=line, returned=other)
+
+
 def divergence(f, ctx):
     block = ctx.block(f["block"])
     groups = {}
@@ -435,8 +466,8 @@ def divergence(f, ctx):
     def where(state, line):
         if state == "E":
             return f"returned at line {line}" if line else f"reached the end of the kernel (line {f['end_line']})"
-        return (f"wait at {'__syncthreads()' if state == 'S' else 'a warp operation (__syncwarp, a shuffle or a vote)'}"
-                f" on line {line}")
+        at = {"S": "__syncthreads()", "G": "grid.sync()"}.get(state, "a warp operation (__syncwarp, a shuffle or a vote)")
+        return f"wait at {at} on line {line}"
 
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
     parts = [f"{_describe(g, everyone, ctx)} {where(*key)}" for key, g in ordered[:-1]]
@@ -445,7 +476,8 @@ def divergence(f, ctx):
     msg = (f"kernel `{ctx.kernel.name}`: divergent barrier in block {block}: " + "; ".join(parts) + ".")
     for line in sorted({k[1] for k in groups if k[1]}):
         msg += ctx.quote(line)
-    msg += ("\nEvery thread of a block must reach the same __syncthreads(), and none may leave while others wait "
+    barrier = "grid.sync()" if "G" in f["states"] else "__syncthreads()"
+    msg += (f"\nEvery thread of a block must reach the same {barrier}, and none may leave while others wait "
             "there. Keep barriers out of conditions that differ between threads; instead of returning early, "
             "let out-of-range threads take part in the loads (storing 0.0f) and skip only the final write.")
     return BarrierDivergenceError(msg, kernel=ctx.kernel.name, block=block,

@@ -1,8 +1,9 @@
 // The basic cooperative groups on the CPU runtime: the block and its tiles of up to a
 // warp. Each operation is the intrinsic it stands for on a GPU (__syncthreads,
 // __syncwarp and the *_sync shuffles and votes with the tile's mask), so checked mode
-// checks them the same way. Grid and multi-grid groups need a cooperative launch, which
-// the CPU runtime does not provide (the front end refuses a kernel that uses them).
+// checks them the same way. The grid group of a cooperative launch: its sync() is a barrier of
+// every thread of the grid (kc_grid.cpp). Multi-grid groups and clusters are not provided (the
+// front end refuses a kernel that uses them).
 #pragma once
 
 namespace cooperative_groups {
@@ -84,6 +85,31 @@ public:
         return Size == 32 ? m : (m >> (lane() / Size * Size)) & ((1u << Size) - 1u);
     }
 };
+
+// The grid: every thread of the launch. Ranks count blocks and threads in the order of their
+// linear ids (x fastest); size(), thread_rank() and the block counts are 64-bit, as in CUDA.
+class grid_group {
+public:
+    void sync(int line = __builtin_LINE()) const { ::kc::grid_sync(line); }
+    // Whether the launch is cooperative (cudaLaunchCooperativeKernel, or enable_cooperative_groups
+    // from Python): only then may the grid synchronise.
+    bool is_valid() const { return ::kc::grid_cooperative(); }
+    unsigned long long num_blocks() const {
+        return (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    }
+    unsigned long long block_rank() const {
+        return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    }
+    unsigned long long num_threads() const { return num_blocks() * thread_block().size(); }
+    unsigned long long size() const { return num_threads(); }
+    unsigned long long thread_rank() const { return block_rank() * thread_block().size() + thread_block().thread_rank(); }
+    dim3 dim_blocks() const { return dim3(gridDim.x, gridDim.y, gridDim.z); }
+    dim3 block_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+    dim3 group_dim() const { return dim_blocks(); }
+};
+
+inline grid_group this_grid() { return grid_group(); }
+inline void sync(const grid_group& g, int line = __builtin_LINE()) { g.sync(line); }
 
 template <unsigned Size>
 inline thread_block_tile<Size> tiled_partition(const thread_block&) { return thread_block_tile<Size>(); }

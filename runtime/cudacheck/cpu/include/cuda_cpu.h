@@ -137,8 +137,9 @@ enum WarpOp : uint8_t { SYNCWARP, SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, BALLOT
                         ACTIVEMASK /* __activemask(): the lanes that arrive at it together */ };
 // __syncthreads_count/_and/_or: what a block barrier computes as it releases. BARRIER_COUNTED:
 // bar.sync 0, n with n the whole block's threads, which a GPU tells apart from __syncthreads()'s
-// arrival without a count (kc_ptx.cpp: barrier_form).
-enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR, BARRIER_COUNTED };
+// arrival without a count (kc_ptx.cpp: barrier_form). BARRIER_GRID: grid.sync(), which is first a
+// barrier of the block and then of the grid (kc_grid.cpp).
+enum BlockOp : uint8_t { BARRIER, BARRIER_COUNT, BARRIER_AND, BARRIER_OR, BARRIER_COUNTED, BARRIER_GRID };
 struct Thread {
     void* sp;              // saved stack pointer while switched out
     uint3 idx;             // threadIdx
@@ -172,6 +173,8 @@ extern Thread* cur;        // the fiber running now
 extern uint3 block_idx;
 extern dim3 block_dim, grid_dim;
 void syncthreads(int line, uint8_t op = BARRIER, int pred = 0);
+void grid_sync(int line);       // cooperative_groups::grid_group::sync() (kc_grid.cpp)
+bool grid_cooperative();        // whether the launch is cooperative: grid_group::is_valid()
 uint64_t warp_op(uint8_t op, unsigned mask, uint64_t value, int arg, int width, int line);
 unsigned active_mask(int line);
 void thread_exit(int line);

@@ -45,7 +45,7 @@ struct LaunchDesc {
     int32_t parent_pid;          // the caller: workers die with it
     uint32_t time_limit_s;       // a worker's own alarm, past the caller's time limit
     uint32_t cluster[3];         // blocks per cluster along each axis (1, 1, 1: none; kc_cluster.cpp)
-    uint32_t pad;
+    uint32_t cooperative;        // a cooperative launch: every block at once, grid.sync() allowed (kc_grid.cpp)
     struct CheckDesc* check;     // checked mode's inputs and outputs (null when unchecked)
 };
 

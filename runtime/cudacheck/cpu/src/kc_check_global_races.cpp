@@ -20,6 +20,7 @@
 // are ordered, and no race, when
 //   - they are of one thread, or of one block in different barrier intervals, or of one
 //     warp with a __syncwarp() between them (as for shared memory, kc_check_races.cpp);
+//   - or a grid.sync() of a cooperative launch lies between them (check_grid_released);
 //   - or they are of one block and a named barrier (bar.sync id, count), an mbarrier or a
 //     __syncwarp() orders them: the clocks of kc_check_races.cpp ("mbarriers"), which order
 //     each thread's accesses up to a position in its interval. A named barrier orders its
@@ -155,6 +156,7 @@ struct GlobalState {
     uint32_t after[1024] = {};         // each thread's last global access: its position + 1,
     uint32_t after_epoch[1024] = {};   // ... and its interval
     uint32_t block = 0;            // linear id of the block running
+    uint32_t grid_interval = 0;    // a cooperative launch: the interval its latest grid.sync() opened
 };
 static GlobalState gs;
 
@@ -277,6 +279,18 @@ void global_block_start(uint32_t block) {
     memset(gs.after_epoch, 0, sizeof(uint32_t) * n);
 }
 
+// grid.sync() (kc_grid.cpp). Every block opens its next interval at the barrier (check_barrier);
+// once all have arrived, each takes the largest of those intervals as its own, so every access made
+// before the barrier, by any block, is of an earlier interval than any made after it. (No block can
+// be past the barrier while another is before it, so an access of an earlier interval found in the
+// shadow is one made before it.)
+uint32_t check_grid_interval() { return chk.epoch; }
+
+void check_grid_released(uint32_t interval) {
+    chk.epoch = interval;
+    gs.grid_interval = interval;
+}
+
 // A fence by the running thread: what it releases at its next strong write is fixed here, its
 // clock included (what of the others' accesses barriers ordered before the fence), and its scope.
 // A block-scoped fence after a device-scoped one in the same interval leaves that one standing
@@ -378,6 +392,7 @@ static bool g_ordered(const GAcc& a, const GAcc& me) {
     if ((a.tid & STRONG_BIT) && (me.tid & STRONG_BIT) && (a.block == me.block || !((a.tid | me.tid) & BLOCK_SCOPE_BIT)))
         return true;
     uint32_t ab = a.block - 1, at = a.tid & TID_MASK, mt = me.tid & TID_MASK;
+    if (a.epoch < gs.grid_interval) return true;   // before the latest grid.sync(), whichever block
     if (a.block == me.block) {
         if (a.epoch != me.epoch) return true;
         bool same_warp = at / 32 == mt / 32;

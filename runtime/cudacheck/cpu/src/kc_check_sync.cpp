@@ -139,20 +139,7 @@ void check_barrier(int end_line) {
         chk.interval_line = line;
         return;
     }
-    static char buf[sizeof(WorkerStatus::message)];
-    int k = finding(buf, sizeof buf, Finding::divergence, "\"block\":%u,\"end_line\":%d,\"states\":\"",
-                     my_status->block, end_line);
-    for (unsigned i = 0; i < sched.nthreads; ++i) {
-        uint8_t s = sched.threads[i].state;
-        buf[k++] = s == AT_SYNCTHREADS ? 'S' : s == AT_WARP ? 'W' : s == EXITED ? 'E' : 'R';
-    }
-    k += snprintf(buf + k, sizeof buf - k, "\",\"lines\":[");
-    for (unsigned i = 0; i < sched.nthreads && k < int(sizeof buf) - 16; ++i) {
-        const Thread& t = sched.threads[i];
-        k += snprintf(buf + k, sizeof buf - k, i ? ",%d" : "%d", t.state == EXITED ? t.exit_line : t.line);
-    }
-    snprintf(buf + k, sizeof buf - k, "]}");
-    report(buf);
+    divergent_barrier(end_line);
 }
 
 }  // namespace kc

@@ -193,6 +193,8 @@ static const struct { cudaError_t code; const char* name; const char* text; } er
     {cudaErrorLaunchTimeout, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"},
     {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorCooperativeLaunchTooLarge, "cudaErrorCooperativeLaunchTooLarge",
+     "too many blocks in cooperative launch"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
@@ -318,8 +320,34 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = int(p.sharedMemPerMultiprocessor); break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(p.sharedMemPerBlockOptin); break;
+    case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrReservedSharedMemoryPerBlock: *value = int(p.reservedSharedMemPerBlock); break;
     default: return record(cudaErrorInvalidValue);
     }
+    return cudaSuccess;
+}
+
+extern "C" const KernelShared kc_kernel_shared[];   // (compiler.py: after the program's source)
+
+// Threads (in whole warps), blocks and shared memory per SM, from the device's properties, as
+// launch.py's blocks_per_sm counts them for a cooperative launch's limit.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
+                                                          size_t dynamicSMemSize) {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    const KernelShared* k = kc_kernel_shared;
+    while (k->fn && k->fn != func) ++k;
+    if (!numBlocks || !k->fn) return record(cudaErrorInvalidDeviceFunction);
+    if (blockSize <= 0 || blockSize > p.maxThreadsPerBlock) return record(cudaErrorInvalidValue);
+    int warps = (blockSize + p.warpSize - 1) / p.warpSize;
+    size_t shared = k->bytes + dynamicSMemSize + p.reservedSharedMemPerBlock;
+    int by_threads = p.maxThreadsPerMultiProcessor / (warps * p.warpSize);
+    int by_shared = int(p.sharedMemPerMultiprocessor / shared);
+    int n = p.maxBlocksPerMultiProcessor;
+    if (by_threads < n) n = by_threads;
+    if (by_shared < n) n = by_shared;
+    *numBlocks = n;
     return cudaSuccess;
 }
 

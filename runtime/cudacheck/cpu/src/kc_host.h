@@ -34,6 +34,7 @@ enum cudaError {
     cudaErrorLaunchTimeout = 702,
     cudaErrorAssert = 710,
     cudaErrorLaunchFailure = 719,
+    cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorNotSupported = 801,
     cudaErrorUnknown = 999,
 };
@@ -70,7 +71,10 @@ enum cudaDeviceAttr {
     cudaDevAttrComputeCapabilityMajor = 75,
     cudaDevAttrComputeCapabilityMinor = 76,
     cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrCooperativeLaunch = 95,
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+    cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrReservedSharedMemoryPerBlock = 111,
 };
 
 // The device the CPU runtime describes: an NVIDIA H100 SXM5 80 GB (compute capability 9.0),
@@ -201,7 +205,26 @@ inline cudaError_t cudaFuncSetAttribute(void (*func)(P...), cudaFuncAttribute at
     return cudaFuncSetAttribute(reinterpret_cast<const void*>(func), attr, value);
 }
 
+// How many blocks of `blockSize` threads and `dynamicSMemSize` bytes of dynamic shared memory (with
+// the kernel's static shared memory) one SM of the described device holds at once. Registers are
+// not counted: the CPU runtime cannot know how many a GPU's compiler gives the kernel.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
+                                                          size_t dynamicSMemSize);
+template <class... P>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, void (*func)(P...), int blockSize,
+                                                                 size_t dynamicSMemSize) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, reinterpret_cast<const void*>(func), blockSize,
+                                                         dynamicSMemSize);
+}
+// A cooperative launch: declared for the parse only; the front end rewrites every call into
+// ::kc::launch_cooperative (frontend/launches.py), which needs the kernel named directly.
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                        size_t sharedMem = 0, cudaStream_t stream = 0);
+
 namespace kc {
+// The static shared memory of each kernel of a whole program (compiler.py writes the table after
+// the program's source, ended by a null function), for the occupancy calculation.
+struct KernelShared { const void* fn; size_t bytes; };
 // kernel<<<grid, block, shared, stream>>>(args) becomes, by the front end's line-preserving
 // edit (runtime/cudacheck/frontend/launches.py, find_launches):
 //     ::kc::launch_kernel(ID, __LINE__, kernel, grid, block, shared, stream)(args)
@@ -224,6 +247,15 @@ struct KernelLaunch {
         host_launch(id, line, &launched_body<P...>, reinterpret_cast<const void*>(fn), grid, block, shared, argv);
     }
 };
+// cudaLaunchCooperativeKernel((void*)kernel, grid, block, args, shared, stream) becomes
+//     ::kc::launch_cooperative(ID, __LINE__, kernel, grid, block, args, shared, stream)
+// whose args, as CUDA's, point to arguments of exactly the kernel's parameter types; the front end
+// marks the launch cooperative (Launch.cooperative) for the Python side.
+template <class... P>
+inline cudaError_t launch_cooperative(int id, int line, void (*fn)(P...), dim3 grid, dim3 block, void** args,
+                                      size_t shared = 0, cudaStream_t = 0) {
+    return host_launch(id, line, &launched_body<P...>, reinterpret_cast<const void*>(fn), grid, block, shared, args);
+}
 template <class... P>
 inline KernelLaunch<P...> launch_kernel(int id, int line, void (*fn)(P...), dim3 grid, dim3 block, size_t shared = 0,
                                         cudaStream_t = 0) {

@@ -105,6 +105,7 @@ void install_fatal_signal_handler(void (*handler)(int, siginfo_t*, void*)) {
                           unsigned(b / (uint64_t(d->grid[0]) * d->grid[1]))};
         my_status->block = unsigned(b);
         run_block(order, unsigned(b), d->end_line);
+        grid_block_end(unsigned(b));
         cluster_block_end();
         my_status->blocks_done++;
         __atomic_fetch_add(&my_status->progress, 1, __ATOMIC_RELAXED);
@@ -128,7 +129,11 @@ int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
     }
 #endif
     int rc = cluster_launch_start(d);
-    if (rc) return rc;
+    if (!rc) rc = grid_launch_start(d);
+    if (rc) {
+        cluster_launch_end();
+        return rc;
+    }
     for (unsigned w = 0; w < d->workers; ++w) {
         d->status[w].code = RUNNING;
         pid_t pid = fork();
@@ -137,11 +142,13 @@ int spawn(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
             int err = errno;
             for (unsigned v = 0; v < w; ++v) kill(pids[v], SIGKILL);
             cluster_launch_end();
+            grid_launch_end();
             return -err;
         }
         pids[w] = pid;
     }
     cluster_launch_end();
+    grid_launch_end();
     return 0;
 }
 

@@ -6,6 +6,7 @@
 //   kc_ptx.cpp        what translated inline PTX needs: the shared window, mbarriers
 //   kc_async.cpp      and its async proxy: the TMA's tensor copies, wgmma
 //   kc_cluster.cpp    thread-block clusters: the workers of a cluster's blocks taking turns
+//   kc_grid.cpp       a cooperative launch's grid.sync(): the workers of all its blocks meeting
 // and, in checked mode, the checks (kc_check.h and its kc_check_*.cpp). A kernel's unit never
 // includes it: the kernel sees cuda_cpu.h alone. Each unit is compiled once per variant and
 // cached (runtime/cudacheck/cpu/compiler.py: runtime_objects).
@@ -53,6 +54,7 @@ struct Scheduler {
     uint32_t barrier_form[16];         // each barrier's thread count this use, plus one (1: none given; 0: no arrival)
     unsigned exited;                   // the block's threads that have exited
     unsigned at_sync;                  // the block's threads now waiting at barrier 0 (state AT_SYNCTHREADS)
+    unsigned at_grid;                  // ... of them at grid.sync() (op BARRIER_GRID)
     bool sync_valued;                  // one of them waits at __syncthreads_count, _and or _or this use
     bool named_used;                   // a thread of the block arrived at a barrier other than 0 (kc_ptx.cpp)
 };
@@ -75,6 +77,17 @@ void named_barriers_thread_exit();
 // Every live thread waits where __syncthreads() does: with bar.sync 0, n for the whole block and
 // threads exited, a report of a block that cannot finish (kc_ptx.cpp).
 void barrier_zero_stall(uint32_t block);
+
+// Rule 4 of the scheduler's protocol as a finding: where each thread of the block is (kc_scheduler.cpp).
+[[noreturn]] void divergent_barrier(int end_line);
+
+// A cooperative launch (kc_grid.cpp): the grid barrier the workers share, mapped by spawn before the
+// fork (0, or -errno) and unmapped in the caller after it; the block's threads all waiting at one
+// grid.sync(), which returns once every block of the grid has arrived there; a block that finished.
+int grid_launch_start(const LaunchDesc* d);
+void grid_launch_end();
+void grid_barrier(int end_line);
+void grid_block_end(uint32_t block);
 
 // Clusters (kc_cluster.cpp): the group memory a launch's workers share, mapped by spawn before
 // the fork (0, or -errno) and unmapped in the caller after it; the blocks a worker runs, `count`
@@ -162,6 +175,8 @@ void check_block_start(uint32_t block);
 void check_thread_yield();
 void check_interval_end();                                    // a barrier releases, or the block is done
 void check_barrier(int end_line);                             // before a block barrier releases
+uint32_t check_grid_interval();                               // the barrier interval a grid.sync() opened here
+void check_grid_released(uint32_t interval);                  // ... and the grid's, once every block arrived
 void check_warp_group(unsigned warp, unsigned mask, int line);   // before a warp operation releases
 void check_warp_released(unsigned w, unsigned mask);          // after a __syncwarp released
 void check_collective(unsigned warp, unsigned group);         // before a wmma operation releases

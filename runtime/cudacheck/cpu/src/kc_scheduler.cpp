@@ -30,7 +30,8 @@ dim3 block_dim, grid_dim;
 //      compute their result now). Threads that arrived at barrier 0 with bar.arrive 0, n
 //      and went on count as there for those that wait with bar.sync 0, n (kc_ptx.cpp:
 //      release_barrier_zero, checked before threads that still run are resumed, since those
-//      may wait for the ones released);
+//      may wait for the ones released). Where they wait at grid.sync(), the grid's other blocks
+//      must arrive too before they are released (kc_grid.cpp: grid_barrier);
 //   3. otherwise, if every thread has exited, the block is done;
 //   4. otherwise the block's threads wait at different barriers (a divergent barrier).
 //      Hardware counts arrivals at barrier 0 whichever line they come from, so the
@@ -120,6 +121,7 @@ static inline __attribute__((always_inline)) void arrive_zero(int line, uint8_t 
     sched.progress++;
     sched.at_sync++;
     if (op == BARRIER_COUNT || op == BARRIER_AND || op == BARRIER_OR) sched.sync_valued = true;
+    else if (op == BARRIER_GRID) sched.at_grid++;
     cur->state = AT_SYNCTHREADS;
     cur->op = op;
     cur->value = uint64_t(pred != 0);
@@ -131,7 +133,7 @@ static inline __attribute__((always_inline)) void arrive_zero(int line, uint8_t 
 // that the arrivals after it, which need no check, save no registers.
 static __attribute__((noinline)) void syncthreads_first(int line, uint8_t op, int pred) {
     static const char* const name[] = {"__syncthreads()", "__syncthreads_count()", "__syncthreads_and()",
-                                       "__syncthreads_or()", "bar.sync"};
+                                       "__syncthreads_or()", "bar.sync", "grid.sync()"};
     barrier_form(0, op == BARRIER_COUNTED ? sched.nthreads : 0, name[op], line);
     arrive_zero(line, op, pred);
 }
@@ -342,6 +344,7 @@ void release_block_barrier() {
             if (t.state == AT_SYNCTHREADS) t.result = 0, t.state = RUNNABLE;
         }
         sched.at_sync = 0;
+        sched.at_grid = 0;
         sched.barrier_form[0] = 0;
         return;
     }
@@ -367,8 +370,32 @@ void release_block_barrier() {
     }
     sched.waiting_warp = 0;
     sched.at_sync = 0;
+    sched.at_grid = 0;
     sched.sync_valued = false;
     sched.barrier_form[0] = 0;
+}
+
+// Rule 4 where it cannot carry on (checked mode's every divergent barrier, and a grid.sync() that
+// not every thread of the block reached): where each thread is, as a divergence finding.
+[[noreturn]] void divergent_barrier(int end_line) {
+    char* buf = my_status->message;
+    const int n = int(sizeof my_status->message);
+    int k = finding(buf, n, Finding::divergence, "\"block\":%u,\"end_line\":%d,\"states\":\"", my_status->block,
+                    end_line);
+    for (unsigned i = 0; i < sched.nthreads && k < n - 8; ++i) {
+        const Thread& t = sched.threads[i];
+        buf[k++] = t.state == AT_SYNCTHREADS ? (t.op == BARRIER_GRID ? 'G' : 'S') : t.state == AT_WARP ? 'W'
+                   : t.state == EXITED ? 'E' : 'R';
+    }
+    k += snprintf(buf + k, n - k, "\",\"lines\":[");
+    for (unsigned i = 0; i < sched.nthreads && k < n - 16; ++i) {
+        const Thread& t = sched.threads[i];
+        k += snprintf(buf + k, n - k, i ? ",%d" : "%d", t.state == EXITED ? t.exit_line : t.line);
+    }
+    snprintf(buf + k, n - k, "]}");
+    my_status->code = CHECK_FAILED;
+    fflush(stdout);
+    _exit(5);
 }
 
 extern "C" void kc_register_namespace_shared();   // generated with the launch stubs
@@ -404,6 +431,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
     memset(sched.barrier_form, 0, sizeof sched.barrier_form);
     sched.exited = 0;
     sched.at_sync = 0;
+    sched.at_grid = 0;
     sched.sync_valued = false;
     sched.named_used = false;
 #ifdef KC_CHECKED
@@ -453,6 +481,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
 #ifdef KC_CHECKED
         check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
 #endif
+        if (sched.at_grid) grid_barrier(end_line);   // the whole grid meets (kc_grid.cpp)
         release_block_barrier();
     }
 }
