@@ -172,13 +172,15 @@ RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
+# A whole program's CUDA runtime API (kc_host.h): its core, and its texture objects and arrays.
+HOST_UNITS = ("kc_host.cpp", "kc_host_texture.cpp")
 
 
 def runtime_object(checked, unit, poll=False):
     """The object file of one of the runtime's units for one variant, compiled once per
     header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
     `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
-    (checked), or kc_host.cpp (a whole program's CUDA runtime API)."""
+    (checked), or one of HOST_UNITS (a whole program's CUDA runtime API)."""
     cxx = config.cxx
     flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
     name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
@@ -194,10 +196,10 @@ def runtime_object(checked, unit, poll=False):
 def runtime_objects(checked, poll=False, program=False):
     """Every object a kernel's library links beside its own unit, compiled side by side
     where the cache lacks them: RUNTIME_UNITS for the variant, checked mode's CHECK_UNITS,
-    and a whole program's kc_host.cpp."""
+    and a whole program's HOST_UNITS."""
     units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
     if program:
-        units.append(("kc_host.cpp", False, False))
+        units += [(unit, False, False) for unit in HOST_UNITS]
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
         return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 

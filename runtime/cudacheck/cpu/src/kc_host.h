@@ -18,9 +18,11 @@ enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInitializationError = 3,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidPitchValue = 12,
     cudaErrorInvalidSymbol = 13,
     cudaErrorInvalidHostPointer = 16,
     cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidChannelDescriptor = 20,
     cudaErrorInvalidMemcpyDirection = 21,
     cudaErrorMissingConfiguration = 52,
     cudaErrorInvalidDeviceFunction = 98,
@@ -200,6 +202,99 @@ template <class... P>
 inline cudaError_t cudaFuncSetAttribute(void (*func)(P...), cudaFuncAttribute attr, int value) {
     return cudaFuncSetAttribute(reinterpret_cast<const void*>(func), attr, value);
 }
+
+// Pitched memory and 2-D copies: a row pitch of 512 bytes' multiples (cudaMallocPitch's
+// alignment; the CPU runtime's choice, which a program reads back rather than assumes).
+cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height, int kc_line = __builtin_LINE());
+template <class T>
+inline cudaError_t cudaMallocPitch(T** devPtr, size_t* pitch, size_t width, size_t height,
+                                   int kc_line = __builtin_LINE()) {
+    return cudaMallocPitch(reinterpret_cast<void**>(devPtr), pitch, width, height, kc_line);
+}
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+
+// Texture objects (kc_host_texture.cpp): CUDA arrays, the descriptors and the objects, whose
+// fetches are texture_indirect_functions.h's.
+enum cudaChannelFormatKind {
+    cudaChannelFormatKindSigned = 0,
+    cudaChannelFormatKindUnsigned = 1,
+    cudaChannelFormatKindFloat = 2,
+    cudaChannelFormatKindNone = 3,
+};
+struct cudaChannelFormatDesc { int x, y, z, w; cudaChannelFormatKind f; };
+enum cudaResourceType {
+    cudaResourceTypeArray = 0,
+    cudaResourceTypeMipmappedArray = 1,
+    cudaResourceTypeLinear = 2,
+    cudaResourceTypePitch2D = 3,
+};
+enum cudaTextureAddressMode {
+    cudaAddressModeWrap = 0,
+    cudaAddressModeClamp = 1,
+    cudaAddressModeMirror = 2,
+    cudaAddressModeBorder = 3,
+};
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+enum cudaResourceViewFormat { cudaResViewFormatNone = 0 };
+typedef struct cudaArray* cudaArray_t;
+typedef const struct cudaArray* cudaArray_const_t;
+typedef struct cudaMipmappedArray* cudaMipmappedArray_t;
+struct cudaResourceDesc {
+    cudaResourceType resType;
+    union {
+        struct { cudaArray_t array; } array;
+        struct { cudaMipmappedArray_t mipmap; } mipmap;
+        struct { void* devPtr; cudaChannelFormatDesc desc; size_t sizeInBytes; } linear;
+        struct { void* devPtr; cudaChannelFormatDesc desc; size_t width, height, pitchInBytes; } pitch2D;
+    } res;
+    unsigned int flags;
+};
+struct cudaTextureDesc {
+    cudaTextureAddressMode addressMode[3];
+    cudaTextureFilterMode filterMode;
+    cudaTextureReadMode readMode;
+    int sRGB;
+    float borderColor[4];
+    int normalizedCoords;
+    unsigned int maxAnisotropy;
+    cudaTextureFilterMode mipmapFilterMode;
+    float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+    int disableTrilinearOptimization;
+    int seamlessCubemap;
+};
+struct cudaResourceViewDesc {
+    cudaResourceViewFormat format;
+    size_t width, height, depth;
+    unsigned int firstMipmapLevel, lastMipmapLevel, firstLayer, lastLayer;
+    unsigned int flags;
+};
+cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChannelFormatKind f);
+// cudaCreateChannelDesc<float4>(): the channels of a fetch's result type (texture_indirect_functions.h).
+template <class T>
+inline cudaChannelFormatDesc cudaCreateChannelDesc() {
+    using C = typename ::kc::tex::shape<T>::channel;
+    constexpr int n = ::kc::tex::shape<T>::n, bits = int(sizeof(C)) * 8;
+    constexpr cudaChannelFormatKind kind = C(0.5) != C(0) ? cudaChannelFormatKindFloat
+                                           : C(-1) < C(0) ? cudaChannelFormatKindSigned : cudaChannelFormatKindUnsigned;
+    return cudaCreateChannelDesc(bits, n > 1 ? bits : 0, n > 2 ? bits : 0, n > 3 ? bits : 0, kind);
+}
+cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height = 0,
+                            unsigned int flags = 0, int kc_line = __builtin_LINE());
+cudaError_t cudaFreeArray(cudaArray_t array, int kc_line = __builtin_LINE());
+cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t array);
+cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                                size_t width, size_t height, cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                  size_t width, size_t height, cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
+                              cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
+                                cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaResourceDesc* resDesc,
+                                    const cudaTextureDesc* texDesc, const cudaResourceViewDesc* viewDesc);
+cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject);
 
 namespace kc {
 // kernel<<<grid, block, shared, stream>>>(args) becomes, by the front end's line-preserving
