@@ -36,6 +36,9 @@ Tensor maps for Hopper's tensor memory accelerator (kernels/hopper.cu): tensor_m
     box_rows, box_cols, ...) a TensorMap a kernel takes by value; pad_rows(array) a copy whose
     rows start 16 bytes apart as the TMA needs; tensor_map_tiled(array, dims, strides, box, ...) one of
     1 to 5 dimensions, with the driver's cuTensorMapEncodeTiled arguments; TensorMapError.
+Texture objects: the module texture, a mirror of CuPy's cupy.cuda.texture (ChannelFormatDescriptor,
+    CUDAarray, ResourceDescriptor, TextureDescriptor, TextureObject and the runtime's constants),
+    whose TextureObject a kernel takes as a cudaTextureObject_t on both backends; TextureError.
 """
 from . import errors
 from .config import config
@@ -47,11 +50,13 @@ from .launch import DEFAULT_SHARED_LIMIT, MAX_THREADS_PER_BLOCK, OPTIN_SHARED_LI
 from .module import Function, RawKernel, RawModule, resolve_backend
 from .options import check_options
 from .program import ProgramResult, run_program
+from . import texture
 from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d, tensor_map_tiled
+from .texture import TextureError
 
 __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "check_options",
            "config",
            "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
            "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
-           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled",
+           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled", "texture", "TextureError",
            *errors.__all__]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..config import config as settings
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
+from ..texture import TextureObject
 from . import findings, system
 from .abi import (
     ASSERT_FAILED,
@@ -137,11 +138,15 @@ def _layout(arrays):
 
 
 def _mapped(kernel, args, maps):
-    """(name, array) of every array the launch maps: each pointer argument's, and the source
+    """(name, array) of every array the launch maps: each pointer argument's, the source
     of each tensor map argument (maps: parameter index -> TensorMap), which the TMA reads
-    and writes as the kernel would through a pointer."""
+    and writes as the kernel would through a pointer, and each texture object's texels."""
     out = [(p.name, a) for p, a in zip(kernel.params, args) if p.pointer]
-    return out + [(f"the matrix of {kernel.params[i].name}", m.source) for i, m in sorted(maps.items())]
+    return out + [(f"the {_mapped_as(m)} of {kernel.params[i].name}", m.source) for i, m in sorted(maps.items())]
+
+
+def _mapped_as(m):
+    return "texels" if isinstance(m, TextureObject) else "matrix"
 
 
 def _array_near(address, arrays):
@@ -189,8 +194,11 @@ def run(plan, args, maps=None):
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
                 if i in maps:
                     k, off = where[id(maps[i].source)]
-                    CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
-                    arrays.append((f"the matrix of {p.name}", starts[k] + off, maps[i].source.nbytes))
+                    if isinstance(maps[i], TextureObject):   # its handle stays; the texels it points to move
+                        maps[i].bind(starts[k] + off)
+                    else:
+                        CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
+                    arrays.append((f"the {_mapped_as(maps[i])} of {p.name}", starts[k] + off, maps[i].source.nbytes))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
         views = [_view(where[id(a)][1], intervals[where[id(a)][0]]) if p.pointer else (0, 0)
