@@ -24,6 +24,30 @@
 
 typedef unsigned long long cudaTextureObject_t;
 
+// The formats and modes, which device code sees too (as with nvcc and NVRTC); the descriptors
+// that use them are the host's (kc_host.h).
+enum cudaChannelFormatKind {
+    cudaChannelFormatKindSigned = 0,
+    cudaChannelFormatKindUnsigned = 1,
+    cudaChannelFormatKindFloat = 2,
+    cudaChannelFormatKindNone = 3,
+};
+struct cudaChannelFormatDesc { int x, y, z, w; cudaChannelFormatKind f; };
+enum cudaResourceType {
+    cudaResourceTypeArray = 0,
+    cudaResourceTypeMipmappedArray = 1,
+    cudaResourceTypeLinear = 2,
+    cudaResourceTypePitch2D = 3,
+};
+enum cudaTextureAddressMode {
+    cudaAddressModeWrap = 0,
+    cudaAddressModeClamp = 1,
+    cudaAddressModeMirror = 2,
+    cudaAddressModeBorder = 3,
+};
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+
 namespace kc {
 [[noreturn]] void assert_fail(const char* expr, int line);
 namespace tex {
@@ -32,8 +56,10 @@ namespace tex {
 // 16-bit integer one read as normalized floats), or a 32-bit integer's (sign- or zero-extended).
 struct Channels { uint32_t bits[4]; };
 
-inline uint32_t float_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
-inline float bits_float(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+// No memcpy here: in checked mode a kernel's memcpy is the checked runtime's, which would take
+// a texel's read for an access outside every array of the launch.
+inline uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+inline float bits_float(uint32_t b) { return __builtin_bit_cast(float, b); }
 
 // An IEEE half's bits as a float (exact: every half is a float).
 inline float half_float(uint16_t h) {
@@ -43,17 +69,21 @@ inline float half_float(uint16_t h) {
     return bits_float(sign | ((exp + 112) << 23) | (frac << 13));
 }
 
-inline bool filtered_floats(const CpuTexture& t) { return t.channel_kind == 2 || t.read_normalized; }
+// The texture object and its texels are read without checked mode's instrumentation: the
+// object lies in the host's memory, not a device allocation, and a fetch is in bounds by
+// construction (its addressing modes keep it so). Every function that reads either says so.
+#define KC_TEX_READS __attribute__((no_sanitize_thread))
 
-// One texel, inside the texture. The texture's memory is read without checked mode's
-// instrumentation: a fetch is in bounds by construction (its addressing modes keep it so).
-__attribute__((no_sanitize_thread)) inline Channels texel(const CpuTexture& t, int64_t x, int64_t y, int64_t z) {
+KC_TEX_READS inline bool filtered_floats(const CpuTexture& t) { return t.channel_kind == 2 || t.read_normalized; }
+
+// One texel, inside the texture.
+KC_TEX_READS inline Channels texel(const CpuTexture& t, int64_t x, int64_t y, int64_t z) {
     const unsigned char* p = reinterpret_cast<const unsigned char*>(t.data) + uint64_t(z) * t.slice_pitch +
                              uint64_t(y) * t.pitch + uint64_t(x) * t.channels * (t.channel_bits / 8);
     Channels c = {{0, 0, 0, 0}};
     for (uint32_t k = 0; k < t.channels; ++k) {
         uint32_t raw = 0;
-        memcpy(&raw, p + k * (t.channel_bits / 8), t.channel_bits / 8);
+        for (uint32_t b = 0; b < t.channel_bits / 8; ++b) raw |= uint32_t(p[k * (t.channel_bits / 8) + b]) << (8 * b);
         if (t.channel_kind == 2) {   // float: 32 bits, or a half
             c.bits[k] = t.channel_bits == 32 ? raw : float_bits(half_float(uint16_t(raw)));
             continue;
@@ -75,7 +105,7 @@ __attribute__((no_sanitize_thread)) inline Channels texel(const CpuTexture& t, i
 
 // What a texel outside the texture reads in border mode: the border colour (an integer texture
 // read as integers gets its channels converted to integers).
-inline Channels border(const CpuTexture& t) {
+KC_TEX_READS inline Channels border(const CpuTexture& t) {
     Channels c;
     for (int k = 0; k < 4; ++k)
         c.bits[k] = filtered_floats(t) ? float_bits(t.border_color[k]) : uint32_t(int32_t(t.border_color[k]));
@@ -93,14 +123,14 @@ inline int64_t index_of(float f) {
 constexpr uint32_t WRAP = 0, CLAMP = 1, MIRROR = 2, BORDER = 3;
 
 // The addressing mode in effect: wrap and mirror need normalized coordinates.
-inline uint32_t mode_of(const CpuTexture& t, int d) {
+KC_TEX_READS inline uint32_t mode_of(const CpuTexture& t, int d) {
     uint32_t m = t.address_mode[d];
     return t.normalized_coords || m == BORDER ? m : CLAMP;
 }
 
 // A normalized coordinate wrapped or mirrored into [0, 1], then scaled to texels; an
 // unnormalized one as it is.
-inline float position(const CpuTexture& t, int d, float x, uint32_t size) {
+KC_TEX_READS inline float position(const CpuTexture& t, int d, float x, uint32_t size) {
     if (!t.normalized_coords) return x;
     uint32_t m = mode_of(t, d);
     if (m == WRAP) {
@@ -123,7 +153,7 @@ inline int64_t place(uint32_t mode, int64_t j, uint32_t size) {
 
 struct Axis { int64_t lo, hi; uint32_t weight; };   // texels lo and hi, hi weighing weight/256
 
-inline Axis axis(const CpuTexture& t, int d, float x, uint32_t size) {
+KC_TEX_READS inline Axis axis(const CpuTexture& t, int d, float x, uint32_t size) {
     uint32_t m = mode_of(t, d);
     float u = position(t, d, x, size);
     if (t.filter_mode == 0) {
@@ -138,7 +168,7 @@ inline Axis axis(const CpuTexture& t, int d, float x, uint32_t size) {
     return Axis{place(m, i, size), place(m, i + 1, size), w};
 }
 
-inline const CpuTexture& object(cudaTextureObject_t handle, int line) {
+KC_TEX_READS inline const CpuTexture& object(cudaTextureObject_t handle, int line) {
     const CpuTexture* t = reinterpret_cast<const CpuTexture*>(handle);
     if (!t || t->magic != TEXTURE_MAGIC)
         assert_fail("a texture fetch given a cudaTextureObject_t that cudaCreateTextureObject did not return "
@@ -146,12 +176,12 @@ inline const CpuTexture& object(cudaTextureObject_t handle, int line) {
     return *t;
 }
 
-inline Channels read(const CpuTexture& t, int64_t x, int64_t y, int64_t z) {
+KC_TEX_READS inline Channels read(const CpuTexture& t, int64_t x, int64_t y, int64_t z) {
     return x < 0 || y < 0 || z < 0 ? border(t) : texel(t, x, y, z);
 }
 
 // tex1D, tex2D, tex3D: `dims` coordinates of xyz, the rest 0.
-inline Channels sample(cudaTextureObject_t handle, int dims, float x, float y, float z, int line) {
+KC_TEX_READS inline Channels sample(cudaTextureObject_t handle, int dims, float x, float y, float z, int line) {
     const CpuTexture& t = object(handle, line);
     Axis a[3] = {axis(t, 0, x, t.width), {0, 0, 0}, {0, 0, 0}};
     if (dims > 1) a[1] = axis(t, 1, y, t.height);
@@ -180,7 +210,7 @@ inline Channels sample(cudaTextureObject_t handle, int dims, float x, float y, f
 }
 
 // tex1Dfetch: linear memory by integer index; zeros outside it.
-inline Channels fetch(cudaTextureObject_t handle, int i, int line) {
+KC_TEX_READS inline Channels fetch(cudaTextureObject_t handle, int i, int line) {
     const CpuTexture& t = object(handle, line);
     if (i < 0 || uint32_t(i) >= t.width) return Channels{{0, 0, 0, 0}};
     return texel(t, i, 0, 0);
@@ -208,13 +238,13 @@ template <class T> inline T as(const Channels& c) {
     static_assert(sizeof(T) == sizeof(C) * shape<T>::n,
                   "a texture fetch returns float, int, unsigned int, char, unsigned char, short, unsigned short or "
                   "their 1-, 2- and 4-vectors");
-    C ch[shape<T>::n];
-    for (int k = 0; k < shape<T>::n; ++k) put(ch[k], c.bits[k]);
     T out;
-    memcpy(&out, ch, sizeof out);
+    C* ch = reinterpret_cast<C*>(&out);   // T is n channels of C, one after another
+    for (int k = 0; k < shape<T>::n; ++k) put(ch[k], c.bits[k]);
     return out;
 }
 
+#undef KC_TEX_READS
 }  // namespace tex
 }  // namespace kc
 

@@ -215,28 +215,7 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
                          cudaMemcpyKind kind, int kc_line = __builtin_LINE());
 
 // Texture objects (kc_host_texture.cpp): CUDA arrays, the descriptors and the objects, whose
-// fetches are texture_indirect_functions.h's.
-enum cudaChannelFormatKind {
-    cudaChannelFormatKindSigned = 0,
-    cudaChannelFormatKindUnsigned = 1,
-    cudaChannelFormatKindFloat = 2,
-    cudaChannelFormatKindNone = 3,
-};
-struct cudaChannelFormatDesc { int x, y, z, w; cudaChannelFormatKind f; };
-enum cudaResourceType {
-    cudaResourceTypeArray = 0,
-    cudaResourceTypeMipmappedArray = 1,
-    cudaResourceTypeLinear = 2,
-    cudaResourceTypePitch2D = 3,
-};
-enum cudaTextureAddressMode {
-    cudaAddressModeWrap = 0,
-    cudaAddressModeClamp = 1,
-    cudaAddressModeMirror = 2,
-    cudaAddressModeBorder = 3,
-};
-enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
-enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+// fetches, formats and modes are texture_indirect_functions.h's.
 enum cudaResourceViewFormat { cudaResViewFormatNone = 0 };
 typedef struct cudaArray* cudaArray_t;
 typedef const struct cudaArray* cudaArray_const_t;
