@@ -576,3 +576,62 @@ def test_texture_references_are_refused_naming_texture_objects(code, name):
     assert f"`{name}`" in msg and "CUDA 12 removed" in msg and "cudaTextureObject_t" in msg
     assert "cudaCreateTextureObject" in msg and re.search(r"tex2D<T>", msg)
     assert not isinstance(e.value, cudacheck.UnsupportedFeatureError)
+
+
+IN_PLACE = r'''
+extern "C" __global__ void add_one(cudaTextureObject_t t, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(t, i) + 1.0f;
+}'''
+
+
+def test_a_kernel_writing_what_its_texture_reads_is_reported_in_checked_mode():
+    """The Guide leaves a fetch of memory the same launch writes undefined: checked mode names
+    it; writing other memory is fine, and a plain run runs."""
+    data = np.random.default_rng().standard_normal(37).astype(F32)
+    ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
+    t = tex.TextureObject(tex.ResourceDescriptor(tex.cudaResourceTypeLinear, arr=data, chDesc=ch,
+                                                 sizeInBytes=data.nbytes), tex.TextureDescriptor())
+    checked = cudacheck.RawKernel(IN_PLACE, "add_one", backend="cpu", check=True)
+    other = np.zeros_like(data)
+    checked(1, 64, (t, other, np.int32(37)))
+    np.testing.assert_array_equal(other, data + F32(1))
+    with pytest.raises(cudacheck.TextureWriteError, match=r"`add_one` wrote the memory that its texture object `t`"):
+        checked(1, 64, (t, data, np.int32(37)))
+    plain = data.copy()
+    t_plain = tex.TextureObject(tex.ResourceDescriptor(tex.cudaResourceTypeLinear, arr=plain, chDesc=ch,
+                                                       sizeInBytes=plain.nbytes), tex.TextureDescriptor())
+    cudacheck.RawKernel(IN_PLACE, "add_one", backend="cpu")(1, 64, (t_plain, plain, np.int32(37)))
+    np.testing.assert_array_equal(plain, data + F32(1))
+
+
+def test_a_program_writing_what_its_texture_reads_is_reported_in_checked_mode():
+    program = r'''
+__global__ void add_one(cudaTextureObject_t t, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(t, i) + 1.0f;
+}
+int main() {
+    const int n = 40;
+    float* d;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMemset(d, 0, n * sizeof(float));
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypeLinear;
+    res.res.linear.devPtr = d;
+    res.res.linear.desc = cudaCreateChannelDesc<float>();
+    res.res.linear.sizeInBytes = n * sizeof(float);
+    cudaTextureDesc td = {};
+    cudaTextureObject_t t;
+    cudaCreateTextureObject(&t, &res, &td, NULL);
+    add_one<<<1, 64>>>(t, d, n);
+    float h[n];
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%g\n", h[n - 1]);
+    cudaDestroyTextureObject(t);
+    cudaFree(d);
+    return 0;
+}'''
+    assert cudacheck.run_program(program, backend="cpu").stdout == "1\n"
+    with pytest.raises(cudacheck.TextureWriteError, match=r"`add_one` wrote the memory that its texture object `t`"):
+        cudacheck.run_program(program, backend="cpu", check=True)

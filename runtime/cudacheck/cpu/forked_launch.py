@@ -19,7 +19,7 @@ import numpy as np
 from ..config import config as settings
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
 from ..texture import TextureObject
-from . import findings, system
+from . import findings, system, texture_writes
 from .abi import (
     ASSERT_FAILED,
     CHECK_FAILED,
@@ -178,7 +178,7 @@ def run(plan, args, maps=None):
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
             ctypes.memmove(starts[k], lo, hi - lo)
-        values, arrays, by_address = [], [], []
+        values, arrays, by_address, textures = [], [], [], {}
         for i, (p, a) in enumerate(zip(kernel.params, args)):
             if p.pointer:
                 k, off = where[id(a)]
@@ -196,6 +196,7 @@ def run(plan, args, maps=None):
                     k, off = where[id(maps[i].source)]
                     if isinstance(maps[i], TextureObject):   # its handle stays; the texels it points to move
                         maps[i].bind(starts[k] + off)
+                        textures[i] = (starts[k] + off, maps[i].source.nbytes)
                     else:
                         CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
                     arrays.append((f"the {_mapped_as(maps[i])} of {p.name}", starts[k] + off, maps[i].source.nbytes))
@@ -203,11 +204,17 @@ def run(plan, args, maps=None):
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
         views = [_view(where[id(a)][1], intervals[where[id(a)][0]]) if p.pointer else (0, 0)
                  for p, a in zip(kernel.params, args)]
+        watch = None
+        if plan.check is not None:
+            watch = texture_writes.Watch(kernel.name, [(kernel.params[i].name, *where_texels)
+                                                       for i, where_texels in textures.items()])
         try:
             report = execute(plan, LaunchMemory(argv, arrays, extents, _slots, views=views))
         finally:
             for held, address in by_address:
                 held.address = address
+        if watch is not None:
+            watch.check()
         _copy_back(kernel, mapped, where, starts, intervals)
         return report
 
