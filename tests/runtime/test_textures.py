@@ -306,6 +306,20 @@ def test_normalized_float_read_mode(mod, bits, kind, dtype):
         np.testing.assert_array_equal(got, model(as_float, (x, y), (CLAMP, CLAMP), linear, False)[:, 0])
 
 
+def test_half_textures_read_their_halves_as_floats(mod):
+    rng = np.random.default_rng()
+    data = (rng.standard_normal((4, 9)) * 100).astype(np.float16)
+    data[0, :3] = [np.float16(6e-8), -np.inf, np.float16(-0.0)]   # a subnormal, an infinity, a negative zero
+    arr = tex.CUDAarray(tex.ChannelFormatDescriptor(16, 0, 0, 0, tex.cudaChannelFormatKindFloat), 9, 4)
+    arr.copy_from(data)
+    texels = data.astype(F32).reshape(1, 4, 9, 1)
+    x, y = coordinates(rng, 300, 9, False), coordinates(rng, 300, 4, False)
+    got = launch(mod, "sample2", texture(arr, (CLAMP, CLAMP), tex.cudaFilterModePoint, False), (x, y),
+                 np.zeros(300, F32))
+    np.testing.assert_array_equal(got.view(np.uint32), model(texels, (x, y), (CLAMP,) * 2, False, False)[:, 0]
+                                  .view(np.uint32))
+
+
 @pytest.mark.parametrize("kernel,bits,kind,channels,dtype,out_dtype", [
     ("sample2_float4", 32, tex.cudaChannelFormatKindFloat, 4, np.float32, np.float32),
     ("sample2_float2", 32, tex.cudaChannelFormatKindFloat, 2, np.float32, np.float32),
@@ -545,6 +559,15 @@ int main() {
     printf("%s\n", cudaGetErrorName(cudaCreateTextureObject(&t, &p, &td, NULL)));
     p.res.pitch2D.pitchInBytes = pitch;
     printf("%s %d\n", cudaGetErrorName(cudaCreateTextureObject(&t, &p, &td, NULL)), (int)(pitch % 32));
+    // the deprecated linear copies: 6 ints from row 1, column 1 (byte 4) on, running into row 2
+    int six[6] = {1, 2, 3, 4, 5, 6}, all[16];
+    cudaMemcpyToArray(arr, 4, 1, six, sizeof six, cudaMemcpyHostToDevice);
+    cudaMemcpyFromArray(all, arr, 0, 0, sizeof all, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 16; ++i) printf("%d ", all[i]);
+    printf("\n%s\n", cudaGetErrorName(cudaMemcpyToArray(arr, 4, 3, six, sizeof six, cudaMemcpyHostToDevice)));
+    cudaChannelFormatDesc got;
+    cudaGetChannelDesc(&got, arr);
+    printf("%d %d %d\n", got.x, got.y, (int)got.f);
     cudaDestroyTextureObject(t);
     cudaFreeArray(arr);
     cudaFree(d);
@@ -555,9 +578,10 @@ int main() {
 
 def test_bad_descriptors_in_a_program_return_cudas_error_codes():
     result = cudacheck.run_program(ERRORS_PROGRAM, backend="cpu")
-    assert result.stdout.split("\n")[:6] == [
+    assert result.stdout.split("\n")[:9] == [
         "cudaErrorInvalidChannelDescriptor", "cudaErrorInvalidValue", "cudaErrorInvalidValue",
-        "cudaErrorInvalidValue", "cudaErrorInvalidValue", "cudaSuccess 0"], result.stdout
+        "cudaErrorInvalidValue", "cudaErrorInvalidValue", "cudaSuccess 0",
+        "0 0 0 0 0 1 2 3 4 5 6 0 0 0 0 0 ", "cudaErrorInvalidValue", "32 0 0"], result.stdout
 
 
 @pytest.mark.parametrize("code,name", [
