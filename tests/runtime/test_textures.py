@@ -61,6 +61,15 @@ extern "C" __global__ void sample2_unsigned(cudaTextureObject_t t, const float* 
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2D<unsigned>(t, x[i], y[i]);
 }
+// mummergpu's texture reads, as texture objects: uint4 and char from 2-D arrays, point-sampled
+extern "C" __global__ void sample2_uint4(cudaTextureObject_t t, const float* x, const float* y, uint4* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<uint4>(t, x[i], y[i]);
+}
+extern "C" __global__ void sample2_char(cudaTextureObject_t t, const float* x, const float* y, char* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<char>(t, x[i], y[i]);
+}
 extern "C" __global__ void lod(cudaTextureObject_t t, const float* x, const float* y, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2DLod<float>(t, x[i], y[i], 3.0f) - tex1DLod<float>(t, x[i], 1.0f) + tex1D<float>(t, x[i]);
@@ -327,6 +336,8 @@ def test_half_textures_read_their_halves_as_floats(mod):
     ("sample2_uchar4", 8, tex.cudaChannelFormatKindUnsigned, 4, np.uint8, np.uint8),
     ("sample2_short2", 16, tex.cudaChannelFormatKindSigned, 2, np.int16, np.int16),
     ("sample2_unsigned", 32, tex.cudaChannelFormatKindUnsigned, 1, np.uint32, np.uint32),
+    ("sample2_uint4", 32, tex.cudaChannelFormatKindUnsigned, 4, np.uint32, np.uint32),
+    ("sample2_char", 8, tex.cudaChannelFormatKindSigned, 1, np.int8, np.int8),
 ])
 def test_element_types_read_their_texels(mod, kernel, bits, kind, channels, dtype, out_dtype):
     rng = np.random.default_rng()
@@ -659,3 +670,37 @@ int main() {
     assert cudacheck.run_program(program, backend="cpu").stdout == "1\n"
     with pytest.raises(cudacheck.TextureWriteError, match=r"`add_one` wrote the memory that its texture object `t`"):
         cudacheck.run_program(program, backend="cpu", check=True)
+
+
+# ---- on a GPU: the same model, the GPU's own results (the claims above, checked there) -----
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
+@pytest.mark.parametrize("mode,normalized", [(CLAMP, False), (BORDER, False), (WRAP, True), (MIRROR, True),
+                                             (WRAP, False)], ids=lambda v: MODE_NAMES.get(v, str(v)))
+def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear):
+    """The same cudacheck.texture code on the GPU backend (CuPy's own TextureObject): bit for bit
+    with the model, which is what the CPU runtime computes."""
+    import cupy
+    rng = np.random.default_rng()
+    shape = (9, 13)
+    arr, texels = float_texture(rng, shape)
+    t = texture(arr, (mode, mode), tex.cudaFilterModeLinear if linear else tex.cudaFilterModePoint, normalized)
+    n = 4000
+    x, y = coordinates(rng, n, shape[1], normalized), coordinates(rng, n, shape[0], normalized)
+    out = cupy.zeros(n, F32)
+    k = cudacheck.RawModule(KERNELS, backend="gpu").get_function("sample2")
+    k((n + 127) // 128, 128, (t, cupy.asarray(x), cupy.asarray(y), out, np.int32(n)), sync=True)
+    want = model(texels, (x, y), (mode, mode), linear, normalized)[:, 0]
+    np.testing.assert_array_equal(cupy.asnumpy(out).view(np.uint32), want.astype(F32).view(np.uint32))
+
+
+@pytest.mark.gpu(nvcc=True)
+def test_the_program_on_a_gpu_prints_what_the_cpu_runtime_prints():
+    rng = np.random.default_rng()
+    img = rng.standard_normal((5, 7)).astype(F32)
+    stdin = "7 5 11 9\n" + " ".join(float(v).hex() for v in img.ravel())
+    gpu = cudacheck.run_program(PROGRAM, backend="gpu", stdin=stdin)
+    assert gpu.exit_code == 0 and gpu.stdout == cudacheck.run_program(PROGRAM, backend="cpu", stdin=stdin).stdout
+    assert cudacheck.run_program(ERRORS_PROGRAM, backend="gpu").stdout == \
+        cudacheck.run_program(ERRORS_PROGRAM, backend="cpu").stdout
