@@ -72,14 +72,16 @@ class ChannelFormatDescriptor:
         return {"x": self.x, "y": self.y, "z": self.z, "w": self.w, "f": self.f}
 
 
-def _texels(desc, array, count, what):
-    """`array` (NumPy) as the texels it holds: its dtype the channels', `count` texels."""
+def _texels(desc, array, shape, what):
+    """`array` (NumPy) checked as CuPy checks it: the CUDA array's shape, (depth, height,
+    channels * width) less its absent dimensions, and the channels' dtype."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"{what} takes a NumPy array, not {type(array).__name__} (cupy.asnumpy(x) copies one)")
-    if array.dtype != desc.dtype or array.size != count * desc.channels:
-        raise ValueError(f"{what}: the array holds {array.size} {array.dtype}, the texture {count} texels of "
-                         f"{desc.channels} {desc.dtype}, {count * desc.channels} in all")
-    return np.ascontiguousarray(array)
+    if array.shape != shape or array.dtype != desc.dtype:
+        raise ValueError(f"{what}: the CUDA array takes an array of shape {shape} (depth, height, channels * width, "
+                         f"without the dimensions it lacks) of {desc.dtype}, as CuPy's does, but got shape "
+                         f"{array.shape} of {array.dtype}")
+    return array
 
 
 class CUDAarray:
@@ -95,21 +97,16 @@ class CUDAarray:
                     "a height and depth 0 (absent) or as many")
         self.desc, self.width, self.height, self.depth, self.flags = desc, int(width), int(height), int(depth), flags
         self.ndim = 1 + bool(height) + bool(depth)
-        shape = (max(1, self.depth), max(1, self.height), self.width * desc.channels)
-        self.data = np.zeros(shape, desc.dtype)
+        self.shape = tuple(n for n in (self.depth, self.height) if n) + (self.width * desc.channels,)
+        self.data = np.zeros(self.shape, desc.dtype)
         self.version = 0   # advanced by each copy_from: a GPU copy older than it is made again
 
     def copy_from(self, in_arr, stream=None):
-        self.data[...] = _texels(self.desc, in_arr, self.data.size // self.desc.channels,
-                                 "CUDAarray.copy_from").reshape(self.data.shape)
+        self.data[...] = _texels(self.desc, in_arr, self.shape, "CUDAarray.copy_from")
         self.version += 1
 
     def copy_to(self, out_arr, stream=None):
-        if not isinstance(out_arr, np.ndarray) or out_arr.dtype != self.data.dtype or out_arr.size != self.data.size \
-                or not out_arr.flags.c_contiguous:
-            raise ValueError(f"CUDAarray.copy_to takes a C-contiguous NumPy array of {self.data.size} "
-                             f"{self.data.dtype}")
-        out_arr.reshape(-1)[...] = self.data.reshape(-1)
+        _texels(self.desc, out_arr, self.shape, "CUDAarray.copy_to")[...] = self.data
 
 
 class ResourceDescriptor:
@@ -233,7 +230,7 @@ def _cupy_texture(obj):
     if res.restype == cudaResourceTypeArray:
         a = res.cuArr
         held = ct.CUDAarray(channels(a.desc), a.width, a.height, a.depth, a.flags)
-        held.copy_from(cupy.asarray(a.data.reshape([n for n in (a.depth, a.height) if n] + [-1])))
+        held.copy_from(cupy.asarray(a.data))
         cres = ct.ResourceDescriptor(res.restype, cuArr=held)
     else:
         held = cupy.asarray(res.arr)

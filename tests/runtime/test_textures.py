@@ -411,9 +411,26 @@ def test_checked_mode_runs_texture_fetches():
 
 
 def test_a_texture_object_that_is_not_one_is_reported_with_its_line(mod):
-    with pytest.raises(cudacheck.KernelAssertionError, match="cudaCreateTextureObject did not return"):
+    line = KERNELS.splitlines().index("    if (i < n) out[i] = tex2D<float>(t, x[i], y[i]);") + 1
+    with pytest.raises(cudacheck.KernelAssertionError,
+                       match=rf"cudaCreateTextureObject did not return.*`sample2` at line {line}\b"):
         mod.get_function("sample2")(1, 1, (np.uint64(0), np.zeros(1, F32), np.zeros(1, F32), np.zeros(1, F32),
                                            np.int32(1)))
+
+
+def test_cuda_arrays_take_cupys_shapes():
+    """CuPy's CUDAarray takes (depth, height, channels * width) without the absent dimensions:
+    so does the mirror, so that code that runs here runs there."""
+    arr = tex.CUDAarray(tex.ChannelFormatDescriptor(8, 8, 8, 8, tex.cudaChannelFormatKindUnsigned), 5, 3)
+    data = np.random.default_rng().integers(0, 256, (3, 20)).astype(np.uint8)
+    arr.copy_from(data)
+    out = np.zeros((3, 20), np.uint8)
+    arr.copy_to(out)
+    np.testing.assert_array_equal(out, data)
+    with pytest.raises(ValueError, match=r"shape \(3, 20\).*got shape \(3, 5, 4\)"):
+        arr.copy_from(data.reshape(3, 5, 4))
+    with pytest.raises(ValueError, match="of uint8.*of int8"):
+        arr.copy_from(data.astype(np.int8))
 
 
 @pytest.mark.parametrize("make,match", [
