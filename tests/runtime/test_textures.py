@@ -268,6 +268,20 @@ def test_linear_weights_take_256_steps_not_the_float_fraction(mod):
     assert np.abs(got - (x - 0.5)).max() > 1e-4   # a float lerp it is not
 
 
+def test_linear_filtering_gives_what_a_gpu_gave(mod):
+    """A GPU's tex1D of a 2-texel texture [1, 2], normalized coordinates, clamped, linear, at the
+    keys k/20, as measured and posted on NVIDIA's developer forum (thread "tex1D accuracy"): the
+    weights round to the nearest 1/256 (0.3 gives 1.1015625, where truncation gives 1.09765625)."""
+    measured = [1, 1, 1, 1, 1, 1, 1.1015625, 1.19921875, 1.30078125, 1.3984375, 1.5, 1.6015625, 1.69921875,
+                1.80078125, 1.8984375, 2, 2, 2, 2, 2]
+    arr = tex.CUDAarray(tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat), 2)
+    arr.copy_from(np.array([1, 2], F32))
+    t = texture(arr, (CLAMP,), tex.cudaFilterModeLinear, True)
+    keys = np.array([k / 20 for k in range(20)], F32)
+    got = launch(mod, "sample1", t, (keys,), np.zeros(20, F32))
+    assert got.tolist() == measured
+
+
 @pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
 def test_1d_and_3d_textures(mod, linear):
     rng = np.random.default_rng()
