@@ -14,8 +14,9 @@ The classes and constants have CuPy's names and arguments, and the objects hold 
 NumPy arrays, so the same code runs on both backends: on the CPU runtime a TextureObject is a
 kc::CpuTexture (src/kc_abi.h) whose address is the kernel's cudaTextureObject_t, and each launch
 maps its texels as it maps an array argument (cpu/forked_launch.py); on the GPU backend the
-launch passes CuPy's own TextureObject, made from these descriptors at the object's first GPU
-launch (the texels copied to the GPU then, and again after a copy_from). A descriptor CUDA
+launch passes CuPy's own TextureObject, made from these descriptors (a CUDA array's texels
+copied to the GPU at the object's first GPU launch and after each copy_from, linear and pitched
+memory's at each launch). A descriptor CUDA
 refuses is a TextureError naming the field and CUDA's error (cudaErrorInvalidValue ...), where
 CuPy raises CUDARuntimeError.
 """
@@ -209,11 +210,13 @@ class TextureObject:
         self._cpu.data = address
 
     def cupy_object(self):
-        """CuPy's TextureObject of these descriptors (the GPU backend's launch passes it), with
-        the texels copied to the GPU at the first call and after each copy_from."""
+        """CuPy's TextureObject of these descriptors (the GPU backend's launch passes it). A CUDA
+        array's texels are copied to the GPU at the first call and after each copy_from; linear
+        and pitched memory, a NumPy array the caller may change between launches as the CPU
+        runtime reads it at each, at every call."""
         res = self.ResDesc
-        version = res.cuArr.version if res.restype == cudaResourceTypeArray else 0
-        if self._gpu is None or self._gpu[1] != version:
+        version = res.cuArr.version if res.restype == cudaResourceTypeArray else None
+        if self._gpu is None or version is None or self._gpu[1] != version:
             made, held = _cupy_texture(self)
             self._gpu = (made, version, held)
         return self._gpu[0]
