@@ -218,7 +218,7 @@ def coordinates(rng, n, size, normalized):
     return (x / size if normalized else x).astype(F32)
 
 
-SHAPES_2D = [(3, 5), (1, 7), (6, 1), (9, 13)]   # (height, width): odd, a single row, a single column
+SHAPES_2D = [(3, 5), (1, 7), (6, 1), (1, 1), (9, 13)]   # (height, width): odd, one row, one column, one texel
 
 
 @pytest.mark.parametrize("mode", [CLAMP, BORDER, WRAP, MIRROR], ids=MODE_NAMES.get)
