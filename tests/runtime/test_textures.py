@@ -567,6 +567,88 @@ def test_a_whole_program_resizes_and_filters_through_textures(check):
     np.testing.assert_array_equal(back, img[0, :2])
 
 
+VOLUME_PROGRAM = r'''
+#include <cstdio>
+// Samples a volume at given points through a 3-D texture: trilinear, normalized coordinates.
+__global__ void probe(cudaTextureObject_t vol, const float* p, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex3D<float>(vol, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+}
+int main() {
+    int W, H, D, n;
+    if (scanf("%d %d %d %d", &W, &H, &D, &n) != 4) return 1;
+    float* v = (float*)malloc(W * H * D * sizeof(float));
+    float* p = (float*)malloc(3 * n * sizeof(float));
+    for (int i = 0; i < W * H * D; ++i) scanf("%a", &v[i]);
+    for (int i = 0; i < 3 * n; ++i) scanf("%a", &p[i]);
+    cudaChannelFormatDesc ch = cudaCreateChannelDesc<float>();
+    cudaArray_t arr;
+    cudaMalloc3DArray(&arr, &ch, make_cudaExtent(W, H, D));
+    cudaMemcpy3DParms in = {};
+    in.srcPtr = make_cudaPitchedPtr(v, W * sizeof(float), W, H);
+    in.dstArray = arr;
+    in.extent = make_cudaExtent(W, H, D);
+    in.kind = cudaMemcpyHostToDevice;
+    printf("%s\n", cudaGetErrorName(cudaMemcpy3D(&in)));
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = arr;
+    cudaTextureDesc td = {};
+    td.addressMode[0] = cudaAddressModeWrap;
+    td.addressMode[1] = cudaAddressModeMirror;
+    td.addressMode[2] = cudaAddressModeBorder;
+    td.filterMode = cudaFilterModeLinear;
+    td.normalizedCoords = 1;
+    cudaTextureObject_t tex;
+    cudaCreateTextureObject(&tex, &res, &td, NULL);
+    float *d_p, *d_out;
+    cudaMalloc(&d_p, 3 * n * sizeof(float));
+    cudaMalloc(&d_out, n * sizeof(float));
+    cudaMemcpy(d_p, p, 3 * n * sizeof(float), cudaMemcpyHostToDevice);
+    probe<<<(n + 63) / 64, 64>>>(tex, d_p, d_out, n);
+    float* out = (float*)malloc(n * sizeof(float));
+    cudaMemcpy(out, d_out, n * sizeof(float), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < n; ++i) printf("%a\n", out[i]);
+    // the last slice's second row back out of the array, and a copy that leaves it
+    float row[64];
+    cudaMemcpy3DParms back = {};
+    back.srcArray = arr;
+    back.srcPos = make_cudaPos(0, 1, D - 1);
+    back.dstPtr = make_cudaPitchedPtr(row, W * sizeof(float), W, 1);
+    back.extent = make_cudaExtent(W, 1, 1);
+    back.kind = cudaMemcpyDeviceToHost;
+    printf("%s\n", cudaGetErrorName(cudaMemcpy3D(&back)));
+    for (int i = 0; i < W; ++i) printf("%a\n", row[i]);
+    back.srcPos = make_cudaPos(1, 1, D - 1);
+    printf("%s\n", cudaGetErrorName(cudaMemcpy3D(&back)));
+    cudaDestroyTextureObject(tex);
+    cudaFreeArray(arr);
+    cudaFree(d_p);
+    cudaFree(d_out);
+    free(v); free(p); free(out);
+    return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_whole_program_samples_a_3d_array_through_tex3D(check):
+    rng = np.random.default_rng()
+    w, h, d, n = 5, 4, 3, 300
+    vol = rng.standard_normal((d, h, w)).astype(F32)
+    xyz = [coordinates(rng, n, s, True) for s in (w, h, d)]
+    points = np.stack(xyz, axis=1)
+    stdin = f"{w} {h} {d} {n}\n" + " ".join(float(v).hex() for v in [*vol.ravel(), *points.ravel()])
+    result = cudacheck.run_program(VOLUME_PROGRAM, backend="cpu", check=check, stdin=stdin)
+    assert result.exit_code == 0 and not result.warnings, str(result)
+    lines = result.stdout.split()
+    assert lines[0] == "cudaSuccess" and lines[n + 1] == "cudaSuccess" and lines[-1] == "cudaErrorInvalidValue"
+    got = np.array([float.fromhex(v) for v in lines[1:n + 1]], F32)
+    modes = (WRAP, MIRROR, BORDER)
+    np.testing.assert_array_equal(got, model(vol[..., None], xyz, modes, True, True)[:, 0])
+    np.testing.assert_array_equal(np.array([float.fromhex(v) for v in lines[n + 2:n + 2 + w]], F32), vol[d - 1, 1])
+
+
 ERRORS_PROGRAM = r'''
 #include <cstdio>
 int main() {
@@ -727,11 +809,11 @@ def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear):
 
 
 @pytest.mark.gpu(nvcc=True)
-def test_the_program_on_a_gpu_prints_what_the_cpu_runtime_prints():
+def test_the_programs_on_a_gpu_print_what_the_cpu_runtime_prints():
     rng = np.random.default_rng()
-    img = rng.standard_normal((5, 7)).astype(F32)
-    stdin = "7 5 11 9\n" + " ".join(float(v).hex() for v in img.ravel())
-    gpu = cudacheck.run_program(PROGRAM, backend="gpu", stdin=stdin)
-    assert gpu.exit_code == 0 and gpu.stdout == cudacheck.run_program(PROGRAM, backend="cpu", stdin=stdin).stdout
-    assert cudacheck.run_program(ERRORS_PROGRAM, backend="gpu").stdout == \
-        cudacheck.run_program(ERRORS_PROGRAM, backend="cpu").stdout
+    image = "7 5 11 9\n" + " ".join(float(v).hex() for v in rng.standard_normal(35).astype(F32))
+    points = np.stack([coordinates(rng, 500, s, True) for s in (5, 4, 3)], axis=1)
+    volume = "5 4 3 500\n" + " ".join(float(v).hex() for v in [*rng.standard_normal(60).astype(F32), *points.ravel()])
+    for program, stdin in ((PROGRAM, image), (VOLUME_PROGRAM, volume), (ERRORS_PROGRAM, None)):
+        gpu = cudacheck.run_program(program, backend="gpu", stdin=stdin)
+        assert gpu.exit_code == 0 and gpu.stdout == cudacheck.run_program(program, backend="cpu", stdin=stdin).stdout

@@ -261,6 +261,29 @@ inline cudaChannelFormatDesc cudaCreateChannelDesc() {
 }
 cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height = 0,
                             unsigned int flags = 0, int kc_line = __builtin_LINE());
+// 3-D arrays and copies: an extent is in texels where a CUDA array takes part, else in bytes
+// (its width; so is a position's x in linear memory).
+struct cudaExtent { size_t width, height, depth; };
+struct cudaPos { size_t x, y, z; };
+struct cudaPitchedPtr { void* ptr; size_t pitch, xsize, ysize; };
+struct cudaMemcpy3DParms {
+    cudaArray_t srcArray;
+    cudaPos srcPos;
+    cudaPitchedPtr srcPtr;
+    cudaArray_t dstArray;
+    cudaPos dstPos;
+    cudaPitchedPtr dstPtr;
+    cudaExtent extent;
+    cudaMemcpyKind kind;
+};
+inline cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) { return cudaExtent{w, h, d}; }
+inline cudaPos make_cudaPos(size_t x, size_t y, size_t z) { return cudaPos{x, y, z}; }
+inline cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) {
+    return cudaPitchedPtr{d, p, xsz, ysz};
+}
+cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent,
+                              unsigned int flags = 0, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p, int kc_line = __builtin_LINE());
 cudaError_t cudaFreeArray(cudaArray_t array, int kc_line = __builtin_LINE());
 cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t array);
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,

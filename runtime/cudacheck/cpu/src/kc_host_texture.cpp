@@ -15,12 +15,14 @@ static constexpr size_t TEXTURE_PITCH_ALIGNMENT = 32;   // cudaDeviceProp::textu
 static constexpr size_t MALLOC_PITCH_ALIGNMENT = 512;
 static constexpr size_t MAX_TEXTURE_1D_LINEAR = size_t(1) << 28;   // texels
 static constexpr size_t MAX_TEXTURE_2D = 131072;                   // texels a side (array or pitch2D)
+static constexpr size_t MAX_TEXTURE_3D = 16384;                    // texels a side of a 3-D array
 
 struct cudaArray {
     cudaChannelFormatDesc desc;
-    size_t width, height;       // texels; a 1-D array has height 1
-    size_t texel;               // bytes a texel
-    char* data;                 // device memory: width * texel bytes a row, rows one after another
+    size_t width, height, depth;   // texels; a 1-D array has height 1, a 1-D or 2-D one depth 1
+    size_t texel;                  // bytes a texel
+    char* data;                    // device memory: width * texel bytes a row, rows one after another,
+                                   // slices one after another
 };
 
 using kc::host_error;
@@ -61,16 +63,69 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
     return cudaSuccess;
 }
 
-cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height,
-                            unsigned int, int line) {
+// A CUDA array of width x height x depth texels (0: the dimension is absent), each side at most `limit`.
+static cudaError_t new_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height,
+                             size_t depth, size_t limit, int line) {
     if (!array || !desc) return host_error(cudaErrorInvalidValue);
     size_t texel = texel_bytes(*desc);
     if (!texel) return host_error(cudaErrorInvalidChannelDescriptor);
-    if (width == 0 || width > MAX_TEXTURE_2D || height > MAX_TEXTURE_2D) return host_error(cudaErrorInvalidValue);
-    cudaArray a{*desc, width, height ? height : 1, texel, nullptr};
-    cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&a.data), a.width * a.height * texel, line);
+    if (width == 0 || width > limit || height > limit || depth > limit || (depth && !height))
+        return host_error(cudaErrorInvalidValue);
+    cudaArray a{*desc, width, height ? height : 1, depth ? depth : 1, texel, nullptr};
+    cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&a.data), a.width * a.height * a.depth * texel, line);
     if (e != cudaSuccess) return e;
     *array = new cudaArray(a);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height,
+                            unsigned int, int line) {
+    return new_array(array, desc, width, height, 0, MAX_TEXTURE_2D, line);
+}
+
+cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent, unsigned int,
+                              int line) {
+    return new_array(array, desc, extent.width, extent.height, extent.depth,
+                     extent.depth ? MAX_TEXTURE_3D : MAX_TEXTURE_2D, line);
+}
+
+// One side of a 3-D copy: where its first row starts, and the bytes from a row to the next and
+// the rows from a slice to the next. False where the copy would leave the array, or a pitched
+// pointer's rows are narrower than what is copied.
+struct CopySide { char* base; size_t row_pitch, slice_rows; };
+static bool copy_side(const cudaArray* a, cudaPos pos, cudaPitchedPtr p, cudaExtent e, size_t row_bytes,
+                      CopySide* side) {
+    if (a) {
+        if (pos.x > a->width || e.width > a->width - pos.x || pos.y > a->height || e.height > a->height - pos.y ||
+            pos.z > a->depth || e.depth > a->depth - pos.z)
+            return false;
+        size_t row = a->width * a->texel;
+        *side = CopySide{a->data + (pos.z * a->height + pos.y) * row + pos.x * a->texel, row, a->height};
+        return true;
+    }
+    if (!p.ptr || pos.x > p.pitch || row_bytes > p.pitch - pos.x || (e.depth > 1 && p.ysize < pos.y + e.height))
+        return false;
+    *side = CopySide{static_cast<char*>(p.ptr) + (pos.z * p.ysize + pos.y) * p.pitch + pos.x, p.pitch, p.ysize};
+    return true;
+}
+
+// Row by row, each a cudaMemcpy: the extent's width in texels where an array takes part, else bytes.
+cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p, int line) {
+    if (!p || !p->srcArray == !p->srcPtr.ptr || !p->dstArray == !p->dstPtr.ptr) return host_error(cudaErrorInvalidValue);
+    const cudaArray* arr = p->srcArray ? p->srcArray : p->dstArray;
+    if (p->srcArray && p->dstArray && p->srcArray->texel != p->dstArray->texel)
+        return host_error(cudaErrorInvalidValue);
+    size_t row_bytes = p->extent.width * (arr ? arr->texel : 1);
+    CopySide src, dst;
+    if (!copy_side(p->srcArray, p->srcPos, p->srcPtr, p->extent, row_bytes, &src) ||
+        !copy_side(p->dstArray, p->dstPos, p->dstPtr, p->extent, row_bytes, &dst))
+        return host_error(cudaErrorInvalidValue);
+    for (size_t z = 0; z < p->extent.depth; ++z)
+        for (size_t y = 0; y < p->extent.height; ++y) {
+            cudaError_t e = cudaMemcpy(dst.base + (z * dst.slice_rows + y) * dst.row_pitch,
+                                       src.base + (z * src.slice_rows + y) * src.row_pitch, row_bytes, p->kind, line);
+            if (e != cudaSuccess) return e;
+        }
     return cudaSuccess;
 }
 
@@ -116,7 +171,7 @@ cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t sr
 static cudaError_t array_copy_linear(const cudaArray* a, size_t wOffset, size_t hOffset, char* mem, size_t count,
                                      cudaMemcpyKind kind, bool to_array, int line) {
     if (!a || !mem) return host_error(cudaErrorInvalidValue);
-    size_t row = a->width * a->texel, total = row * a->height;
+    size_t row = a->width * a->texel, total = row * a->height * a->depth;
     if (wOffset > row || hOffset > a->height) return host_error(cudaErrorInvalidValue);
     size_t start = hOffset * row + wOffset;
     if (start > total || count > total - start) return host_error(cudaErrorInvalidValue);
@@ -153,8 +208,9 @@ static cudaError_t set_resource(kc::CpuTexture& t, const cudaResourceDesc& r) {
         if (!a) return cudaErrorInvalidValue;
         set_format(t, a->desc);
         t.data = reinterpret_cast<uint64_t>(a->data);
-        t.width = uint32_t(a->width), t.height = uint32_t(a->height), t.depth = 1;
+        t.width = uint32_t(a->width), t.height = uint32_t(a->height), t.depth = uint32_t(a->depth);
         t.pitch = a->width * a->texel;
+        t.slice_pitch = t.pitch * a->height;
         return cudaSuccess;
     }
     case cudaResourceTypeLinear: {
