@@ -9,8 +9,9 @@ scripts use it and nothing else of the runtime (its submodules are its own):
 
 Kernels, as CuPy's: RawModule(code, options=, name_expressions=, backend=, check=,
     enable_cooperative_groups=) and its get_function(name) and get_global(name); RawKernel(code,
-    name, options, backend, check=, enable_cooperative_groups=), compiled at its first use (module.py says when each compiles); Function, the
-    same class as RawKernel under its earlier name. resolve_backend(backend, check) names
+    name, options, backend, check=, enable_cooperative_groups=), compiled at its first use
+    (module.py says when each compiles); Function, the same class as RawKernel under its
+    earlier name. resolve_backend(backend, check) names
     the backend a module would run on; gpu_available() says whether CuPy sees a GPU.
     check_options(options) raises the CompileError a launch would for an option the CPU
     runtime refuses.
@@ -36,8 +37,11 @@ Tensor maps for Hopper's tensor memory accelerator (kernels/hopper.cu): tensor_m
     box_rows, box_cols, ...) a TensorMap a kernel takes by value; pad_rows(array) a copy whose
     rows start 16 bytes apart as the TMA needs; tensor_map_tiled(array, dims, strides, box, ...) one of
     1 to 5 dimensions, with the driver's cuTensorMapEncodeTiled arguments; TensorMapError.
+Texture objects: the module texture, a mirror of CuPy's cupy.cuda.texture (ChannelFormatDescriptor,
+    CUDAarray, ResourceDescriptor, TextureDescriptor, TextureObject and the runtime's constants),
+    whose TextureObject a kernel takes as a cudaTextureObject_t on both backends; TextureError.
 """
-from . import errors
+from . import errors, texture
 from .config import config
 from .environment import compiler_version, cpu_cores, encode_gpu_math_tables, header_digest, nvcc_path
 from .errors import *  # noqa: F403 (every exception and warning: errors.__all__)
@@ -48,10 +52,11 @@ from .module import Function, RawKernel, RawModule, resolve_backend
 from .options import check_options
 from .program import ProgramResult, run_program
 from .tensormap import TensorMap, TensorMapError, pad_rows, tensor_map_2d, tensor_map_tiled
+from .texture import TextureError
 
 __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize", "resolve_backend", "check_options",
            "config",
            "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
            "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
-           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled",
+           "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled", "texture", "TextureError",
            *errors.__all__]

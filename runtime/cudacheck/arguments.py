@@ -9,6 +9,7 @@ import numpy as np
 
 from .errors import ArgumentError
 from .tensormap import TensorMap
+from .texture import TextureObject
 
 
 def _describe(value):
@@ -60,6 +61,18 @@ def _same_bits(base, dtype):
     return dtype.name in _ALSO.get(base, ()) and dtype.itemsize == 2
 
 
+def texture_argument(param, value, where, array_type):
+    """A cudacheck.texture.TextureObject as a `cudaTextureObject_t` parameter takes it: on the
+    CPU runtime its handle (the launch maps its texels: cpu/forked_launch.py), on the GPU
+    CuPy's own TextureObject of the same descriptors."""
+    if param.dtype is None or param.dtype.kind not in "iu" or param.dtype.itemsize != 8:
+        raise ArgumentError(f"{where} is a {param.base}, but got a texture object; a kernel takes one as a "
+                            "`cudaTextureObject_t` parameter")
+    if array_type is np.ndarray:
+        return np.uint64(value.ptr)
+    return value.cupy_object()
+
+
 def check_arguments(kernel, args, array_type, array_hint):
     """Check `args` against `kernel.params`; return them with scalars converted.
 
@@ -74,6 +87,9 @@ def check_arguments(kernel, args, array_type, array_hint):
     out = []
     for i, (param, value) in enumerate(zip(kernel.params, args)):
         where = f"argument {i} (`{param.text}`) of {kernel.name}"
+        if not param.pointer and isinstance(value, TextureObject):
+            out.append(texture_argument(param, value, where, array_type))
+            continue
         if not param.pointer:
             source = getattr(value, "source", None) if isinstance(value, TensorMap) else None
             if source is not None and not isinstance(source, array_type):

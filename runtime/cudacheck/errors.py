@@ -277,6 +277,12 @@ class DoubleFreeError(DeviceMemoryError):
     """cudaFree of memory that was already freed."""
 
 
+class TextureWriteError(CheckError):
+    """Checked mode: a kernel wrote the memory a texture object it was passed reads, in the same
+    launch. The CUDA Programming Guide leaves such a fetch undefined: the texture cache is not
+    kept coherent with the launch's global writes. `array` names the texture parameter."""
+
+
 class SameValueWriteWarning(UserWarning):
     """Checked mode: threads of one launch wrote one element of global memory, or of a block's
     shared memory, with nothing ordering the writes, each storing the value it already held

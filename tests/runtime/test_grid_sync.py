@@ -332,7 +332,8 @@ def test_a_whole_program_launches_cooperatively(rng, check):
 
 
 def test_a_program_whose_kernel_syncs_the_grid_after_a_plain_launch_is_told_to_launch_cooperatively():
-    src = PROGRAM.replace("cudaError_t e = cudaLaunchCooperativeKernel((void*)sum, dim3(blocks), dim3(64), args, 0, 0);",
+    src = PROGRAM.replace("cudaError_t e = cudaLaunchCooperativeKernel((void*)sum, dim3(blocks), dim3(64), args, "
+                          "0, 0);",
                           "sum<<<blocks, 64>>>(d_in, d_partial, d_out, n); cudaError_t e = cudaGetLastError();")
     with pytest.raises(ForwardProgressError) as e:
         cudacheck.run_program(src, backend="cpu", check=True, args=(100, 2))

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     // that differ from run to run).
     printf("large %lu\nsmall %lu\nnew %lu\ngrown %lu %lu\ncalloc %lu\nreused %lu\n", sum(big, large),
            sum(little, small), sum(newed, floats * sizeof(float)), sum(grown, from),
-           sum(grown + from + 32, to - from - 32), sum(cleared, zeroed), sum(static_cast<char*>(reused) + 16, again - 16));
+           sum(grown + from + 32, to - from - 32), sum(cleared, zeroed),
+           sum(static_cast<char*>(reused) + 16, again - 16));
     return 0;
 }
 '''

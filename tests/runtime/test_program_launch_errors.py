@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
     return 0;
 }
 '''
-LAUNCH_LINES = {False: PROGRAM.splitlines().index("        scale<<<grid, block, shared>>>(d_in, d_out, n, f);") + 1,
-                True: PROGRAM.splitlines().index("        scale_staged<<<grid, block, shared>>>(d_in, d_out, n, f);") + 1}
+LAUNCH_LINES = {staged: PROGRAM.splitlines().index(f"        {name}<<<grid, block, shared>>>(d_in, d_out, n, f);") + 1
+                for staged, name in ((False, "scale"), (True, "scale_staged"))}
 
 # name: (grid, block, dynamic shared bytes, the staged kernel, opt-in bytes)
 INVALID = {

@@ -213,8 +213,8 @@ def test_a_plain_kernel_reading_past_its_array_stops_naming_the_kernel(rng):
 
 def test_host_code_reading_far_past_a_malloc_stops_naming_its_line(rng):
     start = int(rng.integers(16, 4096))
-    source = BASE.replace("    int bad = 0;\n", f"    volatile float sink;\n    for (long i = {start}; ; i += 1024) sink = h_a[i];\n"
-                          "    int bad = 0;\n")
+    source = BASE.replace("    int bad = 0;\n", "    volatile float sink;\n"
+                          f"    for (long i = {start}; ; i += 1024) sink = h_a[i];\n    int bad = 0;\n")
     with pytest.raises(cudacheck.HostCrashError) as e:
         cudacheck.run_program(source, backend="cpu")
     msg = str(e.value)

@@ -17,6 +17,7 @@ from ..errors import KernelError
 from ..frontend import SOURCE_NAME, dtype_from
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, as_cooperative, check_launch, with_cluster
 from ..tensormap import TensorMap
+from ..texture import TextureObject
 from . import abi, checked, compiler, findings, forked_launch
 
 SCHEDULES = ("forward", "reverse", "random")
@@ -240,7 +241,8 @@ class CpuModule:
         if cooperative:
             cfg = as_cooperative(cfg, name, max(self.program.static_shared.get(name, 0), 0))
         values = check_arguments(kernel, args, np.ndarray, "pass a NumPy array (cupy.asnumpy(x) copies one back)")
-        maps = {i: a for i, a in enumerate(args) if isinstance(a, TensorMap) and a.source is not None}
+        maps = {i: a for i, a in enumerate(args)
+                if isinstance(a, (TensorMap, TextureObject)) and a.source is not None}
         order = schedule_order(schedule, cfg.threads_per_block, seed)
         if (trace is not None or trace_threads is not None) and not self.check:
             raise ValueError("traces are recorded in checked mode: compile with check=True")

@@ -176,9 +176,10 @@ RUNTIME_UNITS = ("kc_scheduler.cpp", "kc_poll.cpp", "kc_launch.cpp", "kc_memory.
 # RUNTIME_UNITS: compiled once with -DKC_CHECKED, as compute-sanitizer's tools are separate.
 CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp", "kc_check_races.cpp",
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
-# A whole program's units (run_program), linked beside RUNTIME_UNITS: its CUDA runtime API and
-# its heap, a fresh process's (kc_host_heap.cpp says why).
-PROGRAM_UNITS = ("kc_host.cpp", "kc_host_heap.cpp")
+# A whole program's units (run_program), linked beside RUNTIME_UNITS: its CUDA runtime API
+# (kc_host.h): its core, its texture objects and arrays, and its heap, a fresh process's
+# (kc_host_heap.cpp says why).
+PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp")
 
 
 def runtime_object(checked, unit, poll=False):

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..config import config as settings
 from ..errors import KernelAssertionError, KernelCrashError, KernelRuntimeError, KernelTimeoutError
-from . import findings, system
+from ..texture import TextureObject
+from . import findings, system, texture_writes
 from .abi import (
     ASSERT_FAILED,
     CHECK_FAILED,
@@ -141,11 +142,15 @@ def _layout(arrays):
 
 
 def _mapped(kernel, args, maps):
-    """(name, array) of every array the launch maps: each pointer argument's, and the source
+    """(name, array) of every array the launch maps: each pointer argument's, the source
     of each tensor map argument (maps: parameter index -> TensorMap), which the TMA reads
-    and writes as the kernel would through a pointer."""
+    and writes as the kernel would through a pointer, and each texture object's texels."""
     out = [(p.name, a) for p, a in zip(kernel.params, args) if p.pointer]
-    return out + [(f"the matrix of {kernel.params[i].name}", m.source) for i, m in sorted(maps.items())]
+    return out + [(f"the {_mapped_as(m)} of {kernel.params[i].name}", m.source) for i, m in sorted(maps.items())]
+
+
+def _mapped_as(m):
+    return "texels" if isinstance(m, TextureObject) else "matrix"
 
 
 def _array_near(address, arrays):
@@ -177,7 +182,7 @@ def run(plan, args, maps=None):
         starts = [_slots.place(k, hi - lo) for k, (lo, hi) in enumerate(intervals)]
         for k, (lo, hi) in enumerate(intervals):
             ctypes.memmove(starts[k], lo, hi - lo)
-        values, arrays, by_address = [], [], []
+        values, arrays, by_address, textures = [], [], [], {}
         for i, (p, a) in enumerate(zip(kernel.params, args)):
             if p.pointer:
                 k, off = where[id(a)]
@@ -193,17 +198,27 @@ def run(plan, args, maps=None):
                 values.append(ctypes.create_string_buffer(a.tobytes(), max(a.nbytes, 8)))
                 if i in maps:
                     k, off = where[id(maps[i].source)]
-                    CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
-                    arrays.append((f"the matrix of {p.name}", starts[k] + off, maps[i].source.nbytes))
+                    if isinstance(maps[i], TextureObject):   # its handle stays; the texels it points to move
+                        maps[i].bind(starts[k] + off)
+                        textures[i] = (starts[k] + off, maps[i].source.nbytes)
+                    else:
+                        CpuTensorMap.from_buffer(values[-1]).address = starts[k] + off
+                    arrays.append((f"the {_mapped_as(maps[i])} of {p.name}", starts[k] + off, maps[i].source.nbytes))
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         extents = [a.nbytes if p.pointer else 0 for p, a in zip(kernel.params, args)]
         views = [_view(where[id(a)][1], intervals[where[id(a)][0]]) if p.pointer else (0, 0)
                  for p, a in zip(kernel.params, args)]
+        watch = None
+        if plan.check is not None:
+            watch = texture_writes.Watch(kernel.name, [(kernel.params[i].name, *where_texels)
+                                                       for i, where_texels in textures.items()])
         try:
             report = execute(plan, LaunchMemory(argv, arrays, extents, _slots, views=views))
         finally:
             for held, address in by_address:
                 held.address = address
+        if watch is not None:
+            watch.check()
         _copy_back(kernel, mapped, where, starts, intervals)
         return report
 

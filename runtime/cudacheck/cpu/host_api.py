@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, as_cooperative, check_launch
 from ..listing import numbered
-from . import SourceLines, abi, findings, forked_launch, share_device_memory, system
+from . import SourceLines, abi, findings, forked_launch, share_device_memory, system, texture_writes
 from .checked import CheckSetup
 from .device_memory import DeviceMemory, Opened
 
@@ -221,6 +221,18 @@ class HostRuntime:
                 f"the kernel had run. Check every launch: `kernel<<<...>>>(...); CHECK(cudaGetLastError());`.\n"
                 f"{self.quote(line)}", line, cuda_error=error.cuda_error)
 
+    @staticmethod
+    def texture_watch(kernel, argv):
+        """Checked mode: the texels of the launch's texture objects (its cudaTextureObject_t
+        arguments), to tell whether the kernel writes them (texture_writes.py)."""
+        spans = []
+        for i, p in enumerate(kernel.params):
+            if not p.pointer and "cudaTextureObject_t" in p.text:
+                span = texture_writes.texel_span(ctypes.c_uint64.from_address(argv[i]).value)
+                if span is not None:
+                    spans.append((p.name, *span))
+        return texture_writes.Watch(kernel.name, spans)
+
     def launch(self, ident, line, body, grid, block, shared, optin, argv):
         self.synchronize()
         self.check_launches()
@@ -282,11 +294,14 @@ class HostRuntime:
         with Opened(*self.memory.live()), warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")   # checked mode's warnings (SameValueWriteWarning): the program's
             launch_memory = forked_launch.LaunchMemory(argv, arrays, extents, self.memory.slots, allocations)
+            watch = self.texture_watch(kernel, argv) if self.check else None
             try:
                 report = forked_launch.execute(plan, launch_memory)
             except LaunchConfigError as e:   # found by the kernel's first statement (__launch_bounds__)
                 self.unchecked.append((line, kernel.name, e))
                 return CUDA_ERRORS[e.cuda_error]
+            if watch is not None:
+                watch.check()
         self.warnings.extend(w.message for w in warned)
         if report is not None:
             report.line = line

@@ -19,8 +19,8 @@ from .ptx import PtxError
 # __half or wmma without including them fails to compile, as it does with NVRTC.)
 UNSUPPORTED = [
     (re.compile(r"bmma_sync|experimental"), "sub-byte tensor-core fragments (nvcuda::wmma::experimental)"),
-    (re.compile(r"tex[123]D\w*|tex1Dfetch|texture|surf[123]D\w*|cudaTextureObject_t|cudaSurfaceObject_t"),
-     "textures and surfaces"),
+    (re.compile(r"surf[123]D\w*|surface|cudaSurfaceObject_t|cudaCreateSurfaceObject|cudaDestroySurfaceObject"),
+     "surfaces (surface objects; texture objects are provided)"),
     (re.compile(r"this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
      "multi-grid and cluster cooperative groups"),
     (re.compile(r"memcpy_async|pipeline|barrier_arrive\w*|__pipeline_arrive_on"),

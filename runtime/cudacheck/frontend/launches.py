@@ -8,6 +8,7 @@ from dataclasses import asdict
 from ..errors import CompileError, UnsupportedFeatureError
 from ..listing import numbered
 from ..options import user_flags
+from . import nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
@@ -54,6 +55,9 @@ class LaunchFinder:
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD) and any(
                     a.kind in (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR) for a in c.get_children()):
                 device.append((c.extent.start.line, c.extent.end.line))
+        nvrtc.check_texture_references([(d.location.line, d.location.column, d.spelling) for d in self.tu.diagnostics
+                                        if d.severity >= 3 and d.location.file
+                                        and d.location.file.name == SOURCE_NAME], self.source)
         for d in self.tu.diagnostics:
             line = d.location.line
             if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \

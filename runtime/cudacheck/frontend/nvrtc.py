@@ -6,7 +6,8 @@ line, and says what to write instead.
 - a C or C++ library header (NVRTC has none), or a type of the C library in device code;
 - device code calling a host function of the C library, or a function declared and never defined;
 - a kernel's static __shared__ variables, its callees' included, over 48 KiB;
-- two extern __shared__ arrays of one name with different types.
+- two extern __shared__ arrays of one name with different types;
+- texture references (`texture<T, dim, mode>`, cudaBindTexture), which CUDA 12 removed.
 """
 import re
 from pathlib import Path
@@ -46,6 +47,26 @@ def check_headers_included(errors, source):
                 f"{SOURCE_NAME}({line}): error: identifier \"{m.group(1)}\" is undefined: it is declared by "
                 f"<{header}>, which the kernel does not include (NVRTC does not include it "
                 f"either). Add #include <{header}> at the top; the CPU runtime provides it."
+                f"\n{numbered(source, {line})}", backend="any")
+
+
+# Texture references and the host calls that bound them: CUDA 12 removed them (NVRTC and nvcc
+# of CUDA 12 and 13 know none of these names); texture objects replace them.
+_TEXTURE_REFERENCE = re.compile(r"'(texture|cudaBindTexture\w*|cudaUnbindTexture|cudaGetTextureReference|"
+                                r"cudaGetTextureAlignmentOffset)'")
+
+
+def check_texture_references(errors, source):
+    """errors: clang's (line, column, message) in the source. A texture reference, which no
+    CUDA since 12 compiles: a CompileError naming the texture object that replaces it."""
+    for line, _col, text in errors:
+        m = _TEXTURE_REFERENCE.search(text)
+        if m:
+            raise CompileError(
+                f"{SOURCE_NAME}({line}): error: `{m.group(1)}` is part of the texture reference API, which CUDA 12 "
+                "removed (nvcc and NVRTC refuse it too). Use a texture object instead: a cudaTextureObject_t "
+                "parameter, made on the host by cudaCreateTextureObject (or cudacheck.texture.TextureObject from "
+                "Python) and read with tex1Dfetch<T>(tex, i), tex1D<T>(tex, x) or tex2D<T>(tex, x, y)."
                 f"\n{numbered(source, {line})}", backend="any")
 
 

@@ -85,6 +85,7 @@ class Reader:
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
                        if d.location.file and d.location.file.name == SOURCE_NAME]
         nvrtc.check_headers_included(self.errors, self.source)
+        nvrtc.check_texture_references(self.errors, self.source)
         if not self.program:
             nvrtc.check_includes(self.ci, self.top, self.options, self.source)
         self.allocations = {}

@@ -204,8 +204,8 @@ def launch_bounds(f, ctx):
     bound, line = f["bound"], f["line"]
     return LaunchConfigError(
         f"kernel `{ctx.kernel.name}` has __launch_bounds__ with maxThreadsPerBlock {bound} (line {line}): at most "
-        f"{bound} threads per block, and the launch asks for block{ctx.config.block}, {f['threads']} threads. A GPU does "
-        "not run it: nvcc compiled the kernel for no more than its bound, and the launch fails with "
+        f"{bound} threads per block, and the launch asks for block{ctx.config.block}, {f['threads']} threads. "
+        "A GPU does not run it: nvcc compiled the kernel for no more than its bound, and the launch fails with "
         "cudaErrorLaunchOutOfResources (\"too many resources requested for launch\"), which cudaGetLastError() "
         f"returns. Launch at most {bound} threads per block, or raise the bound." + ctx.quote(line),
         cuda_error="cudaErrorLaunchOutOfResources")
@@ -466,7 +466,8 @@ def divergence(f, ctx):
     def where(state, line):
         if state == "E":
             return f"returned at line {line}" if line else f"reached the end of the kernel (line {f['end_line']})"
-        at = {"S": "__syncthreads()", "G": "grid.sync()"}.get(state, "a warp operation (__syncwarp, a shuffle or a vote)")
+        at = {"S": "__syncthreads()", "G": "grid.sync()"}.get(
+            state, "a warp operation (__syncwarp, a shuffle or a vote)")
         return f"wait at {at} on line {line}"
 
     ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))

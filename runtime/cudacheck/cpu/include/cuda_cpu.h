@@ -315,6 +315,7 @@ KC_ATOMIC_CAS(int) KC_ATOMIC_CAS(unsigned int) KC_ATOMIC_CAS(unsigned long long)
 #include "../src/kc_intrinsics.h"
 #include "../src/kc_gpu_math.h"
 #include "../src/kc_ptx.h"
+#include "texture_indirect_functions.h"
 
 #ifdef KC_PROGRAM
 // A whole program: its host code has the C library and the CUDA runtime API.

@@ -83,6 +83,30 @@ struct CpuTensorMap {
     uint8_t reserved[8];         // up to the 128 bytes of a CUtensorMap
 };
 
+// A texture object of the CPU runtime: what cudaCreateTextureObject (kc_host_texture.cpp) or
+// cudacheck.texture.TextureObject (texture.py) describes, read by tex1Dfetch, tex1D, tex2D and
+// tex3D (cuda/include/texture_indirect_functions.h). A kernel's cudaTextureObject_t is its
+// address: in a whole program it lives in the host process's heap, in a Python launch in the
+// Python process, and the workers, forked from that process, read it there. `data` is texel
+// (0, 0, 0) of the launch's copy (a Python launch maps the texture's array as it maps an array
+// argument and writes its address here). The enums are the CUDA runtime's values.
+constexpr uint32_t TEXTURE_MAGIC = 0x4b435458u;   // "KCTX"
+struct CpuTexture {
+    uint32_t magic;
+    uint32_t channels;           // 1, 2 or 4, each of channel_bits bits
+    uint32_t channel_bits;       // 8, 16 or 32
+    uint32_t channel_kind;       // cudaChannelFormatKind: 0 signed, 1 unsigned, 2 float
+    uint64_t data;               // texel (0, 0, 0)
+    uint64_t pitch;              // bytes from one row to the next
+    uint64_t slice_pitch;        // bytes from one 2-D slice to the next
+    uint32_t width, height, depth;
+    uint32_t address_mode[3];    // cudaTextureAddressMode per dimension: 0 wrap, 1 clamp, 2 mirror, 3 border
+    uint32_t filter_mode;        // cudaTextureFilterMode: 0 point, 1 linear
+    uint32_t read_normalized;    // cudaReadModeNormalizedFloat: 8- and 16-bit integers read as floats
+    uint32_t normalized_coords;  // coordinates in [0, 1) rather than [0, size)
+    float border_color[4];
+};
+
 constexpr int32_t SHARED_ID_BASE = 1000;
 constexpr int MAX_SHARED_ARRAYS = 64;
 constexpr int MAX_PARAMS = 64;

@@ -18,9 +18,11 @@ enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInitializationError = 3,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidPitchValue = 12,
     cudaErrorInvalidSymbol = 13,
     cudaErrorInvalidHostPointer = 16,
     cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidChannelDescriptor = 20,
     cudaErrorInvalidMemcpyDirection = 21,
     cudaErrorMissingConfiguration = 52,
     cudaErrorInvalidDeviceFunction = 98,
@@ -220,6 +222,101 @@ inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks,
 // ::kc::launch_cooperative (frontend/launches.py), which needs the kernel named directly.
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
                                         size_t sharedMem = 0, cudaStream_t stream = 0);
+
+// Pitched memory and 2-D copies: a row pitch of 512 bytes' multiples (cudaMallocPitch's
+// alignment; the CPU runtime's choice, which a program reads back rather than assumes).
+cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height, int kc_line = __builtin_LINE());
+template <class T>
+inline cudaError_t cudaMallocPitch(T** devPtr, size_t* pitch, size_t width, size_t height,
+                                   int kc_line = __builtin_LINE()) {
+    return cudaMallocPitch(reinterpret_cast<void**>(devPtr), pitch, width, height, kc_line);
+}
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+
+// Texture objects (kc_host_texture.cpp): CUDA arrays, the descriptors and the objects, whose
+// fetches, formats and modes are texture_indirect_functions.h's.
+enum cudaResourceViewFormat { cudaResViewFormatNone = 0 };
+typedef struct cudaArray* cudaArray_t;
+typedef const struct cudaArray* cudaArray_const_t;
+typedef struct cudaMipmappedArray* cudaMipmappedArray_t;
+struct cudaResourceDesc {
+    cudaResourceType resType;
+    union {
+        struct { cudaArray_t array; } array;
+        struct { cudaMipmappedArray_t mipmap; } mipmap;
+        struct { void* devPtr; cudaChannelFormatDesc desc; size_t sizeInBytes; } linear;
+        struct { void* devPtr; cudaChannelFormatDesc desc; size_t width, height, pitchInBytes; } pitch2D;
+    } res;
+    unsigned int flags;
+};
+struct cudaTextureDesc {
+    cudaTextureAddressMode addressMode[3];
+    cudaTextureFilterMode filterMode;
+    cudaTextureReadMode readMode;
+    int sRGB;
+    float borderColor[4];
+    int normalizedCoords;
+    unsigned int maxAnisotropy;
+    cudaTextureFilterMode mipmapFilterMode;
+    float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+    int disableTrilinearOptimization;
+    int seamlessCubemap;
+};
+struct cudaResourceViewDesc {
+    cudaResourceViewFormat format;
+    size_t width, height, depth;
+    unsigned int firstMipmapLevel, lastMipmapLevel, firstLayer, lastLayer;
+    unsigned int flags;
+};
+cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChannelFormatKind f);
+// cudaCreateChannelDesc<float4>(): the channels of a fetch's result type (texture_indirect_functions.h).
+template <class T>
+inline cudaChannelFormatDesc cudaCreateChannelDesc() {
+    using C = typename ::kc::tex::shape<T>::channel;
+    constexpr int n = ::kc::tex::shape<T>::n, bits = int(sizeof(C)) * 8;
+    constexpr cudaChannelFormatKind kind = C(0.5) != C(0) ? cudaChannelFormatKindFloat
+                                           : C(-1) < C(0) ? cudaChannelFormatKindSigned : cudaChannelFormatKindUnsigned;
+    return cudaCreateChannelDesc(bits, n > 1 ? bits : 0, n > 2 ? bits : 0, n > 3 ? bits : 0, kind);
+}
+cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height = 0,
+                            unsigned int flags = 0, int kc_line = __builtin_LINE());
+// 3-D arrays and copies: an extent is in texels where a CUDA array takes part, else in bytes
+// (its width; so is a position's x in linear memory).
+struct cudaExtent { size_t width, height, depth; };
+struct cudaPos { size_t x, y, z; };
+struct cudaPitchedPtr { void* ptr; size_t pitch, xsize, ysize; };
+struct cudaMemcpy3DParms {
+    cudaArray_t srcArray;
+    cudaPos srcPos;
+    cudaPitchedPtr srcPtr;
+    cudaArray_t dstArray;
+    cudaPos dstPos;
+    cudaPitchedPtr dstPtr;
+    cudaExtent extent;
+    cudaMemcpyKind kind;
+};
+inline cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) { return cudaExtent{w, h, d}; }
+inline cudaPos make_cudaPos(size_t x, size_t y, size_t z) { return cudaPos{x, y, z}; }
+inline cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) {
+    return cudaPitchedPtr{d, p, xsz, ysz};
+}
+cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent,
+                              unsigned int flags = 0, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p, int kc_line = __builtin_LINE());
+cudaError_t cudaFreeArray(cudaArray_t array, int kc_line = __builtin_LINE());
+cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t array);
+cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                                size_t width, size_t height, cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                  size_t width, size_t height, cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
+                              cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
+                                cudaMemcpyKind kind, int kc_line = __builtin_LINE());
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaResourceDesc* resDesc,
+                                    const cudaTextureDesc* texDesc, const cudaResourceViewDesc* viewDesc);
+cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject);
 
 namespace kc {
 // The static shared memory of each kernel of a whole program (compiler.py writes the table after
