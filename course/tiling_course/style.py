@@ -168,9 +168,11 @@ def _texts(fig):
             and (t.axes is None or t.axes.get_visible())]
 
 
-def overlaps(fig):
-    """The pairs of the figure's visible texts whose boxes overlap, as drawn now."""
-    fig.canvas.draw()
+def overlaps(fig, drawn=False):
+    """The pairs of the figure's visible texts whose boxes overlap, as drawn now (`drawn`: the
+    figure has not changed since its last draw, which then need not be done again)."""
+    if not drawn:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     texts = _texts(fig)
     boxes = [t.get_window_extent(renderer) for t in texts]
@@ -274,14 +276,16 @@ def slide_version(fig, room_px=SLIDE_ROOM_PX, label_px=SLIDE_LABEL_PX):
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     fig.canvas.draw()
+    drawn = True   # each draw is most of the time a deck takes to build: none is done twice
     for text in _texts(fig):   # a line wider than the room would widen the saved PNG, which the slide shrinks
         wide = text.get_window_extent(fig.canvas.get_renderer()).width
         if wide > 0.95 * room_px[0]:
-            _wrap(text, 0.95 * room_px[0] / wide)
+            drawn = not _wrap(text, 0.95 * room_px[0] / wide) and drawn
     for _ in range(24):
-        new = [(a, b) for a, b in overlaps(fig) if tuple(sorted((id(a), id(b)))) not in site]
+        new = [(a, b) for a, b in overlaps(fig, drawn) if tuple(sorted((id(a), id(b)))) not in site]
         if not any(_ease(a, b) for a, b in new):
-            break
+            return new   # (the figure as it was measured: nothing eased)
+        drawn = False
         if fig.get_layout_engine() is None:
             fig.tight_layout()
     return [(a, b) for a, b in overlaps(fig) if tuple(sorted((id(a), id(b)))) not in site]
