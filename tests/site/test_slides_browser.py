@@ -297,6 +297,7 @@ def check_deck(driver, url, inside, size, keys=tuple(KEYS), screenshots=None):
     if problems:
         return problems + load_problems(driver, inside), []
     limit = driver.execute_script("return window.tcSlides.limit")
+    total = driver.execute_script("return Reveal.getTotalSlides()")
     for key in keys:
         total, seen = walk(driver, KEYS[key])
         if seen[:total] != list(range(total)) or seen[-1] != total - 1:
