@@ -20,9 +20,10 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
          # offline, as the decks are meant to be: no host but this machine answers
          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"]
 
-# True once reveal.js has laid out one print page per slide.
+# True once reveal.js has laid out one print page per slide (and has slides: before it has
+# read the deck it counts none, and no pages laid out would match that).
 PAGES_READY_JS = """
-return document.body.dataset.slides === 'ready' && window.Reveal
+return document.body.dataset.slides === 'ready' && window.Reveal && Reveal.getTotalSlides() > 0
     && document.querySelectorAll('.reveal .pdf-page').length === Reveal.getTotalSlides();
 """
 
