@@ -134,3 +134,35 @@ def test_a_read_racing_with_the_stores_stays_a_race(module, rng):
             run_slip(module, rng, "slip_early_read")
     assert e.value.array == "flag"
     assert {e.value.line, e.value.other_line} == {LINES["STORE"], LINES["EARLY READ"]}
+
+
+# One store wider than the array's elements (a 4-byte store through a cast of a byte array) meets
+# the check once per byte, all before it stores: a store held at its first byte is judged once the
+# whole store is done, never at its own next byte, where memory still shows what it overwrites.
+WIDE = r"""
+extern "C" __global__ void wide(const int* value, unsigned char* out) {
+    __shared__ unsigned char bytes[32];
+    for (int i = 0; i < 8; ++i) reinterpret_cast<unsigned int*>(bytes)[i] = value[threadIdx.x];   // WIDE
+    __syncthreads();
+    if (threadIdx.x == 0) for (int i = 0; i < 32; ++i) out[i] = bytes[i];
+}
+"""
+
+
+def test_a_wide_store_of_different_values_over_byte_elements_stays_a_race(rng):
+    threads = int(rng.integers(2, 64))
+    value = rng.integers(1, 1 << 30, threads).astype(np.int32)
+    value[1] = value[0] ^ 0x01   # threads 0 and 1 differ in the first byte alone
+    kernel = cudacheck.RawKernel(WIDE, "wide", backend="cpu", check=True)
+    with pytest.raises(cudacheck.SharedMemoryRaceError, match="write after write") as e:
+        kernel((1,), (threads,), (value, np.zeros(32, np.uint8)))
+    assert e.value.array == "bytes" and e.value.index == (0,) and e.value.thread == (1, 0, 0)
+
+
+def test_a_wide_store_of_one_value_over_byte_elements_is_a_warning(rng):
+    threads = int(rng.integers(2, 64))
+    value = np.full(threads, rng.integers(1, 1 << 30), np.int32)
+    out = np.zeros(32, np.uint8)
+    with pytest.warns(cudacheck.SameValueWriteWarning):
+        cudacheck.RawKernel(WIDE, "wide", backend="cpu", check=True)((1,), (threads,), (value, out))
+    np.testing.assert_array_equal(out, np.tile(value[:1].view(np.uint8), 8))

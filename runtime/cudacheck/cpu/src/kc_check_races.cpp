@@ -198,11 +198,13 @@ static void race(const Region* r, uint64_t elem, const char* hazard, const Acces
 // (kc_check_global_races.cpp), not a race. The hook runs before the store, so a store that meets
 // only an unordered store (no unordered read: a read in the race stays one) is held, with the
 // bytes it is about to overwrite, until its thread's next shared access or its next switch
-// (check_thread_yield); memory then shows what it stored: the same bytes make it the warning
-// (the worker's first, in its note), other bytes the write-write race it is. A thread holds up
-// to HELD granules at once (a vector store); past that, the race is reported as one.
+// (check_thread_yield), and not before its own access is done (a 4-byte store to a byte array
+// meets the check once per byte, all before it stores); memory then shows what it stored: the
+// same bytes make it the warning (the worker's first, in its note), other bytes the write-write
+// race it is. A thread holds up to HELD granules at once (a vector store); past that, the race
+// is reported as one.
 constexpr unsigned HELD = 4;
-struct HeldStore { const Region* r; uint64_t elem; uint32_t pc; AccessRec other; uint8_t old[16]; };
+struct HeldStore { const Region* r; uint64_t elem; uint32_t pc; uint32_t seq; AccessRec other; uint8_t old[16]; };
 static HeldStore held[1024][HELD];
 static uint8_t nheld[1024];
 
@@ -236,19 +238,21 @@ static void note_same_value(const HeldStore& h) {
             h.other.pc);
 }
 
-// The running thread's held stores, now made: the same bytes as before each, or a race.
-static void resolve_held() {
-    unsigned t = cur->linear;
+// The running thread's held stores, now made (`all`: at a switch; else but those of its access
+// in progress, cur->seq): the same bytes as before each, or a race.
+static void resolve_held(bool all) {
+    unsigned t = cur->linear, kept = 0;
     for (unsigned i = 0; i < nheld[t]; ++i) {
         HeldStore& h = held[t][i];
-        if (same_granule(h.r, h.elem, h.old)) note_same_value(h);
+        if (!all && h.seq == cur->seq) held[t][kept++] = h;
+        else if (same_granule(h.r, h.elem, h.old)) note_same_value(h);
         else race(h.r, h.elem, "WAW", h.other, "write", "write", h.pc);
     }
-    nheld[t] = 0;
+    nheld[t] = uint8_t(kept);
 }
 
 void check_thread_yield() {
-    if (cur && cur->linear < 1024 && nheld[cur->linear]) resolve_held();
+    if (cur && cur->linear < 1024 && nheld[cur->linear]) resolve_held(true);
 }
 
 void check_held_block_start() { memset(nheld, 0, sizeof nheld); }
@@ -268,7 +272,7 @@ static bool hold_store(const Region* r, uint64_t elem, uint32_t pc, const Access
             return false;
         }
     HeldStore& h = held[t][nheld[t]++];
-    h = HeldStore{r, elem, pc, w, {}};
+    h = HeldStore{r, elem, pc, me.seq, w, {}};
     same_granule(r, elem, h.old, true);
     return true;
 }
@@ -279,7 +283,7 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
                     bool probe) {
     Shadow& s = r->shadow[elem];
     Thread* t = cur;
-    if (t->linear < 1024 && nheld[t->linear]) resolve_held();
+    if (t->linear < 1024 && nheld[t->linear]) resolve_held(false);
     if (s.pend.set) async_race(r, elem, s, pc, probe ? "copy" : op == READ ? "read" : "write");
     AccessRec me{chk.epoch, uint16_t(t->linear), chk.warp_epoch[t->linear / 32], pc, t->seq, atomic, chk.collective,
                  chk.async_write};
