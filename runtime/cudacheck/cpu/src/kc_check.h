@@ -188,6 +188,9 @@ bool clock_copy(unsigned t, uint32_t* out);
 // check orders two accesses (an older interval, a __syncwarp of its warp, the barriers' clocks,
 // or t's own program order).
 bool orders_before(const AccessRec& a, unsigned t);
+// Whether the `size` bytes at a equal `old` (to = true: copies them into `old` instead), byte by
+// byte: a same-value store's test, on global memory and shared (kc_check_global_races.cpp).
+bool same_bytes(uint8_t* old, uintptr_t a, unsigned size, bool to = false);
 // A block starts: no store is held to see its value.
 void check_held_block_start();
 

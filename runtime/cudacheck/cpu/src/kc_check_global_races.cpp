@@ -469,7 +469,7 @@ static SameValue same_value[1024];   // per thread; size 0: none held
 // byte, never through memcpy or memcmp: the kernel's library defines its own, which check and
 // record every access they make as the kernel's (kc_check_access.cpp).
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
-static bool same_bytes(uint8_t* old, uintptr_t a, unsigned size, bool to = false) {
+bool same_bytes(uint8_t* old, uintptr_t a, unsigned size, bool to) {
     const volatile uint8_t* p = reinterpret_cast<const volatile uint8_t*>(a);
     bool same = true;
     for (unsigned i = 0; i < size; ++i) {

@@ -213,17 +213,11 @@ static const uint8_t* granule_bytes(const Region* r, uint64_t elem, unsigned& n)
     return reinterpret_cast<const uint8_t*>(r->base) + elem * n;
 }
 
-// Whether the granule's bytes equal `old` (to = true: copies them into `old` instead). Byte by
-// byte, not through memcmp: the kernel's library defines its own, whose accesses are checked.
+// Whether the granule's bytes equal `old` (to = true: copies them into `old` instead).
 static bool same_granule(const Region* r, uint64_t elem, uint8_t* old, bool to = false) {
     unsigned n;
-    const volatile uint8_t* p = granule_bytes(r, elem, n);
-    bool same = true;
-    for (unsigned i = 0; i < n; ++i) {
-        if (to) old[i] = p[i];
-        same = same && old[i] == p[i];
-    }
-    return same;
+    const uint8_t* p = granule_bytes(r, elem, n);
+    return same_bytes(old, reinterpret_cast<uintptr_t>(p), n, to);
 }
 
 static void note_same_value(const HeldStore& h) {
