@@ -224,8 +224,7 @@ SHAPES_2D = [(3, 5), (1, 7), (6, 1), (1, 1), (9, 13)]   # (height, width): odd, 
 @pytest.mark.parametrize("mode", [CLAMP, BORDER, WRAP, MIRROR], ids=MODE_NAMES.get)
 @pytest.mark.parametrize("normalized", [False, True], ids=["texels", "normalized"])
 @pytest.mark.parametrize("shape", SHAPES_2D, ids=str)
-def test_point_filtering_is_the_guides_texel_bit_for_bit(mod, mode, normalized, shape):
-    rng = np.random.default_rng()
+def test_point_filtering_is_the_guides_texel_bit_for_bit(mod, mode, normalized, shape, rng):
     arr, texels = float_texture(rng, shape)
     border = (rng.standard_normal(), 0, 0, 0)
     t = texture(arr, (mode, mode), tex.cudaFilterModePoint, normalized, border=border)
@@ -239,8 +238,7 @@ def test_point_filtering_is_the_guides_texel_bit_for_bit(mod, mode, normalized, 
 @pytest.mark.parametrize("mode", [CLAMP, BORDER, WRAP, MIRROR], ids=MODE_NAMES.get)
 @pytest.mark.parametrize("normalized", [False, True], ids=["texels", "normalized"])
 @pytest.mark.parametrize("shape", SHAPES_2D, ids=str)
-def test_linear_filtering_is_the_9_bit_weights_formula_bit_for_bit(mod, mode, normalized, shape):
-    rng = np.random.default_rng()
+def test_linear_filtering_is_the_9_bit_weights_formula_bit_for_bit(mod, mode, normalized, shape, rng):
     arr, texels = float_texture(rng, shape)
     t = texture(arr, (mode, mode), tex.cudaFilterModeLinear, normalized)
     n = 600
@@ -255,14 +253,14 @@ def test_linear_filtering_is_the_9_bit_weights_formula_bit_for_bit(mod, mode, no
         np.testing.assert_allclose(got, exact, rtol=0, atol=span / 512 * 2 + 1e-5)
 
 
-def test_linear_weights_take_256_steps_not_the_float_fraction(mod):
+def test_linear_weights_take_256_steps_not_the_float_fraction(mod, rng):
     """Between texels 0.0 and 1.0 the result is the weight itself: multiples of 1/256, where a
     float interpolation would give the coordinate's fraction."""
     ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
     arr = tex.CUDAarray(ch, 2)
     arr.copy_from(np.array([0.0, 1.0], F32))
     t = texture(arr, (CLAMP,), tex.cudaFilterModeLinear, False)
-    x = (0.5 + np.random.default_rng().uniform(0, 1, 500)).astype(F32)
+    x = (0.5 + rng.uniform(0, 1, 500)).astype(F32)
     got = launch(mod, "sample1", t, (x,), np.zeros(500, F32))
     np.testing.assert_array_equal(got * 256, np.rint((x - F32(0.5)) * 256))
     assert np.abs(got - (x - 0.5)).max() > 1e-4   # a float lerp it is not
@@ -283,8 +281,7 @@ def test_linear_filtering_gives_what_a_gpu_gave(mod):
 
 
 @pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
-def test_1d_and_3d_textures(mod, linear):
-    rng = np.random.default_rng()
+def test_1d_and_3d_textures(mod, linear, rng):
     filt = tex.cudaFilterModeLinear if linear else tex.cudaFilterModePoint
     arr1, texels1 = float_texture(rng, (11,))
     x = coordinates(rng, 300, 11, False)
@@ -297,8 +294,7 @@ def test_1d_and_3d_textures(mod, linear):
     np.testing.assert_array_equal(got, model(texels3, xyz, modes, linear, True)[:, 0])
 
 
-def test_lod_fetches_read_the_one_level(mod):
-    rng = np.random.default_rng()
+def test_lod_fetches_read_the_one_level(mod, rng):
     arr, texels = float_texture(rng, (1, 9))
     t = texture(arr, (CLAMP, CLAMP), tex.cudaFilterModeLinear, False)
     x, y = coordinates(rng, 200, 9, False), np.zeros(200, F32)
@@ -310,18 +306,17 @@ def test_lod_fetches_read_the_one_level(mod):
                                              (8, tex.cudaChannelFormatKindSigned, np.int8),
                                              (16, tex.cudaChannelFormatKindUnsigned, np.uint16),
                                              (16, tex.cudaChannelFormatKindSigned, np.int16)])
-def test_normalized_float_read_mode(mod, bits, kind, dtype):
+def test_normalized_float_read_mode(mod, bits, kind, dtype, rng):
     """8- and 16-bit integers read as v / (2^bits - 1) unsigned, max(v / (2^(bits-1) - 1), -1)
     signed (the most negative value reads -1.0), then filtered as floats."""
     info = np.iinfo(dtype)
-    data = np.random.default_rng().integers(info.min, int(info.max) + 1, (4, 7)).astype(dtype)
+    data = rng.integers(info.min, int(info.max) + 1, (4, 7)).astype(dtype)
     data[0, :2] = info.min, info.max
     arr = tex.CUDAarray(tex.ChannelFormatDescriptor(bits, 0, 0, 0, kind), 7, 4)
     arr.copy_from(data)
     as_float = (data.astype(F32) / F32(info.max)).astype(F32)
     as_float = np.maximum(as_float, F32(-1)).reshape(1, 4, 7, 1)
     assert as_float.min() >= -1 and (info.min == 0 or as_float[0, 0, 0, 0] == -1.0)
-    rng = np.random.default_rng()
     x, y = coordinates(rng, 400, 7, False), coordinates(rng, 400, 4, False)
     for filt, linear in ((tex.cudaFilterModePoint, False), (tex.cudaFilterModeLinear, True)):
         t = texture(arr, (CLAMP, CLAMP), filt, False, tex.cudaReadModeNormalizedFloat)
@@ -329,8 +324,7 @@ def test_normalized_float_read_mode(mod, bits, kind, dtype):
         np.testing.assert_array_equal(got, model(as_float, (x, y), (CLAMP, CLAMP), linear, False)[:, 0])
 
 
-def test_half_textures_read_their_halves_as_floats(mod):
-    rng = np.random.default_rng()
+def test_half_textures_read_their_halves_as_floats(mod, rng):
     data = (rng.standard_normal((4, 9)) * 100).astype(np.float16)
     data[0, :3] = [np.float16(6e-8), -np.inf, np.float16(-0.0)]   # a subnormal, an infinity, a negative zero
     arr = tex.CUDAarray(tex.ChannelFormatDescriptor(16, 0, 0, 0, tex.cudaChannelFormatKindFloat), 9, 4)
@@ -353,8 +347,7 @@ def test_half_textures_read_their_halves_as_floats(mod):
     ("sample2_uint4", 32, tex.cudaChannelFormatKindUnsigned, 4, np.uint32, np.uint32),
     ("sample2_char", 8, tex.cudaChannelFormatKindSigned, 1, np.int8, np.int8),
 ])
-def test_element_types_read_their_texels(mod, kernel, bits, kind, channels, dtype, out_dtype):
-    rng = np.random.default_rng()
+def test_element_types_read_their_texels(mod, kernel, bits, kind, channels, dtype, out_dtype, rng):
     h, w = 5, 3
     if np.dtype(dtype).kind == "f":
         data = rng.standard_normal((h, w * channels)).astype(dtype)
@@ -373,8 +366,7 @@ def test_element_types_read_their_texels(mod, kernel, bits, kind, channels, dtyp
     np.testing.assert_array_equal(got, want.astype(out_dtype))
 
 
-def test_tex1Dfetch_reads_linear_memory_by_index_and_zeros_outside(mod):
-    rng = np.random.default_rng()
+def test_tex1Dfetch_reads_linear_memory_by_index_and_zeros_outside(mod, rng):
     n = 13
     ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
     data = rng.standard_normal(n + 5).astype(F32)   # the texture covers its first n
@@ -400,8 +392,7 @@ def test_tex1Dfetch_reads_linear_memory_by_index_and_zeros_outside(mod):
     np.testing.assert_array_equal(got, np.where(inside, chars[np.clip(idx, 0, n - 1)], 0))
 
 
-def test_pitch2d_memory(mod):
-    rng = np.random.default_rng()
+def test_pitch2d_memory(mod, rng):
     h, w, pitch = 5, 7, 64   # rows 64 bytes apart, 28 of them texels
     rows = rng.standard_normal((h, pitch // 4)).astype(F32)
     ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
@@ -414,8 +405,7 @@ def test_pitch2d_memory(mod):
     np.testing.assert_array_equal(got, want)
 
 
-def test_checked_mode_runs_texture_fetches():
-    rng = np.random.default_rng()
+def test_checked_mode_runs_texture_fetches(rng):
     arr, texels = float_texture(rng, (4, 6))
     t = texture(arr, (MIRROR, WRAP), tex.cudaFilterModeLinear, True)
     k = cudacheck.RawModule(KERNELS, backend="cpu", check=True).get_function("sample2")
@@ -433,11 +423,11 @@ def test_a_texture_object_that_is_not_one_is_reported_with_its_line(mod):
                                            np.int32(1)))
 
 
-def test_cuda_arrays_take_cupys_shapes():
+def test_cuda_arrays_take_cupys_shapes(rng):
     """CuPy's CUDAarray takes (depth, height, channels * width) without the absent dimensions:
     so does the mirror, so that code that runs here runs there."""
     arr = tex.CUDAarray(tex.ChannelFormatDescriptor(8, 8, 8, 8, tex.cudaChannelFormatKindUnsigned), 5, 3)
-    data = np.random.default_rng().integers(0, 256, (3, 20)).astype(np.uint8)
+    data = rng.integers(0, 256, (3, 20)).astype(np.uint8)
     arr.copy_from(data)
     out = np.zeros((3, 20), np.uint8)
     arr.copy_to(out)
@@ -547,8 +537,7 @@ int main() {
 
 
 @pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_a_whole_program_resizes_and_filters_through_textures(check):
-    rng = np.random.default_rng()
+def test_a_whole_program_resizes_and_filters_through_textures(check, rng):
     w, h, ow, oh = 7, 5, 11, 9
     img = rng.standard_normal((h, w)).astype(F32)
     stdin = f"{w} {h} {ow} {oh}\n" + " ".join(float(v).hex() for v in img.ravel())
@@ -633,8 +622,7 @@ int main() {
 
 
 @pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_a_whole_program_samples_a_3d_array_through_tex3D(check):
-    rng = np.random.default_rng()
+def test_a_whole_program_samples_a_3d_array_through_tex3D(check, rng):
     w, h, d, n = 5, 4, 3, 300
     vol = rng.standard_normal((d, h, w)).astype(F32)
     xyz = [coordinates(rng, n, s, True) for s in (w, h, d)]
@@ -734,10 +722,10 @@ extern "C" __global__ void add_one(cudaTextureObject_t t, float* out, int n) {
 }'''
 
 
-def test_a_kernel_writing_what_its_texture_reads_is_reported_in_checked_mode():
+def test_a_kernel_writing_what_its_texture_reads_is_reported_in_checked_mode(rng):
     """The Guide leaves a fetch of memory the same launch writes undefined: checked mode names
     it; writing other memory is fine, and a plain run runs."""
-    data = np.random.default_rng().standard_normal(37).astype(F32)
+    data = rng.standard_normal(37).astype(F32)
     ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
     t = tex.TextureObject(tex.ResourceDescriptor(tex.cudaResourceTypeLinear, arr=data, chDesc=ch,
                                                  sizeInBytes=data.nbytes), tex.TextureDescriptor())
@@ -792,11 +780,10 @@ int main() {
 @pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
 @pytest.mark.parametrize("mode,normalized", [(CLAMP, False), (BORDER, False), (WRAP, True), (MIRROR, True),
                                              (WRAP, False)], ids=lambda v: MODE_NAMES.get(v, str(v)))
-def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear):
+def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear, rng):
     """The same cudacheck.texture code on the GPU backend (CuPy's own TextureObject): bit for bit
     with the model, which is what the CPU runtime computes."""
     import cupy
-    rng = np.random.default_rng()
     shape = (9, 13)
     arr, texels = float_texture(rng, shape)
     t = texture(arr, (mode, mode), tex.cudaFilterModeLinear if linear else tex.cudaFilterModePoint, normalized)
@@ -810,8 +797,7 @@ def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear):
 
 
 @pytest.mark.gpu(nvcc=True)
-def test_the_programs_on_a_gpu_print_what_the_cpu_runtime_prints():
-    rng = np.random.default_rng()
+def test_the_programs_on_a_gpu_print_what_the_cpu_runtime_prints(rng):
     image = "7 5 11 9\n" + " ".join(float(v).hex() for v in rng.standard_normal(35).astype(F32))
     points = np.stack([coordinates(rng, 500, s, True) for s in (5, 4, 3)], axis=1)
     volume = "5 4 3 500\n" + " ".join(float(v).hex() for v in [*rng.standard_normal(60).astype(F32), *points.ravel()])
