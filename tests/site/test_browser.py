@@ -791,23 +791,10 @@ def check_narrow_page(driver, base_url, page, html_root, screenshot_dir=None):
     with overlay scrollbars, wait for MathJax (formulas change the layout), and return a
     PageReport whose problems are the boxes whose content is cut off."""
     report = PageReport(page)
-    url = urljoin(base_url, page)
-    source = (Path(html_root) / page).read_text(errors="replace") if (Path(html_root) / page).is_file() else ""
-    if re.search(r'http-equiv="refresh"', source, re.I):
-        return report  # a redirect stub: the page it leads to is checked on its own
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", NARROW_METRICS)
-    try:
-        driver.get(url)
-        WebDriverWait(driver, 20).until(lambda d: d.execute_script(
-            "return document.readyState === 'complete' && [...document.images].every(i => i.complete)"))
-    except TimeoutException:
-        report.problems.append(f"did not finish loading within the time limit: {driver.current_url}")
-    except WebDriverException as exc:
-        report.problems.append(f"did not load: {exc.msg}")
+    # (a redirect stub: the page it leads to is checked on its own)
+    if _is_redirect(html_root, page) or not _open(driver, urljoin(base_url, page), NARROW_METRICS, report):
         return report
-    time.sleep(SETTLE_S)
-    driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
-    reach_widgets(driver)
+    _settle(driver)
     width = driver.execute_script("return document.documentElement.clientWidth")
     if abs(width - NARROW_PX) > 1:
         report.problems.append(f"laid out {width} px wide, not {NARROW_PX} px")
