@@ -804,3 +804,9 @@ def test_the_programs_on_a_gpu_print_what_the_cpu_runtime_prints(rng):
     for program, stdin in ((PROGRAM, image), (VOLUME_PROGRAM, volume), (ERRORS_PROGRAM, None)):
         gpu = cudacheck.run_program(program, backend="gpu", stdin=stdin)
         assert gpu.exit_code == 0 and gpu.stdout == cudacheck.run_program(program, backend="cpu", stdin=stdin).stdout
+
+
+def test_a_channel_format_reads_back_as_cupys_does():
+    """ChannelFormatDescriptor.get_channel_format: CuPy's dict of the four widths and the kind."""
+    desc = tex.ChannelFormatDescriptor(16, 16, 0, 0, tex.cudaChannelFormatKindSigned)
+    assert desc.get_channel_format() == {"x": 16, "y": 16, "z": 0, "w": 0, "f": tex.cudaChannelFormatKindSigned}
