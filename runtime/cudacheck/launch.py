@@ -72,10 +72,16 @@ def _dims(value, what):
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
+# How a kernel opts into more dynamic shared memory, by the API that launches it
+OPT_IN_CUPY = "the kernel's max_dynamic_shared_size_bytes (the GPU's opt-in, as in CuPy)"
+OPT_IN_RUNTIME_API = "the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize with cudaFuncSetAttribute"
+
+
 def check_launch(grid, block, shared_mem=0, optin=None, static=0, optin_limit=OPTIN_SHARED_LIMIT,
-                 max_threads=MAX_THREADS_PER_BLOCK):
+                 max_threads=MAX_THREADS_PER_BLOCK, opt_in_how=OPT_IN_CUPY):
     """Normalize grid and block to 3-tuples and check them; raise LaunchConfigError
-    naming the limit that was broken and how to stay within it."""
+    naming the limit that was broken and how to stay within it (opt_in_how: how the
+    launching API raises a kernel's shared-memory limit)."""
     g, b = _dims(grid, "grid"), _dims(block, "block")
     for axis, (n, lim) in enumerate(zip(b, MAX_BLOCK_DIM)):
         if n < 1:
@@ -103,8 +109,7 @@ def check_launch(grid, block, shared_mem=0, optin=None, static=0, optin_limit=OP
             f"dynamic shared memory here ({optin_limit} in all, less {static} of static shared memory)")
     limit = optin if optin is not None else DEFAULT_SHARED_LIMIT - static
     if shared_mem > limit:
-        how = ("raise the kernel's max_dynamic_shared_size_bytes (the GPU's opt-in, as in CuPy) or use a smaller "
-               "tile" if optin is None else "raise max_dynamic_shared_size_bytes or use a smaller tile")
+        how = f"raise {opt_in_how} or use a smaller tile"
         raise LaunchConfigError(
             f"shared_mem={shared_mem} bytes of dynamic shared memory exceeds the {limit} bytes this kernel may "
             f"use per block ({'48 KiB without opting in' if optin is None else 'its opt-in'}"

@@ -24,7 +24,7 @@ from ..errors import (
     UninitializedReadError,
     UseAfterFreeError,
 )
-from ..launch import DEFAULT_SHARED_LIMIT, OPTIN_SHARED_LIMIT, as_cooperative, check_launch
+from ..launch import DEFAULT_SHARED_LIMIT, OPT_IN_RUNTIME_API, OPTIN_SHARED_LIMIT, as_cooperative, check_launch
 from ..listing import numbered
 from . import SourceLines, abi, findings, forked_launch, share_device_memory, system, texture_writes
 from .checked import CheckSetup
@@ -241,7 +241,7 @@ class HostRuntime:
         try:
             static = max(self.pb.program.static_shared.get(kernel.name, 0), 0)
             cfg = check_launch(tuple(grid[:3]), tuple(block[:3]), shared, optin=None if optin < 0 else optin,
-                               static=static)
+                               static=static, opt_in_how=OPT_IN_RUNTIME_API)
             if launch.cooperative:
                 cfg = as_cooperative(cfg, kernel.name, static)
         except LaunchConfigError as e:
