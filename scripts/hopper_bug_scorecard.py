@@ -85,11 +85,11 @@ def sanitized(number, tool, timeout=90):
     return verdict
 
 
-def sanitizer_table(jobs):
+def sanitizer_table(jobs, numbers=None, timeout=90):
     from tiling_course import pipeline_bugs
-    numbers = [0] + [b.number for b in pipeline_bugs.BUGS]
+    numbers = numbers or [0] + [b.number for b in pipeline_bugs.BUGS]
     with cf.ThreadPoolExecutor(jobs) as pool:
-        runs = {(n, t): pool.submit(sanitized, n, t) for n in numbers for t in (None, *TOOLS)}
+        runs = {(n, t): pool.submit(sanitized, n, t, timeout) for n in numbers for t in (None, *TOOLS)}
     lines = ["| bug | alone: result | " + " | ".join(TOOLS) + " |", "|---|---|" + "---|" * len(TOOLS)]
     for n in numbers:
         alone = runs[n, None].result()[1]
@@ -104,12 +104,14 @@ def main():
     ap.add_argument("--sanitizer", action="store_true", help="on a GPU: every bug under compute-sanitizer")
     ap.add_argument("--gpu-run", type=int, metavar="NUMBER", help="on a GPU: one bug once (0: none)")
     ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--numbers", type=int, nargs="+", help="with --sanitizer: only these bugs (0: none)")
+    ap.add_argument("--timeout", type=float, default=90, help="with --sanitizer: seconds a run may take")
     ap.add_argument("--out", help="also write the table here")
     args = ap.parse_args()
     if args.gpu_run is not None:
         return gpu_run(args.gpu_run)
     if args.sanitizer:
-        table = sanitizer_table(args.jobs)
+        table = sanitizer_table(args.jobs, args.numbers, args.timeout)
     else:
         rows = list(checked_rows())
         if args.markdown:

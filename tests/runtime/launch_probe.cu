@@ -2,6 +2,7 @@
 // the CPU runtime must print the same (tests/runtime/test_programs.py).
 #include <cstdio>
 __global__ void k(float* x) { if (x) x[0] = 1.0f; }
+__global__ void __launch_bounds__(128) b(float* x) { if (x) x[0] = 1.0f; }
 __global__ void s(float* x) { __shared__ float t[12288]; t[threadIdx.x] = 1.0f; if (x) x[0] = t[0]; }
 static void said(const char* label) { printf("%-28s %s\n", label, cudaGetErrorName(cudaGetLastError())); }
 int main() {
@@ -19,6 +20,8 @@ int main() {
     k<<<1, 32, 49153>>>(nullptr); said("dynamic shared 49153");
     s<<<1, 32, 4>>>(nullptr); said("static 48 KiB + dynamic 4");
     k<<<1, 32, 300000>>>(nullptr); said("dynamic shared 300000");
+    b<<<1, 128>>>(nullptr); said("launch bounds 128, block 128");
+    b<<<1, 256>>>(nullptr); said("launch bounds 128, block 256");
     cudaDeviceSynchronize();
     printf("last: %s\n", cudaGetErrorName(cudaGetLastError()));
     return 0;
