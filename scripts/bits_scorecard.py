@@ -33,6 +33,7 @@ difference in ulps and in absolute value, and the math functions the kernel's co
 the share over every float output, and over the cases built with and without fast math.
 """
 import argparse
+import ctypes
 import hashlib
 import json
 import re
@@ -204,6 +205,8 @@ class Case:
     options: tuple = NVCC_DEFAULT
     prelude: str = ""      # what the project's host build supplies (see the docstring)
     between: str = ""      # lines after the first part (a typedef of a struct that part defines)
+    inputs: str = ""       # the name its random inputs come from, if not its own: one kernel's two builds
+                           # get the same inputs, so each backend's two outputs show what fast math changed
 
     def code(self, sources):
         texts = []
@@ -343,7 +346,7 @@ def llmc(name, file, names, kernel, build, prelude="", common=False, between="",
     """One llm.c kernel, built both as its Makefile builds it and with nvcc's defaults: the items
     `names` of dev/cuda/`file`, after warpReduceSum from common.h if `common` and `parts`."""
     parts = ((LLMC_COMMON,) if common else ()) + tuple(parts) + (Part("llm.c", f"dev/cuda/{file}", names),)
-    return [Case(f"llm.c/{name}/{flavour}", parts, kernel, build, opts, prelude, between)
+    return [Case(f"llm.c/{name}/{flavour}", parts, kernel, build, opts, prelude, between, f"llm.c/{name}")
             for flavour, opts in (("fast-math", LLMC_FAST), ("default", LLMC_DEFAULT))]
 
 
@@ -429,8 +432,8 @@ CASES = [
 
 # ---- running ---------------------------------------------------------------------------------
 
-def case_rng(seed, name):
-    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+def case_rng(seed, case):
+    return np.random.default_rng([seed, zlib.crc32((case.inputs or case.name).encode())])
 
 
 def inputs_digest(launch):
@@ -444,13 +447,13 @@ def inputs_digest(launch):
 def run_case(case, sources, backend, seed):
     """The case's outputs (name -> NumPy array) and its inputs' digest, on "cpu" or "gpu"."""
     import cudacheck
-    launch = case.build(case_rng(seed, case.name))
+    launch = case.build(case_rng(seed, case))
     digest = inputs_digest(launch)
     exprs = (case.kernel,) if "<" in case.kernel else ()
     mod = cudacheck.RawModule(case.code(sources), options=case.options, name_expressions=exprs, backend=backend)
     for name, value in launch.constants.items():
         value = np.ascontiguousarray(value)
-        mod.get_global(name).copy_from_host(value.ctypes.data, value.nbytes)
+        mod.get_global(name).copy_from_host(ctypes.c_void_p(value.ctypes.data), value.nbytes)   # CuPy's form
     if backend == "gpu":
         import cupy
         args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in launch.args]
@@ -465,7 +468,8 @@ def run_case(case, sources, backend, seed):
 
 
 def math_used(code):
-    return sorted(set(MATH.findall(code)))
+    """The math functions the code calls (comments left out)."""
+    return sorted(set(MATH.findall(_code(code))))
 
 
 def run_all(cases, sources, backend, seed, out_path, device):
@@ -495,13 +499,12 @@ def run_all(cases, sources, backend, seed, out_path, device):
 # ---- comparing -------------------------------------------------------------------------------
 
 def ordered(values):
-    """Float bits as integers whose difference counts ulps (+0 and -0 one value): float32, or
-    bfloat16 given as its uint16 patterns."""
+    """Float bits as integers whose difference counts ulps of the values' own format (+0 and -0
+    one value): float32, or bfloat16 given as its uint16 patterns."""
     v = np.asarray(values)
-    if v.dtype == np.uint16:
-        v = (v.astype(np.uint32) << 16).view(np.float32)
-    bits = v.astype(np.float32).view(np.int32).astype(np.int64)
-    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+    bits, sign = ((v.astype(np.int64), 0x8000) if v.dtype == np.uint16 else
+                  (v.astype(np.float32).view(np.uint32).astype(np.int64), 0x80000000))
+    return np.where(bits & sign, -(bits & (sign - 1)), bits)
 
 
 def as_float(values):
@@ -556,8 +559,32 @@ def compare(cpu_path, gpu_path, out=print):
         label = {"all": "every float output", "fast-math": "built with fast math",
                  "default": "built with nvcc's defaults"}[group]
         out(f"# {label}: {same}/{n} elements bit-identical ({100 * same / max(n, 1):.3f}%)")
+    out("# one kernel's two builds (fast math, nvcc's defaults) on the same inputs: the share of their "
+        "elements that agree, on each backend")
+    for family, (fast, default) in _builds(mc).items():
+        shares = [_agreement(run, meta, fast, default) for run, meta in ((cpu, mc), (gpu, mg))]
+        out(f"{family:34s} {'':8s} " + "  ".join(f"{side}: {'-' if v is None else f'{100 * v:6.2f}%'}"
+                                                 for side, v in zip(("CPU", "GPU"), shares)))
     n, same = totals.get("all", (0, 0))
     return same / n if n else 0.0
+
+
+def _builds(meta):
+    """inputs name -> (fast-math case, default case), for the kernels run both ways."""
+    pairs = {}
+    for name, entry in meta["cases"].items():
+        if name.rsplit("/", 1)[-1] in ("fast-math", "default"):
+            pairs.setdefault(name.rsplit("/", 1)[0], {})[entry["fast_math"]] = name
+    return {k: (v[True], v[False]) for k, v in pairs.items() if len(v) == 2}
+
+
+def _agreement(run, meta, a, b):
+    """The share of bit-identical elements between two cases' outputs in one run, or None."""
+    ea, eb = meta["cases"].get(a), meta["cases"].get(b)
+    if not ea or not eb or ea["status"] != "ok" or eb["status"] != "ok":
+        return None
+    counts = [compare_arrays(run[f"{a}::{o}"], run[f"{b}::{o}"]) for o in ea["outputs"]]
+    return sum(c[1] for c in counts) / sum(c[0] for c in counts)
 
 
 # ---- sources ---------------------------------------------------------------------------------
