@@ -5,8 +5,10 @@ runs kernels from three public projects, unchanged, with the compiler options ea
 build uses, on the CPU runtime and (on a GPU host) through CuPy, with the same inputs, and
 compares every float output element bit for bit:
 
-  - NVIDIA's cuda-samples: BlackScholes (`__expf`, `__logf`, `__fdividef`, `rsqrtf`) and n-body's
-    body-body interaction (`rsqrtf`, shared-memory tiles); CMake builds both with nvcc's defaults;
+  - NVIDIA's cuda-samples: BlackScholes (`__expf`, `__logf`, `__fdividef`, `rsqrtf`), n-body's
+    body-body interaction (`rsqrtf`, shared-memory tiles), simpleGL's sine wave (`sinf`, `cosf`) and
+    quasirandomGenerator's inverse normal CDF (`__logf`, a rational polynomial); CMake builds them
+    with nvcc's defaults;
   - karpathy's llm.c, dev/cuda/: softmax, layernorm, GELU, matmul, cross-entropy and AdamW
     kernels, several variants each; its Makefile builds them with `--use_fast_math`, so each is run
     both so (`fast-math` cases) and with nvcc's defaults (`default` cases), which tells what the
@@ -260,6 +262,19 @@ def nbody(rng):
                   {0: "newPos", 2: "vel"}, shared=block * 16, constants={"softeningSquared": np.float32([0.01])})
 
 
+def sine_wave(rng):
+    w, h = 200, 136                                 # the sample's grid covers whole 8 x 8 blocks only
+    pos = np.zeros((h, w, 4), np.float32)
+    return Launch((w // 8, h // 8), (8, 8), [pos, np.uint32(w), np.uint32(h), np.float32(rng.uniform(0, 100))],
+                  {0: "pos"})
+
+
+def inverse_cnd(rng):
+    n = 100003
+    return Launch((128,), (128,), [np.zeros(n, np.float32), rng.integers(0, 2 ** 32, n, dtype=np.uint32),
+                                   np.uint32(n)], {0: "out"})
+
+
 def rows(rng, n=37, c=1000):
     """llm.c's (N, C) rows: an awkward count of rows and a row length no block divides."""
     return n, c, f32(rng, n, c) * 3
@@ -378,6 +393,11 @@ CASES = [
                                       "getSofteningSquared", "bodyBodyInteraction", "computeBodyAccel",
                                       "integrateBodies"))),
          "integrateBodies<float>", nbody, prelude=CG + "namespace cg = cooperative_groups;\n"),
+    Case("cuda-samples/simpleGL", (Part("cuda-samples", CS + "simpleGL/simpleGL.cu", ("simple_vbo_kernel",)),),
+         "simple_vbo_kernel", sine_wave),
+    Case("cuda-samples/quasirandom-inverseCND",
+         (Part("cuda-samples", CS + "quasirandomGenerator/quasirandomGenerator_kernel.cu",
+               ("MUL", "MoroInvCNDgpu", "inverseCNDKernel")),), "inverseCNDKernel", inverse_cnd),
     *llmc("softmax1", "softmax_forward.cu", ("softmax_forward_kernel1",), "softmax_forward_kernel1",
           softmax(ROWS, 32), INF),
     *llmc("softmax2", "softmax_forward.cu", ("softmax_forward_kernel2",), "softmax_forward_kernel2",
