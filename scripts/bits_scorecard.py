@@ -18,12 +18,13 @@ compares every float output element bit for bit:
 A case names the items (functions, structs, macros, variables) it takes from a source file; the
 script cuts them out of the checkout's file (`extract`), since the files are whole programs whose
 host code and host headers (cuBLAS, <cstdio>) neither NVRTC nor the CPU runtime compiles, and
-puts a few lines of its own before them where the project relies on its host build (`M_PI` from
-<math.h>, `uint` from <sys/types.h>, llm.c's `floatX`, which gelu_forward.cu sets to bf16).
+puts a few lines of its own before them where the project relies on its host build (`M_PI` and
+`INFINITY` from <math.h>, `uint` from <sys/types.h>, llm.c's `floatX`, which gelu_forward.cu sets
+to bf16).
 
     python scripts/bits_scorecard.py --cuda-samples CS --llmc LLMC --sgemm SGEMM --cpu /tmp/cpu.npz
     python scripts/bits_scorecard.py ... --pack /tmp/bits-pack     # only the files the table needs
-    python scripts/bits_scorecard.py --sources /tmp/bits-pack --gpu /tmp/gpu.npz    # on the GPU host
+    PYTHONPATH=runtime python scripts/bits_scorecard.py --sources /tmp/bits-pack --gpu /tmp/gpu.npz  # GPU host
     python scripts/bits_scorecard.py --compare /tmp/cpu.npz /tmp/gpu.npz
 
 (--sources DIR stands for the three checkouts as DIR/cuda-samples, DIR/llm.c, DIR/SGEMM_CUDA:
@@ -31,8 +32,10 @@ what --pack writes. A bare mirror is made a tree with `git -C MIRROR archive HEA
 Inputs come from --seed (printed, and stored in the .npz) and the case's name; each case's
 inputs are hashed into the .npz too, so --compare refuses two runs that did not see the same
 bytes. --compare prints per case and output: elements, the bit-identical share, the largest
-difference in ulps and in absolute value, and the math functions the kernel's code calls; then
-the share over every float output, and over the cases built with and without fast math.
+difference in ulps (of the output's own format, float32 or bf16) and in absolute value, and the
+math functions the kernel's code calls; then the share over every float output, over the cases
+built with and without fast math, and how far each llm.c kernel's two builds agree on each side.
+A case that fails (a compile error, a refusal) is recorded with its message and the others run.
 """
 import argparse
 import ctypes
@@ -200,6 +203,7 @@ class Launch:
 
 @dataclass
 class Case:
+    """One kernel of a project, as its build compiles it and its launcher launches it."""
     name: str
     parts: tuple           # Parts, concatenated in order after the prelude
     kernel: str            # the kernel's name, or its template instance (a name expression)
@@ -245,7 +249,7 @@ CS = "Samples/5_Domain_Specific/"
 
 
 def black_scholes(rng):
-    n = 2 * 20011                                   # odd pairs: the last block part full
+    n = 2 * 20011                                   # a thread per pair: the last block partly idle
     s, x, t = f32(rng, n, low=5, high=30), f32(rng, n, low=1, high=100), f32(rng, n, low=0.25, high=10)
     call, put = np.zeros(n, np.float32), np.zeros(n, np.float32)
     return Launch((cdiv(n // 2, 128),), (128,), [call, put, s, x, t, np.float32(0.02), np.float32(0.30),

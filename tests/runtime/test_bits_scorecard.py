@@ -54,7 +54,8 @@ def softplus_launch(rng):
                             {0: "out"}, constants={"shift": np.float32([rng.uniform(1, 2)])})
 
 
-TINY = scorecard.Case("tiny/softplus", (scorecard.Part("llm.c", "dev/cuda/tiny.cu", ("SCALE", "twice", "shift", "softplus")),),
+TINY = scorecard.Case("tiny/softplus",
+                      (scorecard.Part("llm.c", "dev/cuda/tiny.cu", ("SCALE", "twice", "shift", "softplus")),),
                       "softplus", softplus_launch)
 
 
