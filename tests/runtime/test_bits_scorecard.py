@@ -160,3 +160,15 @@ def test_the_command_line_runs_compares_and_packs(checkout, tmp_path, monkeypatc
     scorecard.main(["--llmc", str(checkout), "--seed", "8", "--cpu", str(other)])
     with pytest.raises(SystemExit, match="different seeds"):
         scorecard.main(["--compare", str(cpu), str(other)])
+
+
+@pytest.mark.gpu
+def test_the_gpu_side_runs_the_same_case_and_matches_the_cpu_bit_for_bit(checkout, tmp_path, rng):
+    """The --gpu path (CuPy arrays, a __constant__ set through get_global, the outputs copied back)
+    on the case of our own, whose expf, logf, FMA and IEEE adds the CPU runtime gives bit for bit."""
+    seed = int(rng.integers(1 << 30))
+    runs = {side: tmp_path / f"{side}.npz" for side in ("cpu", "gpu")}
+    for side, path in runs.items():
+        meta = scorecard.run_all([TINY], {"llm.c": checkout}, side, seed, path, side)
+        assert meta["cases"]["tiny/softplus"]["status"] == "ok", meta
+    assert scorecard.compare(runs["cpu"], runs["gpu"], lambda line: None) == 1.0
