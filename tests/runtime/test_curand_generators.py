@@ -147,6 +147,22 @@ def test_mrg32k3a_matches_the_published_algorithm(rng):
         assert u[8 * i + 7] == model.mrg_bits(g.next_z())
 
 
+def test_mrg32k3a_seed_zero_is_lecuyers_default_stream():
+    """Seed 0 leaves every word 12345, the default seed of L'Ecuyer's reference implementation
+    (RngStreams), whose first uniform value is published as 0.1270111220: the recurrences'
+    orientation and the output's scaling, independent of the model."""
+    src = r'''
+    #include <curand_kernel.h>
+    extern "C" __global__ void k(double* out) {
+        curandStateMRG32k3a_t s;
+        curand_init(0, 0, 0, &s);
+        out[0] = curand_uniform_double(&s);
+    }'''
+    out = np.zeros(1)
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (out,))
+    assert round(out[0], 10) == 0.1270111220
+
+
 def test_mrg32k3a_skipahead_is_as_many_steps(rng):
     """skipahead(n) lands where n calls of curand do, across the bits of n (the jump table's
     powers), and a subsequence is 2^76 steps: skipahead_subsequence(1) after curand_init(seed,
