@@ -314,3 +314,30 @@ def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     assert np.array_equal(cf[:, :2], gf[:, :2]) and np.array_equal(cd[:, :2], gd[:, :2])
     np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=3e-7, atol=1e-7)
     np.testing.assert_allclose(cd[:, 2:], gd[:, 2:], rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.gpu(nvcc=True)
+def test_joe_kuo_vectors_are_the_host_librarys():
+    """The model's direction vectors for dimensions 0 to 7 are the ones a GPU program gets from
+    the host library (curandGetDirectionVectors32 and 64, Joe and Kuo's set 6), so that the
+    tests above drive the Sobol states as a cuRAND program does."""
+    program = r'''
+    #include <curand.h>
+    #include <cstdio>
+    int main() {
+        unsigned int (*v32)[32];
+        unsigned long long (*v64)[64];
+        curandGetDirectionVectors32(&v32, CURAND_DIRECTION_VECTORS_32_JOEKUO6);
+        curandGetDirectionVectors64(&v64, CURAND_DIRECTION_VECTORS_64_JOEKUO6);
+        for (int d = 0; d < 8; ++d) {
+            for (int k = 0; k < 32; ++k) printf("%u ", v32[d][k]);
+            for (int k = 0; k < 64; ++k) printf("%llu ", v64[d][k]);
+            printf("\n");
+        }
+    }'''
+    run = cudacheck.run_program(program, backend="gpu", options=("-lcurand",))
+    assert run.exit_code == 0, run.stderr
+    for d, line in enumerate(run.stdout.split("\n")[:8]):
+        words = [int(w) for w in line.split()]
+        assert words[:32] == model.direction_vectors(d, 32), f"dimension {d}, 32 bits"
+        assert words[32:] == model.direction_vectors(d, 64), f"dimension {d}, 64 bits"
