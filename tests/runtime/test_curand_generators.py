@@ -113,13 +113,14 @@ def _box_muller(u, v):
     return r * sin(2 * pi * v), r * cos(2 * pi * v)
 
 
-def test_mrg32k3a_matches_the_published_algorithm(rng):
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_mrg32k3a_matches_the_published_algorithm(rng, check):
     """curand_init's seeding, subsequence (2^76 steps) and offset; curand, curand_uniform(_double),
     skipahead, skipahead_subsequence, skipahead_sequence (2^127 steps) bit for bit with the model;
     the normal and log-normal ones Box-Muller on the generator's own uniform values, within
     float and double rounding of the model's float64."""
     n = 40
-    a, st, u, f, d = _launch(MRG, "mrg", _mrg_args(rng, n), n)
+    a, st, u, f, d = _launch(MRG, "mrg", _mrg_args(rng, n), n, check=check)
     a = a.reshape(n, 4)
     for i in range(n):
         seed, sub, off, skip = (int(v) for v in a[i])
