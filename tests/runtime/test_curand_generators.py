@@ -250,6 +250,20 @@ def test_sobol_first_dimension_is_the_van_der_corput_sequence():
     assert (out / 2.0 ** 32).tolist() == [0, 0.5, 0.75, 0.25, 0.375, 0.875, 0.625, 0.125]
 
 
+def test_sobol_has_no_box_muller_pair():
+    """cuRAND defines no curand_normal2 for a quasi-random state (two draws are two points of
+    one dimension, not independent values): NVRTC refuses it, and so does the CPU runtime."""
+    src = r'''
+    #include <curand_kernel.h>
+    extern "C" __global__ void k(unsigned* v, float* out) {
+        curandStateSobol32_t s;
+        curand_init(v, 0u, &s);
+        out[0] = curand_normal2(&s).x;
+    }'''
+    with pytest.raises(cudacheck.CompileError, match="curand_normal2"):
+        cudacheck.RawModule(src, backend="cpu").compile()
+
+
 @pytest.mark.parametrize("state,init", [
     ("curandStateMRG32k3a_t", "curand_init(7, 0, 0, &st[0])"),
     ("curandStateScrambledSobol32_t", "curand_init(v, 5u, 0u, &st[0])"),
