@@ -11,7 +11,7 @@
 typedef unsigned int curandDirectionVectors32_t[32];
 typedef unsigned long long curandDirectionVectors64_t[64];
 
-// The scrambled states keep the constant, so that a skipahead can start from it again.
+// Each state keeps its scramble constant (0 for the plain ones), from which a skipahead starts again.
 #define KC_SOBOL_STATE(NAME, T, BITS)                                                               \
     struct NAME {                                                                                   \
         T i, x, c;                                                                                  \
