@@ -21,6 +21,10 @@ UNSUPPORTED = [
     (re.compile(r"bmma_sync|experimental"), "sub-byte tensor-core fragments (nvcuda::wmma::experimental)"),
     (re.compile(r"surf[123]D\w*|surface|cudaSurfaceObject_t|cudaCreateSurfaceObject|cudaDestroySurfaceObject"),
      "surfaces (surface objects; texture objects are provided)"),
+    # MTGP32's state and parameter tables are made by the host library (curand_mtgp32_host.h).
+    (re.compile(r"curandStateMtgp32(_t)?|mtgp32_kernel_params(_t)?|mtgp32_params_fast(_t)?|curandMakeMTGP32\w*"),
+     "cuRAND's MTGP32 generator (curandStateMtgp32_t; the XORWOW, Philox4_32_10, MRG32k3a and Sobol "
+     "generators are provided)"),
     (re.compile(r"this_multi_grid|multi_grid_group|this_cluster|cluster_group"),
      "multi-grid and cluster cooperative groups"),
     (re.compile(r"memcpy_async|pipeline|barrier_arrive\w*|__pipeline_arrive_on"),

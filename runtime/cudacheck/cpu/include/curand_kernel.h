@@ -305,3 +305,13 @@ template <class S> inline double curand_log_normal_double(S* s, double mean, dou
     return kc::rand::pair_value(s->boxmuller_flag_double, s->boxmuller_extra_double, 2,
                                 [&] { return curand_normal2_double(s); }, [&](double v) { return exp(mean + stddev * v); });
 }
+
+// MTGP32's state is made by the host library (curand_mtgp32_host.h), which the CPU runtime does
+// not provide: declared, never defined, so that a kernel taking one parses and its first use of
+// the state is refused by name (runtime/cudacheck/frontend/cpu_build.py, UNSUPPORTED).
+struct curandStateMtgp32;
+typedef struct curandStateMtgp32 curandStateMtgp32_t;
+
+// The other generators, which use the distributions above.
+#include "curand_mrg32k3a.h"
+#include "curand_sobol.h"
