@@ -277,7 +277,7 @@ def cpu_run(name, mode, rodinia, substitute, time_limit):
         try:
             result = cudacheck.run_program(source, backend="cpu", check=mode == "checked", args=program.args,
                                            options=program.flags, time_limit=time_limit, cwd=str(work))
-        except cudacheck.KernelError as e:
+        except (cudacheck.KernelError, ValueError) as e:   # ValueError: a build run_program does not take
             first = next((line for line in str(e).splitlines() if line.strip()), "")
             return {"outcome": type(e).__name__, "message": first}
         out = observed(result.stdout, work, program)
