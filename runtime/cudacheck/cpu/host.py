@@ -35,7 +35,7 @@ from ..errors import (
     KernelTimeoutError,
     UnsupportedFeatureError,
 )
-from ..frontend import SOURCE_NAME, analyze, find_launches
+from ..frontend import SOURCE_NAME, analyze, find_launches, joined_launch_brackets
 from ..listing import numbered
 from . import SourceLines, abi, compiler, forked_launch, system
 from .device_memory import Ledger
@@ -56,6 +56,7 @@ class ProgramBuild:
 def build(source, options=(), check=False, host_units=()):
     """Compile a whole program for the CPU runtime (cached like kernels). host_units: its
     plain C and C++ units, (name, text, folder) each (host_units.py)."""
+    source = joined_launch_brackets(source)
     launches, edits = find_launches(source, options)
     code = compiler.edited(source, edits)
     exprs = tuple(sorted({launch.kernel for launch in launches if "<" in launch.kernel}))

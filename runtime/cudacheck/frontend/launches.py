@@ -13,6 +13,30 @@ from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system
 from .model import Launch
 
 
+# A launch's brackets with blanks inside them, `kernel << < grid, block >> > (args)`, which nvcc
+# reads as a launch and clang does not: the opening one after the kernel's name (or template
+# arguments), and the first closing one after it, followed by the arguments' parenthesis.
+_SPACED_OPEN = re.compile(r"(?<=[\w>)\s])<<(\s*)<(?!<)")
+_SPACED_CLOSE = re.compile(r">>(\s*)>(?=\s*\()")
+
+
+def joined_launch_brackets(source):
+    """`source` with each launch's spaced brackets written `<<<` and `>>>`, the blanks moved
+    after them, so that every offset and line stays as it was."""
+    text, at = source, 0
+    while True:
+        opening = _SPACED_OPEN.search(text, at)
+        if opening is None:
+            return text
+        closing = _SPACED_CLOSE.search(text, opening.end())
+        if closing is None:
+            return text
+        if opening.group(1) or closing.group(1):
+            text = (text[:opening.start()] + "<<<" + opening.group(1) + text[opening.end():closing.start()] + ">>>"
+                    + closing.group(1) + text[closing.end():])
+        at = closing.end()
+
+
 def find_launches(source, options=()):
     """The kernel launches of a whole program, `kernel<<<grid, block, shared, stream>>>(args)`,
     found by clang parsing it as CUDA (host side), and the line-preserving edits that turn
