@@ -53,10 +53,12 @@ def run_program(source, backend="auto", check=False, args=(), options=(), time_l
     """Compile and run a whole CUDA C program (a source with a main).
 
     source: the program's one .cu file, as a string; or a program of several files, as a
-    mapping of each file's name (a path, relative to `cwd`) to its text: its CUDA unit (one
-    .cu file) and its plain host units (.c compiled as C, .cpp as C++, as nvcc hands them to
-    the host compiler), linked together; main may be in any of them. A unit's quoted
-    #includes are found in its own folder first, as a compiler finds them for the file.
+    mapping of each file's name (a path, relative to `cwd`) to its text: its CUDA units (.cu)
+    and its plain host units (.c compiled as C, .cpp as C++, as nvcc hands them to the host
+    compiler), linked together; main may be in any of them. A unit's quoted #includes are
+    found in its own folder first, as a compiler finds them for the file. On the CPU runtime
+    several CUDA units are read as one translation unit, in the order given
+    (cpu/local_includes.py says what that changes).
     backend: "gpu" (nvcc and a GPU), "cpu" (the CPU runtime), or "auto" (the GPU when nvcc
     and a GPU are present). check: checked mode (CPU runtime): kernels checked as RawKernel
     launches are, and host code's use of device memory too. args: the program's command-line
@@ -84,8 +86,9 @@ def run_program(source, backend="auto", check=False, args=(), options=(), time_l
         return _run_gpu(units, args, options, time_limit, stdin, cwd)
     from .cpu import host, local_includes
     options = tuple(_include_from(option, cwd) for option in options)
-    (_, code, folder), *hosts = units
-    code = local_includes.inline(code, folder, [o[2:] for o in user_flags(options) if o.startswith("-I")])
+    cuda = [(text, folder) for name, text, folder in units if name.endswith(CUDA_SUFFIX)]
+    hosts = [unit for unit in units if not unit[0].endswith(CUDA_SUFFIX)]
+    code = local_includes.joined(cuda, [o[2:] for o in user_flags(options) if o.startswith("-I")])
     outcome = host.run(host.build(code, options, check, tuple(hosts)), args, stdin, time_limit, cwd)
     return ProgramResult(outcome.stdout, outcome.stderr, outcome.exit_code, "cpu", outcome.reports, outcome.warnings)
 
@@ -96,8 +99,8 @@ HOST_SUFFIXES = (".c", ".cpp", ".cc", ".cxx")
 
 
 def program_units(source, cwd):
-    """[(name, text, folder)], the CUDA unit first, from run_program's `source`; a TypeError
-    or ValueError naming what is wrong with it."""
+    """[(name, text, folder)], the CUDA units first (in the order given), from run_program's
+    `source`; a TypeError or ValueError naming what is wrong with it."""
     if isinstance(source, str):
         if not source.strip():
             raise TypeError("source must be the program's CUDA C source, as a non-empty string")
@@ -113,10 +116,9 @@ def program_units(source, cwd):
         raise ValueError(f"{odd[0]!r} is neither a CUDA unit (.cu) nor a host unit ({', '.join(HOST_SUFFIXES)}): "
                          "pass the files the program's build compiles; headers are found through #include")
     cuda = [name for name in source if name.endswith(CUDA_SUFFIX)]
-    if len(cuda) != 1:
-        raise ValueError(f"the program has {len(cuda)} .cu files ({', '.join(cuda) or 'none'}); run_program takes "
-                         "one CUDA unit, with any number of .c and .cpp host units. Several CUDA units, each "
-                         "compiled on its own, are not yet supported: a GPU runs them (backend='gpu').")
+    if not cuda:
+        raise ValueError("the program has no .cu file: run_program runs a CUDA program, whose kernels are in its "
+                         ".cu files (its .c and .cpp files are host code)")
     base = os.path.abspath(cwd or ".")
     folder = {name: os.path.dirname(os.path.join(base, name)) for name in source}
     ordered = cuda + [name for name in source if name not in cuda]

@@ -185,8 +185,8 @@ CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp"
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
 # A whole program's units (run_program), linked beside RUNTIME_UNITS: its CUDA runtime API
 # (kc_host.h): its core, its texture objects and arrays, and its heap, a fresh process's
-# (kc_host_heap.cpp says why).
-PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp")
+# (kc_host_heap.cpp says why); and the API under its C names, for its C units (kc_host_c.cpp).
+PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp", "kc_host_c.cpp")
 
 
 def runtime_object(checked, unit, poll=False):

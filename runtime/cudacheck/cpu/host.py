@@ -150,7 +150,12 @@ def _child(pb, paths, ledger, argv, deadline, cwd):
         f = os.open(paths[name], flags, 0o600)
         os.dup2(f, fd)
         os.close(f)
-    lib = compiler.load(pb.path)
+    try:
+        lib = compiler.load(pb.path)
+    except KernelError as e:   # a function called and defined nowhere: the parent raises it
+        with open(paths["result"], "wb") as f:
+            pickle.dump({"error": e, "exit_code": None, "reports": [], "warnings": []}, f)
+        os._exit(0)
     rt = HostRuntime(pb, lib, ledger, paths["result"], deadline)
     callbacks = rt.callbacks()
     c_argv = (ctypes.c_char_p * (len(argv) + 1))(*[a.encode() for a in argv], None)

@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import cache
 from ..config import config
 from ..errors import CompileError
+from ..frontend import INCLUDE_DIR
 from ..options import user_flags
 
 # A unit's language by its suffix, as nvcc decides it.
@@ -27,7 +28,10 @@ def compile_unit(name, text, folder, options):
     `folder`, where the file is) and whether it defines main, cached by its preprocessed text."""
     from .compiler import compiler_version   # (compiler imports this module's HOST_MAIN)
     cxx, language = config.cxx, LANGUAGES[Path(name).suffix]
-    flags = ["-x", language, *FLAGS, f"-iquote{folder}", *user_flags(options)]
+    # nvcc gives a .cpp file the toolkit's include folder (cuda_runtime.h: the runtime API, here
+    # the CPU runtime's); the CUDA headers are C++, so a .c file has the C library's alone.
+    toolkit = [f"-I{INCLUDE_DIR}", "-DKC_PROGRAM"] if language == "c++" else []
+    flags = ["-x", language, *FLAGS, f"-iquote{folder}", *toolkit, *user_flags(options)]
     proc = subprocess.run([cxx, *flags, "-E", "-P", "-"], input=text, capture_output=True, text=True)
     if proc.returncode:
         raise _error(name, proc.stderr)

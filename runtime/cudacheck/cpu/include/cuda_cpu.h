@@ -14,6 +14,8 @@
 // Only C headers here: runtime/cudacheck/frontend (libclang.py) parses this header with libclang before every
 // cold compile, and the C++ library's headers would triple the time it takes.
 #pragma once
+// Marks this header as read: the toolkit headers a host unit includes (cuda_runtime.h) read it once.
+#define KC_CUDA_CPU_H 1
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
