@@ -182,3 +182,26 @@ def test_a_kernel_cannot_assign_griddim():
     with pytest.raises(cudacheck.CompileError):
         cudacheck.run_program(SCALE.replace("if (i < n)", "gridDim.x = 2; if (i < n)") + "int main() { return 0; }",
                               backend="cpu")
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_launches_of_bool_template_instances_name_each(check):
+    """k<true, false>: the launch finder spells a bool argument as C++ does (libclang reads
+    true as the one-bit number -1)."""
+    out = cudacheck.run_program(r"""
+#include <cstdio>
+template <bool A, bool B> __global__ void k(int* o) { o[threadIdx.x] = A * 10 + B; }
+template <int N, char C> __global__ void m(int* o) { o[threadIdx.x] = N + C; }
+int main() {
+    int *d, h[5];
+    cudaMalloc(&d, sizeof h);
+    k<true, false><<<1, 1>>>(d);
+    k<false, true><<<1, 1>>>(d + 1);
+    m<-1, 'a'><<<1, 1>>>(d + 2);
+    k<true, true><<<1, 1>>>(d + 3);
+    k<false, false><<<1, 1>>>(d + 4);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d %d\n", h[0], h[1], h[2], h[3], h[4]);
+}
+""", backend="cpu", check=check).stdout
+    assert out == "10 1 96 11 0\n"

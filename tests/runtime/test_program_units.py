@@ -146,8 +146,9 @@ def test_a_relative_include_folder_is_relative_to_cwd(tmp_path):
 
 @pytest.mark.parametrize("units, error, message", [
     ({"a.c": DRIVER_C, "b.c": DRIVER_C, "sum.cu": SUM_CU}, cudacheck.CompileError, "main\\(\\) is defined in a.c and in b.c"),
-    ({"a.cu": SUM_CU, "b.cu": SUM_CU}, ValueError, "2 .cu files"),
-    ({"driver.c": DRIVER_C}, ValueError, "0 .cu files"),
+    # two units defining one function: nvcc's link refuses the second definition
+    ({"a.cu": SUM_CU, "b.cu": SUM_CU, "driver.c": DRIVER_C}, cudacheck.CompileError, "redefinition"),
+    ({"driver.c": DRIVER_C}, ValueError, "no .cu file"),
     ({"sum.cu": SUM_CU, "notes.txt": "x"}, ValueError, "'notes.txt' is neither"),
     ({"sum.cu": SUM_CU, "bad.c": "template <class T> T f(T t) { return t; }"}, cudacheck.CompileError,
      "bad.c did not compile as C"),
@@ -174,3 +175,92 @@ def test_the_c_driver_program_on_the_gpu_matches_the_cpu_runtime(tmp_path, rng):
     gpu_file = (tmp_path / "scaled.txt").read_text()
     cpu = cudacheck.run_program(units, backend="cpu", args=(300, 3), cwd=str(tmp_path))
     assert (gpu.stdout, gpu_file) == (cpu.stdout, (tmp_path / "scaled.txt").read_text())
+
+
+# Two CUDA units, as nvcc compiles and links them: a header without a guard that both include,
+# a macro the first unit's own text defines (which the second, compiled on its own, never sees).
+SHARED_H = "struct Pair { int a, b; };\nint pair_sum(struct Pair p);\n"
+FIRST_CU = r"""
+#include "pair.h"
+#define WIDTH 8
+__global__ void add(const Pair* p, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = p[i].a + p[i].b + WIDTH;
+}
+void run_add(const Pair* p, int* out, int n) {
+    Pair* dp; int* dout;
+    cudaMalloc(&dp, n * sizeof(Pair));
+    cudaMalloc(&dout, n * sizeof(int));
+    cudaMemcpy(dp, p, n * sizeof(Pair), cudaMemcpyHostToDevice);
+    add<<<(n + 31) / 32, 32>>>(dp, dout, n);
+    cudaMemcpy(out, dout, n * sizeof(int), cudaMemcpyDeviceToHost);
+}
+"""
+SECOND_CU = r"""
+#include <cstdio>
+#include <cstdlib>
+#include "pair.h"
+#ifndef WIDTH
+#define WIDTH 3
+#endif
+void run_add(const Pair* p, int* out, int n);
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    Pair* p = (Pair*)malloc(n * sizeof(Pair));
+    int* out = (int*)malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) p[i] = Pair{i, 2 * i};
+    run_add(p, out, n);
+    long s = 0;
+    for (int i = 0; i < n; i++) s += out[i];
+    printf("%ld %d\n", s, WIDTH);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_two_cuda_units_link_as_compiled_apart(tmp_path, rng, check):
+    n = int(rng.integers(1, 2000))
+    (tmp_path / "pair.h").write_text(SHARED_H)
+    result = cudacheck.run_program({"first.cu": FIRST_CU, "second.cu": SECOND_CU}, backend="cpu", check=check,
+                                   args=(n,), cwd=str(tmp_path))
+    assert result.stdout == f"{3 * n * (n - 1) // 2 + 8 * n} 3\n"
+
+
+# A C unit that calls the runtime API itself, declared as C (as the toolkit's C header declares
+# it) or not at all (an implicit declaration), linked with a .cu holding only the kernel's launch.
+API_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+typedef int cudaError_t;
+cudaError_t cudaMalloc(void** p, size_t n);
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, int kind);
+void launch_negate(int* d, int n);
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]), i, *d, *h = malloc(n * sizeof(int));
+    long s = 0;
+    for (i = 0; i < n; i++) h[i] = i;
+    cudaMalloc((void**)&d, n * sizeof(int));
+    cudaMemcpy(d, h, n * sizeof(int), 1);
+    launch_negate(d, n);
+    cudaMemcpy(h, d, n * sizeof(int), 2);
+    for (i = 0; i < n; i++) s += h[i];
+    printf("%ld %d %d\n", s, (int)cudaFree(d), (int)cudaFree(h));
+    return 0;
+}
+"""
+NEGATE_CU = r"""
+__global__ void negate(int* v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = -v[i];
+}
+extern "C" void launch_negate(int* d, int n) { negate<<<(n + 63) / 64, 64>>>(d, n); }
+"""
+
+
+def test_a_c_unit_calls_the_runtime_api_by_its_c_names(tmp_path, rng):
+    n = int(rng.integers(1, 3000))
+    result = cudacheck.run_program({"main.c": API_C, "negate.cu": NEGATE_CU}, backend="cpu", args=(n,),
+                                   cwd=str(tmp_path))
+    # cudaFree of a host pointer: cudaErrorInvalidValue (1), as CUDA answers it
+    assert result.stdout == f"{-n * (n - 1) // 2} 0 1\n"

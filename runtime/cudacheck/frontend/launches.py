@@ -164,10 +164,16 @@ class LaunchFinder:
             args = []
             for i in range(fn.get_num_template_arguments()):
                 t = fn.get_template_argument_type(i)   # INVALID: a value, not a type
-                value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
-                args.append(value)
+                args.append(t.spelling if t.kind != self.ci.TypeKind.INVALID else self._template_value(fn, i))
             name = f"{name}<{', '.join(args)}>"
         return name
+
+    @staticmethod
+    def _template_value(fn, i):
+        """A value template argument as C++ spells it: libclang gives a bool's as a one-bit
+        signed number, true as -1 (whose unsigned value is 1), which would name k<-1> for k<true>."""
+        value = fn.get_template_argument_value(i)
+        return "true" if value == -1 and fn.get_template_argument_unsigned_value(i) == 1 else str(value)
 
     def _macro_launch(self, call, ident, edits):
         """A launch that a macro of the source writes out (`#define LAUNCH(k, g, b, ...)
