@@ -13,6 +13,10 @@ from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system
 from .model import Launch
 
 
+# The runtime API's calls that CUDA 13 removed, and what replaced each (CUDA Runtime API,
+# "Deprecated List"): refused, as nvcc 13 refuses them, with the replacement named.
+REMOVED_API = {"cudaThreadSynchronize": "cudaDeviceSynchronize()", "cudaThreadExit": "cudaDeviceReset()"}
+
 # A launch's brackets with blanks inside them, `kernel << < grid, block >> > (args)`, which nvcc
 # reads as a launch and clang does not: the opening one after the kernel's name (or template
 # arguments), and the first closing one after it, followed by the arguments' parenthesis.
@@ -86,8 +90,11 @@ class LaunchFinder:
             line = d.location.line
             if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
                     and not any(lo <= line <= hi for lo, hi in device):
+                gone = next((f"\n\n{old} is gone from CUDA 13 (deprecated since CUDA 4; nvcc 13 refuses it too): "
+                             f"call {new}, which does the same." for old, new in REMOVED_API.items()
+                             if f"'{old}'" in d.spelling), "")
                 raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
-                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}", backend="cpu")
+                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}{gone}", backend="cpu")
 
     def find(self):
         K = self.ci.CursorKind
