@@ -23,6 +23,7 @@ Running it (RODINIA_DIR is the clone, or any folder holding its cuda/ and common
 
     python scripts/rodinia_scorecard.py /tmp/rodinia --record-gpu gpu.json     # on a GPU, once
     python scripts/rodinia_scorecard.py /tmp/rodinia --gpu gpu.json --json cpu.json --jobs 2
+    python scripts/rodinia_scorecard.py /tmp/rodinia --gpu gpu.json --cpu-json cpu.json   # tabulate only
 
 Comparison. A program's output is its stdout, less the lines that report a time (TIMING_LINE:
 they differ from run to run on any machine) or name the device (MACHINE_LINE), and the files named in its `outputs`. A mode
@@ -57,8 +58,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # A line that reports a time: it differs between any two runs, GPU or CPU.
-TIMING_LINE = re.compile(r"(?i)\btime|timing|elapsed|\bsec(ond)?s?\b|\bms\b|GB/s|throughput|"
-                         r"^(Init|MemAlloc|HtoD|Exec|DtoH|Close|Total):")
+TIMING_LINE = re.compile(r"(?i)\btime|timing|elapsed|\bsec(ond)?s?\b|\bms\b|GB/s|throughput|\btook\b|"
+                         r"^(Init|MemAlloc|HtoD|Exec|DtoH|Close|Total):|^\s*[\d.]+ s\b")
 # A line that describes the machine (gaussian prints the device's properties): the CPU
 # runtime reports an H100's numbers, but names itself in the device's name.
 MACHINE_LINE = re.compile(r"(?i)device name")
@@ -212,7 +213,7 @@ PROGRAMS = [
                                  "rmse.c"], skip=TEXTURE_REFERENCES),
     Program("lavaMD", "lavaMD", ["main.c", "kernel/kernel_gpu_cuda_wrapper.cu", "util/num/num.c",
                                  "util/timer/timer.c", "util/device/device.cu"],
-            ["-boxes1d", "2"], ["-DOUTPUT"], outputs=["result.txt"]),
+            ["-boxes1d", "2"], ["-DOUTPUT"], outputs=["result.txt"], seeded_by_clock=True),
     Program("leukocyte", "leukocyte/CUDA", skip="reads a video (testfile.avi) that the suite ships only in its data "
             "download, and links the meschach matrix library its Makefile builds"),
     Program("lud", "lud/cuda", ["lud.cu", "lud_kernel.cu", "../common/common.c"], ["-s", "64", "-v"],
@@ -258,9 +259,14 @@ def workdir(rodinia, program, into, substitute):
     return work
 
 
+def compared_lines(stdout):
+    """The lines of stdout that are compared: less those that report a time or name the device."""
+    return [line for line in stdout.splitlines() if not TIMING_LINE.search(line) and not MACHINE_LINE.search(line)]
+
+
 def observed(stdout, work, program):
-    """What is compared: stdout less its timing lines, and each output file's digest."""
-    lines = [line for line in stdout.splitlines() if not TIMING_LINE.search(line) and not MACHINE_LINE.search(line)]
+    """What is compared: stdout (its compared_lines) and each output file's digest."""
+    lines = compared_lines(stdout)
     files = {}
     for name in program.outputs:
         path = work / name
@@ -326,12 +332,12 @@ def compare(run, reference, program=None):
     if reference is None:
         return "ran"
     if program is not None and program.seeded_by_clock:
-        return f"ran (exit code {run['exit_code']}; output seeded by the clock, not compared)"
+        return f"ran (exit code {run['exit_code']}; its inputs are seeded by the clock: not compared)"
     if reference["outcome"] != "ran":
         return "ran (GPU: " + reference["outcome"] + ")"
     if run["exit_code"] != reference["exit_code"]:
         return f"differs: exit code {run['exit_code']}, GPU {reference['exit_code']}"
-    mine, theirs = run["stdout"].splitlines(), reference["stdout"].splitlines()
+    mine, theirs = compared_lines(run["stdout"]), compared_lines(reference["stdout"])
     for i, (a, b) in enumerate(zip(mine + [""] * len(theirs), theirs + [""] * len(mine))):
         if a != b:
             return f"differs: stdout line {i + 1}: {a[:80]!r}, GPU {b[:80]!r}"
@@ -370,7 +376,8 @@ def table(results, gpu):
         cells = []
         for mode in ("plain", "checked"):
             verdict = compare(r[mode], reference, p)
-            if reference is None and verdict == "ran" and mode == "checked" and r["plain"]["outcome"] == "ran":
+            if reference is None and verdict == "ran" and mode == "checked" and r["plain"]["outcome"] == "ran" \
+                    and not p.seeded_by_clock:
                 verdict = "ran, plain==checked" if compare(r["checked"], r["plain"]) == "pass" else \
                     "ran, " + compare(r["checked"], r["plain"]).replace("GPU", "plain")
             cells.append(verdict.replace("|", "\\|"))
@@ -385,6 +392,8 @@ def main():
     parser.add_argument("--record-gpu", metavar="OUT.json", help="build with nvcc and run on the GPU; write the outputs")
     parser.add_argument("--gpu", metavar="GPU.json", help="a --record-gpu file to compare the CPU runs with")
     parser.add_argument("--json", metavar="OUT.json", help="write the CPU runs here")
+    parser.add_argument("--cpu-json", metavar="CPU.json", help="the CPU runs of an earlier --json: tabulate them "
+                        "(against --gpu) without running anything")
     parser.add_argument("--jobs", type=int, default=1, help="programs run at once (default 1)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these programs only")
     parser.add_argument("--substitute", action="store_true",
@@ -411,6 +420,11 @@ def main():
         Path(args.record_gpu).write_text(json.dumps(record, indent=1))
         return
     gpu = json.loads(Path(args.gpu).read_text()) if args.gpu else None
+    if args.cpu_json:
+        recorded = json.loads(Path(args.cpu_json).read_text())
+        print(table({**{p.name: recorded[p.name] for p in chosen if p.name in recorded},
+                     **{p.name: None for p in PROGRAMS if p.skip}}, gpu))
+        return
     results = {p.name: {} for p in chosen}
     jobs = [(p.name, mode) for p in chosen for mode in ("plain", "checked")]
     with cf.ThreadPoolExecutor(args.jobs) as pool:

@@ -117,6 +117,13 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     // A fresh process's mmap threshold (glibc's 128 KiB), which the Python process this one
     // was forked from has raised: a large block is a fresh mmap, all zero (kc_host_heap.cpp).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    // A fresh process's C library random numbers: rand()/random() as seeded with 1, and the
+    // drand48 family's state all zero with its default multiplier (what seed48 of zeros sets),
+    // not whatever the forked Python process (its libraries) drew before. A program that never
+    // seeds them (Rodinia's b+tree) draws the sequence it draws from a shell.
+    srand(1);
+    unsigned short zero[3] = {0, 0, 0};
+    seed48(zero);
     end_program(kc_main(argc, argv));
 }
 
