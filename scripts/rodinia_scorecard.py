@@ -26,10 +26,11 @@ Running it (RODINIA_DIR is the clone, or any folder holding its cuda/ and common
     python scripts/rodinia_scorecard.py /tmp/rodinia --gpu gpu.json --cpu-json cpu.json   # tabulate only
 
 Comparison. A program's output is its stdout, less the lines that report a time (TIMING_LINE:
-they differ from run to run on any machine) or name the device (MACHINE_LINE), and the files named in its `outputs`. A mode
-passes when both are byte for byte the GPU's; `differs` names the first line that is not; an
-error is the KernelError class and its message's first line. Without a GPU record the CPU's two
-modes are compared with each other only (`plain==checked`).
+they differ from run to run on any machine) or name the device (MACHINE_LINE), and the files
+named in its `outputs`. A mode passes when both are byte for byte the GPU's; `differs` names
+the first line that is not; an error is the KernelError class and its message's first line.
+Without a GPU record the CPU's two modes are compared with each other only (`plain==checked`).
+Programs whose inputs are seeded by the clock (srand(time(NULL))) are run, not compared.
 
 Programs that need what neither machine has (a video the suite ships only in its data download,
 a matrix library built by its own Makefile) or that nvcc 13 refuses (texture references, gone
@@ -44,7 +45,6 @@ import argparse
 import concurrent.futures as cf
 import hashlib
 import json
-import os
 import random
 import re
 import shutil
@@ -389,7 +389,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rodinia", type=Path, help="the suite: a folder holding its cuda/ and common/")
-    parser.add_argument("--record-gpu", metavar="OUT.json", help="build with nvcc and run on the GPU; write the outputs")
+    parser.add_argument("--record-gpu", metavar="OUT.json",
+                        help="build with nvcc and run on the GPU; write the outputs")
     parser.add_argument("--gpu", metavar="GPU.json", help="a --record-gpu file to compare the CPU runs with")
     parser.add_argument("--json", metavar="OUT.json", help="write the CPU runs here")
     parser.add_argument("--cpu-json", metavar="CPU.json", help="the CPU runs of an earlier --json: tabulate them "
@@ -414,9 +415,10 @@ def main():
     chosen = [p for p in PROGRAMS if not p.skip and (not args.only or p.name in args.only)]
     if args.record_gpu:
         record = {}
-        for p in chosen:
-            record[p.name] = gpu_record(p, args.rodinia, args.timeout)
-            print(p.name, record[p.name]["outcome"], record[p.name].get("message", ""), flush=True)
+        with cf.ThreadPoolExecutor(args.jobs) as pool:   # builds side by side; one GPU runs them all
+            for p, run in zip(chosen, pool.map(lambda p: gpu_record(p, args.rodinia, args.timeout), chosen)):
+                record[p.name] = run
+                print(p.name, run["outcome"], run.get("message", "")[:300], flush=True)
         Path(args.record_gpu).write_text(json.dumps(record, indent=1))
         return
     gpu = json.loads(Path(args.gpu).read_text()) if args.gpu else None

@@ -145,7 +145,8 @@ def test_a_relative_include_folder_is_relative_to_cwd(tmp_path):
 
 
 @pytest.mark.parametrize("units, error, message", [
-    ({"a.c": DRIVER_C, "b.c": DRIVER_C, "sum.cu": SUM_CU}, cudacheck.CompileError, "main\\(\\) is defined in a.c and in b.c"),
+    ({"a.c": DRIVER_C, "b.c": DRIVER_C, "sum.cu": SUM_CU}, cudacheck.CompileError,
+     "main\\(\\) is defined in a.c and in b.c"),
     # two units defining one function: nvcc's link refuses the second definition
     ({"a.cu": SUM_CU, "b.cu": SUM_CU, "driver.c": DRIVER_C}, cudacheck.CompileError, "redefinition"),
     ({"driver.c": DRIVER_C}, ValueError, "no .cu file"),

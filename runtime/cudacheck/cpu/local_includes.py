@@ -36,8 +36,8 @@ def joined(units, include_dirs):
     the order given, and after each an #undef of every macro its own text defines, so that a
     later unit sees none of them, as it would compiled on its own. A header the units share is
     read once, at its first #include (its include guard or #pragma once skips it after), its
-    declarations then in sight of the later units as they would be through their own #include (and a header without a guard, which
-each unit compiled alone reads once, is read once too)."""
+    declarations then in sight of the later units as they would be through their own #include
+    (and a header without a guard, which each unit compiled alone reads once, is read once too)."""
     once, parts = set(), []
     for text, folder in units:
         own = sorted(set(DEFINE.findall(text)))

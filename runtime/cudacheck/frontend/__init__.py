@@ -27,6 +27,7 @@ from .libclang import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_
 from .model import DeviceVar, Kernel, Launch, Param, Program, SharedVar, dtype_from
 from .reader import Reader, analyze
 
-__all__ = ["analyze", "find_launches", "joined_launch_brackets", "Reader", "LaunchFinder", "header_digest", "dtype_from",
+__all__ = ["analyze", "find_launches", "joined_launch_brackets", "Reader", "LaunchFinder", "header_digest",
+           "dtype_from",
            "INCLUDE_DIR", "SRC_DIR", "SOURCE_NAME", "CUDA_ARCH_FLAG",
            "Program", "Kernel", "Param", "SharedVar", "DeviceVar", "Launch"]

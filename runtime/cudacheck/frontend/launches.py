@@ -12,7 +12,6 @@ from . import nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
-
 # The runtime API's calls that CUDA 13 removed, and what replaced each (CUDA Runtime API,
 # "Deprecated List"): refused, as nvcc 13 refuses them, with the replacement named.
 REMOVED_API = {"cudaThreadSynchronize": "cudaDeviceSynchronize()", "cudaThreadExit": "cudaDeviceReset()"}
