@@ -10,7 +10,7 @@ from .errors import CompileError
 _DEFINE_OR_INCLUDE = re.compile(r"^(-D|--define-macro=?|-I|--include-path=?)(.*)\Z", re.S)
 # NVRTC options with no meaning on the CPU.
 IGNORED_OPTION = re.compile(r"^(-arch|--gpu-architecture|-std|--std|--use_fast_math|-use_fast_math|-lineinfo|"
-                            r"--generate-line-info|-G|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
+                            r"--generate-line-info|-G|-g|--device-debug|-O\d|--fmad|-fmad|-rdc|--relocatable-device-code|"
                             r"--extra-device-vectorization|-default-device|--restrict|-dopt|--ptxas-options|-maxrregcount|"
                             r"--maxrregcount|-ftz|--ftz|-prec-div|--prec-div|-prec-sqrt|--prec-sqrt|-dw|--disable-warnings)\b")
 

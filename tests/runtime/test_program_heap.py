@@ -125,3 +125,32 @@ def test_the_c_and_c_plus_plus_libraries_free_what_the_program_allocated(rng, tm
     for check in (False, True):
         result = cudacheck.run_program(MIXED, backend="cpu", check=check, args=(name,), stdin=stdin)
         assert (result.exit_code, result.stdout) == (0, expected), result.stderr
+
+
+UNSEEDED = r'''
+#include <cstdio>
+#include <cstdlib>
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    long sum = 0;
+    for (int i = 0; i < n; i++) sum += rand() % 1000 + random() % 1000 + lrand48() % 1000;
+    printf("%d %ld %ld %ld %.17g\n", rand(), random(), lrand48(), mrand48(), drand48());
+    printf("%ld\n", sum);
+    return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_unseeded_random_numbers_are_a_fresh_processs(rng, tmp_path, check):
+    """rand(), random() and the drand48 family, never seeded by the program (Rodinia's b+tree
+    draws its queries so), give a fresh process's sequence, whatever this process drew."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    libc.srand(int(rng.integers(2, 1 << 30)))   # what a library of the caller might have done
+    libc.srand48(int(rng.integers(2, 1 << 30)))
+    libc.rand()
+    n = int(rng.integers(1, 500))
+    expected = native(UNSEEDED, tmp_path, (n,))
+    result = cudacheck.run_program(UNSEEDED, backend="cpu", check=check, args=(n,))
+    assert (result.exit_code, result.stdout) == (0, expected), result.stderr

@@ -29,7 +29,7 @@ from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_digest
 from ..listing import compile_error_report
 from ..options import compiler_flags
-from . import cpu_features, device_symbols, gpumath, preprocessed
+from . import cpu_features, device_symbols, gpumath, host_units, preprocessed
 
 # What a library's build checks besides the compiler's own (preprocessed.py, device_symbols.py):
 # part of its cache key, so that a library built before a rule changed is built again.
@@ -87,6 +87,10 @@ def edited(source, edits):
     return b"".join(out).decode()
 
 
+# main_params of a program whose main is in one of its host units (host_units.py).
+MAIN_IN_HOST_UNIT = -1
+
+
 def translation_unit(source, program, kernels, renames=(), main_params=None):
     """The kernel's unit: header, edited source under #line, and the stubs: one launch stub
     per kernel in `kernels` (Kernel objects), the registration of namespace-scope shared
@@ -116,6 +120,9 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
                      f"KC_VISIBLE void* kc_device_var_{i}() {{ return (void*)&::{v.name}; }}")
     if main_params is not None:   # a whole program: its main, for kc_program_run (kc_host.cpp)
         call = "main(argc, argv)" if main_params else "((void)argc, (void)argv, main())"
+        if main_params == MAIN_IN_HOST_UNIT:
+            stubs.append(f'extern "C" int {host_units.HOST_MAIN}(int, char**);')
+            call = f"{host_units.HOST_MAIN}(argc, argv)"
         stubs.append(f'extern "C" int kc_main(int argc, char** argv) {{ return {call}; }}')
         # each kernel's static shared memory, for cudaOccupancyMaxActiveBlocksPerMultiprocessor
         shared = "".join(f"{{(const void*)&{name}, {max(program.static_shared.get(name, 0), 0)}}}, "
@@ -178,8 +185,8 @@ CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp"
                "kc_check_global_races.cpp", "kc_check_sync.cpp", "kc_check_init.cpp", "kc_check_async.cpp")
 # A whole program's units (run_program), linked beside RUNTIME_UNITS: its CUDA runtime API
 # (kc_host.h): its core, its texture objects and arrays, and its heap, a fresh process's
-# (kc_host_heap.cpp says why).
-PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp")
+# (kc_host_heap.cpp says why); and the API under its C names, for its C units (kc_host_c.cpp).
+PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp", "kc_host_c.cpp")
 
 
 def runtime_object(checked, unit, poll=False):
@@ -210,17 +217,20 @@ def runtime_objects(checked, poll=False, program=False):
         return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 
 
-def build(source, program, kernels, options=(), checked=False, main_params=None, listing=None):
+def build(source, program, kernels, options=(), checked=False, main_params=None, listing=None, host_objects=()):
     """Compile (or fetch from the cache) the library of `source` for the given kernels.
-    A whole program (main_params: main's parameter count) also gets its host runtime
-    (kc_host.cpp) and line tables; `listing` is the source its compile errors quote."""
+    A whole program (main_params: main's parameter count, or MAIN_IN_HOST_UNIT) also gets its
+    host runtime (kc_host.cpp), line tables and its host units' objects (host_objects); `listing`
+    is the source its compile errors quote."""
+    build_args = (source, program, kernels, options, checked)
+    rest = (main_params, listing or source, tuple(map(str, host_objects)))
     try:
-        return _build(source, program, kernels, options, checked, (), main_params, listing or source)
+        return _build(*build_args, (), *rest)
     except CompileError as e:
         clashes = {n for n in re.findall(r"conflicting declaration of C function .\w+ (\w+)\(", e.log or "")}
         if not clashes:
             raise
-        return _build(source, program, kernels, options, checked, sorted(clashes), main_params, listing or source)
+        return _build(*build_args, sorted(clashes), *rest)
 
 
 # A whole program's host side: the CUDA runtime API, and line tables for the lines of a
@@ -228,7 +238,7 @@ def build(source, program, kernels, options=(), checked=False, main_params=None,
 PROGRAM_FLAGS = ("-DKC_PROGRAM", "-g1", "-gdwarf-4")
 
 
-def _build(source, program, kernels, options, checked, renames, main_params, listing):
+def _build(source, program, kernels, options, checked, renames, main_params, listing, host_objects):
     cxx = config.cxx
     poll = not checked and polls_volatile(source)
     variant = (*(CHECKED_FLAGS if checked else POLL_FLAGS if poll else ()),
@@ -237,7 +247,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
     name = cache.digest(header_digest(), BUILD_RULES, unit, " ".join(flags + list(LINK_FLAGS)),
-                        compiler_version(cxx)) + ".so"
+                        compiler_version(cxx), *host_objects) + ".so"
 
     def make(tmp, out):
         src, pre, obj = tmp / "unit.cpp", tmp / "unit.ii", tmp / "unit.o"
@@ -255,7 +265,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
             raise _compile_error(listing, proc.stderr, main_params is not None)
         kernel_names = None if main_params is None else {re.sub(r"<.*", "", k.name) for k in program.kernels.values()}
         device_symbols.check(obj, cxx, objects, kernel_names, _demangle)
-        proc = _run([cxx, "-shared", str(obj), *objects, *LINK_FLAGS, "-o", str(out)])
+        proc = _run([cxx, "-shared", str(obj), *host_objects, *objects, *LINK_FLAGS, "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
     return cache.build_once(cache.path(name), make)

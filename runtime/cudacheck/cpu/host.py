@@ -35,11 +35,12 @@ from ..errors import (
     KernelTimeoutError,
     UnsupportedFeatureError,
 )
-from ..frontend import SOURCE_NAME, analyze, find_launches
+from ..frontend import SOURCE_NAME, analyze, find_launches, joined_launch_brackets
 from ..listing import numbered
 from . import SourceLines, abi, compiler, forked_launch, system
 from .device_memory import Ledger
 from .host_api import HostRuntime
+from .host_units import compile_unit, defines_main
 
 
 @dataclass
@@ -52,13 +53,22 @@ class ProgramBuild:
     check: bool
 
 
-def build(source, options=(), check=False):
-    """Compile a whole program for the CPU runtime (cached like kernels)."""
+def build(source, options=(), check=False, host_units=()):
+    """Compile a whole program for the CPU runtime (cached like kernels). host_units: its
+    plain C and C++ units, (name, text, folder) each (host_units.py)."""
+    source = joined_launch_brackets(source)
     launches, edits = find_launches(source, options)
     code = compiler.edited(source, edits)
     exprs = tuple(sorted({launch.kernel for launch in launches if "<" in launch.kernel}))
     program = analyze(code, options, exprs, program=True)
-    if program.main_params < 0:
+    objects = [compile_unit(name, text, folder, options) for name, text, folder in host_units]
+    mains = [name for (name, _, _), obj in zip(host_units, objects) if defines_main(obj)]
+    if program.main_params >= 0 and mains or len(mains) > 1:
+        where = ([SOURCE_NAME] if program.main_params >= 0 else []) + mains
+        raise CompileError(f"main() is defined in {where[0]} and in {where[1]}: a program has one main (the "
+                           "linker refuses the second).", backend="cpu")
+    main_params = program.main_params if program.main_params >= 0 else compiler.MAIN_IN_HOST_UNIT
+    if not mains and program.main_params < 0:
         raise CompileError(f"{SOURCE_NAME} has no main(): run_program runs a whole program. For kernels alone, "
                            "use cudacheck.RawModule or RawKernel.", backend="cpu")
     clustered = sorted({k for k in (launch.kernel for launch in launches) if k in program.kernels and
@@ -68,7 +78,8 @@ def build(source, options=(), check=False):
             f"kernel `{clustered[0]}` runs in thread-block clusters (__cluster_dims__), which the CPU runtime runs "
             "for a kernel launched from Python (cudacheck.RawModule), not yet from a whole program's host code. It "
             "can run on a GPU with backend='gpu'.", backend="cpu")
-    path = compiler.build(code, program, [], options, checked=check, main_params=program.main_params, listing=source)
+    path = compiler.build(code, program, [], options, checked=check, main_params=main_params, listing=source,
+                          host_objects=objects)
     return ProgramBuild(source, code, program, launches, str(path), check)
 
 
@@ -81,9 +92,10 @@ class Outcome:
     warnings: list = field(default_factory=list)
 
 
-def run(pb, args=(), stdin=None, time_limit=None):
-    """Run a built program in a forked child; return its Outcome or raise its KernelError
-    (with the output so far as the exception's `stdout` and `stderr`)."""
+def run(pb, args=(), stdin=None, time_limit=None, cwd=None):
+    """Run a built program in a forked child (in the folder `cwd`, else this process's);
+    return its Outcome or raise its KernelError (with the output so far as the exception's
+    `stdout` and `stderr`)."""
     limit = config.time_limit if time_limit is None else time_limit
     ledger_map = mmap.mmap(-1, ctypes.sizeof(Ledger))
     ledger = Ledger.from_buffer(ledger_map)
@@ -100,7 +112,7 @@ def run(pb, args=(), stdin=None, time_limit=None):
             pid = os.fork()
         if pid == 0:
             try:
-                _child(pb, paths, ledger, argv, deadline - 0.25)
+                _child(pb, paths, ledger, argv, deadline - 0.25, cwd)
             finally:
                 os._exit(70)
         try:
@@ -128,15 +140,22 @@ def run(pb, args=(), stdin=None, time_limit=None):
     return Outcome(result["exit_code"], outputs["stdout"], outputs["stderr"], result["reports"], result["warnings"])
 
 
-def _child(pb, paths, ledger, argv, deadline):
+def _child(pb, paths, ledger, argv, deadline, cwd):
     os.setpgid(0, 0)
+    if cwd is not None:
+        os.chdir(cwd)
     system.die_with_parent()
     for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT),
                             (2, "stderr", os.O_WRONLY | os.O_CREAT)):
         f = os.open(paths[name], flags, 0o600)
         os.dup2(f, fd)
         os.close(f)
-    lib = compiler.load(pb.path)
+    try:
+        lib = compiler.load(pb.path)
+    except KernelError as e:   # a function called and defined nowhere: the parent raises it
+        with open(paths["result"], "wb") as f:
+            pickle.dump({"error": e, "exit_code": None, "reports": [], "warnings": []}, f)
+        os._exit(0)
     rt = HostRuntime(pb, lib, ledger, paths["result"], deadline)
     callbacks = rt.callbacks()
     c_argv = (ctypes.c_char_p * (len(argv) + 1))(*[a.encode() for a in argv], None)

@@ -19,13 +19,15 @@ By role:
 - ptx.py (reading: ptx_parse.py, translating: ptx_translate.py, with ptx_async.py,
   ptx_cluster.py and ptx_memory.py for mbarriers, TMA and wgmma, clusters, and memory's
   scopes): inline PTX as C++ for the CPU build, or refused by name;
-- launches.py: the launch finder of whole programs (find_launches).
+- launches.py: the launch finder of whole programs (find_launches, and joined_launch_brackets
+  for the spaced brackets nvcc reads as a launch).
 """
-from .launches import LaunchFinder, find_launches
+from .launches import LaunchFinder, find_launches, joined_launch_brackets
 from .libclang import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_digest
 from .model import DeviceVar, Kernel, Launch, Param, Program, SharedVar, dtype_from
 from .reader import Reader, analyze
 
-__all__ = ["analyze", "find_launches", "Reader", "LaunchFinder", "header_digest", "dtype_from",
+__all__ = ["analyze", "find_launches", "joined_launch_brackets", "Reader", "LaunchFinder", "header_digest",
+           "dtype_from",
            "INCLUDE_DIR", "SRC_DIR", "SOURCE_NAME", "CUDA_ARCH_FLAG",
            "Program", "Kernel", "Param", "SharedVar", "DeviceVar", "Launch"]

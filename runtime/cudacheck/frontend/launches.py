@@ -12,6 +12,33 @@ from . import nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
+# The runtime API's calls that CUDA 13 removed, and what replaced each (CUDA Runtime API,
+# "Deprecated List"): refused, as nvcc 13 refuses them, with the replacement named.
+REMOVED_API = {"cudaThreadSynchronize": "cudaDeviceSynchronize()", "cudaThreadExit": "cudaDeviceReset()"}
+
+# A launch's brackets with blanks inside them, `kernel << < grid, block >> > (args)`, which nvcc
+# reads as a launch and clang does not: the opening one after the kernel's name (or template
+# arguments), and the first closing one after it, followed by the arguments' parenthesis.
+_SPACED_OPEN = re.compile(r"(?<=[\w>)\s])<<(\s*)<(?!<)")
+_SPACED_CLOSE = re.compile(r">>(\s*)>(?=\s*\()")
+
+
+def joined_launch_brackets(source):
+    """`source` with each launch's spaced brackets written `<<<` and `>>>`, the blanks moved
+    after them, so that every offset and line stays as it was."""
+    text, at = source, 0
+    while True:
+        opening = _SPACED_OPEN.search(text, at)
+        if opening is None:
+            return text
+        closing = _SPACED_CLOSE.search(text, opening.end())
+        if closing is None:
+            return text
+        if opening.group(1) or closing.group(1):
+            text = (text[:opening.start()] + "<<<" + opening.group(1) + text[opening.end():closing.start()] + ">>>"
+                    + closing.group(1) + text[closing.end():])
+        at = closing.end()
+
 
 def find_launches(source, options=()):
     """The kernel launches of a whole program, `kernel<<<grid, block, shared, stream>>>(args)`,
@@ -62,8 +89,11 @@ class LaunchFinder:
             line = d.location.line
             if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
                     and not any(lo <= line <= hi for lo, hi in device):
+                gone = next((f"\n\n{old} is gone from CUDA 13 (deprecated since CUDA 4; nvcc 13 refuses it too): "
+                             f"call {new}, which does the same." for old, new in REMOVED_API.items()
+                             if f"'{old}'" in d.spelling), "")
                 raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
-                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}", backend="cpu")
+                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}{gone}", backend="cpu")
 
     def find(self):
         K = self.ci.CursorKind
@@ -140,10 +170,16 @@ class LaunchFinder:
             args = []
             for i in range(fn.get_num_template_arguments()):
                 t = fn.get_template_argument_type(i)   # INVALID: a value, not a type
-                value = t.spelling if t.kind != self.ci.TypeKind.INVALID else str(fn.get_template_argument_value(i))
-                args.append(value)
+                args.append(t.spelling if t.kind != self.ci.TypeKind.INVALID else self._template_value(fn, i))
             name = f"{name}<{', '.join(args)}>"
         return name
+
+    @staticmethod
+    def _template_value(fn, i):
+        """A value template argument as C++ spells it: libclang gives a bool's as a one-bit
+        signed number, true as -1 (whose unsigned value is 1), which would name k<-1> for k<true>."""
+        value = fn.get_template_argument_value(i)
+        return "true" if value == -1 and fn.get_template_argument_unsigned_value(i) == 1 else str(value)
 
     def _macro_launch(self, call, ident, edits):
         """A launch that a macro of the source writes out (`#define LAUNCH(k, g, b, ...)

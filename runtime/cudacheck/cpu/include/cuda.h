@@ -4,6 +4,11 @@
 // (cudacheck.run_program) also gets the driver's cuTensorMapEncodeTiled, which encodes the CPU
 // runtime's map (kc_abi.h: CpuTensorMap, ranks 1-5) of a device allocation, with the driver's checks.
 #pragma once
+// A whole program's C++ host unit (a .cpp file, cpu/host_units.py) that includes this header
+// gets the runtime API from cuda_cpu.h, which every CUDA unit has read already.
+#ifndef KC_CUDA_CPU_H
+#include "cuda_cpu.h"
+#endif
 
 typedef unsigned int cuuint32_t;
 typedef unsigned long long cuuint64_t;

@@ -14,6 +14,8 @@
 // Only C headers here: runtime/cudacheck/frontend (libclang.py) parses this header with libclang before every
 // cold compile, and the C++ library's headers would triple the time it takes.
 #pragma once
+// Marks this header as read: the toolkit headers a host unit includes (cuda_runtime.h) read it once.
+#define KC_CUDA_CPU_H 1
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -215,10 +217,14 @@ inline void shared_register(int id, T& var) {
 }
 }  // namespace kc
 
+// blockIdx, blockDim and gridDim are read-only names of the worker's globals, declared as CUDA
+// declares its built-in variables, so that a host variable of the same name (`dim3 gridDim(gx,
+// gy);` before a launch) shadows them as it does under nvcc. threadIdx is each fiber's own, so a
+// macro reading the running fiber's.
 #define threadIdx (static_cast<const uint3&>(::kc::cur->idx))
-#define blockIdx (static_cast<const uint3&>(::kc::block_idx))
-#define blockDim (static_cast<const dim3&>(::kc::block_dim))
-#define gridDim (static_cast<const dim3&>(::kc::grid_dim))
+inline constexpr const uint3& blockIdx = ::kc::block_idx;
+inline constexpr const dim3& blockDim = ::kc::block_dim;
+inline constexpr const dim3& gridDim = ::kc::grid_dim;
 
 // ---- barriers and warp operations ----------------------------------------------------
 #define __syncthreads() ::kc::syncthreads(__LINE__)

@@ -10,6 +10,7 @@
 #define KC_PROGRAM
 #include <dlfcn.h>
 #include <initializer_list>
+#include <unordered_map>
 #include <execinfo.h>
 #include <malloc.h>
 #include <signal.h>
@@ -116,11 +117,43 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     // A fresh process's mmap threshold (glibc's 128 KiB), which the Python process this one
     // was forked from has raised: a large block is a fresh mmap, all zero (kc_host_heap.cpp).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    // A fresh process's C library random numbers: rand()/random() as seeded with 1, and the
+    // drand48 family's state all zero with its default multiplier (what seed48 of zeros sets),
+    // not whatever the forked Python process (its libraries) drew before. A program that never
+    // seeds them (Rodinia's b+tree) draws the sequence it draws from a shell.
+    srand(1);
+    unsigned short zero[3] = {0, 0, 0};
+    seed48(zero);
     end_program(kc_main(argc, argv));
 }
 
-cudaError_t cudaMalloc(void** devPtr, size_t size, int line) { return record(cb.malloc(devPtr, size, line)); }
-cudaError_t cudaFree(void* devPtr, int line) { return devPtr ? record(cb.free(devPtr, line)) : cudaSuccess; }
+// The bytes each live cudaMalloc holds, for cudaMemGetInfo.
+static std::unordered_map<const void*, size_t> held;
+static size_t held_bytes;
+
+cudaError_t cudaMalloc(void** devPtr, size_t size, int line) {
+    cudaError_t e = record(cb.malloc(devPtr, size, line));
+    if (e == cudaSuccess) held_bytes += held[*devPtr] = size;
+    return e;
+}
+cudaError_t cudaFree(void* devPtr, int line) {
+    if (!devPtr) return cudaSuccess;
+    cudaError_t e = record(cb.free(devPtr, line));
+    auto at = held.find(devPtr);
+    if (e == cudaSuccess && at != held.end()) {
+        held_bytes -= at->second;
+        held.erase(at);
+    }
+    return e;
+}
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    if (!free || !total) return record(cudaErrorInvalidValue);
+    *total = p.totalGlobalMem;
+    *free = p.totalGlobalMem - held_bytes;
+    return cudaSuccess;
+}
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
     *ptr = malloc(size ? size : 1);
     return record(*ptr ? cudaSuccess : cudaErrorMemoryAllocation);
@@ -366,6 +399,28 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
         }
     if (noptins == 256) return record(cudaErrorInvalidValue);
     optins[noptins++] = {func, value};
+    return cudaSuccess;
+}
+
+// A hint: checked (a kernel of the program, a known preference) and otherwise without effect.
+static bool is_kernel(const void* func) {
+    const KernelShared* k = kc_kernel_shared;
+    while (k->fn && k->fn != func) ++k;
+    return k->fn != nullptr;
+}
+cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig) {
+    if (!is_kernel(func)) return record(cudaErrorInvalidDeviceFunction);
+    return record(unsigned(cacheConfig) <= cudaFuncCachePreferEqual ? cudaSuccess : cudaErrorInvalidValue);
+}
+static cudaFuncCache device_cache = cudaFuncCachePreferNone;
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig) {
+    if (unsigned(cacheConfig) > cudaFuncCachePreferEqual) return record(cudaErrorInvalidValue);
+    device_cache = cacheConfig;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* cacheConfig) {
+    if (!cacheConfig) return record(cudaErrorInvalidValue);
+    *cacheConfig = device_cache;
     return cudaSuccess;
 }
 

@@ -206,6 +206,24 @@ template <class... P>
 inline cudaError_t cudaFuncSetAttribute(void (*func)(P...), cudaFuncAttribute attr, int value) {
     return cudaFuncSetAttribute(reinterpret_cast<const void*>(func), attr, value);
 }
+// The L1/shared split a kernel (or the device) prefers: a hint a GPU may ignore, and which
+// changes no result; the CPU runtime checks the arguments as CUDA does and keeps the device's.
+enum cudaFuncCache {
+    cudaFuncCachePreferNone = 0,
+    cudaFuncCachePreferShared = 1,
+    cudaFuncCachePreferL1 = 2,
+    cudaFuncCachePreferEqual = 3,
+};
+cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig);
+template <class... P>
+inline cudaError_t cudaFuncSetCacheConfig(void (*func)(P...), cudaFuncCache cacheConfig) {
+    return cudaFuncSetCacheConfig(reinterpret_cast<const void*>(func), cacheConfig);
+}
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig);
+cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* cacheConfig);
+// The described device's memory (cudaDeviceProp::totalGlobalMem) and what of it is free: the
+// total less the bytes the program's cudaMalloc calls hold now.
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total);
 
 // How many blocks of `blockSize` threads and `dynamicSMemSize` bytes of dynamic shared memory (with
 // the kernel's static shared memory) one SM of the described device holds at once. Registers are

@@ -1,0 +1,3 @@
+// Everything <vector_functions.h> declares is in cuda_cpu.h, which the CPU runtime
+// includes before every kernel.
+#pragma once

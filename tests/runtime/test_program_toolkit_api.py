@@ -1,0 +1,207 @@
+"""Parts of the CUDA toolkit that older whole programs (Rodinia's) use, on the CPU runtime:
+cudaFuncSetCacheConfig and cudaDeviceSetCacheConfig (a hint, checked as CUDA checks it),
+cudaMemGetInfo (consistent with cudaGetDeviceProperties and the program's allocations), the
+toolkit's <vector_types.h>, a launch written with spaced brackets (`k << < g, b >> > (args)`,
+which nvcc reads as a launch), and a host variable named gridDim or blockDim, which shadows
+the built-in as under nvcc. Each with the wrong variant that must still be refused."""
+import numpy as np
+import pytest
+
+import cudacheck
+
+SCALE = r"""
+#include <cstdio>
+__global__ void scale(float* v, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] *= a;
+}
+"""
+
+
+def run(body, args=(), check=False):
+    result = cudacheck.run_program(SCALE + body, backend="cpu", args=args, check=check)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_cache_config_is_a_checked_hint(check):
+    out = run(r"""
+void host_function() {}
+int main() {
+    const cudaFuncCache prefs[] = {cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1,
+                                   cudaFuncCachePreferEqual};
+    for (cudaFuncCache p : prefs) printf("%d ", (int)cudaFuncSetCacheConfig(scale, p));
+    printf("| %d", (int)cudaFuncSetCacheConfig((const void*)host_function, cudaFuncCachePreferL1));
+    printf(" %d", (int)cudaGetLastError());
+    printf(" %d", (int)cudaFuncSetCacheConfig(scale, (cudaFuncCache)7));
+    cudaFuncCache got;
+    printf(" | %d", (int)cudaDeviceGetCacheConfig(&got));
+    printf(" %d", (int)got);
+    printf(" %d", (int)cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
+    cudaDeviceGetCacheConfig(&got);
+    printf(" %d", (int)got);
+    printf(" %d\n", (int)cudaDeviceSetCacheConfig((cudaFuncCache)4));
+    return 0;
+}
+""", check=check)
+    # cudaErrorInvalidDeviceFunction (98) for what is not a kernel, cudaErrorInvalidValue (1) for
+    # what is not a preference; the error is the last error until read.
+    assert out == "0 0 0 0 | 98 98 1 | 0 0 0 1 1\n"
+
+
+def test_the_kernel_computes_the_same_whatever_its_cache_preference(rng):
+    n = int(rng.integers(1, 5000))
+    a = float(np.float32(rng.uniform(-3, 3)))
+    out = run(r"""
+#include <cstdlib>
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    float a = strtof(argv[2], 0);
+    float* h = (float*)malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) h[i] = (float)(i % 97) * 0.25f - 7.0f;
+    float* d;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaFuncSetCacheConfig(scale, cudaFuncCachePreferL1);
+    scale<<<(n + 255) / 256, 256>>>(d, a, n);
+    cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < n; i++) printf("%a\n", h[i]);
+    return 0;
+}
+""", args=(n, repr(a)))
+    got = np.array([float.fromhex(x) for x in out.split()], dtype=np.float32)
+    want = (np.arange(n) % 97).astype(np.float32) * np.float32(0.25) - np.float32(7.0)
+    np.testing.assert_array_equal(got, want * np.float32(a))   # one rounding each: bit for bit
+
+
+def test_mem_get_info_counts_the_programs_allocations(rng):
+    sizes = [int(s) for s in rng.integers(1, 1 << 22, size=4)]
+    out = run(r"""
+#include <cstdlib>
+int main(int argc, char** argv) {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    size_t free0, total, free1, free2;
+    cudaMemGetInfo(&free0, &total);
+    void* d[4];
+    size_t sum = 0;
+    for (int i = 0; i < 4; i++) { size_t s = strtoull(argv[i + 1], 0, 10); sum += s; cudaMalloc(&d[i], s); }
+    cudaMemGetInfo(&free1, &total);
+    cudaFree(d[1]);
+    cudaFree(d[3]);
+    cudaMemGetInfo(&free2, &total);
+    printf("%d %d %zu %zu %zu\n", total == p.totalGlobalMem, free0 == total, free0 - free1, free0 - free2, sum);
+    printf("%d\n", (int)cudaMemGetInfo(0, &total));
+    return 0;
+}
+""", args=sizes)
+    assert out == f"1 1 {sum(sizes)} {sizes[0] + sizes[2]} {sum(sizes)}\n1\n"
+
+
+def test_vector_types_h_is_the_toolkits_header():
+    out = run(r"""
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <driver_types.h>
+int main() {
+    float4 f = make_float4(1, 2, 3, 4);
+    int2 i = make_int2(-5, 6);
+    dim3 g(7);
+    printf("%g %d %u %u\n", f.x + f.w, i.x * i.y, g.x, g.y);
+    return 0;
+}
+""")
+    assert out == "5 -30 7 1\n"
+
+
+SPACED = r"""
+#include <cstdlib>
+#include <vector>
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    std::vector<std::vector<int> > rows(2);   // closing template brackets: not a launch
+    rows[1].push_back(n >> 1 > 0);
+    float* h = (float*)malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) h[i] = (float)i;
+    float* d;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    scale LAUNCH (d, 3.0f, n);
+    cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += h[i];
+    printf("%.1f %d\n", s, rows[1][0]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("brackets", ["<< < (n + 127) / 128, 128 >> >", "<<<(n + 127) / 128, 128 >> >",
+                                      "<< <\n        (n + 127) / 128, 128>>>"])
+def test_a_launch_with_spaced_brackets_runs_as_nvcc_reads_it(rng, brackets):
+    n = int(rng.integers(2, 3000))
+    out = run(SPACED.replace("LAUNCH", brackets), args=(n,), check=True)
+    assert out == f"{3.0 * n * (n - 1) / 2:.1f} 1\n"
+
+
+def test_a_launch_missing_a_bracket_is_still_refused():
+    with pytest.raises(cudacheck.CompileError, match="line 19: expected expression"):
+        cudacheck.run_program(SCALE + SPACED.replace("LAUNCH", "<< < (n + 127) / 128, 128 >>"), backend="cpu",
+                              args=(5,))
+
+
+SHADOWED = r"""
+__global__ void where(int* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = gridDim.x * 1000 + blockDim.x * 100 + blockIdx.x;
+}
+int main(int argc, char** argv) {
+    int blocks = atoi(argv[1]), threads = atoi(argv[2]), n = blocks * threads;
+    dim3 gridDim(blocks), blockDim(threads);   // host variables of the built-ins' names
+    int* d;
+    cudaMalloc(&d, n * sizeof(int));
+    where<<<gridDim, blockDim>>>(d);
+    int* h = (int*)malloc(n * sizeof(int));
+    cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < n; i++) printf("%d ", h[i]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_host_variable_named_griddim_shadows_the_builtin(rng, check):
+    blocks, threads = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    out = run("#include <cstdlib>\n" + SHADOWED, args=(blocks, threads), check=check)
+    want = [blocks * 1000 + threads * 100 + b for b in range(blocks) for _ in range(threads)]
+    assert list(map(int, out.split())) == want
+
+
+def test_a_kernel_cannot_assign_griddim():
+    """The built-ins stay read-only in device code, as nvcc has them."""
+    with pytest.raises(cudacheck.CompileError):
+        cudacheck.run_program(SCALE.replace("if (i < n)", "gridDim.x = 2; if (i < n)") + "int main() { return 0; }",
+                              backend="cpu")
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_launches_of_bool_template_instances_name_each(check):
+    """k<true, false>: the launch finder spells a bool argument as C++ does (libclang reads
+    true as the one-bit number -1)."""
+    out = cudacheck.run_program(r"""
+#include <cstdio>
+template <bool A, bool B> __global__ void k(int* o) { o[threadIdx.x] = A * 10 + B; }
+template <int N, char C> __global__ void m(int* o) { o[threadIdx.x] = N + C; }
+int main() {
+    int *d, h[5];
+    cudaMalloc(&d, sizeof h);
+    k<true, false><<<1, 1>>>(d);
+    k<false, true><<<1, 1>>>(d + 1);
+    m<-1, 'a'><<<1, 1>>>(d + 2);
+    k<true, true><<<1, 1>>>(d + 3);
+    k<false, false><<<1, 1>>>(d + 4);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%d %d %d %d %d\n", h[0], h[1], h[2], h[3], h[4]);
+}
+""", backend="cpu", check=check).stdout
+    assert out == "10 1 96 11 0\n"
