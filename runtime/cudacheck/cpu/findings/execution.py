@@ -490,7 +490,8 @@ def divergence(f, ctx):
 
 def cluster_exit(f, ctx):
     """A remote arrival that no cluster barrier orders before its target block's exit."""
-    block, thread, line, target = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], ctx.block(f["target_block"])
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    target = ctx.block(f["target_block"])
     released, waited = f["released"], f["waited"]
     if released < 0:
         after = "the thread exits without arriving at the cluster barrier after it"
