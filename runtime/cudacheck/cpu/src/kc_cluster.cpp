@@ -163,7 +163,7 @@ static void deliver(bool exited) {
         const void* mine = t ? t->asm_pc : nullptr;
         if (t) t->asm_pc = m.pc;
         if (m.kind == ARRIVE) mbarrier_arrive_remote(shared_address(m.bar), m.line);
-        else tma_load_2d(m.dst, &m.map, m.x, m.y, m.bar, m.line);
+        else tma_copy_in(m.dst, &m.map, m.x, m.y, m.bar, m.line);
         if (t) t->asm_pc = mine;
     }
     n = 0;
@@ -352,6 +352,11 @@ uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line) {
 
 void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
     KC_ASM_CALL;
+    tma_box_aligned(cluster_local(dst, "cp.async.bulk.tensor (multicast)", line), "cp.async.bulk.tensor", line);
+    tma_multicast_slice(dst, map, x, y, bar, mask, line);
+}
+
+void tma_multicast_slice(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
     if (mask >> cl.size)
         operand_error("multicast_mask", "cp.async.bulk.tensor (multicast)", nullptr, mask, cl.size, line);
     dst = cluster_local(dst, "cp.async.bulk.tensor (multicast)", line);
@@ -359,7 +364,7 @@ void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uin
     for (unsigned r = 0; r < cl.size; ++r) {
         if (!((mask >> r) & 1)) continue;
         if (r == cl.rank) {
-            tma_load_2d(dst, map, x, y, bar, line);
+            tma_copy_in(dst, map, x, y, bar, line);
             continue;
         }
         Message& m = post(r, MULTICAST, bar, line);
