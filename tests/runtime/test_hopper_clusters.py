@@ -155,7 +155,9 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) multicast(const __grid_cons
 // __syncthreads() of its block; rank 0 returns after `stay` of its own, so that either block may
 // finish first. form 0: both blocks end with the cluster barrier; 1: they do not; 2: rank 1 arrives
 // at the final cluster barrier before its remote arrival, and waits after it (split); 3: only rank 1
-// passes a final cluster barrier (rank 0 exits, which completes the phase without waiting).
+// passes a final cluster barrier (rank 0 exits, which completes the phase without waiting); 4: the
+// arriving thread returns after a __syncthreads(), the others pass the final cluster barrier (which
+// the __syncthreads() orders after its arrival); 5: the same without the __syncthreads().
 extern "C" __global__ void __cluster_dims__(2, 1, 1) leaves_early(unsigned* out, int form, int delay, int stay) {
     __shared__ unsigned long long bar;
     unsigned b = smem_u32(&bar);
@@ -170,7 +172,11 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) leaves_early(unsigned* out,
         asm volatile("{ .reg .b32 remote; mapa.shared::cluster.u32 remote, %0, 0; "     // ARRIVE
                      "mbarrier.arrive.shared::cluster.b64 _, [remote]; }" :: "r"(b) : "memory");
     out[blockIdx.x * blockDim.x + threadIdx.x] = 1 + rank();
-    if (form == 0 || (form == 3 && rank() == 1))
+    if (form == 4)
+        __syncthreads();
+    if ((form == 4 || form == 5) && threadIdx.x == 0 && rank() == 1)
+        return;
+    if (form == 0 || form == 4 || form == 5 || (form == 3 && rank() == 1))
         cluster_sync();
     else if (form == 2)
         asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -236,14 +242,16 @@ def leaves_early(module, form, schedule, threads=32):
     return out
 
 
+@pytest.mark.parametrize("form", [0, 4], ids=["all-threads", "arriving-thread-met-at-syncthreads"])
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_a_final_cluster_barrier_orders_a_remote_arrival_before_the_exit(pair, check, schedule):
-    out = leaves_early(pair[check], 0, schedule)
+def test_a_final_cluster_barrier_orders_a_remote_arrival_before_the_exit(pair, check, form, schedule):
+    out = leaves_early(pair[check], form, schedule)
     assert out.tolist() == np.repeat(np.tile([1, 2], schedule[0] // 2), 32).tolist()
 
 
-@pytest.mark.parametrize("form", [1, 2, 3], ids=["no-final-barrier", "arrive-before-access", "target-skips-it"])
+@pytest.mark.parametrize("form", [1, 2, 3, 5], ids=["no-final-barrier", "arrive-before-access", "target-skips-it",
+                                            "arriving-thread-leaves"])
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_plain_mode_lands_an_arrival_on_a_block_that_has_exited(pair, form, schedule):
     # a GPU keeps a cluster's shared memory until every block of the cluster has exited
@@ -251,8 +259,8 @@ def test_plain_mode_lands_an_arrival_on_a_block_that_has_exited(pair, form, sche
     assert out.tolist() == np.repeat(np.tile([1, 2], schedule[0] // 2), 32).tolist()
 
 
-@pytest.mark.parametrize("form,released,waited", [(1, -1, 1), (2, -1, 1), (3, 2, 1)],
-                         ids=["no-final-barrier", "arrive-before-access", "target-skips-it"])
+@pytest.mark.parametrize("form,released,waited", [(1, -1, 1), (2, -1, 1), (3, 2, 1), (5, -1, 2)],
+                         ids=["no-final-barrier", "arrive-before-access", "target-skips-it", "arriving-thread-leaves"])
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_checked_mode_names_a_remote_arrival_no_cluster_barrier_orders_before_the_exit(pair, form, released,
                                                                                         waited, schedule):

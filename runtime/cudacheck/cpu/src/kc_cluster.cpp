@@ -225,30 +225,40 @@ uint64_t cluster_block(uint64_t unit) {
 // A block's shared memory lasts until the block exits, so another block's access to it (here: an
 // arrival on its mbarrier) must happen before that exit (CUDA Programming Guide, distributed shared
 // memory). Only the cluster barrier orders the two: the accessing thread arrives at it after the
-// access, and a thread of the target block waits for that phase before the block exits. Each
-// thread holds its remote accesses not yet followed by an arrival of its own (`unreleased`, by
-// target rank); its next arrival releases them at that phase, its exit never; each block counts
-// the phases its threads waited for. At the cluster's end the phases tell, whichever block
-// finished first and whether or not the access happened to come before the exit here.
+// access (or a thread that met it at __syncthreads() since), and a thread of the target block
+// waits for that phase before the block exits. Each thread holds its remote accesses not yet
+// followed by an arrival of its own (`unreleased`, by target rank); its next arrival releases them
+// at that phase, its exit never. __syncthreads() hands every thread's to the block (`met`), whose
+// next arrival, by any thread, releases them; the block's end never. Each block counts the phases
+// its threads waited for. At the cluster's end the phases tell, whichever block finished first and
+// whether or not the access happened to come before the exit here.
 struct Unreleased {
     uint16_t targets;   // ranks, a bit each
-    int32_t line;       // the last such access's line, and its asm call's offset
-    uint32_t pc;
+    int32_t line;       // the last such access's line, its asm call's offset, and its thread
+    uint32_t pc, thread;
 };
 static Unreleased unreleased[1024];   // by the thread's linear index (a block has at most 1024)
+static Unreleased met;
 
 static void note_remote_access(unsigned target, int line) {
     Unreleased& u = unreleased[cur->linear];
-    u.targets |= uint16_t(1u << target);
-    u.line = line, u.pc = asm_pc();
+    u = {uint16_t(u.targets | 1u << target), line, asm_pc(), cur->linear};
 }
 
-// The running thread arrives at the cluster barrier's phase `released` (NEVER: it exits).
-static void release_remote_accesses(uint32_t released) {
-    Unreleased& u = unreleased[cur->linear];
+// `u`'s accesses released at the cluster barrier's phase `released` (NEVER: they never are).
+static void release(Unreleased& u, uint32_t released) {
     for (unsigned r = 0; u.targets; ++r, u.targets >>= 1) {
         RemoteAccess& a = cl.g->remote[r][cl.rank];
-        if ((u.targets & 1) && released >= a.released) a = {released, u.line, cl.block, cur->linear, u.pc};
+        if ((u.targets & 1) && released >= a.released) a = {released, u.line, cl.block, u.thread, u.pc};
+    }
+}
+
+void cluster_block_barrier() {
+    if (!cl.g) return;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Unreleased& u = unreleased[i];
+        if (u.targets) met = {uint16_t(met.targets | u.targets), u.line, u.pc, u.thread};
+        u.targets = 0;
     }
 }
 
@@ -279,6 +289,9 @@ static void check_remote_accesses() {
 // reaches the finished block meanwhile is an error.
 void cluster_block_end() {
     if (!cl.g) return;
+#ifdef KC_CHECKED
+    release(met, NEVER);   // met at __syncthreads() after their last arrival
+#endif
     cl.g->finished++;
     uint64_t all = ++cl.clusters_done * cl.size;
 #ifdef KC_CHECKED
@@ -406,7 +419,7 @@ void cluster_arrive(int) {
 #endif
     cur->cluster_phase = b.phase + 1;
 #ifdef KC_CHECKED
-    if (cl.g) release_remote_accesses(cur->cluster_phase);
+    if (cl.g) release(unreleased[cur->linear], cur->cluster_phase), release(met, cur->cluster_phase);
 #endif
     b.arrived++;
     complete_phase(b);
@@ -421,7 +434,7 @@ void cluster_barrier_state(uint32_t& arrived, uint32_t& exited, uint32_t& thread
 void cluster_thread_exit() {
     ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
 #ifdef KC_CHECKED
-    if (cl.g) release_remote_accesses(NEVER);
+    if (cl.g) release(unreleased[cur->linear], NEVER);
 #endif
     if (cur->cluster_phase == b.phase + 1) b.left++;   // it arrived in the current phase
     else b.exited++;

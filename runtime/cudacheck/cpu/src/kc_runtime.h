@@ -227,6 +227,9 @@ void check_bulk_commit();
 void check_bulk_wait(uint32_t n);
 bool bulk_in_flight(uint32_t n);
 void check_proxy_fence(int line, bool global_only);
+// __syncthreads() released the block: the remote accesses its threads made before it count as the
+// block's, for the cluster barrier's next arrival to release (kc_cluster.cpp).
+void cluster_block_barrier();
 #endif
 
 }  // namespace kc
