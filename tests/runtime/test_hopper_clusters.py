@@ -433,3 +433,21 @@ def test_named_barriers_order_their_own_threads(check):
     cudacheck.RawModule(NAMED, backend="cpu", check=check).get_function("pairs_of_warps")(1, 128, (out,))
     t = np.arange(128)
     assert out.tolist() == (t // 64 * 64 + (t + 1) % 64).tolist()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", range(6))
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_gpu_lands_a_late_arrival_as_plain_mode_does(form, schedule):
+    """The kernel whose rank 1 arrives on rank 0's mbarrier with or without a cluster barrier
+    ordering that before rank 0's exit runs to its end on an H100 or H200, every form, as in plain
+    mode: a GPU keeps the cluster's shared memory until all of its blocks have exited (what
+    plain mode's semantics rest on; CUDA leaves the late access undefined)."""
+    import cupy
+    blocks = schedule[0]
+    out = cupy.zeros(blocks * 32, cupy.uint32)
+    module = cudacheck.RawModule(PAIR, backend="gpu", options=("-arch=sm_90a",))
+    module.get_function("leaves_early")((blocks,), (32,), (out, np.int32(form), np.int32(schedule[1]),
+                                                           np.int32(schedule[2])))
+    cudacheck.synchronize()
+    assert out.get().tolist() == np.repeat(np.tile([1, 2], blocks // 2), 32).tolist()
