@@ -286,7 +286,8 @@ static void check_remote_accesses() {
 
 // This worker's block has finished: it waits, still taking its turns, until every block of the
 // cluster has, so that the group starts its next cluster together. An arrival or a copy that
-// reaches the finished block meanwhile is an error.
+// reaches the finished block meanwhile lands in its shared memory, as on a GPU (deliver: checked
+// mode judges the arrival at the cluster's end, and stops at the copy).
 void cluster_block_end() {
     if (!cl.g) return;
 #ifdef KC_CHECKED
