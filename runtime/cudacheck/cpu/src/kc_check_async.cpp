@@ -524,6 +524,7 @@ static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsign
                 ? last : region_at(p, size, op_pc, READ);
     if (!is_shared(r) || !r->shadow) return;
     last = r;
+    if (!r->generic_written) return;   // the common case: tiles only the TMA filled
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
     for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e) {
         const AccessRec& w = r->shadow[e].w;
