@@ -1,6 +1,6 @@
 """fast.cu's twelve H100 GEMM kernels on the CPU runtime, plain and checked (issue 44, item 1).
 
-    .venv/bin/python scripts/fastcu_scorecard.py /path/to/fast.cu [--size 256] [--k 256] [--kernels 1-12]
+    .venv/bin/python scripts/fastcu_scorecard.py /path/to/fast.cu [--size 256] [--k 256] [--kernels 1-12] [--patched]
 
 Takes a checkout of pranjalssh/fast.cu (none of its code is in this repository) and, for each of
 examples/matmul/matmul_N.cuh, compiles its device code as written, with cudacheck.RawModule
@@ -10,7 +10,12 @@ create_tensor_map would encode (cudacheck.tensor_map_2d for kernels 2-6; tensor_
 7-12's 64-column slabs), the debug buffer matmul.cu passes, and kernels 11-12's Hilbert
 schedule (createHilbert). The result is compared with float64 NumPy of the BF16 inputs and a
 table printed: per kernel, plain and checked, "pass" with the largest scaled error, or the
-error that stopped it (its class and first line). Kernels 6-12 run at 2048 x 2048 at least.
+error that stopped it (its class and first line); "defect named" where that error is one of the
+defects of fast.cu's code that checked mode names (FIXES). Kernels 6-12 run at 2048 x 2048 at least.
+
+--patched: for each kernel whose checked run named such a defect, its minimal fix is applied to a
+copy of the file's text (the checkout is not touched) and the copy run checked again, fix after
+fix, until it passes or stops at something that is not one of them; each run is a row.
 
 What stands in for nvcc's host side, and nothing else: the host functions of each file (the
 tensor-map helpers, runKernelN, the Hilbert schedule, the host variables they cache maps in,
@@ -51,6 +56,59 @@ HOST_FUNCTIONS = re.compile(r"\b(create_tensor_map|allocate_and_create_tensor_ma
                             r"\s*\(")
 HOST_LINES = re.compile(r"^\s*(CUtensorMap\s*\*?\s*d_tma_map_\w+(\s*=\s*0)?\s*;|int _prev_m\b.*;|"
                         r"using M\d+::runKernel\d+\s*;|#include\s*<cassert>|int\s*\*_dspace\s*;)\s*$", re.M)
+
+
+def _kernel_ends(text):
+    """The offsets of the closing braces of the file's clustered kernels (`__global__` ...
+    `__cluster_dims__` ... `{ ... }`)."""
+    ends = []
+    for m in re.finditer(r"__global__[^;{]*__cluster_dims__[^;{]*\{", text):
+        depth, i = 0, m.end() - 1
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        ends.append(i)
+    return ends
+
+
+def end_with_cluster_barrier(text):
+    """Each clustered kernel ends with barrier.cluster.arrive + wait, written before its closing
+    brace on the brace's line: no block exits while another of its cluster may still arrive on its
+    mbarriers (ClusterExitRaceError). fast.cu's kernels have one at their start only."""
+    for end in reversed(_kernel_ends(text)):
+        text = (text[:end] + 'asm volatile("barrier.cluster.arrive;\\n" : :); '
+                'asm volatile("barrier.cluster.wait;\\n" : :); ' + text[end:])
+    return text
+
+
+STORE_CALL = re.compile(r"\bstore_async\(&tensorMapC")
+BAR_SYNC = 'asm volatile("bar.sync'
+
+
+def fence_before_store(text):
+    """fence.proxy.async.shared::cta by each thread that wrote C's tile, written on the line of the
+    named barrier (bar.sync) that hands the tile to the thread issuing the TMA store, before it: the
+    generic proxy's stores made visible to the async proxy that reads them (ProxyFenceError)."""
+    for m in reversed(list(STORE_CALL.finditer(text))):
+        at = text.rfind(BAR_SYNC, 0, m.start())
+        if at < 0:
+            raise ValueError(f"no bar.sync before the TMA store on line {text.count(chr(10), 0, m.start()) + 1}")
+        text = text[:at] + 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); ' + text[at:]
+    return text
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A defect of fast.cu's code that checked mode names (FIXES: by the class it raises), and the
+    minimal change that removes it (`apply`: text -> text, every line kept where it was)."""
+    name: str
+    apply: object
+
+
+FIXES = {"ClusterExitRaceError": Fix("cluster barrier at the kernel's end", end_with_cluster_barrier),
+         "ProxyFenceError": Fix("fence.proxy.async before the TMA store", fence_before_store)}
 
 
 def device_code(text):
@@ -209,12 +267,16 @@ def as_float(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def run(checkout, n, m, nn, k, check, rng):
-    """One kernel, one mode, at M x N x K (M and N raised to the kernel's min_size): ("pass" |
-    "wrong" | the error's class, detail, seconds)."""
+def source(checkout, n):
+    return (checkout / "examples" / "matmul" / f"matmul_{n}.cuh").read_text()
+
+
+def run(text, n, m, nn, k, check, rng):
+    """Kernel n of the file's text, one mode, at M x N x K (M and N raised to the kernel's min_size):
+    ("pass" | "wrong" | the error's class, detail, seconds)."""
     host = HOSTS[n]
     m, nn = (-(-x // host.min_size) * host.min_size for x in (m, nn))
-    code = device_code((checkout / "examples" / "matmul" / f"matmul_{n}.cuh").read_text())
+    code = device_code(text)
     started = time.perf_counter()
     try:
         module = cudacheck.RawModule(PRELUDE + code, backend="cpu", check=check, name_expressions=(host.expr,))
@@ -263,6 +325,8 @@ def main(argv=None):
     p.add_argument("--time-limit", type=float, default=300, help="seconds a launch may take (the persistent "
                    "kernels run at 2048 x 2048 on 2 cores)")
     p.add_argument("--kernels", default="1-12", help="which kernels: 1-12, or a list such as 2,3,7")
+    p.add_argument("--patched", action="store_true", help="also run checked, with each defect checked mode names "
+                   "fixed in a copy of the file (FIXES), until it passes")
     args = p.parse_args(argv)
     if not (args.checkout / "examples" / "matmul" / "matmul_2.cuh").is_file():
         p.error(f"{args.checkout} is not a checkout of fast.cu (no examples/matmul/matmul_2.cuh)")
@@ -275,10 +339,22 @@ def main(argv=None):
     print(f"fast.cu at {args.checkout}, M = N = {args.size}, K = {args.k}, CPU runtime\n")
     print("| kernel | mode | result | s | detail |\n|---|---|---|---|---|")
     for n in chosen:
+        text = source(args.checkout, n)
         for check in (False, True):
-            result, detail, seconds = run(args.checkout, n, args.size, args.size, args.k, check, rng)
-            print(f"| {n} | {'checked' if check else 'plain'} | {result} | {seconds:.1f} | {detail} |", flush=True)
+            result, detail, seconds = run(text, n, args.size, args.size, args.k, check, rng)
+            row(n, "checked" if check else "plain", result, detail, seconds)
+        fixed = []
+        while args.patched and result in FIXES and FIXES[result].name not in fixed:
+            fixed.append(FIXES[result].name)
+            text = FIXES[result].apply(text)
+            result, detail, seconds = run(text, n, args.size, args.size, args.k, True, rng)
+            row(n, "checked, fixed: " + " + ".join(fixed), result, detail, seconds)
     return 0
+
+
+def row(n, mode, result, detail, seconds):
+    named = f"defect named: {result}" if result in FIXES else result
+    print(f"| {n} | {mode} | {named} | {seconds:.1f} | {detail} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,19 @@ class GlobalMemoryRaceError(RaceError):
     flag published after __threadfence_block()), else ""."""
 
 
+class ClusterExitRaceError(RaceError):
+    """A block of a thread-block cluster reached another block's shared memory (an arrival on its
+    mbarrier through a mapa address) with nothing ordering that access before the other block
+    exits. CUDA leaves an access to an exited block's shared memory undefined, and only the
+    cluster barrier orders the two: the accessing thread arrives at it after the access
+    (barrier.cluster.arrive, cluster.sync()) and a thread of the other block waits for that
+    phase before exiting. `block`, `thread` and `line` name the access, `target_block` the
+    block whose shared memory it reached, `released` the cluster barrier's phase (counted from
+    1) at which the accessing thread arrived after it (-1: it never arrived again) and `waited`
+    the last phase the target's threads waited for (0: none). Reported once the cluster has
+    finished, whichever of its blocks finished first."""
+
+
 class ForwardProgressError(CheckError):
     """Threads that wait for something only another block can do (spinning on a flag or a
     lock another block sets) while that block cannot run: the kernel relies on blocks making

@@ -231,23 +231,35 @@ def _wrapped(raw, array, box, name, swizzle):
     return tmap
 
 
-def tensor_map_tiled(array, dims, strides, box, *, element=None, swizzle=128, l2_promotion=256, oob_fill="zero"):
+def tensor_map_tiled(array, dims, strides, box, *, element_strides=None, element=None, swizzle=128, l2_promotion=256,
+                     oob_fill="zero"):
     """The tensor map of 1 to 5 dimensions that the driver's cuTensorMapEncodeTiled makes, with its
     arguments: `dims` the tensor's sizes innermost first (elements), `strides` the bytes from one
     element to the next in dimensions 1 and up (rank - 1 of them), `box` the box's elements in
-    each dimension; element strides 1, no interleave. The tensor starts at the array's first
+    each dimension, `element_strides` the step between the elements a copy takes in each
+    dimension (1 to 8; by default all 1); no interleave. The tensor starts at the array's first
     element and must lie inside the array (a NumPy array for backend="cpu", CuPy for "gpu").
     As fast.cu maps a row-major matrix of W columns as 64-column slabs: dims (64, rows, W / 64),
-    strides (2 W, 128), box (64, box rows, box columns / 64)."""
+    strides (2 W, 128), box (64, box rows, box columns / 64).
+
+    With an element stride s in dimension d (d >= 1; the driver ignores dimension 0's), a copy
+    takes ceil(box[d] / s) elements along d, every s-th from the corner, laid out next to each
+    other in shared memory (CUDA Driver API, cuTensorMapEncodeTiled: to take N elements along d,
+    box[d] is N * s); the transaction bytes are those of the elements taken."""
     on_cpu = isinstance(array, np.ndarray)
     if not on_cpu and not _is_cupy(array):
         raise TensorMapError(f"a tensor map needs a CuPy array (backend='gpu') or a NumPy array (backend='cpu'); "
                              f"got {type(array).__module__}.{type(array).__name__}")
     dims, strides, box = [int(d) for d in dims], [int(s) for s in strides], [int(b) for b in box]
     rank = len(dims)
-    if not 1 <= rank <= 5 or len(box) != rank or len(strides) != rank - 1:
-        raise TensorMapError(f"a map of rank 1 to 5 takes as many sizes and box sizes as its rank and one stride "
-                             f"fewer; got {len(dims)} sizes, {len(strides)} strides, {len(box)} box sizes")
+    steps = [1] * rank if element_strides is None else [int(e) for e in element_strides]
+    if not 1 <= rank <= 5 or len(box) != rank or len(strides) != rank - 1 or len(steps) != rank:
+        raise TensorMapError(f"a map of rank 1 to 5 takes as many sizes, box sizes and element strides as its rank "
+                             f"and one stride fewer; got {len(dims)} sizes, {len(strides)} strides, {len(box)} box "
+                             f"sizes, {len(steps)} element strides")
+    if any(not 1 <= e <= 8 for e in steps):
+        raise TensorMapError(f"element strides {steps}: each 1 to 8, as the driver takes them (a copy takes every "
+                             f"s-th element of the box along a dimension)")
     name, code, size = _element(array, element)
     address = array.ctypes.data if on_cpu else array.data.ptr
     if address % 16:
@@ -277,6 +289,8 @@ def tensor_map_tiled(array, dims, strides, box, *, element=None, swizzle=128, l2
                              oob_nan=int(oob_fill == "nan"), rank=rank)
         for d, (n, s, b) in enumerate(outer):
             m.dims_outer[d], m.strides_outer[d], m.box_outer[d] = n, s, b
+        for d, e in enumerate(steps[1:]):
+            m.skip[d] = e - 1
         raw = bytes(m)
     else:
         _check_device(array)
@@ -286,11 +300,12 @@ def tensor_map_tiled(array, dims, strides, box, *, element=None, swizzle=128, l2
         result = lib.cuTensorMapEncodeTiled(
             ctypes.c_void_p(at), code, rank, ctypes.c_void_p(address), (ctypes.c_uint64 * rank)(*dims),
             (ctypes.c_uint64 * max(1, rank - 1))(*strides), (ctypes.c_uint32 * rank)(*box),
-            (ctypes.c_uint32 * rank)(*[1] * rank), INTERLEAVE_NONE, SWIZZLE[swizzle], L2_PROMOTION[l2_promotion],
+            (ctypes.c_uint32 * rank)(*steps), INTERLEAVE_NONE, SWIZZLE[swizzle], L2_PROMOTION[l2_promotion],
             OOB_FILL[oob_fill])
         if result != CUDA_SUCCESS:
             raise TensorMapError(f"cuTensorMapEncodeTiled refused the map: {_error_name(lib, result)}; sizes {dims}, "
-                                 f"strides {strides}, box {box}, element {name}, swizzle {swizzle}")
+                                 f"strides {strides}, box {box}, element strides {steps}, element {name}, "
+                                 f"swizzle {swizzle}")
         raw = ctypes.string_at(at, TENSOR_MAP_BYTES)
     return _wrapped(raw, array, tuple(box), name, swizzle)
 

@@ -439,9 +439,6 @@ extern "C" __global__ void misuse(float* out) {
 @pytest.mark.parametrize("asm,instruction", [
     ('asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; bar.red.popc.u32 %0, 1, 64, q; }" : "=r"(n) : "r"(n)'
      ' : "memory");', "bar.red.popc.u32"),
-    ('asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes'
-     ' [%0], [%1, {%2, %3, %2}], [%4], {%2};"\n        :: "r"(0), "l"(x), "r"(0), "r"(0), "r"(0) : "memory");',
-     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"),
     ('asm("add.sat.s32 %0, %0, 1;" : "+r"(n));', "add.sat.s32"),
     ('asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(d[0]), "=f"(d[1]) : "r"(n) : "memory");',
      "ld.shared.v2.f32"),

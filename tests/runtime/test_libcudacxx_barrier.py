@@ -5,7 +5,9 @@ kernels 2-6 use them; a tensor map read through a pointer (`const CUtensorMap*`,
 device memory); `extern __shared__` of a struct type. Kernels written here, plain and checked,
 on random inputs and edge tiles, compared bit for bit (the copies and 2x are exact). The copies
 of rank 3 the same. A whole program's host code encodes maps with the driver's cuTensorMapEncodeTiled
-(an interleaved one refused, saying what to do)."""
+(an interleaved one refused, saying what to do). cuda::barrier of device or system scope in shared
+memory, which only its block reaches, as the same mbarrier (a missing wait a race in checked mode);
+one in global memory refused at its init; a completion function refused at compile time."""
 import numpy as np
 import pytest
 
@@ -133,10 +135,68 @@ def test_host_code_encodes_a_tensor_map_with_the_drivers_call(check, rng):
     assert "interleaved maps are not provided by the CPU runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE" in result.stderr
 
 
-def test_a_barrier_of_another_scope_is_refused_with_what_to_do():
-    source = ('#include <cuda/barrier>\nextern "C" __global__ void k(int* out) {\n'
-              '    __shared__ cuda::barrier<cuda::thread_scope_device> bar;\n'
+def test_a_barrier_with_a_completion_function_is_refused_with_what_to_do():
+    source = ('#include <cuda/barrier>\nstruct Done { __device__ void operator()() noexcept {} };\n'
+              'extern "C" __global__ void k(int* out) {\n'
+              '    __shared__ cuda::barrier<cuda::thread_scope_block, Done> bar;\n'
               '    if (threadIdx.x == 0) init(&bar, 1);\n    out[0] = 1;\n}\n')
-    with pytest.raises(cudacheck.CompileError, match=r"provides cuda::barrier<cuda::thread_scope_block> without a "
-                                                      r"completion function .* or run on a GPU"):
+    with pytest.raises(cudacheck.CompileError, match=r"provides cuda::barrier of block, device or system scope without "
+                                                      r"a completion function .* or run on a GPU"):
         cudacheck.RawModule(source, backend="cpu").get_function("k")
+
+
+# Two phases of a barrier of scope S in shared memory: each thread writes its slot, waits, reads its
+# neighbour's, waits again, and overwrites its own slot. WAIT false: the first wait left out.
+SCOPED = r'''
+#include <cuda/barrier>
+template <cuda::thread_scope S, bool WAIT>
+__global__ void neighbours(const float* in, float* out) {
+    __shared__ cuda::barrier<S> bar;
+    __shared__ float slot[64];
+    int t = threadIdx.x;
+    if (t == 0) init(&bar, blockDim.x);
+    __syncthreads();
+    slot[t] = in[blockIdx.x * 64 + t];
+    if (WAIT) bar.arrive_and_wait();
+    float next = slot[(t + 1) % 64];
+    bar.arrive_and_wait();
+    slot[t] = -next;
+    out[blockIdx.x * 64 + t] = next + slot[t] + next;
+}
+__device__ cuda::barrier<cuda::thread_scope_device> everywhere;
+extern "C" __global__ void in_global(int* out) {
+    if (threadIdx.x == 0) init(&everywhere, blockDim.x);   // INIT
+    out[threadIdx.x] = 1;
+}
+'''
+SCOPES = ("cuda::thread_scope_device", "cuda::thread_scope_system", "cuda::thread_scope_block")
+
+
+@pytest.fixture(scope="module")
+def scoped():
+    names = tuple(f"neighbours<{s}, {w}>" for s in SCOPES for w in ("true", "false"))
+    return {check: cudacheck.RawModule(SCOPED, backend="cpu", check=check, name_expressions=names)
+            for check in (False, True)}
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("scope", SCOPES)
+def test_a_barrier_of_device_or_system_scope_in_shared_memory_orders_its_block(scoped, scope, check, rng):
+    x = rng.standard_normal(3 * 64).astype(np.float32)
+    out = np.zeros_like(x)
+    scoped[check].get_function(f"neighbours<{scope}, true>")((3,), (64,), (x, out))
+    assert np.array_equal(out, np.roll(x.reshape(3, 64), -1, axis=1).ravel())
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_a_missing_wait_on_such_a_barrier_is_a_race(scoped, scope, rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    with pytest.raises(cudacheck.SharedMemoryRaceError, match=r"slot"):
+        scoped[True].get_function(f"neighbours<{scope}, false>")((1,), (64,), (x, np.zeros(64, np.float32)))
+
+
+def test_a_barrier_of_device_scope_in_global_memory_is_refused_at_its_init(scoped):
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"mbarrier\.init .*not an 8-byte aligned address in "
+                                                            r"shared memory") as e:
+        scoped[False].get_function("in_global")((1,), (32,), (np.zeros(32, np.int32),))
+    assert e.value.line == next(i for i, s in enumerate(SCOPED.splitlines(), 1) if "// INIT" in s)

@@ -5,7 +5,7 @@ multiply (wgmma) with its fence, commit and wait, each a call of the runtime
 self.register, self.refuse and self.bad read the operands."""
 import re
 
-from .ptx_parse import MARK
+from .ptx_parse import MARK, PtxError
 
 # cp.async.bulk.tensor.2d, global to shared memory, its bytes completing on an mbarrier (no
 # cache hint), into this CTA or multicast to the cluster's; and shared to global as a bulk group.
@@ -43,6 +43,9 @@ class AsyncInstructions:
             if n == 2:
                 return f"::kc::tma_store_2d({tmap}, {c[0]}, {c[1]}, {self.address(src)}, {line});"
             return f"{{ {coords(c)} ::kc::tma_store_nd({tmap}, kc_c, {n}, {self.address(src)}, {line}); }}"
+        if "im2col" in mods:   # (its map, cuTensorMapEncodeIm2col, neither)
+            raise PtxError(f"the inline PTX instruction `{self.name}` (the TMA's im2col mode; a `.tile` copy of a map "
+                           f"over the image, gathering each column in the kernel, loads the same elements)", line)
         if shape not in TMA_LOAD + MULTICAST:
             self.refuse()
         multicast = shape in MULTICAST

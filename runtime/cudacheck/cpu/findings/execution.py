@@ -4,13 +4,15 @@ lanes that are not in it (warp), a wmma operation not all 32 lanes reach alike (
 an operand CUDA forbids (operand), more shared memory than a block may have (shared_limit),
 a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier,
 a named barrier or the cluster barrier that nothing will complete (mbarrier_stall,
-barrier_stall, cluster_stall), and a grid.sync() outside a cooperative launch or one that a block
-never reaches (grid_sync). Each takes the
+barrier_stall, cluster_stall), a grid.sync() outside a cooperative launch or one that a block
+never reaches (grid_sync), and a block of a cluster that may exit before another's access to its
+shared memory (cluster_exit). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
     ArrivalCountError,
     BarrierDivergenceError,
+    ClusterExitRaceError,
     ForwardProgressError,
     InvalidOperandError,
     LaunchConfigError,
@@ -128,10 +130,11 @@ def operand(f, ctx):
         }[problem]
     elif problem == "cluster_exited":
         cls = InvalidOperandError
-        msg = (f"{who} on the block of rank {need} of its cluster, block {ctx.block(value)}, which had already "
-               "exited: its shared memory, and the barrier there, no longer exist (undefined on a GPU). A block of "
-               "a cluster must not exit while another may still signal it: end the kernel with a cluster barrier "
-               "(barrier.cluster.arrive + wait, cluster.sync()) after the last remote arrival.")
+        # (checked mode: a multicast copy; a late remote arrival is a ClusterExitRaceError, cluster_exit)
+        msg = (f"{who} into the block of rank {need} of its cluster, block {ctx.block(value)}, which had already "
+               "exited without waiting for the copy: its shared memory, and the barrier there, no longer exist "
+               "(undefined on a GPU). Each block of a multicast's mask must wait on its mbarrier for the copy's bytes "
+               "before it exits.")
     elif problem in ASYNC_PROXY:
         cls = InvalidOperandError
         msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need, last=need - 1)
@@ -483,3 +486,25 @@ def divergence(f, ctx):
             "let out-of-range threads take part in the loads (storing 0.0f) and skip only the final write.")
     return BarrierDivergenceError(msg, kernel=ctx.kernel.name, block=block,
                                   groups={where(*k): sorted(ctx.thread(t) for t in g) for k, g in groups.items()})
+
+
+def cluster_exit(f, ctx):
+    """A remote arrival that no cluster barrier orders before its target block's exit."""
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    target = ctx.block(f["target_block"])
+    released, waited = f["released"], f["waited"]
+    if released < 0:
+        after = "the thread exits without arriving at the cluster barrier after it"
+    else:
+        after = (f"the thread arrives at the cluster barrier after it in the barrier's phase {released}, but the "
+                 f"threads of block {target} " + (f"last wait for phase {waited}" if waited else "never wait there"))
+    msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} arrives on an mbarrier of block {target} "
+           f"(rank {f['target']} of its cluster) with mbarrier.arrive.shared::cluster at line {line}, and nothing "
+           f"orders that arrival before block {target} exits: {after}.{ctx.quote(line)}\n"
+           "A block's shared memory, its mbarriers included, lasts only until the block exits, and CUDA leaves an "
+           "access to it after that undefined (a GPU in practice keeps a cluster's shared memory until the whole "
+           "cluster has exited, so the kernel may seem to work). Only the cluster barrier orders another block's "
+           "access before the exit: end the kernel, in every thread of every block, with cluster.sync() "
+           "(cooperative groups) or barrier.cluster.arrive; barrier.cluster.wait; after the last remote access.")
+    return ClusterExitRaceError(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                                target_block=target, released=released, waited=waited)

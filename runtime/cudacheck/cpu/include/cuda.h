@@ -61,8 +61,9 @@ inline CUresult tensor_map_refused(CUresult code, const char* why) {
 
 // The driver's checks (CUDA Driver API, cuTensorMapEncodeTiled): address and strides multiples
 // of 16 bytes, 1 to 256 elements a box dimension, a box row of a multiple of 16 bytes and at most
-// the swizzle's span. Ranks 1 to 5 (kc_abi.h: CpuTensorMap, dimensions 2-4 as stacks of 2-D
-// boxes); element strides other than 1 and interleaved layouts are refused, saying what to do.
+// the swizzle's span, element strides 1 to 8 (dimension 0's ignored). Ranks 1 to 5 (kc_abi.h:
+// CpuTensorMap, dimensions 2-4 as stacks of 2-D boxes); interleaved layouts are refused, saying
+// what to do.
 inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
                                        cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim,
                                        const cuuint64_t* globalStrides, const cuuint32_t* boxDim,
@@ -80,9 +81,8 @@ inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataTy
         return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "interleaved maps are not provided by the CPU "
                                       "runtime; use CU_TENSOR_MAP_INTERLEAVE_NONE");
     for (cuuint32_t d = 0; d < tensorRank; ++d) {
-        if (elementStrides[d] != 1)
-            return kc::tensor_map_refused(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not provided "
-                                          "by the CPU runtime; copy whole boxes and skip elements in the kernel");
+        if (elementStrides[d] < 1 || elementStrides[d] > 8)
+            return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "element strides are 1 to 8");
         if (boxDim[d] < 1 || boxDim[d] > 256 || globalDim[d] < 1 || globalDim[d] > (1ull << 32))
             return kc::tensor_map_refused(CUDA_ERROR_INVALID_VALUE, "a box has 1 to 256 elements a dimension, a "
                                           "tensor 1 to 2^32");
@@ -109,6 +109,7 @@ inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataTy
         m.strides_outer[d - 2] = d < tensorRank ? globalStrides[d - 1] : 0;
         m.box_outer[d - 2] = d < tensorRank ? boxDim[d] : 1;
     }
+    for (cuuint32_t d = 1; d < tensorRank; ++d) m.skip[d - 1] = uint8_t(elementStrides[d] - 1);
     m.swizzle = spans[swizzle];
     m.oob_nan = oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
     static_assert(sizeof(m) == sizeof(CUtensorMap), "a CpuTensorMap fills a CUtensorMap");

@@ -80,7 +80,11 @@ struct CpuTensorMap {
     uint32_t box_outer[3];       // the box's elements in dimensions 2-4 (1 where absent)
     uint64_t dims_outer[3];      // the tensor's sizes in dimensions 2-4 (1 where absent)
     uint64_t strides_outer[3];   // bytes from one element to the next in dimensions 2-4
-    uint8_t reserved[8];         // up to the 128 bytes of a CUtensorMap
+    // The driver's element strides of dimensions 1-4, less one (0: a copy takes every element;
+    // s - 1: every s-th, ceil(box / s) of them, next to each other in shared memory; dimension
+    // 0 has none without interleave).
+    uint8_t skip[4];
+    uint8_t reserved[4];         // up to the 128 bytes of a CUtensorMap
 };
 
 // A texture object of the CPU runtime: what cudaCreateTextureObject (kc_host_texture.cpp) or

@@ -48,20 +48,29 @@ static const CpuTensorMap* tensor_map(const void* map, const char* what, int lin
     return m;
 }
 
+void tma_box_aligned(uint64_t at, const char* what, int line) {
+    if (at % 128) operand_error("tma_dst", what, shared_address(at), at % 128, 128, line);
+}
+
 void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
     KC_ASM_CALL;
+    tma_box_aligned(dst, "cp.async.bulk.tensor", line);
+    tma_copy_in(dst, map, x, y, bar, line);
+}
+
+void tma_copy_in(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line) {
     const char* what = "cp.async.bulk.tensor";
     const CpuTensorMap* m = tensor_map(map, what, line);
-    uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * m->box_rows;
-    if (dst % 128) operand_error("tma_dst", what, shared_address(dst), dst % 128, 128, line);
+    uint32_t rows = box_taken(m->box_rows, m->skip[0]);
+    uint64_t es = m->element_size, row = m->box_cols * es, bytes = row * rows;
 #ifdef KC_CHECKED
     check_tma_box(dst, m, x, y, line, cur ? cur->asm_pc : nullptr);   // the box fits its shared array
 #endif
     char* box = shared_bytes(dst, bytes, what, line);
     char* window = box - dst;
     const char* src = reinterpret_cast<const char*>(uintptr_t(m->address));
-    for (uint32_t i = 0; i < m->box_rows; ++i) {
-        int64_t r = int64_t(y) + i;
+    for (uint32_t i = 0; i < rows; ++i) {
+        int64_t r = int64_t(y) + int64_t(i) * (m->skip[0] + 1);
         for (uint32_t j = 0; j < m->box_cols; ++j) {
             int64_t c = int64_t(x) + j;
             uint64_t at = swizzled(dst + i * row + j * es, m->swizzle);
@@ -85,17 +94,16 @@ void tma_load_2d(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t b
 }
 
 // cp.async.bulk.tensor.2d, shared to global: each element of the box inside the matrix, from
-// where the map's swizzle put it.
-void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line) {
-    KC_ASM_CALL;
+// where the map's swizzle put it (with element strides, those a load takes, back where it took them).
+static void copy_out(const void* map, int32_t x, int32_t y, uint64_t src, int line) {
     const char* what = "cp.async.bulk.tensor (store)";
     const CpuTensorMap* m = tensor_map(map, what, line);
+    uint32_t rows = box_taken(m->box_rows, m->skip[0]);
     uint64_t es = m->element_size, row = m->box_cols * es;
-    if (src % 128) operand_error("tma_dst", what, shared_address(src), src % 128, 128, line);
-    char* window = shared_bytes(src, row * m->box_rows, what, line) - src;
+    char* window = shared_bytes(src, row * rows, what, line) - src;
     char* dst = reinterpret_cast<char*>(uintptr_t(m->address));
-    for (uint32_t i = 0; i < m->box_rows; ++i) {
-        int64_t r = int64_t(y) + i;
+    for (uint32_t i = 0; i < rows; ++i) {
+        int64_t r = int64_t(y) + int64_t(i) * (m->skip[0] + 1);
         for (uint32_t j = 0; j < m->box_cols; ++j) {
             int64_t c = int64_t(x) + j;
             uint64_t at = swizzled(src + i * row + j * es, m->swizzle);
@@ -108,16 +116,23 @@ void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line)
     }
 }
 
+void tma_store_2d(const void* map, int32_t x, int32_t y, uint64_t src, int line) {
+    KC_ASM_CALL;
+    tma_box_aligned(src, "cp.async.bulk.tensor (store)", line);
+    copy_out(map, x, y, src, line);
+}
+
 // ---- copies of 1 to 5 dimensions: each 2-D slice of the box --------------------------------------
 // A map of rank 3 to 5 stacks 2-D boxes (kc_abi.h: CpuTensorMap's dimensions 2-4), the slices laid
 // out one after another in shared memory as a GPU's TMA lays out the box, dimension 2 fastest.
 // f(the slice's 2-D map, its offset in the box): a map of the slice's matrix, or of none where the
 // slice lies outside the tensor (every element of it fill). Coordinates past the copy's `n` are 0.
+// With element strides, the slices taken are every (skip + 1)-th of each dimension.
 template <class F>
 static void for_each_slice(const CpuTensorMap* m, const int32_t* c, int n, F f) {
-    uint64_t slice = uint64_t(m->box_cols) * m->box_rows * m->element_size;
+    uint64_t slice = uint64_t(m->box_cols) * box_taken(m->box_rows, m->skip[0]) * m->element_size;
     uint32_t box[3], outer = m->rank > 2 ? m->rank - 2 : 0;
-    for (uint32_t d = 0; d < 3; ++d) box[d] = d < outer ? m->box_outer[d] : 1;
+    for (uint32_t d = 0; d < 3; ++d) box[d] = d < outer ? box_taken(m->box_outer[d], m->skip[d + 1]) : 1;
     uint64_t s = 0;
     for (uint32_t i4 = 0; i4 < box[2]; ++i4)
         for (uint32_t i3 = 0; i3 < box[1]; ++i3)
@@ -126,7 +141,7 @@ static void for_each_slice(const CpuTensorMap* m, const int32_t* c, int n, F f) 
                 part.rank = 2;
                 const uint32_t i[3] = {i2, i3, i4};
                 for (uint32_t d = 0; d < 3; ++d) {
-                    int64_t at = int64_t(int(d) + 2 < n ? c[d + 2] : 0) + i[d];
+                    int64_t at = int64_t(int(d) + 2 < n ? c[d + 2] : 0) + int64_t(i[d]) * (m->skip[d + 1] + 1);
                     if (at < 0 || uint64_t(at) >= (d < outer ? m->dims_outer[d] : 1))
                         part.rows = 0;   // outside the tensor: the whole slice is fill
                     else if (d < outer)
@@ -138,24 +153,27 @@ static void for_each_slice(const CpuTensorMap* m, const int32_t* c, int n, F f) 
 
 void tma_load_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, int line) {
     KC_ASM_CALL;
+    tma_box_aligned(dst, "cp.async.bulk.tensor", line);
     for_each_slice(tensor_map(map, "cp.async.bulk.tensor", line), c, n, [&](const CpuTensorMap& part, uint64_t at) {
-        tma_load_2d(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, line);
+        tma_copy_in(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, line);
     });
 }
 
 void tma_load_multicast_nd(uint64_t dst, const void* map, const int32_t* c, int n, uint64_t bar, uint16_t mask,
                            int line) {
     KC_ASM_CALL;
+    tma_box_aligned(cluster_local(dst, "cp.async.bulk.tensor (multicast)", line), "cp.async.bulk.tensor", line);
     for_each_slice(tensor_map(map, "cp.async.bulk.tensor", line), c, n, [&](const CpuTensorMap& part, uint64_t at) {
-        tma_load_multicast(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, mask, line);
+        tma_multicast_slice(dst + at, &part, c[0], n > 1 ? c[1] : 0, bar, mask, line);
     });
 }
 
 void tma_store_nd(const void* map, const int32_t* c, int n, uint64_t src, int line) {
     KC_ASM_CALL;
+    tma_box_aligned(src, "cp.async.bulk.tensor (store)", line);
     for_each_slice(tensor_map(map, "cp.async.bulk.tensor (store)", line), c, n,
                    [&](const CpuTensorMap& part, uint64_t at) {
-                       tma_store_2d(&part, c[0], n > 1 ? c[1] : 0, src + at, line);
+                       copy_out(&part, c[0], n > 1 ? c[1] : 0, src + at, line);
                    });
 }
 

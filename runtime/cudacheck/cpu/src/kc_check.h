@@ -81,6 +81,8 @@ struct Region {
     GMem* gm;              // global memory: its race shadow (null: not checked for races)
     uint64_t lead, span;   // a parameter that is a view into a larger allocation: the allocation's bytes
                            // before base, and from base to its end (0, 0: the region is the allocation)
+    mutable bool generic_written;   // shared: an ordinary store (the generic proxy) wrote it in this launch;
+                                    // until one does, the async proxy's reads have no proxy fence to look for
 };
 
 // Whether an access of `size` bytes at byte offset off of region r lies outside r's allocation

@@ -524,6 +524,7 @@ static void check_proxy_read(uint64_t off, uint32_t size, const char* op, unsign
                 ? last : region_at(p, size, op_pc, READ);
     if (!is_shared(r) || !r->shadow) return;
     last = r;
+    if (!r->generic_written) return;   // the common case: tiles only the TMA filled
     uint64_t g = r->granule ? r->granule : r->elem_size, o = uint64_t(p - r->base);
     for (uint64_t e = o / g; e <= (o + size - 1) / g && e < r->shadow_len; ++e) {
         const AccessRec& w = r->shadow[e].w;
@@ -551,7 +552,8 @@ void check_async_access(const void* p, unsigned size, uint32_t pc, Op op) {
 // Before the copy: its box must lie inside the shared array it lands in.
 void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, int line, const void* ret) {
     as.copy_pc = ret ? pc_of(ret) : 0;
-    uint64_t bytes = uint64_t(m->box_cols) * m->element_size * m->box_rows;
+    uint32_t rows = box_taken(m->box_rows, m->skip[0]);
+    uint64_t bytes = uint64_t(m->box_cols) * m->element_size * rows;
     char* p = static_cast<char*>(shared_address(dst));
     Region* r = region_at(p, 1, as.copy_pc, WRITE);
     if (!is_shared(r)) return;   // outside shared memory: kc_async.cpp refuses it
@@ -561,7 +563,7 @@ void check_tma_box(uint64_t dst, const CpuTensorMap* m, int32_t x, int32_t y, in
     snprintf(via, sizeof via,
              "the %u x %u box (%llu bytes) of the tensor map, corner (x %d, y %d), that cp.async.bulk.tensor "
              "writes at shared offset %llu, bytes %lld to %lld of %s",
-             m->box_rows, m->box_cols, (unsigned long long)bytes, x, y, (unsigned long long)dst, (long long)off,
+             rows, m->box_cols, (unsigned long long)bytes, x, y, (unsigned long long)dst, (long long)off,
              (long long)(off + int64_t(bytes) - 1), r->name);
     chk.via = via;
     int64_t first = off < 0 ? off : int64_t(r->bytes);   // the first byte outside

@@ -300,7 +300,9 @@ void shared_element(const Region* r, uint64_t elem, uint32_t pc, Op op, bool ato
         if (rd->epoch && !ordered(*rd, t, atomic))
             race(r, elem, rd->seq < me.seq ? "WAR" : "RAW", *rd, rd->atomic ? "atomic" : "read",
                  atomic ? "atomic" : "write", pc);
-    if (!probe) s.w = me;
+    if (probe) return;
+    s.w = me;
+    if (!me.async_proxy) r->generic_written = true;
 }
 
 // ---- asynchronous copies (kc_memory.cpp: async_copy) -----------------------------------------

@@ -11,6 +11,11 @@
 // GPU both complete asynchronously too), so that the owner's checks see them as its own
 // barrier's arrivals and the TMA's writes. The cluster barrier (barrier.cluster) counts in
 // the group's memory, which only the worker whose turn it is touches.
+// A block that has finished keeps its shared memory, and goes on performing its messages, until
+// every block of its cluster has: CUDA leaves an access to an exited block's shared memory
+// undefined, and a GPU in practice keeps a cluster's shared memory until the whole cluster is
+// done, so such a late arrival lands there as it does here. Checked mode names the defect
+// whatever the blocks' finishing order (check_remote_accesses).
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -44,6 +49,16 @@ struct Message {
     CpuTensorMap map;          // a multicast's tensor map, as the sender read it
 };
 
+// Checked mode: the remote arrival of a thread of one block on another's mbarrier that the cluster
+// barrier released last, as `released`, the phase the thread arrived in after it, plus one, as
+// Thread::cluster_phase counts (0: no arrival; NEVER: the thread exited before arriving again).
+struct RemoteAccess {
+    uint32_t released;
+    int32_t line;
+    uint32_t block, thread, pc;
+};
+constexpr uint32_t NEVER = ~0u;
+
 // The workers that run a group's clusters, one per rank, in the memory spawn maps before the fork.
 struct Group {
     uint32_t turn;                         // the rank whose worker runs now (a futex word)
@@ -52,6 +67,9 @@ struct Group {
     uint64_t progress[MAX_CLUSTER];        // each rank's scheduler progress, as it last handed over
     uint32_t pending[MAX_CLUSTER];         // messages in each rank's inbox
     Message inbox[MAX_CLUSTER][INBOX];
+    uint32_t blocks[MAX_CLUSTER];          // each rank's block of the cluster now running (linear)
+    uint32_t waited[MAX_CLUSTER];          // checked mode: the last phase of barrier.cluster each rank's threads waited for
+    RemoteAccess remote[MAX_CLUSTER][MAX_CLUSTER];   // checked mode: [target][sender], the one released last
 };
 
 static Group* groups;          // the launch's, mapped by spawn (null: no clusters)
@@ -114,28 +132,38 @@ static void hand_over() {
     futex(&cl.g->turn, FUTEX_WAKE, 0x7fffffff, nullptr);
 }
 
-// A remote operation on a block that has exited: its shared memory is gone (undefined on a GPU).
+#ifdef KC_CHECKED
+// Checked mode: a multicast copy into a block that has exited without waiting for it.
 [[noreturn]] static void exited_target(const Message& m) {
     my_status->code = CHECK_FAILED;
     finding(my_status->message, sizeof my_status->message, Finding::operand,
-            "\"problem\":\"cluster_exited\",\"what\":\"%s\",\"address\":%llu,\"value\":%u,\"need\":%u,\"line\":%d,"
-            "\"block\":%u,\"thread\":%u}",
-            m.kind == ARRIVE ? "mbarrier.arrive.shared::cluster" : "cp.async.bulk.tensor (multicast)",
+            "\"problem\":\"cluster_exited\",\"what\":\"cp.async.bulk.tensor (multicast)\",\"address\":%llu,"
+            "\"value\":%u,\"need\":%u,\"line\":%d,\"block\":%u,\"thread\":%u}",
             (unsigned long long)m.bar, cl.block, cl.rank, m.line, m.block, m.thread);
     fflush(stdout);
     _exit(5);
 }
+#endif
 
+// `exited`: this worker's block has finished (its shared memory is kept till the cluster's end).
 static void deliver(bool exited) {
     uint32_t& n = cl.g->pending[cl.rank];
     for (uint32_t i = 0; i < n; ++i) {
         const Message& m = cl.g->inbox[cl.rank][i];
-        if (exited) exited_target(m);
+#ifdef KC_CHECKED
+        // No thread of the block is left for checked mode's clocks: an arrival is judged at the
+        // cluster's end, whichever block finished first (check_remote_accesses); a multicast
+        // is not followed there, and stops here.
+        if (exited && m.kind == MULTICAST) exited_target(m);
+        if (exited) continue;
+#else
+        (void)exited;
+#endif
         Thread* t = cur;   // performed here for the sender: its asm call's place, not this thread's
         const void* mine = t ? t->asm_pc : nullptr;
         if (t) t->asm_pc = m.pc;
         if (m.kind == ARRIVE) mbarrier_arrive_remote(shared_address(m.bar), m.line);
-        else tma_load_2d(m.dst, &m.map, m.x, m.y, m.bar, m.line);
+        else tma_copy_in(m.dst, &m.map, m.x, m.y, m.bar, m.line);
         if (t) t->asm_pc = mine;
     }
     n = 0;
@@ -187,16 +215,89 @@ uint64_t cluster_block(uint64_t unit) {
     uint64_t x = (unit % gx) * cl.dims.x + cl.rank % cl.dims.x;
     uint64_t y = (unit / gx % gy) * cl.dims.y + cl.rank / cl.dims.x % cl.dims.y;
     uint64_t z = (unit / (gx * gy)) * cl.dims.z + cl.rank / (cl.dims.x * cl.dims.y);
-    return cl.block = uint32_t(x + grid_dim.x * (y + uint64_t(grid_dim.y) * z));
+    cl.block = uint32_t(x + grid_dim.x * (y + uint64_t(grid_dim.y) * z));
+    cl.g->blocks[cl.rank] = cl.block;
+    return cl.block;
 }
+
+#ifdef KC_CHECKED
+// ---- checked mode: remote accesses before their target's exit ------------------------------------
+// A block's shared memory lasts until the block exits, so another block's access to it (here: an
+// arrival on its mbarrier) must happen before that exit (CUDA Programming Guide, distributed shared
+// memory). Only the cluster barrier orders the two: the accessing thread arrives at it after the
+// access (or a thread that met it at __syncthreads() since), and a thread of the target block
+// waits for that phase before the block exits. Each thread holds its remote accesses not yet
+// followed by an arrival of its own (`unreleased`, by target rank); its next arrival releases them
+// at that phase, its exit never. __syncthreads() hands every thread's to the block (`met`), whose
+// next arrival, by any thread, releases them; the block's end never. Each block counts the phases
+// its threads waited for. At the cluster's end the phases tell, whichever block finished first and
+// whether or not the access happened to come before the exit here.
+struct Unreleased {
+    uint16_t targets;   // ranks, a bit each
+    int32_t line;       // the last such access's line, its asm call's offset, and its thread
+    uint32_t pc, thread;
+};
+static Unreleased unreleased[1024];   // by the thread's linear index (a block has at most 1024)
+static Unreleased met;
+
+static void note_remote_access(unsigned target, int line) {
+    Unreleased& u = unreleased[cur->linear];
+    u = {uint16_t(u.targets | 1u << target), line, asm_pc(), cur->linear};
+}
+
+// `u`'s accesses released at the cluster barrier's phase `released` (NEVER: they never are).
+static void release(Unreleased& u, uint32_t released) {
+    for (unsigned r = 0; u.targets; ++r, u.targets >>= 1) {
+        RemoteAccess& a = cl.g->remote[r][cl.rank];
+        if ((u.targets & 1) && released >= a.released) a = {released, u.line, cl.block, u.thread, u.pc};
+    }
+}
+
+void cluster_block_barrier() {
+    if (!cl.g) return;
+    for (unsigned i = 0; i < sched.nthreads; ++i) {
+        Unreleased& u = unreleased[i];
+        if (u.targets) met = {uint16_t(met.targets | u.targets), u.line, u.pc, u.thread};
+        u.targets = 0;
+    }
+}
+
+[[noreturn]] static void unordered_exit(const RemoteAccess& a, unsigned target) {
+    my_status->code = CHECK_FAILED;
+    finding(my_status->message, sizeof my_status->message, Finding::cluster_exit,
+            "\"block\":%u,\"thread\":%u,\"pc\":%u,\"line\":%d,\"target\":%u,\"target_block\":%u,"
+            "\"released\":%d,\"waited\":%u}",
+            a.block, a.thread, a.pc, a.line, target, cl.g->blocks[target],
+            a.released == NEVER ? -1 : int(a.released), cl.g->waited[target]);
+    fflush(stdout);
+    _exit(5);
+}
+
+// Once every block of the cluster has finished: each remote access must have been released at a
+// phase its target's threads waited for. Then the records are cleared for the group's next cluster.
+static void check_remote_accesses() {
+    for (unsigned x = 0; x < cl.size; ++x)
+        for (unsigned y = 0; y < cl.size; ++y)
+            if (cl.g->remote[x][y].released > cl.g->waited[x]) unordered_exit(cl.g->remote[x][y], x);
+    memset(cl.g->remote, 0, sizeof cl.g->remote);
+    memset(cl.g->waited, 0, sizeof cl.g->waited);
+}
+#endif
 
 // This worker's block has finished: it waits, still taking its turns, until every block of the
 // cluster has, so that the group starts its next cluster together. An arrival or a copy that
-// reaches the finished block meanwhile is an error.
+// reaches the finished block meanwhile lands in its shared memory, as on a GPU (deliver: checked
+// mode judges the arrival at the cluster's end, and stops at the copy).
 void cluster_block_end() {
     if (!cl.g) return;
+#ifdef KC_CHECKED
+    release(met, NEVER);   // met at __syncthreads() after their last arrival
+#endif
     cl.g->finished++;
     uint64_t all = ++cl.clusters_done * cl.size;
+#ifdef KC_CHECKED
+    if (cl.g->finished == all) check_remote_accesses();   // the cluster's last block to finish
+#endif
     while (cl.g->finished < all) {
         hand_over();
         wait_turn();
@@ -257,11 +358,19 @@ uint64_t mbarrier_arrive_cluster(uint64_t address, uint32_t count, int line) {
     unsigned r = rank_of(address);
     if (r == cl.rank) return mbarrier_arrive(shared_address(address & OFFSET_MASK), count, 0, line);
     for (uint32_t i = 0; i < count; ++i) post(r, ARRIVE, address & OFFSET_MASK, line);
+#ifdef KC_CHECKED
+    note_remote_access(r, line);
+#endif
     return 0;   // (PTX: a remote arrival's state is the sink `_`)
 }
 
 void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
     KC_ASM_CALL;
+    tma_box_aligned(cluster_local(dst, "cp.async.bulk.tensor (multicast)", line), "cp.async.bulk.tensor", line);
+    tma_multicast_slice(dst, map, x, y, bar, mask, line);
+}
+
+void tma_multicast_slice(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line) {
     if (mask >> cl.size)
         operand_error("multicast_mask", "cp.async.bulk.tensor (multicast)", nullptr, mask, cl.size, line);
     dst = cluster_local(dst, "cp.async.bulk.tensor (multicast)", line);
@@ -269,7 +378,7 @@ void tma_load_multicast(uint64_t dst, const void* map, int32_t x, int32_t y, uin
     for (unsigned r = 0; r < cl.size; ++r) {
         if (!((mask >> r) & 1)) continue;
         if (r == cl.rank) {
-            tma_load_2d(dst, map, x, y, bar, line);
+            tma_copy_in(dst, map, x, y, bar, line);
             continue;
         }
         Message& m = post(r, MULTICAST, bar, line);
@@ -310,6 +419,9 @@ void cluster_arrive(int) {
     check_mbarrier_arrive(&checked_key);
 #endif
     cur->cluster_phase = b.phase + 1;
+#ifdef KC_CHECKED
+    if (cl.g) release(unreleased[cur->linear], cur->cluster_phase), release(met, cur->cluster_phase);
+#endif
     b.arrived++;
     complete_phase(b);
     sched.progress++;
@@ -322,6 +434,9 @@ void cluster_barrier_state(uint32_t& arrived, uint32_t& exited, uint32_t& thread
 
 void cluster_thread_exit() {
     ClusterBarrier& b = cl.g ? cl.g->barrier : solo;
+#ifdef KC_CHECKED
+    if (cl.g) release(unreleased[cur->linear], NEVER);
+#endif
     if (cur->cluster_phase == b.phase + 1) b.left++;   // it arrived in the current phase
     else b.exited++;
     complete_phase(b);
@@ -335,6 +450,7 @@ void cluster_wait(int line) {
     while (b.phase < cur->cluster_phase) yield_to_scheduler();
     cur->cluster_wait = false;
 #ifdef KC_CHECKED
+    if (cl.g && cur->cluster_phase > cl.g->waited[cl.rank]) cl.g->waited[cl.rank] = cur->cluster_phase;
     if (checked_phase < b.phase) {
         check_mbarrier_complete(&checked_key);
         checked_phase = b.phase;

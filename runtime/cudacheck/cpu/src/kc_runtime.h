@@ -151,6 +151,15 @@ struct AsmCall {
 #define KC_ASM_CALL ::kc::AsmCall kc_asm_call_(__builtin_return_address(0))
 // The running thread's asm_pc as an offset (0 outside such a call).
 inline uint32_t asm_pc() { return cur ? pc_offset(cur->asm_pc) : 0; }
+// The TMA's copy of one 2-D box, or one 2-D slice of a larger box, into shared memory
+// (kc_async.cpp), and a multicast of one into the blocks of a mask (kc_cluster.cpp): the box's
+// start, which must be 128-byte aligned (tma_box_aligned), checked by the caller, once a box.
+void tma_box_aligned(uint64_t at, const char* what, int line);
+void tma_copy_in(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, int line);
+void tma_multicast_slice(uint64_t dst, const void* map, int32_t x, int32_t y, uint64_t bar, uint16_t mask, int line);
+// The elements a TMA copy takes along a dimension of a map's box: every (skip + 1)-th
+// (CpuTensorMap::skip), ceil(box / (skip + 1)) of them.
+inline uint32_t box_taken(uint32_t box, uint8_t skip) { return (box + skip) / (skip + 1u); }
 // Whether [p, p + size) lies in the block's shared memory, static or dynamic (kc_ptx.cpp).
 bool in_shared(const void* p, size_t size);
 
@@ -218,6 +227,9 @@ void check_bulk_commit();
 void check_bulk_wait(uint32_t n);
 bool bulk_in_flight(uint32_t n);
 void check_proxy_fence(int line, bool global_only);
+// __syncthreads() released the block: the remote accesses its threads made before it count as the
+// block's, for the cluster barrier's next arrival to release (kc_cluster.cpp).
+void cluster_block_barrier();
 #endif
 
 }  // namespace kc

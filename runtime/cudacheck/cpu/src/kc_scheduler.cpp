@@ -480,6 +480,7 @@ void run_block(const uint32_t* order, uint32_t block, int end_line) {
         barrier_zero_stall(block);
 #ifdef KC_CHECKED
         check_barrier(end_line);  // reports a divergent barrier; otherwise opens the next interval
+        cluster_block_barrier();
 #endif
         if (sched.at_grid) grid_barrier(end_line);   // the whole grid meets (kc_grid.cpp)
         release_block_barrier();
