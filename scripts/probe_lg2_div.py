@@ -153,7 +153,8 @@ def save_table(T, path):
     big = np.nonzero(np.abs(d) > 127)[0]
     small = np.clip(d, -128, 127).astype(np.int8)
     small[big] = -128
-    path.write_bytes(lzma.compress(small.tobytes() + big.astype(np.int32).tobytes() + d[big].astype(np.int64).tobytes()))
+    parts = (small, big.astype(np.int32), d[big].astype(np.int64))
+    path.write_bytes(lzma.compress(b"".join(p.tobytes() for p in parts)))
     return len(big)
 
 
@@ -180,10 +181,12 @@ def div_probe(mod, rng):
     n = 1 << 26
     samples = {}
     # random bits (NaNs and infinities included), then normal ranges, then y near the 2^126 edge
+    def normal():   # normal floats of either sign
+        return rng.integers(0x00800000, 0x7F000000, n, dtype=np.uint32) | (rng.integers(0, 2, n, dtype=np.uint32) << 31)
+
     kinds = {
         "random bits": (rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)),
-        "normal": (rng.integers(0x00800000, 0x7F000000, n, dtype=np.uint32) | (rng.integers(0, 2, n, dtype=np.uint32) << 31),
-                   rng.integers(0x00800000, 0x7F000000, n, dtype=np.uint32) | (rng.integers(0, 2, n, dtype=np.uint32) << 31)),
+        "normal": (normal(), normal()),
         "moderate": (rng.integers(0x30000000, 0x50000000, n, dtype=np.uint32),
                      rng.integers(0x30000000, 0x50000000, n, dtype=np.uint32)),
         "y over 2^125": (rng.integers(0x30000000, 0x50000000, n, dtype=np.uint32),
