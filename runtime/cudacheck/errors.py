@@ -30,12 +30,10 @@ class ArgumentError(KernelError, TypeError):
 class LaunchConfigError(KernelError, ValueError):
     """A grid, block or shared-memory size that no GPU would launch. `cuda_error` is the
     code a GPU's launch leaves for cudaGetLastError: cudaErrorInvalidValue for every bad
-    grid, block and shared-memory size, as CUDA 13.0 on an H100 returns them
-    (tests/runtime/launch_probe.cu; logs/2026-11-23-h100-programs.md). Older CUDA releases
-    answered a bad grid or block with cudaErrorInvalidConfiguration. A block of more threads
-    than the kernel's __launch_bounds__ allows is cudaErrorLaunchOutOfResources ("too many
-    resources requested for launch": the CUDA Runtime API gives that code to a launch of more
-    threads than the kernel was compiled for; not yet checked on a GPU). A cooperative launch
+    grid, block and shared-memory size, and for a block of more threads than the kernel's
+    __launch_bounds__ allows, as CUDA 13.0 on an H100 returns them (tests/runtime/launch_probe.cu;
+    logs/2026-11-23-h100-programs.md, logs/2026-12-06-h100-gpu-checks.md). Older CUDA releases
+    answered a bad grid or block with cudaErrorInvalidConfiguration. A cooperative launch
     whose blocks do not all fit on the GPU at once is cudaErrorCooperativeLaunchTooLarge."""
 
     def __init__(self, message, line=0, cuda_error="cudaErrorInvalidValue"):

@@ -8,6 +8,9 @@ rank outside the cluster; and a block that exits while the other may still arriv
 which plain mode runs as a GPU does (the arrival lands) and checked mode names whichever block
 finishes first.
 The cluster barrier waits only for threads that have not exited, as on a GPU."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -250,13 +253,29 @@ def test_a_final_cluster_barrier_orders_a_remote_arrival_before_the_exit(pair, c
     assert out.tolist() == np.repeat(np.tile([1, 2], schedule[0] // 2), 32).tolist()
 
 
-@pytest.mark.parametrize("form", [1, 2, 3, 5], ids=["no-final-barrier", "arrive-before-access", "target-skips-it",
-                                            "arriving-thread-leaves"])
+UNORDERED = {"form": [1, 2, 3, 5], "ids": ["no-final-barrier", "arrive-before-access", "target-skips-it",
+                                           "arriving-thread-leaves"]}
+
+
+@pytest.mark.parametrize("form", UNORDERED["form"], ids=UNORDERED["ids"])
 @pytest.mark.parametrize("schedule", SCHEDULES)
-def test_plain_mode_lands_an_arrival_on_a_block_that_has_exited(pair, form, schedule):
-    # a GPU keeps a cluster's shared memory until every block of the cluster has exited
-    out = leaves_early(pair[False], form, schedule)
-    assert out.tolist() == np.repeat(np.tile([1, 2], schedule[0] // 2), 32).tolist()
+def test_plain_mode_stops_where_an_arrival_reaches_a_block_that_has_exited(pair, form, schedule):
+    # As a GPU: the arrival lands if the target has not exited yet, and fails the launch if it has
+    # (an H100 answers "unspecified launch failure"); which, depends on the blocks' timing.
+    try:
+        out = leaves_early(pair[False], form, schedule)
+    except cudacheck.InvalidOperandError as e:
+        assert "which had already exited" in str(e) and "cluster barrier" in str(e), str(e)
+        assert e.line == line_of(PAIR, "// ARRIVE") + 1
+    else:
+        assert out.tolist() == np.repeat(np.tile([1, 2], schedule[0] // 2), 32).tolist()
+
+
+def test_plain_mode_stops_a_late_arrival(pair):
+    # rank 0 returns at once and rank 1 arrives after 12 __syncthreads(): the arrival comes late
+    with pytest.raises(cudacheck.InvalidOperandError, match=r"mbarrier\.arrive\.shared::cluster at line \d+ into the "
+                                                            r"block of rank 0 .* which had already exited"):
+        leaves_early(pair[False], 1, (2, 12, 0))
 
 
 @pytest.mark.parametrize("form,released,waited", [(1, -1, 1), (2, -1, 1), (3, 2, 1), (5, -1, 2)],
@@ -274,14 +293,18 @@ def test_checked_mode_names_a_remote_arrival_no_cluster_barrier_orders_before_th
     assert (e.value.released, e.value.waited) == (released, waited)
 
 
-def test_the_clustered_kernel_without_its_final_cluster_barrier_runs_plain_and_is_named_checked(rng):
+def test_the_clustered_kernel_without_its_final_cluster_barrier_is_named_checked(rng):
     src = HOPPER.replace(FINAL_BARRIER, "")
     assert src != HOPPER
     (M, Mf), (N, Nf) = inputs(rng, 70, 300, 330, "bf16")
-    P = launch(cudacheck.RawModule(src, backend="cpu", options=OPTIONS), "matmul_clustered", M, N)
-    exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
-    scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
-    assert np.all(np.abs(P - exact) <= 2 * 330 * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)
+    try:   # plain: right where every arrival comes before its target's exit, else stopped as a GPU fails it
+        P = launch(cudacheck.RawModule(src, backend="cpu", options=OPTIONS), "matmul_clustered", M, N)
+    except cudacheck.InvalidOperandError as e:
+        assert "which had already exited" in str(e), str(e)
+    else:
+        exact = Mf.astype(np.float64) @ Nf.astype(np.float64)
+        scale = np.abs(Mf.astype(np.float64)) @ np.abs(Nf.astype(np.float64))
+        assert np.all(np.abs(P - exact) <= 2 * 330 * 2.0 ** -24 * scale), np.nanmax(np.abs(P - exact) / scale)
     with pytest.raises(cudacheck.ClusterExitRaceError, match=r"mbarrier\.arrive\.shared::cluster at line \d+, and "
                                                              r"nothing orders that arrival before block"):
         launch(cudacheck.RawModule(src, backend="cpu", options=OPTIONS, check=True), "matmul_clustered", M, N)
@@ -435,19 +458,32 @@ def test_named_barriers_order_their_own_threads(check):
     assert out.tolist() == (t // 64 * 64 + (t + 1) % 64).tolist()
 
 
+def gpu_launch(kernel, blocks, *ints):
+    """Launch `kernel` of PAIR on the GPU in a fresh process (a kernel that faults poisons its
+    process's CUDA context): its output, or the error's first line."""
+    code = (f"import numpy as np, cupy, cudacheck, sys\n"
+            f"m = cudacheck.RawModule(sys.stdin.read(), backend='gpu', options=('-arch=sm_90a',))\n"
+            f"out = cupy.zeros({blocks} * 32, cupy.uint32)\n"
+            f"m.get_function('{kernel}')(({blocks},), (32,), (out, *[np.int32(v) for v in {list(ints)}]))\n"
+            f"cudacheck.synchronize()\nprint(out.get().tolist())\n")
+    run = subprocess.run([sys.executable, "-c", code], input=PAIR, capture_output=True, text=True, timeout=120)
+    return run.stdout.strip() if run.returncode == 0 else (run.stderr.strip().splitlines() or ["?"])[-1]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("form", range(6))
 @pytest.mark.parametrize("schedule", SCHEDULES)
-def test_the_gpu_lands_a_late_arrival_as_plain_mode_does(form, schedule):
-    """The kernel whose rank 1 arrives on rank 0's mbarrier with or without a cluster barrier
-    ordering that before rank 0's exit runs to its end on an H100 or H200, every form, as in plain
-    mode: a GPU keeps the cluster's shared memory until all of its blocks have exited (what
-    plain mode's semantics rest on; CUDA leaves the late access undefined)."""
-    import cupy
+def test_the_gpu_either_lands_an_arrival_or_fails_the_launch(form, schedule):
+    """On an H100 or H200: a remote arrival that a cluster barrier orders before its target's exit
+    (forms 0 and 4) always lands; one that nothing orders lands or, coming after the exit, fails
+    the launch, never a wrong result. Form 2 with no delays failed it on an H100 (2026-12-06): rank
+    0's wait, with no arrival of its own, returns at once, and rank 0 exits before rank 1 arrives."""
     blocks = schedule[0]
-    out = cupy.zeros(blocks * 32, cupy.uint32)
-    module = cudacheck.RawModule(PAIR, backend="gpu", options=("-arch=sm_90a",))
-    module.get_function("leaves_early")((blocks,), (32,), (out, np.int32(form), np.int32(schedule[1]),
-                                                           np.int32(schedule[2])))
-    cudacheck.synchronize()
-    assert out.get().tolist() == np.repeat(np.tile([1, 2], blocks // 2), 32).tolist()
+    got = gpu_launch("leaves_early", blocks, form, *schedule[1:])
+    right = str(np.repeat(np.tile([1, 2], blocks // 2), 32).tolist())
+    if form in (0, 4):
+        assert got == right
+    else:
+        assert got == right or "cudaErrorLaunchFailure" in got, got
+    if (form, schedule) == (2, (2, 0, 0)):
+        assert "cudaErrorLaunchFailure" in got, got

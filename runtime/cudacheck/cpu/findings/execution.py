@@ -130,11 +130,16 @@ def operand(f, ctx):
         }[problem]
     elif problem == "cluster_exited":
         cls = InvalidOperandError
-        # (checked mode: a multicast copy; a late remote arrival is a ClusterExitRaceError, cluster_exit)
+        # plain mode: an arrival or a copy; checked mode: a copy (a late arrival is a ClusterExitRaceError)
+        copy = what.startswith("cp.async")
         msg = (f"{who} into the block of rank {need} of its cluster, block {ctx.block(value)}, which had already "
-               "exited without waiting for the copy: its shared memory, and the barrier there, no longer exist "
-               "(undefined on a GPU). Each block of a multicast's mask must wait on its mbarrier for the copy's bytes "
-               "before it exits.")
+               "exited: its shared memory, and the barrier there, no longer exist (undefined in CUDA; on an H100 "
+               "the launch fails with \"unspecified launch failure\"). " +
+               ("Each block of a multicast's mask must wait on its mbarrier for the copy's bytes before it exits."
+                if copy else "Nothing made the block wait for the arrival: end the kernel with a cluster barrier "
+                "(cluster.sync(), or barrier.cluster.arrive; barrier.cluster.wait;) so that no block exits while "
+                "another may still reach its shared memory. Checked mode names such an arrival whichever block "
+                "finishes first."))
     elif problem in ASYNC_PROXY:
         cls = InvalidOperandError
         msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need, last=need - 1)
@@ -209,9 +214,9 @@ def launch_bounds(f, ctx):
         f"kernel `{ctx.kernel.name}` has __launch_bounds__ with maxThreadsPerBlock {bound} (line {line}): at most "
         f"{bound} threads per block, and the launch asks for block{ctx.config.block}, {f['threads']} threads. "
         "A GPU does not run it: nvcc compiled the kernel for no more than its bound, and the launch fails with "
-        "cudaErrorLaunchOutOfResources (\"too many resources requested for launch\"), which cudaGetLastError() "
+        "cudaErrorInvalidValue (\"invalid argument\", as CUDA 13 on an H100 answers it), which cudaGetLastError() "
         f"returns. Launch at most {bound} threads per block, or raise the bound." + ctx.quote(line),
-        cuda_error="cudaErrorLaunchOutOfResources")
+        cuda_error="cudaErrorInvalidValue")
 
 
 def warp(f, ctx):

@@ -11,11 +11,11 @@
 // GPU both complete asynchronously too), so that the owner's checks see them as its own
 // barrier's arrivals and the TMA's writes. The cluster barrier (barrier.cluster) counts in
 // the group's memory, which only the worker whose turn it is touches.
-// A block that has finished keeps its shared memory, and goes on performing its messages, until
-// every block of its cluster has: CUDA leaves an access to an exited block's shared memory
-// undefined, and a GPU in practice keeps a cluster's shared memory until the whole cluster is
-// done, so such a late arrival lands there as it does here. Checked mode names the defect
-// whatever the blocks' finishing order (check_remote_accesses).
+// An arrival or a copy that reaches a block after it has finished: CUDA leaves an access to an
+// exited block's shared memory undefined, and an H100 fails the launch. Plain mode stops there as
+// the GPU does (whether an arrival comes late depends on the blocks' timing, here as there);
+// checked mode names the missing cluster barrier whatever the blocks' finishing order
+// (check_remote_accesses).
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -132,18 +132,18 @@ static void hand_over() {
     futex(&cl.g->turn, FUTEX_WAKE, 0x7fffffff, nullptr);
 }
 
-#ifdef KC_CHECKED
-// Checked mode: a multicast copy into a block that has exited without waiting for it.
+// A remote operation on a block that has exited: an H100 fails the launch (an arrival on an exited
+// block's mbarrier: "unspecified launch failure", tests/runtime/test_hopper_clusters.py).
 [[noreturn]] static void exited_target(const Message& m) {
     my_status->code = CHECK_FAILED;
     finding(my_status->message, sizeof my_status->message, Finding::operand,
-            "\"problem\":\"cluster_exited\",\"what\":\"cp.async.bulk.tensor (multicast)\",\"address\":%llu,"
-            "\"value\":%u,\"need\":%u,\"line\":%d,\"block\":%u,\"thread\":%u}",
+            "\"problem\":\"cluster_exited\",\"what\":\"%s\",\"address\":%llu,\"value\":%u,\"need\":%u,\"line\":%d,"
+            "\"block\":%u,\"thread\":%u}",
+            m.kind == ARRIVE ? "mbarrier.arrive.shared::cluster" : "cp.async.bulk.tensor (multicast)",
             (unsigned long long)m.bar, cl.block, cl.rank, m.line, m.block, m.thread);
     fflush(stdout);
     _exit(5);
 }
-#endif
 
 // `exited`: this worker's block has finished (its shared memory is kept till the cluster's end).
 static void deliver(bool exited) {
@@ -157,7 +157,7 @@ static void deliver(bool exited) {
         if (exited && m.kind == MULTICAST) exited_target(m);
         if (exited) continue;
 #else
-        (void)exited;
+        if (exited) exited_target(m);   // plain mode: as a GPU, which fails the launch
 #endif
         Thread* t = cur;   // performed here for the sender: its asm call's place, not this thread's
         const void* mine = t ? t->asm_pc : nullptr;
@@ -286,7 +286,7 @@ static void check_remote_accesses() {
 
 // This worker's block has finished: it waits, still taking its turns, until every block of the
 // cluster has, so that the group starts its next cluster together. An arrival or a copy that
-// reaches the finished block meanwhile lands in its shared memory, as on a GPU (deliver: checked
+// reaches the finished block meanwhile stops plain mode, as a GPU's launch fails (deliver: checked
 // mode judges the arrival at the cluster's end, and stops at the copy).
 void cluster_block_end() {
     if (!cl.g) return;
