@@ -1,5 +1,5 @@
 """The special-function unit's tables (cudacheck/cpu/gpumath.py): what the stored file holds,
-and the CPU runtime's __expf and rsqrtf looking them up, on fresh random inputs, bit for bit
+and the CPU runtime's __expf, __fdividef and rsqrtf looking them up, on fresh random inputs, bit for bit
 against a NumPy model of the lookup. (tests/runtime/test_gpu_semantics.py holds expf, tanhf, rsqrtf,
 rnorm3df and __expf to what an H100 computed.)"""
 import lzma
@@ -147,3 +147,41 @@ def test_readme_quotes_the_inputs_the_recording_checked():
     assert run.kind == "counts" and run.meta.extra["log"] == log and "H100" in run.meta.device
     assert len(run.records) == 10 and all(r.ok and r.extra["differ"] == 0 for r in run.records)
     assert round(sum(r.extra["inputs"] for r in run.records) / 1e9) == int(billions)
+
+
+QUOTIENT = r'''
+extern "C" __global__ void quotient(const float* x, const float* y, float* q, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) q[i] = __fdividef(x[i], y[i]);
+}
+'''
+
+
+def _rcp(tables, y):
+    """rcp.approx.ftz of float32 y: rcp(m) * 2^-e for y = m * 2^e, m in [1, 2); subnormal
+    arguments are zeros (infinite reciprocals) and subnormal results are flushed."""
+    bits = y.view(np.uint32).astype(np.int64)
+    e = ((bits >> 23) & 0xFF) - 127
+    r = tables["rcp"][bits & 0x7FFFFF] * np.exp2(-e.astype(np.float64))
+    r = np.where(e == -127, np.inf, r).astype(np.float32)
+    r = np.where(np.abs(r) < np.float32(2.0 ** -126), np.float32(0), r)
+    return np.copysign(r, y)
+
+
+@pytest.mark.parametrize("ftz", [True, False], ids=["ftz", "no-ftz"])
+def test_fast_division_is_x_times_the_tables_reciprocal(tables, ftz, rng):
+    """__fdividef is div.approx: x times rcp.approx.ftz(y), rounded once, as an H100 gives it for
+    every pair measured (scripts/probe_lg2_div.py); -ftz=true flushes the product's subnormals."""
+    n = 6000
+    x = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-140, 127, n)).astype(np.float32)
+    y = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-125.9, 127.9, n)).astype(np.float32)
+    q = np.zeros(n, np.float32)
+    options = () if ftz else ("-ftz=false",)
+    cudacheck.RawKernel(QUOTIENT, "quotient", backend="cpu", options=options)(((n + 255) // 256,), (256,),
+                                                                              (x, y, q, np.int32(n)))
+    flush = (lambda v: np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)) if ftz \
+        else (lambda v: v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = flush((flush(x) * _rcp(tables, y)).astype(np.float32))
+    assert np.array_equal(q.view(np.uint32), want.view(np.uint32)), np.flatnonzero(q.view(np.uint32) !=
+                                                                               want.view(np.uint32))[:5]

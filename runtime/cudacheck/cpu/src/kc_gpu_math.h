@@ -216,11 +216,25 @@ inline float gpu_log1pf(float x) {
 }
 
 // __expf: ex2.approx of x * log2(e). Under KC_FTZ (CuPy's -ftz=true) the table's
-// ex2.approx.ftz; without it a GPU keeps subnormal results, which the table does not hold:
-// the C library's expf then.
+// ex2.approx.ftz. Without it ex2.approx keeps subnormal results, which the table does not
+// hold: those (x * log2(e) below -126) are the table's 2^(t + 64) scaled by 2^-64, within a unit
+// of the subnormal's last place of the GPU's (not bit for bit: scripts/probe_lg2_div.py); every
+// normal result is the table's.
 inline float gpu_fast_expf(float x) {
-    if (!KC_FTZ) return __expf(x);
-    return gpumath::ex2_ftz(gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B)));
+    float t = gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B));
+    if (KC_FTZ || !(t < -126.0f)) return gpumath::ex2_ftz(t);
+    return (float)ldexp((double)gpumath::ex2_ftz(t + 64.0f), -64);
+}
+
+// __fdividef: div.approx, which an H100 computes as x times rcp.approx.ftz(y), one rounding
+// (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py); under KC_FTZ the product is flushed
+// too (div.approx.ftz). For 2^126 < |y| the reciprocal flushes to zero, and so does the quotient.
+// A subnormal divisor without KC_FTZ, which the table does not cover, gives the IEEE quotient (not
+// the GPU's bits).
+inline float gpu_fdividef(float x, float y) {
+    if (KC_FTZ) return kc::intr::ftz(kc::intr::ftz(x) * gpumath::rcp_ftz(y));
+    if (y != 0.0f && fabsf(y) < 0x1p-126f) return x / y;
+    return x * gpumath::rcp_ftz(y);
 }
 }  // namespace kc
 
