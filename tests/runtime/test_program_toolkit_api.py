@@ -205,3 +205,49 @@ int main() {
 }
 """, backend="cpu", check=check).stdout
     assert out == "10 1 96 11 0\n"
+
+
+TEMPLATED = r"""
+#include <cstdio>
+#include <cstdlib>
+template <int W, int H> __global__ void fill(int* o) { o[blockIdx.x * W + threadIdx.x] = W * 100 + H; }
+template <int W, int H> void run(int* d, int blocks) {
+    fill<W, H><<<blocks, W>>>(d);
+}
+CALLER
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]), *d;
+    cudaMalloc(&d, 3 * n * sizeof(int));
+    CALLS
+    int* h = (int*)malloc(3 * n * sizeof(int));
+    cudaMemcpy(h, d, 3 * n * sizeof(int), cudaMemcpyDeviceToHost);
+    long s = 0;
+    for (int i = 0; i < 3 * n; i++) s += h[i];
+    printf("%ld\n", s);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_launch_in_a_template_of_its_kernels_parameters(rng, check):
+    """Rodinia's dwt2d: `kernel<W, H><<<...>>>` inside `template <int W, int H> void run()`,
+    which the program calls as run<64, 8>(...): each instance launches its own kernel."""
+    n = 64 * int(rng.integers(1, 5))
+    calls = "run<64, 1>(d, n / 64); run<32, 2>(d + n, n / 32); run<16, 7>(d + 2 * n, n / 16);"
+    out = cudacheck.run_program(TEMPLATED.replace("CALLER", "").replace("CALLS", calls), backend="cpu",
+                                check=check, args=(n,)).stdout
+    assert out == f"{n * (6401 + 3202 + 1607)}\n"
+
+
+def test_a_template_instance_the_front_end_cannot_see_is_refused_by_line():
+    """The wrong variants: an instance made only from another template cannot be named before
+    it runs, so its launch is refused (at the build when no call names any instance, at the
+    launch when the others are named), with the launch's line."""
+    nested = "template <int W> void twice(int* d, int b) { run<W, 3>(d, b); }"
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 6"):
+        cudacheck.run_program(TEMPLATED.replace("CALLER", nested).replace("CALLS", "twice<64>(d, n / 64);"),
+                              backend="cpu", args=(64,))
+    calls = "run<64, 1>(d, n / 64); twice<32>(d + n, n / 32);"
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 6: .*function template|line 6"):
+        cudacheck.run_program(TEMPLATED.replace("CALLER", nested).replace("CALLS", calls), backend="cpu", args=(64,))

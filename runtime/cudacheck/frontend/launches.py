@@ -99,18 +99,66 @@ class LaunchFinder:
         K = self.ci.CursorKind
         self._check_host_errors()
         launches, edits = [], []
-        stack = [c for c in self.tu.cursor.get_children() if c.location.file and c.location.file.name == SOURCE_NAME]
+        # each cursor with the function template it is in (None outside one)
+        stack = [(c, None) for c in self.tu.cursor.get_children()
+                 if c.location.file and c.location.file.name == SOURCE_NAME]
         while stack:
-            c = stack.pop()
+            c, template = stack.pop()
             kids = list(c.get_children())
             cfg = next((k for k in kids[1:2] if k.kind == K.CALL_EXPR and k.referenced is not None
                         and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
             if c.kind == K.CALL_EXPR and cfg is not None:
-                launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
+                dependent = template is not None and self._dependent_launch(c, kids[0], cfg, template, launches, edits)
+                if not dependent:
+                    launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
             elif c.kind == K.CALL_EXPR and c.referenced is not None and c.spelling == "cudaLaunchCooperativeKernel":
                 launches.append(self._cooperative(c, kids, len(launches), edits))
-            stack.extend(reversed(kids))
+            inner = c if c.kind == K.FUNCTION_TEMPLATE else template
+            stack.extend((k, inner) for k in reversed(kids))
         return launches, edits
+
+    def _dependent_launch(self, call, callee, cfg, template, launches, edits):
+        """A launch in a function template whose kernel's template arguments are the template's
+        value parameters (`kernel<W, H><<<g, b>>>(args)` in `template <int W, int H> void
+        run(...)`, as Rodinia's dwt2d launches): one Launch per instance of the template that
+        the program calls with its arguments written out (`run<192, 8>(...)`), and an ID that
+        each instance computes from its parameters (`W == 192 && H == 8 ? 7 : ...`). False where
+        the launch is not of that shape (the caller then refuses it, or takes it as any launch)."""
+        K = self.ci.CursorKind
+        fn = call.referenced
+        start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
+        if fn is not None and fn.kind == K.FUNCTION_DECL:
+            return False   # the kernel is known where the template is defined
+        if self.code[lo:lo + 3] != b"<<<" or self.code[hi - 3:hi] != b">>>":
+            return False
+        named = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*", self.code[start:lo].decode(), re.S)
+        params = [p.spelling for p in template.get_children() if p.kind == K.TEMPLATE_NON_TYPE_PARAMETER]
+        others = [p for p in template.get_children() if p.kind in (K.TEMPLATE_TYPE_PARAMETER,
+                                                                   K.TEMPLATE_TEMPLATE_PARAMETER)]
+        if named is None or not params or others:
+            return False
+        instances = []
+        for c in self.tu.cursor.walk_preorder():
+            r = c.referenced if c.kind == K.CALL_EXPR else None
+            if r is None or r.kind != K.FUNCTION_DECL or r.spelling != template.spelling \
+                    or r.get_num_template_arguments() != len(params) or r.location != template.location:
+                continue
+            values = tuple(r.get_template_argument_value(i) for i in range(len(params)))
+            if values not in instances:
+                instances.append(values)
+        if not instances:
+            return False
+        choice, base = "-1", len(launches)
+        for n, values in reversed(list(enumerate(instances))):
+            args = named.group(2)
+            for name, value in zip(params, values):
+                args = re.sub(rf"\b{name}\b", str(value), args)
+            args = ", ".join(a.strip() for a in args.split(","))
+            launches.insert(base, Launch(line=call.location.line, kernel=f"{named.group(1)}<{args}>"))
+            test = " && ".join(f"({name}) == ({value})" for name, value in zip(params, values))
+            choice = f"({test}) ? {base + n} : {choice}"
+        edits += [(start, start, f"::kc::launch_kernel({choice}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        return True
 
     def _cooperative(self, call, kids, ident, edits):
         """cudaLaunchCooperativeKernel(kernel, grid, block, args, shared, stream), its kernel named
@@ -151,8 +199,11 @@ class LaunchFinder:
             raise UnsupportedFeatureError(
                 f"{SOURCE_NAME}, line {line}: the CPU runtime runs kernel launches written out as "
                 f"`kernel<<<grid, block>>>(args)` on one kernel named directly, or through a macro whose "
-                f"definition writes one out; this launch is built another way (a function pointer, a macro that "
-                f"launches twice or builds the kernel's name). Write it out, or run the program on a GPU "
+                f"definition writes one out, or in a function template with the template's value parameters as "
+                f"the kernel's template arguments, the template called with its arguments written out; this launch "
+                f"is built another way (a function pointer, a macro that launches twice or builds the kernel's "
+                f"name, a kernel deduced from a type parameter, a template called only from another template). "
+                f"Write it out, or run the program on a GPU "
                 f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
         if written_out:
             edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
