@@ -55,8 +55,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 # A line that reports a time: it differs between any two runs, GPU or CPU.
 TIMING_LINE = re.compile(r"(?i)\btime|timing|elapsed|\bsec(ond)?s?\b|\bms\b|GB/s|throughput|\btook\b|"
                          r"^(Init|MemAlloc|HtoD|Exec|DtoH|Close|Total):|^\s*[\d.]+ s\b")
@@ -276,8 +274,7 @@ def observed(stdout, work, program):
 
 def cpu_run(name, mode, rodinia, substitute, time_limit):
     """One program in one mode on the CPU runtime (this is a child process of the script)."""
-    sys.path[:0] = [str(ROOT / "runtime")]
-    import cudacheck
+    import cudacheck  # here only: the GPU record needs nvcc, not cudacheck
     program = BY_NAME[name]
     with tempfile.TemporaryDirectory(prefix=f"rodinia-{name}-") as tmp:
         work = workdir(rodinia, program, Path(tmp), substitute)
