@@ -251,3 +251,43 @@ def test_a_template_instance_the_front_end_cannot_see_is_refused_by_line():
     calls = "run<64, 1>(d, n / 64); twice<32>(d + n, n / 32);"
     with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 6: .*function template|line 6"):
         cudacheck.run_program(TEMPLATED.replace("CALLER", nested).replace("CALLS", calls), backend="cpu", args=(64,))
+
+
+DEDUCED = r"""
+#include <cstdio>
+namespace fill {
+template <typename T> __global__ void put(T* o, T v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) o[i] = v + (T)i;
+}
+}
+using fill::put;
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    float* f; int* k;
+    cudaMalloc(&f, n * sizeof(float));
+    cudaMalloc(&k, n * sizeof(int));
+    put<<<(n + 63) / 64, 64>>>(f, 0.5f, n);
+    fill::put<<<(n + 63) / 64, 64>>>(k, VALUE, n);
+    float hf; int hk;
+    cudaMemcpy(&hf, f + n - 1, sizeof hf, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hk, k + n - 1, sizeof hk, cudaMemcpyDeviceToHost);
+    printf("%g %d\n", hf, hk);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_template_kernel_launched_with_its_arguments_deduced(rng, check):
+    """`put<<<g, b>>>(f, 0.5f, n)`: nvcc deduces put<float> from the arguments, as a call does."""
+    n = int(rng.integers(1, 5000))
+    out = cudacheck.run_program("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7"), backend="cpu",
+                                check=check, args=(n,)).stdout
+    assert out == f"{0.5 + (n - 1):g} {7 + n - 1}\n"
+
+
+def test_a_launch_whose_template_arguments_conflict_is_refused():
+    """The wrong variant: T deduced as int from `k` and as float from 7.5f: no instance, as nvcc says."""
+    with pytest.raises(cudacheck.CompileError, match="line 17"):
+        cudacheck.run_program("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7.5f"), backend="cpu", args=(4,))

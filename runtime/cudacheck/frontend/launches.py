@@ -205,9 +205,14 @@ class LaunchFinder:
                 f"name, a kernel deduced from a type parameter, a template called only from another template). "
                 f"Write it out, or run the program on a GPU "
                 f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
+        name = self._kernel_name(fn)
         if written_out:
             edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
-        return Launch(line=line, kernel=self._kernel_name(fn))
+            if "<" in name and b"<" not in self.code[start:lo]:
+                # a template kernel whose arguments the call deduces (`put<<<g, b>>>(d, 2.5f)`): the
+                # launcher takes a function, so the instance is named (`::put<float>`)
+                edits.append((start, lo, f"::{name}"))
+        return Launch(line=line, kernel=name)
 
     def _kernel_name(self, fn):
         """The launched kernel's name as get_function takes it: with its namespaces, and a template
