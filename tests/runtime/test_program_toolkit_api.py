@@ -24,9 +24,7 @@ def run(body, args=(), check=False):
     return result.stdout
 
 
-@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_cache_config_is_a_checked_hint(check):
-    out = run(r"""
+CACHE_CONFIG = r"""
 void host_function() {}
 int main() {
     const cudaFuncCache prefs[] = {cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1,
@@ -44,7 +42,12 @@ int main() {
     printf(" %d\n", (int)cudaDeviceSetCacheConfig((cudaFuncCache)4));
     return 0;
 }
-""", check=check)
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_cache_config_is_a_checked_hint(check):
+    out = run(CACHE_CONFIG, check=check)
     # cudaErrorInvalidDeviceFunction (98) for what is not a kernel, cudaErrorInvalidValue (1) for
     # what is not a preference; the error is the last error until read.
     assert out == "0 0 0 0 | 98 98 1 | 0 0 0 1 1\n"
@@ -291,3 +294,35 @@ def test_a_launch_whose_template_arguments_conflict_is_refused():
     """The wrong variant: T deduced as int from `k` and as float from 7.5f: no instance, as nvcc says."""
     with pytest.raises(cudacheck.CompileError, match="line 17"):
         cudacheck.run_program("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7.5f"), backend="cpu", args=(4,))
+
+
+@pytest.mark.gpu(nvcc=True)
+def test_the_toolkit_spellings_give_the_gpus_output(rng):
+    """Each program above, compiled by nvcc 13 and run on the GPU, prints what the CPU runtime
+    prints: the cache-config codes, spaced launch brackets, host gridDim, bool and deduced
+    template launches, and launches in a template of its parameters; and cudaMemGetInfo's
+    total is cudaGetDeviceProperties' there too."""
+    n = 64 * int(rng.integers(1, 5))
+    programs = [
+        (SCALE + CACHE_CONFIG, ()),
+        (SCALE + SPACED.replace("LAUNCH", "<< < (n + 127) / 128, 128 >> >"), (n,)),
+        ("#include <cstdlib>\n" + SHADOWED, (3, 5)),
+        ("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7"), (n,)),
+        (TEMPLATED.replace("CALLER", "").replace(
+            "CALLS", "run<64, 1>(d, n / 64); run<32, 2>(d + n, n / 32); run<16, 7>(d + 2 * n, n / 16);"), (n,)),
+    ]
+    for source, args in programs:
+        gpu = cudacheck.run_program(source, backend="gpu", args=args)
+        cpu = cudacheck.run_program(source, backend="cpu", args=args)
+        assert (gpu.exit_code, gpu.stdout) == (cpu.exit_code, cpu.stdout), source
+    info = cudacheck.run_program(r"""
+#include <cstdio>
+int main() {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    size_t free, total;
+    printf("%d %d\n", (int)cudaMemGetInfo(&free, &total), total == p.totalGlobalMem && free <= total);
+    return 0;
+}
+""", backend="gpu")
+    assert info.stdout == "0 1\n"
