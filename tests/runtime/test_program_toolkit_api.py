@@ -326,3 +326,63 @@ int main() {
 }
 """, backend="gpu")
     assert info.stdout == "0 1\n"
+
+
+DEDUCED_IN_TEMPLATE = r"""
+#include <cstdio>
+namespace conv {
+template <typename T> __global__ void half(T* o, const unsigned char* s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) o[i] = (T)s[i] / 2;
+}
+}
+template <typename T> void to_half(T* d, const unsigned char* s, int n) {
+    conv::half<<<(n + 63) / 64, 64>>>(d, s, n);
+}
+INSTANTIATIONS
+template <typename T> void outer(T* d, const unsigned char* s, int n) { to_half(d, s, n); }
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    float* f; int* k; unsigned char* s;
+    unsigned char* h = (unsigned char*)malloc(n);
+    for (int i = 0; i < n; i++) h[i] = (unsigned char)(i * 7);
+    cudaMalloc(&f, n * sizeof(float)); cudaMalloc(&k, n * sizeof(int)); cudaMalloc(&s, n);
+    cudaMemcpy(s, h, n, cudaMemcpyHostToDevice);
+    CALLS
+    float hf; int hk;
+    cudaMemcpy(&hf, f + n - 1, sizeof hf, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hk, k + n - 1, sizeof hk, cudaMemcpyDeviceToHost);
+    printf("%g %d\n", hf, hk);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("instances", ["called", "instantiated"])
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_launch_in_a_template_deducing_its_kernels_type(rng, check, instances):
+    """dwt2d's bwToComponent: `kernel<<<g, b>>>(d, ...)` with d a T*, in `template <typename T>`,
+    whose instances are either called directly (`to_half(f, s, n)`) or named by explicit
+    instantiations and called from another template."""
+    n = int(rng.integers(1, 3000))
+    if instances == "called":
+        parts = {"INSTANTIATIONS": "", "CALLS": "to_half(f, s, n); to_half(k, s, n);"}
+    else:
+        parts = {"INSTANTIATIONS": "template void to_half<float>(float*, const unsigned char*, int);\n"
+                                   "template void to_half<int>(int*, const unsigned char*, int);",
+                 "CALLS": "outer(f, s, n); outer(k, s, n);"}
+    source = "#include <cstdlib>\n" + DEDUCED_IN_TEMPLATE
+    for key, text in parts.items():
+        source = source.replace(key, text)
+    last = (n - 1) * 7 % 256
+    assert cudacheck.run_program(source, backend="cpu", check=check, args=(n,)).stdout == f"{last / 2:g} {last // 2}\n"
+
+
+def test_a_deduction_the_launch_finder_cannot_read_is_refused_by_line():
+    """The wrong variant: the kernel's parameter `const T*` and the argument's `T *` are not
+    written alike, so the instance is not deduced here: refused with the launch's line."""
+    source = ("#include <cstdlib>\n" + DEDUCED_IN_TEMPLATE.replace("half(T* o", "half(const T* in, T* o")
+              .replace("(d, s, n);\n}", "(d, d, s, n);\n}", 1).replace("o[i] = (T)s[i] / 2", "o[i] = in[i]")
+              .replace("INSTANTIATIONS", "").replace("CALLS", "to_half(f, s, n);"))
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 11"):
+        cudacheck.run_program(source, backend="cpu", args=(4,))

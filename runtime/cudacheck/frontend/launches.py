@@ -118,12 +118,14 @@ class LaunchFinder:
         return launches, edits
 
     def _dependent_launch(self, call, callee, cfg, template, launches, edits):
-        """A launch in a function template whose kernel's template arguments are the template's
-        value parameters (`kernel<W, H><<<g, b>>>(args)` in `template <int W, int H> void
-        run(...)`, as Rodinia's dwt2d launches): one Launch per instance of the template that
-        the program calls with its arguments written out (`run<192, 8>(...)`), and an ID that
-        each instance computes from its parameters (`W == 192 && H == 8 ? 7 : ...`). False where
-        the launch is not of that shape (the caller then refuses it, or takes it as any launch)."""
+        """A launch in a function template whose kernel instance depends on the template's
+        parameters: `kernel<W, H><<<g, b>>>(args)` in `template <int W, int H> void run(...)`, or
+        `kernel<<<g, b>>>(d, ...)` with `d` a `T*` deducing the kernel's type parameter in
+        `template <typename T> void run(T* d, ...)` (both as Rodinia's dwt2d launches). One Launch
+        per instance of the template that the program calls (`run<192, 8>(...)`, `run(f, ...)`
+        with f a float*), and an ID each instance computes from its parameters (`W == 192 && H
+        == 8 ? 7 : ...`). False where the launch is not of that shape (the caller then refuses
+        it, or takes it as any launch)."""
         K = self.ci.CursorKind
         fn = call.referenced
         start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
@@ -131,34 +133,92 @@ class LaunchFinder:
             return False   # the kernel is known where the template is defined
         if self.code[lo:lo + 3] != b"<<<" or self.code[hi - 3:hi] != b">>>":
             return False
-        named = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*", self.code[start:lo].decode(), re.S)
-        params = [p.spelling for p in template.get_children() if p.kind == K.TEMPLATE_NON_TYPE_PARAMETER]
-        others = [p for p in template.get_children() if p.kind in (K.TEMPLATE_TYPE_PARAMETER,
-                                                                   K.TEMPLATE_TEMPLATE_PARAMETER)]
-        if named is None or not params or others:
+        params = [(p.spelling, p.kind == K.TEMPLATE_TYPE_PARAMETER) for p in template.get_children()
+                  if p.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)]
+        if not params or any(p.kind == K.TEMPLATE_TEMPLATE_PARAMETER for p in template.get_children()):
             return False
-        instances = []
+        text = self.code[start:lo].decode()
+        named = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*", text, re.S)
+        pattern = self._kernel_template(named.group(1) if named is not None else text.strip())
+        if pattern is None:
+            return False
+        kernel = self._kernel_name(pattern)   # with its namespaces, as the front end names it
+        arguments = named.group(2) if named is not None else self._deduced_arguments(pattern, call)
+        if arguments is None:
+            return False
+        instances = self._template_instances(template, params)
+        if not instances:
+            return False
+        choice, base = "-1", len(launches)
+        for n, values in reversed(list(enumerate(instances))):
+            args = arguments
+            for (name, _), value in zip(params, values):
+                args = re.sub(rf"\b{name}\b", value, args)
+            args = ", ".join(a.strip() for a in args.split(","))
+            launches.insert(base, Launch(line=call.location.line, kernel=f"{kernel}<{args}>"))
+            test = " && ".join(f"::kc::same_type<{name}, {value}>" if is_type else f"({name}) == ({value})"
+                               for (name, is_type), value in zip(params, values))
+            choice = f"({test}) ? {base + n} : {choice}"
+        edits += [(start, start, f"::kc::launch_kernel({choice}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        if named is None:   # the kernel's deduced arguments, spelled in the template's parameters
+            edits.append((start, lo, f"::{kernel}<{arguments}>"))
+        return True
+
+    def _template_instances(self, template, params):
+        """The argument lists (as C++ spells them) of the template's instances that the
+        program's calls name, written out or deduced, and that its explicit instantiations
+        (`template void run<float>(float*, int);`, which libclang does not show) name."""
+        K, instances = self.ci.CursorKind, []
+        explicit = rf"\btemplate\s+[\w:\s\*&<>]*?\b{re.escape(template.spelling)}\s*<([^<>;]*)>\s*\("
+        for m in re.finditer(explicit, self.source):
+            values = tuple(v.strip() for v in m.group(1).split(","))
+            if len(values) == len(params) and values not in instances:
+                instances.append(values)
         for c in self.tu.cursor.walk_preorder():
             r = c.referenced if c.kind == K.CALL_EXPR else None
             if r is None or r.kind != K.FUNCTION_DECL or r.spelling != template.spelling \
                     or r.get_num_template_arguments() != len(params) or r.location != template.location:
                 continue
-            values = tuple(r.get_template_argument_value(i) for i in range(len(params)))
+            values = tuple(r.get_template_argument_type(i).spelling if is_type else self._template_value(r, i)
+                           for i, (_, is_type) in enumerate(params))
             if values not in instances:
                 instances.append(values)
-        if not instances:
-            return False
-        choice, base = "-1", len(launches)
-        for n, values in reversed(list(enumerate(instances))):
-            args = named.group(2)
-            for name, value in zip(params, values):
-                args = re.sub(rf"\b{name}\b", str(value), args)
-            args = ", ".join(a.strip() for a in args.split(","))
-            launches.insert(base, Launch(line=call.location.line, kernel=f"{named.group(1)}<{args}>"))
-            test = " && ".join(f"({name}) == ({value})" for name, value in zip(params, values))
-            choice = f"({test}) ? {base + n} : {choice}"
-        edits += [(start, start, f"::kc::launch_kernel({choice}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
-        return True
+        return instances
+
+    def _kernel_template(self, name):
+        """The kernel template (`__global__` function template) a launch names, or None."""
+        K = self.ci.CursorKind
+        return next((c for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
+                     and c.spelling == name.split("::")[-1]
+                     and any(a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())), None)
+
+    def _deduced_arguments(self, pattern, call):
+        """The template arguments of the kernel template `pattern` that the launch's arguments
+        deduce, spelled in the enclosing template's parameters (`T` from an argument of type
+        `T *` for a parameter of type `T *`), or None where its parameter and argument types are
+        not written alike."""
+        K = self.ci.CursorKind
+        names = [p.spelling for p in pattern.get_children() if p.kind == K.TEMPLATE_TYPE_PARAMETER]
+        if len(names) != sum(1 for p in pattern.get_children() if p.kind in (
+                K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)):
+            return None
+        declared = [p.type.spelling for p in pattern.get_children() if p.kind == K.PARM_DECL]
+        passed = [a.type.spelling for a in call.get_arguments()]
+        bound = {}
+        for want, got in zip(declared, passed):
+            used = [n for n in names if re.search(rf"\b{n}\b", want)]
+            if not used:
+                continue
+            regex = re.escape(want)
+            for n in used:
+                regex = re.sub(rf"\b{n}\b", f"(?P<{n}>.+?)", regex, count=1)
+            m = re.fullmatch(regex, got)
+            if m is None:
+                return None
+            for n in used:
+                if bound.setdefault(n, m.group(n)) != m.group(n):
+                    return None
+        return ", ".join(bound[n] for n in names) if set(bound) == set(names) else None
 
     def _cooperative(self, call, kids, ident, edits):
         """cudaLaunchCooperativeKernel(kernel, grid, block, args, shared, stream), its kernel named
