@@ -45,6 +45,7 @@ import argparse
 import concurrent.futures as cf
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
@@ -206,7 +207,8 @@ PROGRAMS = [
     Program("huffman", "huffman", ["main_test_cu.cu", "stats_logger.cpp", "vlc_kernel_sm64huff.cu", "scan.cu",
                                    "pack_kernels.cu", "cpuencode.cpp"],
             ["test64k.in"], ["-O3", "-g", "-G"], huffman_data),
-    Program("hybridsort", "hybridsort", ["bucketsort.cu", "mergesort.cu", "main.cu"], ["r"], skip=TEXTURE_REFERENCES),
+    Program("hybridsort", "hybridsort", ["bucketsort.cu", "mergesort.cu", "main.cu"], ["r"],
+            skip="includes OpenGL's GL/glew.h, and " + TEXTURE_REFERENCES),
     Program("kmeans", "kmeans", ["cluster.c", "getopt.c", "kmeans.c", "kmeans_clustering.c", "kmeans_cuda.cu",
                                  "rmse.c"], skip=TEXTURE_REFERENCES),
     Program("lavaMD", "lavaMD", ["main.c", "kernel/kernel_gpu_cuda_wrapper.cu", "util/num/num.c",
@@ -239,12 +241,14 @@ BY_NAME = {p.name: p for p in PROGRAMS}
 def workdir(rodinia, program, into, substitute):
     """A copy of the program's folder at into/cuda/<folder> (with the suite's common/ and the
     folders it includes from), its inputs written; returns the folder."""
-    for part in ("cuda/util", "common", f"cuda/{program.folder}"):
-        if (rodinia / part).exists():
-            shutil.copytree(rodinia / part, into / part, dirs_exist_ok=True)
-    if program.folder.startswith("lud/"):
-        shutil.copytree(rodinia / "cuda/lud/common", into / "cuda/lud/common", dirs_exist_ok=True)
     work = into / "cuda" / program.folder
+    # its folder, the suite's shared ones, and the folders its -I options name (lud's ../common,
+    # cfd's ../hybridsort)
+    named = [work / f[2:] for f in program.flags if f.startswith("-I")]
+    for part in ("cuda/util", "common", f"cuda/{program.folder}",
+                 *(os.path.relpath(os.path.normpath(p), into) for p in named)):
+        if (rodinia / part).is_dir():
+            shutil.copytree(rodinia / part, into / part, dirs_exist_ok=True)
     if substitute:
         for path in work.rglob("*"):
             if path.suffix in (".c", ".cu", ".cpp", ".h", ".cuh") and path.is_file():
@@ -305,7 +309,10 @@ def gpu_record(program, rodinia, timeout):
                 cmd = ["g++", "-O2", *includes, "-c", unit, "-o", obj]
             else:
                 cmd = ["nvcc", "-arch=sm_90", *program.flags, "-c", unit, "-o", obj]
-            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+            try:
+                proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return {"outcome": "timeout", "message": f"{' '.join(cmd)}: over {timeout} s"}
             if proc.returncode:
                 return {"outcome": "build-error", "message": " ".join(cmd) + ": " + proc.stderr.strip()[:2000]}
             objects.append(obj)
@@ -411,6 +418,8 @@ def main():
         parser.error(f"no program {', '.join(unknown)}; the programs are {', '.join(BY_NAME)}")
     chosen = [p for p in PROGRAMS if not p.skip and (not args.only or p.name in args.only)]
     if args.record_gpu:
+        if shutil.which("nvcc") is None:
+            parser.error("--record-gpu builds with nvcc, and there is no nvcc on PATH (add /usr/local/cuda/bin)")
         record = {}
         with cf.ThreadPoolExecutor(args.jobs) as pool:   # builds side by side; one GPU runs them all
             for p, run in zip(chosen, pool.map(lambda p: gpu_record(p, args.rodinia, args.timeout), chosen)):
