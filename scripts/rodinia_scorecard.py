@@ -288,8 +288,10 @@ def cpu_run(name, mode, rodinia, substitute, time_limit):
             result = cudacheck.run_program(source, backend="cpu", check=mode == "checked", args=program.args,
                                            options=program.flags, time_limit=time_limit, cwd=str(work))
         except (cudacheck.KernelError, ValueError) as e:   # ValueError: a build run_program does not take
-            first = next((line for line in str(e).splitlines() if line.strip()), "")
-            return {"outcome": type(e).__name__, "message": first}
+            lines = [line for line in str(e).splitlines() if line.strip()]
+            # the first line, and a compile error's first `line N: ...`, which names what is wrong
+            where = next((line for line in lines[1:] if re.match(r"line \d+: ", line)), "")
+            return {"outcome": type(e).__name__, "message": " ".join(filter(None, lines[:1] + [where]))}
         out = observed(result.stdout, work, program)
         out.update(outcome="ran", exit_code=result.exit_code)
         return out
