@@ -171,14 +171,16 @@ def huffman_data(work, data):
 
 
 def dwt_image(work, data):
-    """A 64x64 24-bit BMP (dwt2d reads BMP's header, then its BGR rows)."""
-    rng, w, h = _rng("dwt2d"), 64, 64
+    """A 256x256 24-bit BMP (dwt2d reads BMP's header, then its BGR rows), where dwt2d opens its
+    input: data/dwt2d/."""
+    rng, w, h = _rng("dwt2d"), 256, 256
     pixels = bytes(rng.randrange(256) for _ in range(w * h * 3))
     header = (b"BM" + (54 + len(pixels)).to_bytes(4, "little") + bytes(4) + (54).to_bytes(4, "little")
               + (40).to_bytes(4, "little") + w.to_bytes(4, "little") + h.to_bytes(4, "little")
               + (1).to_bytes(2, "little") + (24).to_bytes(2, "little") + bytes(4)
               + len(pixels).to_bytes(4, "little") + bytes(16))
-    (work / "rgb.bmp").write_bytes(header + pixels)
+    (data / "dwt2d").mkdir(parents=True, exist_ok=True)
+    (data / "dwt2d" / "rgb.bmp").write_bytes(header + pixels)
 
 
 TEXTURE_REFERENCES = ("uses texture references (texture<...> and cudaBindTexture), which CUDA 12 removed: "
@@ -195,7 +197,7 @@ PROGRAMS = [
             ["density", "momentum", "density_energy"]),
     Program("dwt2d", "dwt2d", ["main.cu", "dwt.cu", "components.cu", "dwt_cuda/fdwt53.cu", "dwt_cuda/fdwt97.cu",
                                "dwt_cuda/common.cu", "dwt_cuda/rdwt97.cu", "dwt_cuda/rdwt53.cu"],
-            ["rgb.bmp", "-d", "64x64", "-f", "-5", "-l", "3"], ["-I."], dwt_image,
+            ["rgb.bmp", "-d", "256x256", "-f", "-5", "-l", "3"], ["-I."], dwt_image,
             ["rgb.bmp.dwt.r", "rgb.bmp.dwt.g", "rgb.bmp.dwt.b"]),
     Program("gaussian", "gaussian", ["gaussian.cu"], ["-s", "16"]),
     Program("heartwall", "heartwall", ["main.cu", "AVI/avilib.c", "AVI/avimod.c"],

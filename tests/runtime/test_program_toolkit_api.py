@@ -386,3 +386,41 @@ def test_a_deduction_the_launch_finder_cannot_read_is_refused_by_line():
               .replace("INSTANTIATIONS", "").replace("CALLS", "to_half(f, s, n);"))
     with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 11"):
         cudacheck.run_program(source, backend="cpu", args=(4,))
+
+
+MEMBER_TEMPLATE = r"""
+#include <cstdio>
+template <int N> struct Op {
+    int v;
+    template <bool A> __device__ int f(int x) const { return A ? x + N : x - N; }
+};
+template <int N> __global__ void k(int* o) {
+    Op<N> op;
+    const Op<N>* p = &op;
+    op.v = N;
+    int i = threadIdx.x;
+    // dwt2d's `fdwt53.transform<true, true>(...)`: no `template` keyword, as nvcc takes it
+    o[i] = op.f<true>(o[i]) * 1000 + p->f<false>(op.v < 2 * i);   // and `op.v < ...` a comparison
+}
+int main() {
+    int *d, h[8];
+    for (int i = 0; i < 8; i++) h[i] = i;
+    cudaMalloc(&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    k<3><<<1, 8>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 8; i++) printf("%d ", h[i]);
+    printf("\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_dependent_member_template_call_without_template_keyword(check):
+    """nvcc 13.0 compiles `op.f<true>(x)` on an object of dependent type (checked on this
+    machine's nvcc, without a GPU); g++ reads it as comparisons unless the front end writes
+    `op.template f<true>(x)`, which it does for every member function template of the source."""
+    out = cudacheck.run_program(MEMBER_TEMPLATE, backend="cpu", check=check).stdout
+    want = [(i + 3) * 1000 + (int(3 < 2 * i) - 3) for i in range(8)]
+    assert list(map(int, out.split())) == want

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from ..errors import CompileError, UnsupportedFeatureError
 from ..listing import numbered
 from ..options import user_flags
-from . import nvrtc
+from . import cpu_build, nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
@@ -115,7 +115,21 @@ class LaunchFinder:
                 launches.append(self._cooperative(c, kids, len(launches), edits))
             inner = c if c.kind == K.FUNCTION_TEMPLATE else template
             stack.extend((k, inner) for k in reversed(kids))
-        return launches, edits
+        return launches, edits + self._member_template_edits()
+
+    def _member_template_edits(self):
+        """`template` written where the program calls a member function template of an object of
+        dependent type with its arguments and without it (cpu_build.member_template_edits).
+        Made here, with the launches' edits, so that the front end's reading of the edited
+        program (its arithmetic rewrites included) sees the keyword."""
+        K = self.ci.CursorKind
+        classes = (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
+        names = {c.spelling for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
+                 and c.semantic_parent is not None and c.semantic_parent.kind in classes}
+        extent = self.ci.SourceRange.from_locations(
+            self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), 0),
+            self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), len(self.code)))
+        return cpu_build.member_template_edits(list(self.tu.get_tokens(extent=extent)), names)
 
     def _dependent_launch(self, call, callee, cfg, template, launches, edits):
         """A launch in a function template whose kernel instance depends on the template's
