@@ -45,6 +45,7 @@ import argparse
 import concurrent.futures as cf
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
@@ -54,8 +55,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # A line that reports a time: it differs between any two runs, GPU or CPU.
 TIMING_LINE = re.compile(r"(?i)\btime|timing|elapsed|\bsec(ond)?s?\b|\bms\b|GB/s|throughput|\btook\b|"
@@ -172,14 +171,16 @@ def huffman_data(work, data):
 
 
 def dwt_image(work, data):
-    """A 64x64 24-bit BMP (dwt2d reads BMP's header, then its BGR rows)."""
-    rng, w, h = _rng("dwt2d"), 64, 64
+    """A 256x256 24-bit BMP (dwt2d reads BMP's header, then its BGR rows), where dwt2d opens its
+    input: data/dwt2d/."""
+    rng, w, h = _rng("dwt2d"), 256, 256
     pixels = bytes(rng.randrange(256) for _ in range(w * h * 3))
     header = (b"BM" + (54 + len(pixels)).to_bytes(4, "little") + bytes(4) + (54).to_bytes(4, "little")
               + (40).to_bytes(4, "little") + w.to_bytes(4, "little") + h.to_bytes(4, "little")
               + (1).to_bytes(2, "little") + (24).to_bytes(2, "little") + bytes(4)
               + len(pixels).to_bytes(4, "little") + bytes(16))
-    (work / "rgb.bmp").write_bytes(header + pixels)
+    (data / "dwt2d").mkdir(parents=True, exist_ok=True)
+    (data / "dwt2d" / "rgb.bmp").write_bytes(header + pixels)
 
 
 TEXTURE_REFERENCES = ("uses texture references (texture<...> and cudaBindTexture), which CUDA 12 removed: "
@@ -196,7 +197,7 @@ PROGRAMS = [
             ["density", "momentum", "density_energy"]),
     Program("dwt2d", "dwt2d", ["main.cu", "dwt.cu", "components.cu", "dwt_cuda/fdwt53.cu", "dwt_cuda/fdwt97.cu",
                                "dwt_cuda/common.cu", "dwt_cuda/rdwt97.cu", "dwt_cuda/rdwt53.cu"],
-            ["rgb.bmp", "-d", "64x64", "-f", "-5", "-l", "3"], ["-I."], dwt_image,
+            ["rgb.bmp", "-d", "256x256", "-f", "-5", "-l", "3"], ["-I."], dwt_image,
             ["rgb.bmp.dwt.r", "rgb.bmp.dwt.g", "rgb.bmp.dwt.b"]),
     Program("gaussian", "gaussian", ["gaussian.cu"], ["-s", "16"]),
     Program("heartwall", "heartwall", ["main.cu", "AVI/avilib.c", "AVI/avimod.c"],
@@ -208,7 +209,8 @@ PROGRAMS = [
     Program("huffman", "huffman", ["main_test_cu.cu", "stats_logger.cpp", "vlc_kernel_sm64huff.cu", "scan.cu",
                                    "pack_kernels.cu", "cpuencode.cpp"],
             ["test64k.in"], ["-O3", "-g", "-G"], huffman_data),
-    Program("hybridsort", "hybridsort", ["bucketsort.cu", "mergesort.cu", "main.cu"], ["r"], skip=TEXTURE_REFERENCES),
+    Program("hybridsort", "hybridsort", ["bucketsort.cu", "mergesort.cu", "main.cu"], ["r"],
+            skip="includes OpenGL's GL/glew.h, and " + TEXTURE_REFERENCES),
     Program("kmeans", "kmeans", ["cluster.c", "getopt.c", "kmeans.c", "kmeans_clustering.c", "kmeans_cuda.cu",
                                  "rmse.c"], skip=TEXTURE_REFERENCES),
     Program("lavaMD", "lavaMD", ["main.c", "kernel/kernel_gpu_cuda_wrapper.cu", "util/num/num.c",
@@ -241,12 +243,14 @@ BY_NAME = {p.name: p for p in PROGRAMS}
 def workdir(rodinia, program, into, substitute):
     """A copy of the program's folder at into/cuda/<folder> (with the suite's common/ and the
     folders it includes from), its inputs written; returns the folder."""
-    for part in ("cuda/util", "common", f"cuda/{program.folder}"):
-        if (rodinia / part).exists():
-            shutil.copytree(rodinia / part, into / part, dirs_exist_ok=True)
-    if program.folder.startswith("lud/"):
-        shutil.copytree(rodinia / "cuda/lud/common", into / "cuda/lud/common", dirs_exist_ok=True)
     work = into / "cuda" / program.folder
+    # its folder, the suite's shared ones, and the folders its -I options name (lud's ../common,
+    # cfd's ../hybridsort)
+    named = [work / f[2:] for f in program.flags if f.startswith("-I")]
+    for part in ("cuda/util", "common", f"cuda/{program.folder}",
+                 *(os.path.relpath(os.path.normpath(p), into) for p in named)):
+        if (rodinia / part).is_dir():
+            shutil.copytree(rodinia / part, into / part, dirs_exist_ok=True)
     if substitute:
         for path in work.rglob("*"):
             if path.suffix in (".c", ".cu", ".cpp", ".h", ".cuh") and path.is_file():
@@ -276,8 +280,7 @@ def observed(stdout, work, program):
 
 def cpu_run(name, mode, rodinia, substitute, time_limit):
     """One program in one mode on the CPU runtime (this is a child process of the script)."""
-    sys.path[:0] = [str(ROOT / "runtime")]
-    import cudacheck
+    import cudacheck  # here only: the GPU record needs nvcc, not cudacheck
     program = BY_NAME[name]
     with tempfile.TemporaryDirectory(prefix=f"rodinia-{name}-") as tmp:
         work = workdir(rodinia, program, Path(tmp), substitute)
@@ -287,8 +290,10 @@ def cpu_run(name, mode, rodinia, substitute, time_limit):
             result = cudacheck.run_program(source, backend="cpu", check=mode == "checked", args=program.args,
                                            options=program.flags, time_limit=time_limit, cwd=str(work))
         except (cudacheck.KernelError, ValueError) as e:   # ValueError: a build run_program does not take
-            first = next((line for line in str(e).splitlines() if line.strip()), "")
-            return {"outcome": type(e).__name__, "message": first}
+            lines = [line for line in str(e).splitlines() if line.strip()]
+            # the first line, and a compile error's first `line N: ...`, which names what is wrong
+            where = next((line for line in lines[1:] if re.match(r"line \d+: ", line)), "")
+            return {"outcome": type(e).__name__, "message": " ".join(filter(None, lines[:1] + [where]))}
         out = observed(result.stdout, work, program)
         out.update(outcome="ran", exit_code=result.exit_code)
         return out
@@ -308,7 +313,10 @@ def gpu_record(program, rodinia, timeout):
                 cmd = ["g++", "-O2", *includes, "-c", unit, "-o", obj]
             else:
                 cmd = ["nvcc", "-arch=sm_90", *program.flags, "-c", unit, "-o", obj]
-            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+            try:
+                proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return {"outcome": "timeout", "message": f"{' '.join(cmd)}: over {timeout} s"}
             if proc.returncode:
                 return {"outcome": "build-error", "message": " ".join(cmd) + ": " + proc.stderr.strip()[:2000]}
             objects.append(obj)
@@ -414,6 +422,8 @@ def main():
         parser.error(f"no program {', '.join(unknown)}; the programs are {', '.join(BY_NAME)}")
     chosen = [p for p in PROGRAMS if not p.skip and (not args.only or p.name in args.only)]
     if args.record_gpu:
+        if shutil.which("nvcc") is None:
+            parser.error("--record-gpu builds with nvcc, and there is no nvcc on PATH (add /usr/local/cuda/bin)")
         record = {}
         with cf.ThreadPoolExecutor(args.jobs) as pool:   # builds side by side; one GPU runs them all
             for p, run in zip(chosen, pool.map(lambda p: gpu_record(p, args.rodinia, args.timeout), chosen)):

@@ -82,10 +82,10 @@ def run_program(source, backend="auto", check=False, args=(), options=(), time_l
     if cwd is not None and not os.path.isdir(cwd):
         raise FileNotFoundError(f"cwd={cwd!r} is not a folder: pass the folder the program runs in "
                                 "(where it finds its input files)")
+    options = tuple(_include_from(option, cwd) for option in options)
     if backend == "gpu" or (backend == "auto" and not check and gpu_present()):
         return _run_gpu(units, args, options, time_limit, stdin, cwd)
     from .cpu import host, local_includes
-    options = tuple(_include_from(option, cwd) for option in options)
     cuda = [(text, folder) for name, text, folder in units if name.endswith(CUDA_SUFFIX)]
     hosts = [unit for unit in units if not unit[0].endswith(CUDA_SUFFIX)]
     code = local_includes.joined(cuda, [o[2:] for o in user_flags(options) if o.startswith("-I")])
@@ -154,7 +154,7 @@ def _run_gpu(units, args, options, time_limit, stdin, cwd):
             with open(path, "w") as f:
                 f.write(text)
             files.append(os.path.relpath(path, tmp))
-            includes += [f"-I{folder}"] if len(units) > 1 else []
+            includes.append(f"-I{folder}")   # its quoted #includes: its folder after its copy's
         # -arch=native: code for the GPU that is here; -lineinfo: compute-sanitizer names lines.
         proc = subprocess.run([nvcc, "-O2", "-arch=native", "-lineinfo", *options, *includes, *files, "-o", exe],
                               capture_output=True, text=True, cwd=tmp)

@@ -24,9 +24,7 @@ def run(body, args=(), check=False):
     return result.stdout
 
 
-@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_cache_config_is_a_checked_hint(check):
-    out = run(r"""
+CACHE_CONFIG = r"""
 void host_function() {}
 int main() {
     const cudaFuncCache prefs[] = {cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1,
@@ -44,7 +42,12 @@ int main() {
     printf(" %d\n", (int)cudaDeviceSetCacheConfig((cudaFuncCache)4));
     return 0;
 }
-""", check=check)
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_cache_config_is_a_checked_hint(check):
+    out = run(CACHE_CONFIG, check=check)
     # cudaErrorInvalidDeviceFunction (98) for what is not a kernel, cudaErrorInvalidValue (1) for
     # what is not a preference; the error is the last error until read.
     assert out == "0 0 0 0 | 98 98 1 | 0 0 0 1 1\n"
@@ -205,3 +208,219 @@ int main() {
 }
 """, backend="cpu", check=check).stdout
     assert out == "10 1 96 11 0\n"
+
+
+TEMPLATED = r"""
+#include <cstdio>
+#include <cstdlib>
+template <int W, int H> __global__ void fill(int* o) { o[blockIdx.x * W + threadIdx.x] = W * 100 + H; }
+template <int W, int H> void run(int* d, int blocks) {
+    fill<W, H><<<blocks, W>>>(d);
+}
+CALLER
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]), *d;
+    cudaMalloc(&d, 3 * n * sizeof(int));
+    CALLS
+    int* h = (int*)malloc(3 * n * sizeof(int));
+    cudaMemcpy(h, d, 3 * n * sizeof(int), cudaMemcpyDeviceToHost);
+    long s = 0;
+    for (int i = 0; i < 3 * n; i++) s += h[i];
+    printf("%ld\n", s);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_launch_in_a_template_of_its_kernels_parameters(rng, check):
+    """Rodinia's dwt2d: `kernel<W, H><<<...>>>` inside `template <int W, int H> void run()`,
+    which the program calls as run<64, 8>(...): each instance launches its own kernel."""
+    n = 64 * int(rng.integers(1, 5))
+    calls = "run<64, 1>(d, n / 64); run<32, 2>(d + n, n / 32); run<16, 7>(d + 2 * n, n / 16);"
+    out = cudacheck.run_program(TEMPLATED.replace("CALLER", "").replace("CALLS", calls), backend="cpu",
+                                check=check, args=(n,)).stdout
+    assert out == f"{n * (6401 + 3202 + 1607)}\n"
+
+
+def test_a_template_instance_the_front_end_cannot_see_is_refused_by_line():
+    """The wrong variants: an instance made only from another template cannot be named before
+    it runs, so its launch is refused (at the build when no call names any instance, at the
+    launch when the others are named), with the launch's line."""
+    nested = "template <int W> void twice(int* d, int b) { run<W, 3>(d, b); }"
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 6"):
+        cudacheck.run_program(TEMPLATED.replace("CALLER", nested).replace("CALLS", "twice<64>(d, n / 64);"),
+                              backend="cpu", args=(64,))
+    calls = "run<64, 1>(d, n / 64); twice<32>(d + n, n / 32);"
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 6: .*function template|line 6"):
+        cudacheck.run_program(TEMPLATED.replace("CALLER", nested).replace("CALLS", calls), backend="cpu", args=(64,))
+
+
+DEDUCED = r"""
+#include <cstdio>
+namespace fill {
+template <typename T> __global__ void put(T* o, T v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) o[i] = v + (T)i;
+}
+}
+using fill::put;
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    float* f; int* k;
+    cudaMalloc(&f, n * sizeof(float));
+    cudaMalloc(&k, n * sizeof(int));
+    put<<<(n + 63) / 64, 64>>>(f, 0.5f, n);
+    fill::put<<<(n + 63) / 64, 64>>>(k, VALUE, n);
+    float hf; int hk;
+    cudaMemcpy(&hf, f + n - 1, sizeof hf, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hk, k + n - 1, sizeof hk, cudaMemcpyDeviceToHost);
+    printf("%g %d\n", hf, hk);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_template_kernel_launched_with_its_arguments_deduced(rng, check):
+    """`put<<<g, b>>>(f, 0.5f, n)`: nvcc deduces put<float> from the arguments, as a call does."""
+    n = int(rng.integers(1, 5000))
+    out = cudacheck.run_program("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7"), backend="cpu",
+                                check=check, args=(n,)).stdout
+    assert out == f"{0.5 + (n - 1):g} {7 + n - 1}\n"
+
+
+def test_a_launch_whose_template_arguments_conflict_is_refused():
+    """The wrong variant: T deduced as int from `k` and as float from 7.5f: no instance, as nvcc says."""
+    with pytest.raises(cudacheck.CompileError, match="line 17"):
+        cudacheck.run_program("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7.5f"), backend="cpu", args=(4,))
+
+
+@pytest.mark.gpu(nvcc=True)
+def test_the_toolkit_spellings_give_the_gpus_output(rng):
+    """Each program above, compiled by nvcc 13 and run on the GPU, prints what the CPU runtime
+    prints: the cache-config codes, spaced launch brackets, host gridDim, bool and deduced
+    template launches, and launches in a template of its parameters; and cudaMemGetInfo's
+    total is cudaGetDeviceProperties' there too."""
+    n = 64 * int(rng.integers(1, 5))
+    programs = [
+        (SCALE + CACHE_CONFIG, ()),
+        (SCALE + SPACED.replace("LAUNCH", "<< < (n + 127) / 128, 128 >> >"), (n,)),
+        ("#include <cstdlib>\n" + SHADOWED, (3, 5)),
+        ("#include <cstdlib>\n" + DEDUCED.replace("VALUE", "7"), (n,)),
+        (TEMPLATED.replace("CALLER", "").replace(
+            "CALLS", "run<64, 1>(d, n / 64); run<32, 2>(d + n, n / 32); run<16, 7>(d + 2 * n, n / 16);"), (n,)),
+    ]
+    for source, args in programs:
+        gpu = cudacheck.run_program(source, backend="gpu", args=args)
+        cpu = cudacheck.run_program(source, backend="cpu", args=args)
+        assert (gpu.exit_code, gpu.stdout) == (cpu.exit_code, cpu.stdout), source
+    info = cudacheck.run_program(r"""
+#include <cstdio>
+int main() {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    size_t free, total;
+    printf("%d %d\n", (int)cudaMemGetInfo(&free, &total), total == p.totalGlobalMem && free <= total);
+    return 0;
+}
+""", backend="gpu")
+    assert info.stdout == "0 1\n"
+
+
+DEDUCED_IN_TEMPLATE = r"""
+#include <cstdio>
+namespace conv {
+template <typename T> __global__ void half(T* o, const unsigned char* s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) o[i] = (T)s[i] / 2;
+}
+}
+template <typename T> void to_half(T* d, const unsigned char* s, int n) {
+    conv::half<<<(n + 63) / 64, 64>>>(d, s, n);
+}
+INSTANTIATIONS
+template <typename T> void outer(T* d, const unsigned char* s, int n) { to_half(d, s, n); }
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    float* f; int* k; unsigned char* s;
+    unsigned char* h = (unsigned char*)malloc(n);
+    for (int i = 0; i < n; i++) h[i] = (unsigned char)(i * 7);
+    cudaMalloc(&f, n * sizeof(float)); cudaMalloc(&k, n * sizeof(int)); cudaMalloc(&s, n);
+    cudaMemcpy(s, h, n, cudaMemcpyHostToDevice);
+    CALLS
+    float hf; int hk;
+    cudaMemcpy(&hf, f + n - 1, sizeof hf, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hk, k + n - 1, sizeof hk, cudaMemcpyDeviceToHost);
+    printf("%g %d\n", hf, hk);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("instances", ["called", "instantiated"])
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_launch_in_a_template_deducing_its_kernels_type(rng, check, instances):
+    """dwt2d's bwToComponent: `kernel<<<g, b>>>(d, ...)` with d a T*, in `template <typename T>`,
+    whose instances are either called directly (`to_half(f, s, n)`) or named by explicit
+    instantiations and called from another template."""
+    n = int(rng.integers(1, 3000))
+    if instances == "called":
+        parts = {"INSTANTIATIONS": "", "CALLS": "to_half(f, s, n); to_half(k, s, n);"}
+    else:
+        parts = {"INSTANTIATIONS": "template void to_half<float>(float*, const unsigned char*, int);\n"
+                                   "template void to_half<int>(int*, const unsigned char*, int);",
+                 "CALLS": "outer(f, s, n); outer(k, s, n);"}
+    source = "#include <cstdlib>\n" + DEDUCED_IN_TEMPLATE
+    for key, text in parts.items():
+        source = source.replace(key, text)
+    last = (n - 1) * 7 % 256
+    assert cudacheck.run_program(source, backend="cpu", check=check, args=(n,)).stdout == f"{last / 2:g} {last // 2}\n"
+
+
+def test_a_deduction_the_launch_finder_cannot_read_is_refused_by_line():
+    """The wrong variant: the kernel's parameter `const T*` and the argument's `T *` are not
+    written alike, so the instance is not deduced here: refused with the launch's line."""
+    source = ("#include <cstdlib>\n" + DEDUCED_IN_TEMPLATE.replace("half(T* o", "half(const T* in, T* o")
+              .replace("(d, s, n);\n}", "(d, d, s, n);\n}", 1).replace("o[i] = (T)s[i] / 2", "o[i] = in[i]")
+              .replace("INSTANTIATIONS", "").replace("CALLS", "to_half(f, s, n);"))
+    with pytest.raises(cudacheck.UnsupportedFeatureError, match="line 11"):
+        cudacheck.run_program(source, backend="cpu", args=(4,))
+
+
+MEMBER_TEMPLATE = r"""
+#include <cstdio>
+template <int N> struct Op {
+    int v;
+    template <bool A> __device__ int f(int x) const { return A ? x + N : x - N; }
+};
+template <int N> __global__ void k(int* o) {
+    Op<N> op;
+    const Op<N>* p = &op;
+    op.v = N;
+    int i = threadIdx.x;
+    // dwt2d's `fdwt53.transform<true, true>(...)`: no `template` keyword, as nvcc takes it
+    o[i] = op.f<true>(o[i]) * 1000 + p->f<false>(op.v < 2 * i);   // and `op.v < ...` a comparison
+}
+int main() {
+    int *d, h[8];
+    for (int i = 0; i < 8; i++) h[i] = i;
+    cudaMalloc(&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    k<3><<<1, 8>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 8; i++) printf("%d ", h[i]);
+    printf("\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_a_dependent_member_template_call_without_template_keyword(check):
+    """nvcc 13.0 compiles `op.f<true>(x)` on an object of dependent type (checked on this
+    machine's nvcc, without a GPU); g++ reads it as comparisons unless the front end writes
+    `op.template f<true>(x)`, which it does for every member function template of the source."""
+    out = cudacheck.run_program(MEMBER_TEMPLATE, backend="cpu", check=check).stdout
+    want = [(i + 3) * 1000 + (int(3 < 2 * i) - 3) for i in range(8)]
+    assert list(map(int, out.split())) == want

@@ -29,7 +29,7 @@ from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_digest
 from ..listing import compile_error_report
 from ..options import compiler_flags
-from . import cpu_features, device_symbols, gpumath, host_units, preprocessed
+from . import cpu_features, device_symbols, gpumath, preprocessed
 
 # What a library's build checks besides the compiler's own (preprocessed.py, device_symbols.py):
 # part of its cache key, so that a library built before a rule changed is built again.
@@ -87,8 +87,10 @@ def edited(source, edits):
     return b"".join(out).decode()
 
 
-# main_params of a program whose main is in one of its host units (host_units.py).
+# main_params of a program whose main is in one of its host units (host_units.py), and the
+# name that unit's main takes in its object, which the program's entry point calls.
 MAIN_IN_HOST_UNIT = -1
+HOST_MAIN = "kc_host_main"
 
 
 def translation_unit(source, program, kernels, renames=(), main_params=None):
@@ -121,8 +123,8 @@ def translation_unit(source, program, kernels, renames=(), main_params=None):
     if main_params is not None:   # a whole program: its main, for kc_program_run (kc_host.cpp)
         call = "main(argc, argv)" if main_params else "((void)argc, (void)argv, main())"
         if main_params == MAIN_IN_HOST_UNIT:
-            stubs.append(f'extern "C" int {host_units.HOST_MAIN}(int, char**);')
-            call = f"{host_units.HOST_MAIN}(argc, argv)"
+            stubs.append(f'extern "C" int {HOST_MAIN}(int, char**);')
+            call = f"{HOST_MAIN}(argc, argv)"
         stubs.append(f'extern "C" int kc_main(int argc, char** argv) {{ return {call}; }}')
         # each kernel's static shared memory, for cudaOccupancyMaxActiveBlocksPerMultiprocessor
         shared = "".join(f"{{(const void*)&{name}, {max(program.static_shared.get(name, 0), 0)}}}, "

@@ -22,6 +22,7 @@ from ..errors import (
     MemoryLeakWarning,
     ResultNeverCopiedWarning,
     UninitializedReadError,
+    UnsupportedFeatureError,
     UseAfterFreeError,
 )
 from ..launch import DEFAULT_SHARED_LIMIT, OPT_IN_RUNTIME_API, OPTIN_SHARED_LIMIT, as_cooperative, check_launch
@@ -236,6 +237,13 @@ class HostRuntime:
     def launch(self, ident, line, body, grid, block, shared, optin, argv):
         self.synchronize()
         self.check_launches()
+        if ident < 0:   # frontend/launches.py: _dependent_launch, an instance no call names
+            raise UnsupportedFeatureError(
+                f"the launch at line {line} is in a function template, of a kernel instance made from the template's "
+                f"parameters, and this instance of the template is called where the CPU runtime cannot see its "
+                f"arguments (from another template, or through a function pointer). Call the template with its "
+                f"arguments written out (`run<192, 8>(...)`), or run the program on a GPU (backend='gpu')."
+                f"\n{self.quote(line)}", backend="cpu")
         launch = self.pb.launches[ident]
         kernel = self.pb.program.kernels[launch.kernel]
         try:

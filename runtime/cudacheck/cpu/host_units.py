@@ -5,8 +5,8 @@ driver in that language (-x c: K&R definitions and implicit declarations stay le
 an object linked into the program's library.
 
 The program's main may live in a host unit (a C driver calling the CUDA unit's extern "C"
-functions); its symbol is renamed HOST_MAIN in the object, which the program's entry point
-(compiler.translation_unit) calls, since the library's own main would be nobody's.
+functions); its symbol is renamed compiler.HOST_MAIN in the object, which the program's entry
+point (compiler.translation_unit) calls, since the library's own main would be nobody's.
 """
 import subprocess
 from pathlib import Path
@@ -16,17 +16,16 @@ from ..config import config
 from ..errors import CompileError
 from ..frontend import INCLUDE_DIR
 from ..options import user_flags
+from .compiler import HOST_MAIN, compiler_version
 
 # A unit's language by its suffix, as nvcc decides it.
 LANGUAGES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++"}
-HOST_MAIN = "kc_host_main"
 FLAGS = ("-O2", "-fPIC", "-fvisibility=hidden", "-w")
 
 
 def compile_unit(name, text, folder, options):
     """The object of host unit `name` (its `text`; its quoted #includes found first in
     `folder`, where the file is) and whether it defines main, cached by its preprocessed text."""
-    from .compiler import compiler_version  # (compiler imports this module's HOST_MAIN)
     cxx, language = config.cxx, LANGUAGES[Path(name).suffix]
     # nvcc gives a .cpp file the toolkit's include folder (cuda_runtime.h: the runtime API, here
     # the CPU runtime's); the CUDA headers are C++, so a .c file has the C library's alone.

@@ -69,6 +69,20 @@ def device_var_edits(tokens):
     return edits
 
 
+def member_template_edits(tokens, member_templates):
+    """The edits that write `template` where a call names a member function template of an
+    object of dependent type with its arguments (`op.f<true>(x)` in a template, `op` an
+    `Op<N>`): C++ reads `op.f < true > (x)` there unless told `op.template f<true>(x)`, and
+    g++ does; nvcc reads the member template as the source means it. Writing the keyword
+    outside a template changes nothing (C++11 allows it), so every `.name<` and `->name<`
+    whose name is a member function template of the source (`member_templates`) gets it."""
+    edits = []
+    for before, name, after in zip(tokens, tokens[1:], tokens[2:]):
+        if before.spelling in (".", "->") and name.spelling in member_templates and after.spelling == "<":
+            edits.append((name.extent.start.offset, name.extent.start.offset, "template "))
+    return edits
+
+
 def line_directive_edits(tokens):
     """The edits that take out the source's line directives (`#line 7 "x.h"`, or g++'s own form
     `# 7 "x.h" 1`), each with every token on its line: the CPU build reads line markers to tell

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from ..errors import CompileError, UnsupportedFeatureError
 from ..listing import numbered
 from ..options import user_flags
-from . import nvrtc
+from . import cpu_build, nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
@@ -99,18 +99,140 @@ class LaunchFinder:
         K = self.ci.CursorKind
         self._check_host_errors()
         launches, edits = [], []
-        stack = [c for c in self.tu.cursor.get_children() if c.location.file and c.location.file.name == SOURCE_NAME]
+        # each cursor with the function template it is in (None outside one)
+        stack = [(c, None) for c in self.tu.cursor.get_children()
+                 if c.location.file and c.location.file.name == SOURCE_NAME]
         while stack:
-            c = stack.pop()
+            c, template = stack.pop()
             kids = list(c.get_children())
             cfg = next((k for k in kids[1:2] if k.kind == K.CALL_EXPR and k.referenced is not None
                         and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
             if c.kind == K.CALL_EXPR and cfg is not None:
-                launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
+                dependent = template is not None and self._dependent_launch(c, kids[0], cfg, template, launches, edits)
+                if not dependent:
+                    launches.append(self._launch(c, kids[0], cfg, len(launches), edits))
             elif c.kind == K.CALL_EXPR and c.referenced is not None and c.spelling == "cudaLaunchCooperativeKernel":
                 launches.append(self._cooperative(c, kids, len(launches), edits))
-            stack.extend(reversed(kids))
-        return launches, edits
+            inner = c if c.kind == K.FUNCTION_TEMPLATE else template
+            stack.extend((k, inner) for k in reversed(kids))
+        return launches, edits + self._member_template_edits()
+
+    def _member_template_edits(self):
+        """`template` written where the program calls a member function template of an object of
+        dependent type with its arguments and without it (cpu_build.member_template_edits).
+        Made here, with the launches' edits, so that the front end's reading of the edited
+        program (its arithmetic rewrites included) sees the keyword."""
+        K = self.ci.CursorKind
+        classes = (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
+        names = {c.spelling for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
+                 and c.semantic_parent is not None and c.semantic_parent.kind in classes}
+        extent = self.ci.SourceRange.from_locations(
+            self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), 0),
+            self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), len(self.code)))
+        return cpu_build.member_template_edits(list(self.tu.get_tokens(extent=extent)), names)
+
+    def _dependent_launch(self, call, callee, cfg, template, launches, edits):
+        """A launch in a function template whose kernel instance depends on the template's
+        parameters: `kernel<W, H><<<g, b>>>(args)` in `template <int W, int H> void run(...)`, or
+        `kernel<<<g, b>>>(d, ...)` with `d` a `T*` deducing the kernel's type parameter in
+        `template <typename T> void run(T* d, ...)` (both as Rodinia's dwt2d launches). One Launch
+        per instance of the template that the program calls (`run<192, 8>(...)`, `run(f, ...)`
+        with f a float*), and an ID each instance computes from its parameters (`W == 192 && H
+        == 8 ? 7 : ...`). False where the launch is not of that shape (the caller then refuses
+        it, or takes it as any launch)."""
+        K = self.ci.CursorKind
+        fn = call.referenced
+        start, lo, hi = callee.extent.start.offset, cfg.extent.start.offset, cfg.extent.end.offset
+        if fn is not None and fn.kind == K.FUNCTION_DECL:
+            return False   # the kernel is known where the template is defined
+        if self.code[lo:lo + 3] != b"<<<" or self.code[hi - 3:hi] != b">>>":
+            return False
+        params = [(p.spelling, p.kind == K.TEMPLATE_TYPE_PARAMETER) for p in template.get_children()
+                  if p.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)]
+        if not params or any(p.kind == K.TEMPLATE_TEMPLATE_PARAMETER for p in template.get_children()):
+            return False
+        text = self.code[start:lo].decode()
+        named = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*", text, re.S)
+        pattern = self._kernel_template(named.group(1) if named is not None else text.strip())
+        if pattern is None:
+            return False
+        kernel = self._kernel_name(pattern)   # with its namespaces, as the front end names it
+        arguments = named.group(2) if named is not None else self._deduced_arguments(pattern, call)
+        if arguments is None:
+            return False
+        instances = self._template_instances(template, params)
+        if not instances:
+            return False
+        choice, base = "-1", len(launches)
+        for n, values in reversed(list(enumerate(instances))):
+            args = arguments
+            for (name, _), value in zip(params, values):
+                args = re.sub(rf"\b{name}\b", value, args)
+            args = ", ".join(a.strip() for a in args.split(","))
+            launches.insert(base, Launch(line=call.location.line, kernel=f"{kernel}<{args}>"))
+            test = " && ".join(f"::kc::same_type<{name}, {value}>" if is_type else f"({name}) == ({value})"
+                               for (name, is_type), value in zip(params, values))
+            choice = f"({test}) ? {base + n} : {choice}"
+        edits += [(start, start, f"::kc::launch_kernel({choice}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
+        if named is None:   # the kernel's deduced arguments, spelled in the template's parameters
+            edits.append((start, lo, f"::{kernel}<{arguments}>"))
+        return True
+
+    def _template_instances(self, template, params):
+        """The argument lists (as C++ spells them) of the template's instances that the
+        program's calls name, written out or deduced, and that its explicit instantiations
+        (`template void run<float>(float*, int);`, which libclang does not show) name."""
+        K, instances = self.ci.CursorKind, []
+        explicit = rf"\btemplate\s+[\w:\s\*&<>]*?\b{re.escape(template.spelling)}\s*<([^<>;]*)>\s*\("
+        for m in re.finditer(explicit, self.source):
+            values = tuple(v.strip() for v in m.group(1).split(","))
+            if len(values) == len(params) and values not in instances:
+                instances.append(values)
+        for c in self.tu.cursor.walk_preorder():
+            r = c.referenced if c.kind == K.CALL_EXPR else None
+            if r is None or r.kind != K.FUNCTION_DECL or r.spelling != template.spelling \
+                    or r.get_num_template_arguments() != len(params) or r.location != template.location:
+                continue
+            values = tuple(r.get_template_argument_type(i).spelling if is_type else self._template_value(r, i)
+                           for i, (_, is_type) in enumerate(params))
+            if values not in instances:
+                instances.append(values)
+        return instances
+
+    def _kernel_template(self, name):
+        """The kernel template (`__global__` function template) a launch names, or None."""
+        K = self.ci.CursorKind
+        return next((c for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
+                     and c.spelling == name.split("::")[-1]
+                     and any(a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())), None)
+
+    def _deduced_arguments(self, pattern, call):
+        """The template arguments of the kernel template `pattern` that the launch's arguments
+        deduce, spelled in the enclosing template's parameters (`T` from an argument of type
+        `T *` for a parameter of type `T *`), or None where its parameter and argument types are
+        not written alike."""
+        K = self.ci.CursorKind
+        names = [p.spelling for p in pattern.get_children() if p.kind == K.TEMPLATE_TYPE_PARAMETER]
+        if len(names) != sum(1 for p in pattern.get_children() if p.kind in (
+                K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)):
+            return None
+        declared = [p.type.spelling for p in pattern.get_children() if p.kind == K.PARM_DECL]
+        passed = [a.type.spelling for a in call.get_arguments()]
+        bound = {}
+        for want, got in zip(declared, passed):
+            used = [n for n in names if re.search(rf"\b{n}\b", want)]
+            if not used:
+                continue
+            regex = re.escape(want)
+            for n in used:
+                regex = re.sub(rf"\b{n}\b", f"(?P<{n}>.+?)", regex, count=1)
+            m = re.fullmatch(regex, got)
+            if m is None:
+                return None
+            for n in used:
+                if bound.setdefault(n, m.group(n)) != m.group(n):
+                    return None
+        return ", ".join(bound[n] for n in names) if set(bound) == set(names) else None
 
     def _cooperative(self, call, kids, ident, edits):
         """cudaLaunchCooperativeKernel(kernel, grid, block, args, shared, stream), its kernel named
@@ -151,12 +273,20 @@ class LaunchFinder:
             raise UnsupportedFeatureError(
                 f"{SOURCE_NAME}, line {line}: the CPU runtime runs kernel launches written out as "
                 f"`kernel<<<grid, block>>>(args)` on one kernel named directly, or through a macro whose "
-                f"definition writes one out; this launch is built another way (a function pointer, a macro that "
-                f"launches twice or builds the kernel's name). Write it out, or run the program on a GPU "
+                f"definition writes one out, or in a function template with the template's value parameters as "
+                f"the kernel's template arguments, the template called with its arguments written out; this launch "
+                f"is built another way (a function pointer, a macro that launches twice or builds the kernel's "
+                f"name, a kernel deduced from a type parameter, a template called only from another template). "
+                f"Write it out, or run the program on a GPU "
                 f"(backend='gpu').\n{numbered(self.source, {line})}", backend="cpu")
+        name = self._kernel_name(fn)
         if written_out:
             edits += [(start, start, f"::kc::launch_kernel({ident}, __LINE__, "), (lo, lo + 3, ", "), (hi - 3, hi, ")")]
-        return Launch(line=line, kernel=self._kernel_name(fn))
+            if "<" in name and b"<" not in self.code[start:lo]:
+                # a template kernel whose arguments the call deduces (`put<<<g, b>>>(d, 2.5f)`): the
+                # launcher takes a function, so the instance is named (`::put<float>`)
+                edits.append((start, lo, f"::{name}"))
+        return Launch(line=line, kernel=name)
 
     def _kernel_name(self, fn):
         """The launched kernel's name as get_function takes it: with its namespaces, and a template

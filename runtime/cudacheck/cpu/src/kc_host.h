@@ -349,6 +349,10 @@ cudaError_t host_launch(int id, int line, void (*body)(void**), const void* fn, 
                         void** args);
 extern const void* launched_fn;   // the kernel the workers of the current launch run
 inline int macro_launch = -1;     // the launch a use of a launching macro is (frontend/launches.py: LaunchFinder._macro_launch)
+// Whether two types are one (a launch in a function template picks its instance's launch by it:
+// frontend/launches.py, _dependent_launch).
+template <class A, class B> inline constexpr bool same_type = false;
+template <class A> inline constexpr bool same_type<A, A> = true;
 template <class... P>
 void launched_body(void** a) { invoke(reinterpret_cast<void (*)(P...)>(const_cast<void*>(launched_fn)), a); }
 template <class... P>
