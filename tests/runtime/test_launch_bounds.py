@@ -1,9 +1,9 @@
 """A kernel's __launch_bounds__(maxThreadsPerBlock, ...) holds its launches to that many threads per
 block, as on a GPU: a larger block is a LaunchConfigError from Python naming the bound, the block and
 the fix, and in a whole program the launch does not run and cudaGetLastError() returns
-cudaErrorInvalidValue, as CUDA 13 on an H100 returned it (tests/runtime/launch_probe.cu). The bound may be a literal, a constant, a macro or a template
-parameter; the attribute's third argument (maxBlocksPerCluster) and __maxnreg__ compile and change
-nothing else."""
+cudaErrorInvalidValue, as CUDA 13 on an H100 returned it (tests/runtime/launch_probe.cu). The bound
+may be a literal, a constant, a macro or a template parameter; the attribute's third argument
+(maxBlocksPerCluster) and __maxnreg__ compile and change nothing else."""
 import numpy as np
 import pytest
 
