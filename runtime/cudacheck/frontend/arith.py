@@ -22,8 +22,8 @@ Expressions that a macro spells are left alone: their text is not in the source.
 from dataclasses import dataclass, field
 
 # libclang's CXBinaryOperatorKind
-_MUL, _ADD, _SUB, _SHL, _SHR = 3, 6, 7, 8, 9
-_ADD_ASSIGN, _SUB_ASSIGN, _SHL_ASSIGN, _SHR_ASSIGN = 26, 27, 28, 29
+_MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
+_DIV_ASSIGN, _ADD_ASSIGN, _SUB_ASSIGN, _SHL_ASSIGN, _SHR_ASSIGN = 24, 26, 27, 28, 29
 
 _FLOAT = {"FLOAT", "DOUBLE"}
 _INTEGER = {"INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT", "CHAR_S", "SCHAR",
@@ -34,6 +34,11 @@ _UNKNOWN = {"DEPENDENT", "UNEXPOSED"}   # inside a template: decided by the help
 def fmad_enabled(options):
     """nvcc's and NVRTC's -fmad: on unless an option turns it off."""
     return not any(o.replace("--", "-") in ("-fmad=false", "-fmad=0") for o in options)
+
+
+def fast_math_enabled(options):
+    """nvcc's and NVRTC's --use_fast_math."""
+    return any(o.replace("--", "-") == "-use_fast_math" for o in options)
 
 
 @dataclass
@@ -53,8 +58,9 @@ class Rewriter:
     """The rewrites of one translation unit's device functions (frontend.Reader calls
     function() for each)."""
 
-    def __init__(self, ci, tu, top, code, fmad=True):
-        self.ci, self.K, self.code, self.fmad = ci, ci.CursorKind, code, fmad
+    def __init__(self, ci, tu, top, code, fmad=True, fast_math=False):
+        self.ci, self.K, self.code, self.fmad, self.fast_math = ci, ci.CursorKind, code, fmad, fast_math
+        self.math = {**_GPU_MATH, **_FAST_MATH} if fast_math else _GPU_MATH
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
         macros = [(c.extent.start.offset, c.extent.end.offset) for c in top   # the source's top-level cursors
                   if c.kind == self.K.MACRO_INSTANTIATION]
@@ -192,6 +198,9 @@ class Rewriter:
                 self._fuse_right(lhs, rhs, right, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(")
         elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<", ">>"), "::kc::shl(" if op == _SHL else "::kc::shr(")
+        elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
+                and self._between(lhs, rhs) == "/":
+            self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _compound(self, c):
         op = self.op_kind(c)
@@ -208,6 +217,10 @@ class Rewriter:
             self._fuse_right(lhs, rhs, right, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(")
         elif op in (_SHL_ASSIGN, _SHR_ASSIGN) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<=", ">>="), "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(")
+        elif op == _DIV_ASSIGN and self.fast_math and self._kind(lhs) in {"FLOAT"} | _UNKNOWN \
+                and self._between(lhs, rhs) == "/=":
+            self._apply(lhs.extent.start.offset, "::kc::fast_div_to(", [self._token(lhs, rhs, ",")],
+                        rhs.extent.end.offset)
 
     def _fuse_right(self, lhs, rhs, right, helper):
         """`lhs op a*b` (op: + - += -=), right = _product(rhs), as helper(lhs, a, b)."""
@@ -224,7 +237,7 @@ class Rewriter:
     def _math_call(self, c):
         """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df, __expf or __fdividef on floats: its
         callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version."""
-        if self._kind(c) != "FLOAT" or c.spelling not in _GPU_MATH:
+        if self._kind(c) not in ("FLOAT", "VOID") or c.spelling not in self.math:
             return
         kids = list(c.get_children())
         ref = kids[0] if kids else None   # the callee, through its decay to a pointer and parentheses
@@ -241,7 +254,7 @@ class Rewriter:
         written = self.code[start:end].decode(errors="replace").replace(" ", "")
         if written.split("::")[-1] != c.spelling or not self.edits.safe(start, end):
             return   # spelled by a macro: its text is not here
-        self.edits.other.append((start, end, _GPU_MATH[c.spelling]))
+        self.edits.other.append((start, end, self.math[c.spelling]))
 
     def _shiftable(self, lhs, rhs):
         """Both operands integers (or unknown, in a template), and the amount not a literal:
@@ -285,6 +298,13 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
              "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "rsqrtf": "::kc::gpu_rsqrtf",
              "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf",
              "__fdividef": "::kc::gpu_fdividef"}
+# --use_fast_math: what nvcc and NVRTC compile these to instead (their PTX: ex2.approx.ftz of
+# x * log2(e), ex2.approx.ftz, sin.approx.ftz, cos.approx.ftz); division of floats is
+# div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf (lg2.approx), sqrtf (sqrt.approx)
+# and tanhf (tanh.approx) keep their precise versions here: those approximations are not the
+# GPU's yet.
+_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f", "sinf": "::__sinf",
+              "cosf": "::__cosf", "sincosf": "::__sincosf"}
 
 
 def _only_child_type(c):

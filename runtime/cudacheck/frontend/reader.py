@@ -7,7 +7,7 @@ import re
 
 from ..options import user_flags
 from . import cpu_build, nvrtc, ptx
-from .arith import Rewriter, fmad_enabled
+from .arith import Rewriter, fast_math_enabled, fmad_enabled
 from .dtypes import element_dtype, parameter
 from .libclang import (
     CUDA_ARCH_FLAG,
@@ -107,7 +107,8 @@ class Reader:
         ext = self.ci.SourceRange.from_locations(self.ci.SourceLocation.from_offset(tu, self.file, 0),
                                                  self.ci.SourceLocation.from_offset(tu, self.file, len(self.code)))
         self.edits.extend(cpu_build.line_directive_edits(list(tu.get_tokens(extent=ext))))
-        self.arith = Rewriter(self.ci, tu, self.top, self.code, fmad_enabled(self.options))
+        self.arith = Rewriter(self.ci, tu, self.top, self.code, fmad_enabled(self.options),
+                              fast_math_enabled(self.options))
         for c in self.top:
             self._top(c, [])
         self.edits.extend(self.arith.result())

@@ -236,6 +236,29 @@ inline float gpu_fdividef(float x, float y) {
     if (y != 0.0f && fabsf(y) < 0x1p-126f) return x / y;
     return x * gpumath::rcp_ftz(y);
 }
+
+// --use_fast_math's exp2f: ex2.approx.ftz.
+inline float gpu_fast_exp2f(float x) { return gpumath::ex2_ftz(x); }
+
+// --use_fast_math's division, which nvcc compiles to div.approx.ftz for floats (the rewriter's
+// `::kc::fast_div_{a, b}()` and `::kc::fast_div_to_{a, b}()` for `a / b` and `a /= b`, operands
+// taken as kc_gpu_arith.h's helpers take them); any other type divides as written.
+template <class kc_A, class kc_B> constexpr auto fast_div(kc_A kc_a, kc_B kc_b) {
+    if constexpr (arith::same<decltype(kc_a / kc_b), float>::value) return gpu_fdividef((float)kc_a, (float)kc_b);
+    else return kc_a / kc_b;
+}
+template <class kc_A, class kc_B> struct fast_div_ {
+    kc_A kc_a;
+    kc_B kc_b;
+    constexpr auto operator()() { return fast_div(kc_a, kc_b); }
+};
+template <class kc_A, class kc_B> fast_div_(kc_A, kc_B) -> fast_div_<kc_A, kc_B>;
+template <class kc_A, class kc_B> struct fast_div_to_ {
+    kc_A& kc_a;
+    kc_B kc_b;
+    constexpr kc_A& operator()() { return kc_a = (kc_A)fast_div(kc_a, kc_b); }
+};
+template <class kc_A, class kc_B> fast_div_to_(kc_A&, kc_B) -> fast_div_to_<kc_A, kc_B>;
 }  // namespace kc
 
 inline float __sinf(float x) { return kc::gpumath::sincos_approx(x, false); }
