@@ -104,8 +104,8 @@ def mrg_uniform_double(z):
 
 
 def mrg_bits(z):
-    """curand's 32 bits: the uniform value times 2^32, truncated, at most 2^32 - 1."""
-    return min(int(mrg_uniform_double(z) * 2.0 ** 32), 0xFFFFFFFF)
+    """curand's 32 bits: the uniform value times 2^32, truncated (below 2^32 for every z)."""
+    return int(mrg_uniform_double(z) * 2.0 ** 32)
 
 
 def uniform32(x):
