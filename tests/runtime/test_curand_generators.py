@@ -284,15 +284,25 @@ def test_a_state_shared_by_threads_is_a_race(state, init):
         cudacheck.RawKernel(src, "k", backend="cpu", check=True)((1,), (64,), (v, states, np.zeros(64, np.uint32)))
 
 
-def test_mtgp32_is_refused_by_name():
+@pytest.mark.parametrize("body", [
+    "out[threadIdx.x] = curand(st);",                               # GPUVerify's MTGP32 cases
+    "out[threadIdx.x] = curand(&st[blockIdx.x]);",
+    "out[threadIdx.x] = curand_normal_double(st + 1) > 0.0;",
+])
+def test_mtgp32_is_refused_by_name(body):
     """MTGP32's state and parameter tables come from the host library (curand_mtgp32_host.h),
-    which the CPU runtime does not provide: a kernel that uses it is refused, naming the
-    generators that are provided."""
-    src = r'''
+    which the CPU runtime does not provide: a kernel that draws from one is refused, naming the
+    generators that are provided, and the module's other kernels still run."""
+    src = f'''
     #include <curand_kernel.h>
-    extern "C" __global__ void k(curandStateMtgp32_t* st, unsigned* out) { out[threadIdx.x] = curand(&st[blockIdx.x]); }'''
+    extern "C" __global__ void k(curandStateMtgp32_t* st, unsigned* out) {{ {body} }}
+    extern "C" __global__ void other(unsigned* out) {{ out[threadIdx.x] = 7; }}'''
+    mod = cudacheck.RawModule(src, backend="cpu")
     with pytest.raises(cudacheck.UnsupportedFeatureError, match="MTGP32.*MRG32k3a.*Sobol"):
-        cudacheck.RawModule(src, backend="cpu").get_function("k")
+        mod.get_function("k")
+    out = np.zeros(4, np.uint32)
+    mod.get_function("other")((1,), (4,), (out,))
+    assert out.tolist() == [7] * 4
 
 
 # ---- the same kernels on a GPU -----------------------------------------------------------------
