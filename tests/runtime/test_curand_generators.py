@@ -264,6 +264,22 @@ def test_sobol_has_no_box_muller_pair():
         cudacheck.RawModule(src, backend="cpu").compile()
 
 
+def test_sobol32_index_wraps_to_the_first_point(rng):
+    """A 32-bit state's index wraps: the point after 2^32 - 1 is point 0, as skipahead's is."""
+    src = r'''
+    #include <curand_kernel.h>
+    extern "C" __global__ void k(unsigned* v, unsigned c, unsigned* out) {
+        curandStateScrambledSobol32_t s;
+        curand_init(v, c, 0xFFFFFFFEu, &s);
+        for (int k = 0; k < 3; ++k) out[k] = curand(&s);
+    }'''
+    dim, c = int(rng.integers(0, 8)), int(rng.integers(0, 2 ** 32))
+    w = model.direction_vectors(dim, 32)
+    out = np.zeros(3, np.uint32)
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (np.array(w, np.uint32), np.uint32(c), out))
+    assert out.tolist() == [model.sobol(w, i, c) for i in (2 ** 32 - 2, 2 ** 32 - 1, 0)]
+
+
 @pytest.mark.parametrize("state,init", [
     ("curandStateMRG32k3a_t", "curand_init(7, 0, 0, &st[0])"),
     ("curandStateScrambledSobol32_t", "curand_init(v, 5u, 0u, &st[0])"),

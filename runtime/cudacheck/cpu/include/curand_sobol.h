@@ -46,10 +46,12 @@ inline void sobol_init(S* s, const V* vectors, typename SobolWord<S>::type scram
     s->i = offset;
     sobol_seek(s);
 }
-// This point's value; then the next point, one vector away: the one of i's lowest zero bit.
+// This point's value; then the next point, one vector away: the one of i's lowest zero bit,
+// or the top one where i is all ones and wraps to 0 (so that no vector past the last is read).
 template <class S> inline typename SobolWord<S>::type sobol_next(S* s) {
-    typename SobolWord<S>::type r = s->x;
-    s->x ^= s->direction_vectors[__builtin_ctzll(~(unsigned long long)s->i)];
+    typedef typename SobolWord<S>::type T;
+    T r = s->x, zeros = ~s->i;
+    s->x ^= s->direction_vectors[__builtin_ctzll((unsigned long long)zeros | 1ull << (8 * sizeof(T) - 1))];
     ++s->i;
     return r;
 }
