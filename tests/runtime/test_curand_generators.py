@@ -100,8 +100,8 @@ def _launch(source, name, args, n, backend="cpu", check=False):
     return [a for a in args if isinstance(a, np.ndarray)]
 
 
-def _mrg_args(rng, n):
-    a = np.stack([_words(rng, n), _words(rng, n), _words(rng, n), _words(rng, n)], axis=1)
+def _mrg_args(rng, n, subsequence_bits=64):
+    a = np.stack([_words(rng, n), _words(rng, n, subsequence_bits), _words(rng, n), _words(rng, n)], axis=1)
     a[1, :3] = (1, 0, 0)   # seed 1 at the start of its sequence: the seeding alone
     return (a.ravel(), np.zeros(6 * n, np.uint32), np.zeros(8 * n, np.uint32), np.zeros(8 * n, np.float32),
             np.zeros(8 * n, np.float64), np.int32(n))
@@ -151,7 +151,8 @@ def test_mrg32k3a_matches_the_published_algorithm(rng, check):
 def test_mrg32k3a_seed_zero_is_lecuyers_default_stream():
     """Seed 0 leaves every word 12345, the default seed of L'Ecuyer's reference implementation
     (RngStreams), whose first uniform value is published as 0.1270111220: the recurrences'
-    orientation and the output's scaling, independent of the model."""
+    orientation, independent of the model (cuRAND scales by 1 / m1 where RngStreams scales by
+    1 / (m1 + 1): a relative 2.3e-10 apart)."""
     src = r'''
     #include <curand_kernel.h>
     extern "C" __global__ void k(double* out) {
@@ -161,7 +162,7 @@ def test_mrg32k3a_seed_zero_is_lecuyers_default_stream():
     }'''
     out = np.zeros(1)
     cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (out,))
-    assert round(out[0], 10) == 0.1270111220
+    assert abs(out[0] - 0.1270111220) < 1e-10
 
 
 def test_mrg32k3a_skipahead_is_as_many_steps(rng):
@@ -226,7 +227,7 @@ def test_sobol_generators_match_gray_code_sobol(rng, check):
         assert f[4 * i + 1] == model.uniform32_float(x[2] >> 32)
         np.testing.assert_allclose(f[4 * i + 2], icdf(model.uniform32(t[2])), rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(f[4 * i + 3], exp(0.5 + 2.0 * icdf(model.uniform32(y[2] >> 32))), rtol=1e-5)
-        assert d[4 * i] == model.uniform32(t[3])
+        assert d[4 * i] == model.uniform32_double(t[3])
         assert d[4 * i + 1] == model.uniform64_double(y[3])
         np.testing.assert_allclose(d[4 * i + 2], icdf(model.uniform32(model.sobol(w32, (after + 2) & 0xFFFFFFFF))),
                                    rtol=1e-13)
@@ -326,9 +327,10 @@ def test_mtgp32_is_refused_by_name(body):
 @pytest.mark.gpu
 def test_mrg32k3a_on_the_gpu_is_the_cpu_runtimes(rng):
     """Every output bit for bit, the double normal ones (CUDA's log and sincospi for the C
-    library's) within 1e-13."""
+    library's) within 1e-13. Subsequences below 2^45: an H100 (CUDA 13.0) left the state all
+    zeros for curand_init's subsequences of 2^51.4 and more (runtime/README.md, Limitations)."""
     n = 64
-    args = _mrg_args(rng, n)
+    args = _mrg_args(rng, n, subsequence_bits=45)
     cpu = _launch(MRG, "mrg", tuple(x.copy() if isinstance(x, np.ndarray) else x for x in args), n)
     gpu = _launch(MRG, "mrg", args, n, backend="gpu")
     for name, c, g in zip(["state", "curand", "float"], cpu[1:4], gpu[1:4]):
@@ -341,7 +343,8 @@ def test_mrg32k3a_on_the_gpu_is_the_cpu_runtimes(rng):
 @pytest.mark.gpu
 def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     """curand, skipahead and the uniform values bit for bit; the normal ones (the GPU's
-    erfcinvf and erfcinv, correctly rounded ones here) within 2 float and 1e-14 double ulps."""
+    erfcinvf and erfcinv, correctly rounded ones here) within a few ulps (an H100 differed by up
+    to 3 float and 11 double ulps, the latter in a log-normal value)."""
     n = 64
     v32 = np.array([model.direction_vectors(j, 32) for j in range(4)], np.uint32).ravel()
     v64 = np.array([model.direction_vectors(j, 64) for j in range(4)], np.uint64).ravel()
@@ -353,7 +356,7 @@ def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     assert np.array_equal(cu, gu) and np.array_equal(cl, gl)
     cf, gf, cd, gd = cf.reshape(n, 4), gf.reshape(n, 4), cd.reshape(n, 4), gd.reshape(n, 4)
     assert np.array_equal(cf[:, :2], gf[:, :2]) and np.array_equal(cd[:, :2], gd[:, :2])
-    np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=3e-7, atol=1e-7)
+    np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=5e-7, atol=1e-7)
     np.testing.assert_allclose(cd[:, 2:], gd[:, 2:], rtol=1e-14, atol=1e-15)
 
 

@@ -96,7 +96,7 @@ def sobol(vectors, index, scramble=0):
 
 
 # ---- the output mappings -----------------------------------------------------------------------
-MRG_NORM = 1.0 / (M1 + 1)   # a combined value z in [1, m1] is z / (m1 + 1) in (0, 1)
+MRG_NORM = 1.0 / M1   # a combined value z in [1, m1] is z times this, in (0, 1]
 
 
 def mrg_uniform_double(z):
@@ -104,13 +104,18 @@ def mrg_uniform_double(z):
 
 
 def mrg_bits(z):
-    """curand's 32 bits: the uniform value times 2^32, truncated (below 2^32 for every z)."""
-    return int(mrg_uniform_double(z) * 2.0 ** 32)
+    """curand's 32 bits: z times 1.000000048662 (about 2^32 / m1), truncated, at most 2^32 - 1."""
+    return min(int(z * 1.000000048662), 0xFFFFFFFF)
 
 
 def uniform32(x):
     """A 32-bit word in (0, 1] as a double: x * 2^-32 + 2^-33, exact."""
     return x * 2.0 ** -32 + 2.0 ** -33
+
+
+def uniform32_double(x):
+    """curand_uniform_double of a 32-bit Sobol point: x * 2^-32 + 2^-32, exact."""
+    return x * 2.0 ** -32 + 2.0 ** -32
 
 
 def uniform32_float(x):

@@ -79,7 +79,8 @@ namespace rand {
 // float ones and 53 bits to the double ones.
 inline float sobol_uniform(unsigned x) { return uniform(x); }
 inline float sobol_uniform(unsigned long long x) { return uniform(unsigned(x >> 32)); }
-inline double sobol_uniform_double(unsigned x) { return __builtin_fma(double(x), 0x1p-32, 0x1p-33); }
+// A 32-bit point's double is x * 2^-32 + 2^-32 (as Philox's), measured on an H100.
+inline double sobol_uniform_double(unsigned x) { return __builtin_fma(double(x), 0x1p-32, 0x1p-32); }
 inline double sobol_uniform_double(unsigned long long x) { return __builtin_fma(double(x >> 11), 0x1p-53, 0x1p-54); }
 // The inverse of the normal distribution at the point's uniform value p, -sqrt(2) erfcinv(2p),
 // from its nearer tail (the upper half mirrored, the sign flipped) so that none of p's
@@ -93,7 +94,7 @@ inline float normal_icdf(unsigned long long x) { return normal_icdf(unsigned(x >
 inline double normal_icdf_double(unsigned x) {
     double sign = -1.4142135623730951;
     if (x >= 0x80000000u) x = ~x, sign = -sign;
-    return sign * erfcinv(2.0 * sobol_uniform_double(x));
+    return sign * erfcinv(2.0 * (double(x) * 0x1p-32 + 0x1p-33));
 }
 inline double normal_icdf_double(unsigned long long x) {
     double sign = -1.4142135623730951;
