@@ -1,9 +1,10 @@
 """Independent Python models of cuRAND's MRG32k3a and Sobol generators, from the published
 algorithms (L'Ecuyer, "Good parameters and implementations for combined multiple recursive
 random number generators", Operations Research 47(1), 1999; Bratley and Fox's Gray-code Sobol
-construction with Joe and Kuo's direction numbers, new-joe-kuo-6.21201) and the seeding and
-output mappings the cuRAND library guide documents. Python integers do the modular matrix
-powers of the skip-ahead exactly, so nothing here shares code with the CPU runtime's header."""
+construction with Joe and Kuo's direction numbers, new-joe-kuo-6.21201), with cuRAND's seeding
+and output scalings as an H100 gave them (logs/2026-12-06-curand-generators.md). Python
+integers do the modular matrix powers of the skip-ahead exactly, so nothing here shares code
+with the CPU runtime's header."""
 import numpy as np
 
 M1, M2 = 4294967087, 4294944443
