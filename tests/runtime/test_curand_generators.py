@@ -3,7 +3,7 @@ models of the published algorithms (tests/support/curand_model.py) on fresh rand
 subsequences, offsets and scramble constants; the GPU-marked tests run the same kernels through
 CuPy and hold the CPU runtime to the GPU bit for bit."""
 import statistics
-from math import exp, log, pi, sqrt, sin, cos
+from math import cos, exp, log, pi, sin, sqrt
 
 import numpy as np
 import pytest
@@ -207,13 +207,13 @@ def test_sobol_generators_match_gray_code_sobol(rng, check):
     a = np.stack([_words(rng, n, 40), _words(rng, n), _words(rng, n, 36)], axis=1)
     args = (v32, v64, a.ravel(), np.zeros(6 * n, np.uint32), np.zeros(4 * n, np.uint64), np.zeros(4 * n, np.float32),
             np.zeros(4 * n, np.float64), np.int32(n))
-    *_, u, l, f, d = _launch(SOBOL, "sobol", args, n, check=check)
+    *_, u, u64, f, d = _launch(SOBOL, "sobol", args, n, check=check)
     icdf = statistics.NormalDist().inv_cdf
     for i in range(n):
         off, scramble, skip = (int(v) for v in a[i])
         o32, c32 = off & 0xFFFFFFFF, scramble & 0xFFFFFFFF
         w32, w64 = model.direction_vectors(i % 4, 32), model.direction_vectors(i % 4, 64)
-        at = lambda k: (o32 + k) & 0xFFFFFFFF   # noqa: E731  (a 32-bit state's index wraps)
+        at = lambda k, o32=o32: (o32 + k) & 0xFFFFFFFF   # noqa: E731  (a 32-bit state's index wraps)
         s = [model.sobol(w32, at(k)) for k in range(3)]
         after = at(3 + skip)
         s += [model.sobol(w32, after), model.sobol(w32, (after + 1) & 0xFFFFFFFF)]
@@ -222,7 +222,7 @@ def test_sobol_generators_match_gray_code_sobol(rng, check):
         y = [model.sobol(w64, off, scramble), model.sobol(w64, off + 1 + skip, scramble),
              model.sobol(w64, off + 2 + skip, scramble), model.sobol(w64, off + 3 + skip, scramble)]
         assert u[6 * i:6 * i + 6].tolist() == [s[0], s[1], s[2], t[0], s[3], t[1]], f"offset {off}"
-        assert l[4 * i:4 * i + 4].tolist() == [x[0], x[1], y[0], y[1]]
+        assert u64[4 * i:4 * i + 4].tolist() == [x[0], x[1], y[0], y[1]]
         assert f[4 * i] == model.uniform32_float(s[4])
         assert f[4 * i + 1] == model.uniform32_float(x[2] >> 32)
         np.testing.assert_allclose(f[4 * i + 2], icdf(model.uniform32(t[2])), rtol=1e-6, atol=1e-6)
