@@ -3,7 +3,7 @@ models of the published algorithms (tests/support/curand_model.py) on fresh rand
 subsequences, offsets and scramble constants; the GPU-marked tests run the same kernels through
 CuPy and hold the CPU runtime to the GPU bit for bit."""
 import statistics
-from math import exp, log, pi, sqrt, sin, cos
+from math import cos, exp, log, pi, sin, sqrt
 
 import numpy as np
 import pytest
@@ -100,8 +100,8 @@ def _launch(source, name, args, n, backend="cpu", check=False):
     return [a for a in args if isinstance(a, np.ndarray)]
 
 
-def _mrg_args(rng, n):
-    a = np.stack([_words(rng, n), _words(rng, n), _words(rng, n), _words(rng, n)], axis=1)
+def _mrg_args(rng, n, subsequence_bits=64):
+    a = np.stack([_words(rng, n), _words(rng, n, subsequence_bits), _words(rng, n), _words(rng, n)], axis=1)
     a[1, :3] = (1, 0, 0)   # seed 1 at the start of its sequence: the seeding alone
     return (a.ravel(), np.zeros(6 * n, np.uint32), np.zeros(8 * n, np.uint32), np.zeros(8 * n, np.float32),
             np.zeros(8 * n, np.float64), np.int32(n))
@@ -151,7 +151,8 @@ def test_mrg32k3a_matches_the_published_algorithm(rng, check):
 def test_mrg32k3a_seed_zero_is_lecuyers_default_stream():
     """Seed 0 leaves every word 12345, the default seed of L'Ecuyer's reference implementation
     (RngStreams), whose first uniform value is published as 0.1270111220: the recurrences'
-    orientation and the output's scaling, independent of the model."""
+    orientation, independent of the model (cuRAND scales by 1 / m1 where RngStreams scales by
+    1 / (m1 + 1): a relative 2.3e-10 apart)."""
     src = r'''
     #include <curand_kernel.h>
     extern "C" __global__ void k(double* out) {
@@ -161,7 +162,7 @@ def test_mrg32k3a_seed_zero_is_lecuyers_default_stream():
     }'''
     out = np.zeros(1)
     cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (out,))
-    assert round(out[0], 10) == 0.1270111220
+    assert abs(out[0] - 0.1270111220) < 1e-10
 
 
 def test_mrg32k3a_skipahead_is_as_many_steps(rng):
@@ -206,13 +207,13 @@ def test_sobol_generators_match_gray_code_sobol(rng, check):
     a = np.stack([_words(rng, n, 40), _words(rng, n), _words(rng, n, 36)], axis=1)
     args = (v32, v64, a.ravel(), np.zeros(6 * n, np.uint32), np.zeros(4 * n, np.uint64), np.zeros(4 * n, np.float32),
             np.zeros(4 * n, np.float64), np.int32(n))
-    *_, u, l, f, d = _launch(SOBOL, "sobol", args, n, check=check)
+    *_, u, u64, f, d = _launch(SOBOL, "sobol", args, n, check=check)
     icdf = statistics.NormalDist().inv_cdf
     for i in range(n):
         off, scramble, skip = (int(v) for v in a[i])
         o32, c32 = off & 0xFFFFFFFF, scramble & 0xFFFFFFFF
         w32, w64 = model.direction_vectors(i % 4, 32), model.direction_vectors(i % 4, 64)
-        at = lambda k: (o32 + k) & 0xFFFFFFFF   # noqa: E731  (a 32-bit state's index wraps)
+        at = lambda k, o32=o32: (o32 + k) & 0xFFFFFFFF   # noqa: E731  (a 32-bit state's index wraps)
         s = [model.sobol(w32, at(k)) for k in range(3)]
         after = at(3 + skip)
         s += [model.sobol(w32, after), model.sobol(w32, (after + 1) & 0xFFFFFFFF)]
@@ -221,12 +222,12 @@ def test_sobol_generators_match_gray_code_sobol(rng, check):
         y = [model.sobol(w64, off, scramble), model.sobol(w64, off + 1 + skip, scramble),
              model.sobol(w64, off + 2 + skip, scramble), model.sobol(w64, off + 3 + skip, scramble)]
         assert u[6 * i:6 * i + 6].tolist() == [s[0], s[1], s[2], t[0], s[3], t[1]], f"offset {off}"
-        assert l[4 * i:4 * i + 4].tolist() == [x[0], x[1], y[0], y[1]]
+        assert u64[4 * i:4 * i + 4].tolist() == [x[0], x[1], y[0], y[1]]
         assert f[4 * i] == model.uniform32_float(s[4])
         assert f[4 * i + 1] == model.uniform32_float(x[2] >> 32)
         np.testing.assert_allclose(f[4 * i + 2], icdf(model.uniform32(t[2])), rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(f[4 * i + 3], exp(0.5 + 2.0 * icdf(model.uniform32(y[2] >> 32))), rtol=1e-5)
-        assert d[4 * i] == model.uniform32(t[3])
+        assert d[4 * i] == model.uniform32_double(t[3])
         assert d[4 * i + 1] == model.uniform64_double(y[3])
         np.testing.assert_allclose(d[4 * i + 2], icdf(model.uniform32(model.sobol(w32, (after + 2) & 0xFFFFFFFF))),
                                    rtol=1e-13)
@@ -264,6 +265,22 @@ def test_sobol_has_no_box_muller_pair():
         cudacheck.RawModule(src, backend="cpu").compile()
 
 
+def test_sobol32_index_wraps_to_the_first_point(rng):
+    """A 32-bit state's index wraps: the point after 2^32 - 1 is point 0, as skipahead's is."""
+    src = r'''
+    #include <curand_kernel.h>
+    extern "C" __global__ void k(unsigned* v, unsigned c, unsigned* out) {
+        curandStateScrambledSobol32_t s;
+        curand_init(v, c, 0xFFFFFFFEu, &s);
+        for (int k = 0; k < 3; ++k) out[k] = curand(&s);
+    }'''
+    dim, c = int(rng.integers(0, 8)), int(rng.integers(0, 2 ** 32))
+    w = model.direction_vectors(dim, 32)
+    out = np.zeros(3, np.uint32)
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (np.array(w, np.uint32), np.uint32(c), out))
+    assert out.tolist() == [model.sobol(w, i, c) for i in (2 ** 32 - 2, 2 ** 32 - 1, 0)]
+
+
 @pytest.mark.parametrize("state,init", [
     ("curandStateMRG32k3a_t", "curand_init(7, 0, 0, &st[0])"),
     ("curandStateScrambledSobol32_t", "curand_init(v, 5u, 0u, &st[0])"),
@@ -284,15 +301,25 @@ def test_a_state_shared_by_threads_is_a_race(state, init):
         cudacheck.RawKernel(src, "k", backend="cpu", check=True)((1,), (64,), (v, states, np.zeros(64, np.uint32)))
 
 
-def test_mtgp32_is_refused_by_name():
+@pytest.mark.parametrize("body", [
+    "out[threadIdx.x] = curand(st);",                               # GPUVerify's MTGP32 cases
+    "out[threadIdx.x] = curand(&st[blockIdx.x]);",
+    "out[threadIdx.x] = curand_normal_double(st + 1) > 0.0;",
+])
+def test_mtgp32_is_refused_by_name(body):
     """MTGP32's state and parameter tables come from the host library (curand_mtgp32_host.h),
-    which the CPU runtime does not provide: a kernel that uses it is refused, naming the
-    generators that are provided."""
-    src = r'''
+    which the CPU runtime does not provide: a kernel that draws from one is refused, naming the
+    generators that are provided, and the module's other kernels still run."""
+    src = f'''
     #include <curand_kernel.h>
-    extern "C" __global__ void k(curandStateMtgp32_t* st, unsigned* out) { out[threadIdx.x] = curand(&st[blockIdx.x]); }'''
+    extern "C" __global__ void k(curandStateMtgp32_t* st, unsigned* out) {{ {body} }}
+    extern "C" __global__ void other(unsigned* out) {{ out[threadIdx.x] = 7; }}'''
+    mod = cudacheck.RawModule(src, backend="cpu")
     with pytest.raises(cudacheck.UnsupportedFeatureError, match="MTGP32.*MRG32k3a.*Sobol"):
-        cudacheck.RawModule(src, backend="cpu").get_function("k")
+        mod.get_function("k")
+    out = np.zeros(4, np.uint32)
+    mod.get_function("other")((1,), (4,), (out,))
+    assert out.tolist() == [7] * 4
 
 
 # ---- the same kernels on a GPU -----------------------------------------------------------------
@@ -300,9 +327,10 @@ def test_mtgp32_is_refused_by_name():
 @pytest.mark.gpu
 def test_mrg32k3a_on_the_gpu_is_the_cpu_runtimes(rng):
     """Every output bit for bit, the double normal ones (CUDA's log and sincospi for the C
-    library's) within 1e-13."""
+    library's) within 1e-13. Subsequences below 2^45: an H100 (CUDA 13.0) left the state all
+    zeros for curand_init's subsequences of 2^51.4 and more (runtime/README.md, Limitations)."""
     n = 64
-    args = _mrg_args(rng, n)
+    args = _mrg_args(rng, n, subsequence_bits=45)
     cpu = _launch(MRG, "mrg", tuple(x.copy() if isinstance(x, np.ndarray) else x for x in args), n)
     gpu = _launch(MRG, "mrg", args, n, backend="gpu")
     for name, c, g in zip(["state", "curand", "float"], cpu[1:4], gpu[1:4]):
@@ -315,7 +343,8 @@ def test_mrg32k3a_on_the_gpu_is_the_cpu_runtimes(rng):
 @pytest.mark.gpu
 def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     """curand, skipahead and the uniform values bit for bit; the normal ones (the GPU's
-    erfcinvf and erfcinv, correctly rounded ones here) within 2 float and 1e-14 double ulps."""
+    erfcinvf and erfcinv, correctly rounded ones here) within a few ulps (an H100 differed by up
+    to 3 float and 11 double ulps, the latter in a log-normal value)."""
     n = 64
     v32 = np.array([model.direction_vectors(j, 32) for j in range(4)], np.uint32).ravel()
     v64 = np.array([model.direction_vectors(j, 64) for j in range(4)], np.uint64).ravel()
@@ -327,7 +356,7 @@ def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     assert np.array_equal(cu, gu) and np.array_equal(cl, gl)
     cf, gf, cd, gd = cf.reshape(n, 4), gf.reshape(n, 4), cd.reshape(n, 4), gd.reshape(n, 4)
     assert np.array_equal(cf[:, :2], gf[:, :2]) and np.array_equal(cd[:, :2], gd[:, :2])
-    np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=3e-7, atol=1e-7)
+    np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=5e-7, atol=1e-7)
     np.testing.assert_allclose(cd[:, 2:], gd[:, 2:], rtol=1e-14, atol=1e-15)
 
 

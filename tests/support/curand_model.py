@@ -1,9 +1,10 @@
 """Independent Python models of cuRAND's MRG32k3a and Sobol generators, from the published
 algorithms (L'Ecuyer, "Good parameters and implementations for combined multiple recursive
 random number generators", Operations Research 47(1), 1999; Bratley and Fox's Gray-code Sobol
-construction with Joe and Kuo's direction numbers, new-joe-kuo-6.21201) and the seeding and
-output mappings the cuRAND library guide documents. Python integers do the modular matrix
-powers of the skip-ahead exactly, so nothing here shares code with the CPU runtime's header."""
+construction with Joe and Kuo's direction numbers, new-joe-kuo-6.21201), with cuRAND's seeding
+and output scalings as an H100 gave them (logs/2026-12-06-curand-generators.md). Python
+integers do the modular matrix powers of the skip-ahead exactly, so nothing here shares code
+with the CPU runtime's header."""
 import numpy as np
 
 M1, M2 = 4294967087, 4294944443
@@ -96,7 +97,7 @@ def sobol(vectors, index, scramble=0):
 
 
 # ---- the output mappings -----------------------------------------------------------------------
-MRG_NORM = 1.0 / (M1 + 1)   # a combined value z in [1, m1] is z / (m1 + 1) in (0, 1)
+MRG_NORM = 1.0 / M1   # a combined value z in [1, m1] is z times this, in (0, 1]
 
 
 def mrg_uniform_double(z):
@@ -104,13 +105,18 @@ def mrg_uniform_double(z):
 
 
 def mrg_bits(z):
-    """curand's 32 bits: the uniform value times 2^32, truncated, at most 2^32 - 1."""
-    return min(int(mrg_uniform_double(z) * 2.0 ** 32), 0xFFFFFFFF)
+    """curand's 32 bits: z times 1.000000048662 (about 2^32 / m1), truncated, at most 2^32 - 1."""
+    return min(int(z * 1.000000048662), 0xFFFFFFFF)
 
 
 def uniform32(x):
     """A 32-bit word in (0, 1] as a double: x * 2^-32 + 2^-33, exact."""
     return x * 2.0 ** -32 + 2.0 ** -33
+
+
+def uniform32_double(x):
+    """curand_uniform_double of a 32-bit Sobol point: x * 2^-32 + 2^-32, exact."""
+    return x * 2.0 ** -32 + 2.0 ** -32
 
 
 def uniform32_float(x):

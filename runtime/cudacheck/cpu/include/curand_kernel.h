@@ -307,10 +307,20 @@ template <class S> inline double curand_log_normal_double(S* s, double mean, dou
 }
 
 // MTGP32's state is made by the host library (curand_mtgp32_host.h), which the CPU runtime does
-// not provide: declared, never defined, so that a kernel taking one parses and its first use of
-// the state is refused by name (runtime/cudacheck/frontend/cpu_build.py, UNSUPPORTED).
+// not provide: declared, never defined, so that a kernel taking one parses, and its draws are
+// unavailable, so that the kernel is refused by the type's name (the front end reads the quoted
+// name in clang's message: runtime/cudacheck/frontend/cpu_build.py, UNSUPPORTED).
 struct curandStateMtgp32;
 typedef struct curandStateMtgp32 curandStateMtgp32_t;
+#define KC_MTGP32_REFUSED __attribute__((unavailable("'curandStateMtgp32_t' is not provided")))
+KC_MTGP32_REFUSED unsigned int curand(curandStateMtgp32_t*);
+KC_MTGP32_REFUSED float curand_uniform(curandStateMtgp32_t*);
+KC_MTGP32_REFUSED double curand_uniform_double(curandStateMtgp32_t*);
+KC_MTGP32_REFUSED float curand_normal(curandStateMtgp32_t*);
+KC_MTGP32_REFUSED double curand_normal_double(curandStateMtgp32_t*);
+KC_MTGP32_REFUSED float curand_log_normal(curandStateMtgp32_t*, float, float);
+KC_MTGP32_REFUSED double curand_log_normal_double(curandStateMtgp32_t*, double, double);
+#undef KC_MTGP32_REFUSED
 
 // The other generators, which use the distributions above.
 #include "curand_mrg32k3a.h"

@@ -115,15 +115,16 @@ inline void curand_init(unsigned long long seed, unsigned long long subsequence,
 
 namespace kc {
 namespace rand {
-// The combined value scaled into (0, 1]: z / (m1 + 1), rounded once to double.
-inline double mrg_uniform(curandStateMRG32k3a_t* s) { return double(mrg_next(s)) * (1.0 / 4294967088.0); }
+// The combined value scaled into (0, 1]: z times the double nearest 1 / m1 (measured on an H100:
+// z / m1, not z / (m1 + 1)).
+inline double mrg_uniform(curandStateMRG32k3a_t* s) { return double(mrg_next(s)) * (1.0 / 4294967087.0); }
 }  // namespace rand
 }  // namespace kc
 
-// 32 bits: the uniform value times 2^32, truncated (saturating at z = m1, as the GPU's
-// conversion does).
+// 32 bits: z times 1.000000048662 (about 2^32 / m1, as an H100 computes it), truncated; z = m1
+// gives just over 2^32 - 1, where the GPU's conversion saturates.
 inline unsigned int curand(curandStateMRG32k3a_t* s) {
-    double v = kc::rand::mrg_uniform(s) * 4294967296.0;
+    double v = double(kc::rand::mrg_next(s)) * 1.000000048662;
     return v >= 4294967295.0 ? 4294967295u : unsigned(v);
 }
 inline float curand_uniform(curandStateMRG32k3a_t* s) { return float(kc::rand::mrg_uniform(s)); }

@@ -46,10 +46,12 @@ inline void sobol_init(S* s, const V* vectors, typename SobolWord<S>::type scram
     s->i = offset;
     sobol_seek(s);
 }
-// This point's value; then the next point, one vector away: the one of i's lowest zero bit.
+// This point's value; then the next point, one vector away: the one of i's lowest zero bit,
+// or the top one where i is all ones and wraps to 0 (so that no vector past the last is read).
 template <class S> inline typename SobolWord<S>::type sobol_next(S* s) {
-    typename SobolWord<S>::type r = s->x;
-    s->x ^= s->direction_vectors[__builtin_ctzll(~(unsigned long long)s->i)];
+    typedef typename SobolWord<S>::type T;
+    T r = s->x, zeros = ~s->i;
+    s->x ^= s->direction_vectors[__builtin_ctzll((unsigned long long)zeros | 1ull << (8 * sizeof(T) - 1))];
     ++s->i;
     return r;
 }
@@ -77,7 +79,8 @@ namespace rand {
 // float ones and 53 bits to the double ones.
 inline float sobol_uniform(unsigned x) { return uniform(x); }
 inline float sobol_uniform(unsigned long long x) { return uniform(unsigned(x >> 32)); }
-inline double sobol_uniform_double(unsigned x) { return __builtin_fma(double(x), 0x1p-32, 0x1p-33); }
+// A 32-bit point's double is x * 2^-32 + 2^-32 (as Philox's), measured on an H100.
+inline double sobol_uniform_double(unsigned x) { return __builtin_fma(double(x), 0x1p-32, 0x1p-32); }
 inline double sobol_uniform_double(unsigned long long x) { return __builtin_fma(double(x >> 11), 0x1p-53, 0x1p-54); }
 // The inverse of the normal distribution at the point's uniform value p, -sqrt(2) erfcinv(2p),
 // from its nearer tail (the upper half mirrored, the sign flipped) so that none of p's
@@ -91,7 +94,7 @@ inline float normal_icdf(unsigned long long x) { return normal_icdf(unsigned(x >
 inline double normal_icdf_double(unsigned x) {
     double sign = -1.4142135623730951;
     if (x >= 0x80000000u) x = ~x, sign = -sign;
-    return sign * erfcinv(2.0 * sobol_uniform_double(x));
+    return sign * erfcinv(2.0 * (double(x) * 0x1p-32 + 0x1p-33));
 }
 inline double normal_icdf_double(unsigned long long x) {
     double sign = -1.4142135623730951;
