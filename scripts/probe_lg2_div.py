@@ -23,6 +23,10 @@ extern "C" __global__ void table(float* t, int ftz) {
     unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
     if (m < (1u << 23)) t[m] = lg2(__uint_as_float(0x3F800000u | m), ftz);
 }
+extern "C" __global__ void table_half(float* t, int ftz) {   // the [1/2, 1) binade
+    unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m < (1u << 23)) t[m] = lg2(__uint_as_float(0x3F000000u | m), ftz);
+}
 // Every non-negative finite float x = 1.m * 2^e (subnormals normalised): does lg2(x) equal
 // e + T[m] rounded once? Counts of mismatches per biased exponent (0: subnormals), and a
 // histogram of the difference in ulps (-8..8, clamped).
@@ -50,6 +54,33 @@ extern "C" __global__ void check(const float* T, unsigned long long base, int ft
         d = d < -8 ? -8 : (d > 8 ? 8 : d);
         atomicAdd(&hist[d + 8], 1ull);
         atomicCAS(&example[be], 0u, u);
+    }
+}
+// The rule lg2(1.m * 2^e) = round-toward-zero(e + L[m]) for a fixed-point L: L from the [1, 2)
+// binade's results T0 where they are below 1/2, else 1 + the [1/2, 1) binade's (T1), which keep
+// more of L's bits; counts of mismatches by biased exponent and of the difference in ulps.
+extern "C" __global__ void rule(const float* T0, const float* T1, unsigned long long base, int ftz,
+                                unsigned long long* bad, unsigned long long* hist) {
+    unsigned long long i = base + (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 0x7F800000ull || i == 0) return;
+    unsigned u = (unsigned)i;
+    float r = lg2(__uint_as_float(u), ftz);
+    int be = u >> 23, e;
+    unsigned m;
+    if (be) { e = be - 127; m = u & 0x7FFFFFu; }
+    else {
+        if (ftz) return;
+        int lz = __clz(u) - 8;
+        m = (u << (lz + 1)) & 0x7FFFFFu;
+        e = -126 - (lz + 1);
+    }
+    double L = T0[m] < 0.5f ? (double)T0[m] : 1.0 + (double)T1[m];
+    float c = __double2float_rz((double)e + L);
+    if (__float_as_uint(r) != __float_as_uint(c)) {
+        atomicAdd(&bad[be], 1ull);
+        int d = (int)__float_as_uint(r) - (int)__float_as_uint(c);
+        d = d < -8 ? -8 : (d > 8 ? 8 : d);
+        atomicAdd(&hist[d + 8], 1ull);
     }
 }
 extern "C" __global__ void div(const float* x, const float* y, unsigned n, unsigned long long* bad, unsigned* ex) {
@@ -158,6 +189,22 @@ def save_table(T, path):
     return len(big)
 
 
+def lg2_rule(mod, ftz):
+    T0 = cupy.empty(1 << 23, cupy.float32)
+    T1 = cupy.empty(1 << 23, cupy.float32)
+    mod.get_function("table")((1 << 15,), (256,), (T0, np.int32(ftz)))
+    mod.get_function("table_half")((1 << 15,), (256,), (T1, np.int32(ftz)))
+    bad = cupy.zeros(256, cupy.uint64)
+    hist = cupy.zeros(17, cupy.uint64)
+    chunk = 1 << 28
+    for base in range(0, 0x7F800000, chunk):
+        mod.get_function("rule")((chunk // 256,), (256,), (T0, T1, np.uint64(base), np.int32(ftz), bad, hist))
+    bad, hist = cupy.asnumpy(bad), cupy.asnumpy(hist)
+    return {"ftz": ftz, "mismatches": int(bad.sum()),
+            "by_biased_exponent": {int(e): int(bad[e]) for e in np.nonzero(bad)[0]},
+            "ulp_histogram_-8..8": [int(h) for h in hist]}
+
+
 def lg2_probe(mod, ftz, out):
     T = cupy.empty(1 << 23, cupy.float32)
     mod.get_function("table")((1 << 15,), (256,), (T, np.int32(ftz)))
@@ -234,10 +281,16 @@ def div_probe(mod, rng):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--rule-only", action="store_true", help="only lg2's round-toward-zero rule")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     mod = cupy.RawModule(code=KERNELS, options=("-std=c++17",))
+    if args.rule_only:
+        report = [lg2_rule(mod, ftz) for ftz in (1, 0)]
+        (out / "lg2-rule.json").write_text(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1))
+        raise SystemExit(0)
     report = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
               "lg2": [lg2_probe(mod, ftz, out) for ftz in (1, 0)],
