@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -67,8 +68,11 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
         # The groups that build those things take longest: handed out first, they do not end
-        # the run alone on one worker.
-        items.sort(key=lambda item: _xdist_group(item) not in SHARED_BUILDS.values())
+        # the run alone on one worker. Then the larger groups before the smaller, so that the
+        # small ones fill the end. xdist keeps this order (pyproject.toml's --no-loadscope-reorder).
+        groups = {item: _xdist_group(item) for item in items}
+        sizes = Counter(groups.values())
+        items.sort(key=lambda item: (groups[item] not in SHARED_BUILDS.values(), -sizes[groups[item]]))
     for item in items:
         mark = item.get_closest_marker("gpu")
         if mark is not None and mark.kwargs.get("nvcc"):

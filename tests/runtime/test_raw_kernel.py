@@ -1,5 +1,8 @@
 """RawKernel is CuPy's class: its attributes, compilation at first use (a source's errors
 raised there, as CuPy raises them), and the kernels RawModule.get_function returns."""
+import gc
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -78,3 +81,29 @@ def test_attributes_on_the_cpu_runtime():
     k.max_dynamic_shared_size_bytes = 100 * 1024
     assert k.attributes["max_dynamic_shared_size_bytes"] == 100 * 1024
     assert callable(k.kernel)
+
+
+def _mapped(path):
+    """Whether this process has the file at `path` mapped (a library loaded)."""
+    with open("/proc/self/maps") as maps:
+        return any(line.rstrip().endswith(str(path)) for line in maps)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the process's mappings in /proc")
+def test_a_modules_library_is_unloaded_when_nothing_reaches_it(rng):
+    """Every launch forks, and a fork copies each mapping the process holds: a module's library
+    goes with the module, but not while an array of one of its variables lives."""
+    n = int(rng.integers(1, 1 << 20))   # a source of its own: no other module shares its library
+    src = (f"__device__ int seen[4];\n"
+           f'extern "C" __global__ void count() {{ atomicAdd(&seen[threadIdx.x % 4], {n}); }}\n')
+    mod = cudacheck.RawModule(src, backend="cpu")
+    mod.get_function("count")((3,), (8,), ())
+    path = mod.impl.path
+    seen = mod.get_global("seen").array
+    del mod
+    gc.collect()
+    assert _mapped(path), "the library went while an array of its variable was still held"
+    assert seen.tolist() == [6 * n] * 4    # 24 threads, 6 a slot, each adding n
+    del seen
+    gc.collect()
+    assert not _mapped(path), "the library stayed loaded after its module and arrays had gone"

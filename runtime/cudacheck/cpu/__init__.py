@@ -137,7 +137,9 @@ class DeviceGlobal:
         self.ptr = address
         self.size = size
         self._owner = owner   # keeps the library mapped
-        self.array = np.ctypeslib.as_array((ctypes.c_char * size).from_address(address)).view(np.uint8)
+        memory = (ctypes.c_char * size).from_address(address)
+        memory.owner = owner   # and so does the array, which outlives this object where a caller keeps only it
+        self.array = np.ctypeslib.as_array(memory).view(np.uint8)
         if dtype is not None and size % dtype.itemsize == 0:
             self.array = self.array.view(dtype).reshape(shape or (size // dtype.itemsize,))
 
@@ -215,6 +217,10 @@ class CpuModule:
             path = private.name
         self.path = path
         self.lib = compiler.load(path)
+        # Unloaded with the module, not at exit: every launch forks its workers, and a fork
+        # copies each mapping of every library the process holds (a test session that kept
+        # its hundreds of kernels loaded forked three times slower by its end).
+        weakref.finalize(self, compiler.unload, self.lib._handle).atexit = False
         self.lines = SourceLines(path)
         self.spawns = {name: abi.bind(self.lib, f"kc_spawn_{i}") for i, name in enumerate(kernels)}
         self.clusters = {name: _cluster_dims(self.lib, i) for i, (name, k) in enumerate(kernels.items()) if k.cluster}

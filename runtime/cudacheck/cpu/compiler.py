@@ -15,6 +15,7 @@ cuda_cpu.h precompiled by g++ for each variant (a .gch: a kernel's unit then com
 about half the time, since most of its time is the headers'). Processes that need one
 file at once build it once: the others wait for it (a lock file beside it: cache.build_once).
 """
+import _ctypes
 import ctypes
 import os
 import re
@@ -196,16 +197,24 @@ def runtime_object(checked, unit, poll=False):
     header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
     `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
     (checked), or one of a whole program's PROGRAM_UNITS."""
-    cxx = config.cxx
-    flags = list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
-    name = cache.digest(unit, header_digest(), " ".join(flags), compiler_version(cxx)) + ".o"
+    cxx, flags = config.cxx, _object_flags(checked, poll)
 
     def make(_, out):
         proc = _run([cxx, *flags, f"-I{INCLUDE_DIR}", "-c", str(SRC_DIR / unit), "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the CPU runtime itself did not compile with {compiler_version(cxx)}:\n{proc.stderr}",
                                log=proc.stderr, backend="cpu")
-    return cache.build_once(cache.path(name), make, shared=True)
+    return cache.build_once(_object_path(checked, unit, poll), make, shared=True)
+
+
+def _object_flags(checked, poll):
+    return list(CXXFLAGS) + (["-DKC_CHECKED"] if checked else ["-DKC_POLL"] if poll else [])
+
+
+def _object_path(checked, unit, poll):
+    """Where runtime_object keeps its object file: named by everything that goes into it."""
+    flags = _object_flags(checked, poll)
+    return cache.path(cache.digest(unit, header_digest(), " ".join(flags), compiler_version(config.cxx)) + ".o")
 
 
 def runtime_objects(checked, poll=False, program=False):
@@ -215,6 +224,11 @@ def runtime_objects(checked, poll=False, program=False):
     units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
     if program:
         units += [(unit, False, False) for unit in PROGRAM_UNITS]
+    # Every module asks, and after the first build all are there: a pool of threads to find
+    # them cost more than the rest of a cached module's load.
+    paths = [_object_path(checked, unit, poll) for unit, checked, poll in units]
+    if all(p.exists() for p in paths):
+        return paths
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
         return list(pool.map(lambda u: runtime_object(u[1], u[0], u[2]), units))
 
@@ -307,6 +321,11 @@ def load(path):
         raise CompileError(f"the kernel calls `{name}`, which is declared but never defined: a GPU refuses this too "
                            f"(ptxas: Unresolved extern function '{missing.group(1)}'). Give the function a body in "
                            "the kernel's source.", log=str(e), backend="cpu") from None
+
+
+def unload(handle):
+    """Unload a library load() loaded (its module is gone, and nothing reaches into it)."""
+    _ctypes.dlclose(handle)
 
 
 def _demangle(symbol):
