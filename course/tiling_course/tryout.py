@@ -17,15 +17,9 @@ from . import matmul, tasks
 from .tasks import UNIT_ROUNDOFF, compare, default_shapes, tolerance, writers  # noqa: F401  (kept here too)
 
 
-@dataclass
-class Outcome:
-    """What trying a kernel found: passed, or the first failure."""
-    passed: bool
-    message: str
-    error: KernelError | None = None
-    shape: tuple | None = None
-    details: dict = field(default_factory=dict)
-    kind: str = ""   # "pass", an exception's class name, "wrong values", "requirement", "shape refused"
+class Verdict:
+    """A pass or a failure (its `passed` and `message`): truthy on a pass, shown as its message
+    (in a notebook, as Markdown)."""
 
     def __bool__(self):
         return self.passed
@@ -35,6 +29,17 @@ class Outcome:
 
     def __repr__(self):
         return self.message
+
+
+@dataclass(repr=False)
+class Outcome(Verdict):
+    """What trying a kernel found: passed, or the first failure."""
+    passed: bool
+    message: str
+    error: KernelError | None = None
+    shape: tuple | None = None
+    details: dict = field(default_factory=dict)
+    kind: str = ""   # "pass", an exception's class name, "wrong values", "requirement", "shape refused"
 
 
 def _who(task, code, inputs, tile, wrong):

@@ -9,7 +9,7 @@ from .. import programs, tryout
 from .values import accepts
 
 
-class Result:
+class Result(tryout.Verdict):
     """What check() found; truthy on a pass. Shown once in a notebook, wherever check()
     is called: check() displays it, and the cell's result does not display it again."""
 
@@ -22,15 +22,6 @@ class Result:
         self.shape = getattr(outcome, "shape", None)
         self.details = getattr(outcome, "details", {})
         self._shown_in = None
-
-    def __bool__(self):
-        return self.passed
-
-    def __repr__(self):
-        return self.message
-
-    def _repr_markdown_(self):
-        return self.message
 
     def _ipython_display_(self):
         if self._shown_in is not None and self._shown_in == execution_count():
