@@ -424,3 +424,35 @@ def test_a_dependent_member_template_call_without_template_keyword(check):
     out = cudacheck.run_program(MEMBER_TEMPLATE, backend="cpu", check=check).stdout
     want = [(i + 3) * 1000 + (int(3 < 2 * i) - 3) for i in range(8)]
     assert list(map(int, out.split())) == want
+
+
+REMOVED = {
+    "cudaThreadSynchronize();": ("cudaThreadSynchronize", "cudaDeviceSynchronize()"),
+    "cudaThreadExit();": ("cudaThreadExit", "cudaDeviceReset()"),
+    "cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); printf(\"%d\\n\", p.clockRate);":
+        ("clockRate", "cudaDevAttrClockRate"),
+    "cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); printf(\"%d\\n\", p.memoryClockRate);":
+        ("memoryClockRate", "cudaDevAttrMemoryClockRate"),
+    "cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); printf(\"%d\\n\", p.deviceOverlap);":
+        ("deviceOverlap", "asyncEngineCount"),
+}
+
+
+@pytest.mark.parametrize("statement", sorted(REMOVED), ids=lambda s: REMOVED[s][0])
+def test_what_cuda_13_removed_is_refused_with_its_replacement(statement):
+    # nvcc 13.0 refuses each too (logs/2026-12-06-rodinia-nvcc13-builds.json: gaussian, huffman, cfd)
+    old, new = REMOVED[statement]
+    with pytest.raises(cudacheck.CompileError) as e:
+        run("int main() { " + statement + " return 0; }")
+    assert f"{old} is gone from CUDA 13 (nvcc 13 refuses it too" in str(e.value) and new in str(e.value), str(e.value)
+
+
+def test_the_clock_rates_come_from_device_attributes():
+    out = run(r"""int main() {
+    int clock = 0, memory = 0;
+    cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&memory, cudaDevAttrMemoryClockRate, 0);
+    printf("%d %d\n", clock, memory);
+    return 0;
+}""")
+    assert out == "1980000 2619000\n"   # kHz: an H100 SXM5's boost and memory clocks

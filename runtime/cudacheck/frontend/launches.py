@@ -12,9 +12,16 @@ from . import cpu_build, nvrtc
 from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
 from .model import Launch
 
-# The runtime API's calls that CUDA 13 removed, and what replaced each (CUDA Runtime API,
-# "Deprecated List"): refused, as nvcc 13 refuses them, with the replacement named.
-REMOVED_API = {"cudaThreadSynchronize": "cudaDeviceSynchronize()", "cudaThreadExit": "cudaDeviceReset()"}
+# The runtime API's calls and cudaDeviceProp's fields that CUDA 13 removed, and what replaced each
+# (CUDA Runtime API, "Deprecated List"): refused, as nvcc 13 refuses them, with the replacement named.
+REMOVED_API = {
+    "cudaThreadSynchronize": "deprecated since CUDA 4; call cudaDeviceSynchronize(), which does the same",
+    "cudaThreadExit": "deprecated since CUDA 4; call cudaDeviceReset(), which does the same",
+    "clockRate": "a field of cudaDeviceProp; ask cudaDeviceGetAttribute(&value, cudaDevAttrClockRate, device)",
+    "memoryClockRate": "a field of cudaDeviceProp; ask cudaDeviceGetAttribute(&value, "
+                       "cudaDevAttrMemoryClockRate, device)",
+    "deviceOverlap": "a field of cudaDeviceProp; read asyncEngineCount, the number of copy engines, instead",
+}
 
 # A launch's brackets with blanks inside them, `kernel << < grid, block >> > (args)`, which nvcc
 # reads as a launch and clang does not: the opening one after the kernel's name (or template
@@ -89,9 +96,8 @@ class LaunchFinder:
             line = d.location.line
             if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
                     and not any(lo <= line <= hi for lo, hi in device):
-                gone = next((f"\n\n{old} is gone from CUDA 13 (deprecated since CUDA 4; nvcc 13 refuses it too): "
-                             f"call {new}, which does the same." for old, new in REMOVED_API.items()
-                             if f"'{old}'" in d.spelling), "")
+                gone = next((f"\n\n{old} is gone from CUDA 13 (nvcc 13 refuses it too; {why})."
+                             for old, why in REMOVED_API.items() if f"'{old}'" in d.spelling), "")
                 raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
                                    f"line {line}: {d.spelling}\n{numbered(self.source, {line})}{gone}", backend="cpu")
 

@@ -305,18 +305,15 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     p->maxThreadsPerBlock = 1024;
     p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
-    p->clockRate = 1980000;                      // kHz
     p->totalConstMem = 65536;
     p->major = 9;
     p->minor = 0;
     p->textureAlignment = 512;
-    p->deviceOverlap = 1;
     p->multiProcessorCount = 132;
     p->concurrentKernels = 1;
     p->ECCEnabled = 1;
     p->asyncEngineCount = 3;
     p->unifiedAddressing = 1;
-    p->memoryClockRate = 2619000;                // kHz
     p->memoryBusWidth = 5120;                    // bits
     p->l2CacheSize = 50 * 1024 * 1024;
     p->persistingL2CacheMaxSize = 32440320;
@@ -345,9 +342,9 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = int(p.sharedMemPerBlock); break;
     case cudaDevAttrWarpSize: *value = p.warpSize; break;
     case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-    case cudaDevAttrClockRate: *value = p.clockRate; break;
+    case cudaDevAttrClockRate: *value = 1980000; break;          // kHz
     case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+    case cudaDevAttrMemoryClockRate: *value = 2619000; break;    // kHz
     case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
     case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
     case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;

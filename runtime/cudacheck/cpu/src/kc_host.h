@@ -81,8 +81,9 @@ enum cudaDeviceAttr {
 
 // The device the CPU runtime describes: an NVIDIA H100 SXM5 80 GB (compute capability 9.0),
 // the GPU the book's measurements come from. Its limits are the ones the launcher enforces
-// (runtime/cudacheck/launch.py). clockRate and memoryClockRate are the fields CUDA 12 has
-// (CUDA 13 removed them: cudaDeviceGetAttribute(cudaDevAttrClockRate) works with both).
+// (runtime/cudacheck/launch.py). Its fields are CUDA 13's: clockRate, memoryClockRate and
+// deviceOverlap, which CUDA 13 removed, are refused as nvcc 13 refuses them
+// (frontend/launches.py names what replaced each).
 struct cudaDeviceProp {
     char name[256];
     size_t totalGlobalMem;
@@ -93,12 +94,10 @@ struct cudaDeviceProp {
     int maxThreadsPerBlock;
     int maxThreadsDim[3];
     int maxGridSize[3];
-    int clockRate;
     size_t totalConstMem;
     int major;
     int minor;
     size_t textureAlignment;
-    int deviceOverlap;
     int multiProcessorCount;
     int integrated;
     int canMapHostMemory;
@@ -109,7 +108,6 @@ struct cudaDeviceProp {
     int pciDomainID;
     int asyncEngineCount;
     int unifiedAddressing;
-    int memoryClockRate;
     int memoryBusWidth;
     int l2CacheSize;
     int persistingL2CacheMaxSize;
