@@ -104,13 +104,16 @@ class LaunchFinder:
     def find(self):
         K = self.ci.CursorKind
         self._check_host_errors()
-        launches, edits = [], []
+        launches, edits, member_templates = [], [], set()
+        classes = (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
         # each cursor with the function template it is in (None outside one)
         stack = [(c, None) for c in self.tu.cursor.get_children()
                  if c.location.file and c.location.file.name == SOURCE_NAME]
         while stack:
             c, template = stack.pop()
             kids = list(c.get_children())
+            if c.kind == K.FUNCTION_TEMPLATE and c.semantic_parent is not None and c.semantic_parent.kind in classes:
+                member_templates.add(c.spelling)
             cfg = next((k for k in kids[1:2] if k.kind == K.CALL_EXPR and k.referenced is not None
                         and k.referenced.spelling == "__cudaPushCallConfiguration"), None)
             if c.kind == K.CALL_EXPR and cfg is not None:
@@ -121,17 +124,18 @@ class LaunchFinder:
                 launches.append(self._cooperative(c, kids, len(launches), edits))
             inner = c if c.kind == K.FUNCTION_TEMPLATE else template
             stack.extend((k, inner) for k in reversed(kids))
-        return launches, edits + self._member_template_edits()
+        return launches, edits + self._member_template_edits(member_templates)
 
-    def _member_template_edits(self):
+    def _member_template_edits(self, names):
         """`template` written where the program calls a member function template of an object of
-        dependent type with its arguments and without it (cpu_build.member_template_edits).
-        Made here, with the launches' edits, so that the front end's reading of the edited
-        program (its arithmetic rewrites included) sees the keyword."""
-        K = self.ci.CursorKind
-        classes = (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
-        names = {c.spelling for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
-                 and c.semantic_parent is not None and c.semantic_parent.kind in classes}
+        dependent type with its arguments and without it (cpu_build.member_template_edits), for
+        `names`, the member function templates of the program's own classes (its headers are
+        inlined into it), which find() gathers on its walk: walking every toolkit header's
+        declarations again cost a quarter of find_launches on every program. Made here, with the
+        launches' edits, so that the front end's reading of the edited program (its arithmetic
+        rewrites included) sees the keyword."""
+        if not names:
+            return []
         extent = self.ci.SourceRange.from_locations(
             self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), 0),
             self.ci.SourceLocation.from_offset(self.tu, self.tu.get_file(SOURCE_NAME), len(self.code)))
