@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .errors import CompileError, KernelCrashError, KernelError, KernelTimeoutError
+from .frontend import SOURCE_NAME
 from .gpu import device_present
 from .listing import compile_error_report
 from .module import check_backend
@@ -104,7 +105,7 @@ def program_units(source, cwd):
     if isinstance(source, str):
         if not source.strip():
             raise TypeError("source must be the program's CUDA C source, as a non-empty string")
-        return [(SOURCE_FILE, source, os.path.abspath(cwd or "."))]
+        return [(SOURCE_NAME, source, os.path.abspath(cwd or "."))]
     if not isinstance(source, Mapping) or not source:
         raise TypeError("source must be the program's CUDA C source as a string, or a mapping of its files' names "
                         f"to their texts ({{'main.c': ..., 'kernels.cu': ...}}), not {type(source).__name__}")
@@ -124,8 +125,6 @@ def program_units(source, cwd):
     ordered = cuda + [name for name in source if name not in cuda]
     return [(name, source[name], folder[name]) for name in ordered]
 
-
-SOURCE_FILE = "kernel.cu"
 
 
 def _include_from(option, cwd):

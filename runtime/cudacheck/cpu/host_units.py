@@ -25,7 +25,8 @@ FLAGS = ("-O2", "-fPIC", "-fvisibility=hidden", "-w")
 
 def compile_unit(name, text, folder, options):
     """The object of host unit `name` (its `text`; its quoted #includes found first in
-    `folder`, where the file is) and whether it defines main, cached by its preprocessed text."""
+    `folder`, where the file is), cached by its preprocessed text; a main it defines is
+    renamed HOST_MAIN (defines_main tells)."""
     cxx, language = config.cxx, LANGUAGES[Path(name).suffix]
     # nvcc gives a .cpp file the toolkit's include folder (cuda_runtime.h: the runtime API, here
     # the CPU runtime's); the CUDA headers are C++, so a .c file has the C library's alone.
