@@ -9,7 +9,7 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
-- A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df`, `__expf` or `__fdividef` (or `exp`, `tanh`, `rsqrt` of a float) calls
+- A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df` or `__expf` (or `exp`, `tanh`, `rsqrt` of a float) calls
   the GPU's version in cpu/src/kc_gpu_math.h: those run on the GPU's special-function
   unit, whose results the C library's functions do not reproduce.
 
@@ -235,7 +235,7 @@ class Rewriter:
             self._apply(lhs.extent.start.offset, helper, [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _math_call(self, c):
-        """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df, __expf or __fdividef on floats: its
+        """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df or __expf on floats: its
         callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version."""
         if self._kind(c) not in ("FLOAT", "VOID") or c.spelling not in self.math:
             return
@@ -296,8 +296,7 @@ class Rewriter:
 _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf",
              "tanh": "::kc::gpu_tanhf", "logf": "::kc::gpu_logf", "log": "::kc::gpu_logf",
              "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "rsqrtf": "::kc::gpu_rsqrtf",
-             "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf",
-             "__fdividef": "::kc::gpu_fdividef"}
+             "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
 # --use_fast_math: what nvcc and NVRTC compile these to instead (their PTX: ex2.approx.ftz of
 # x * log2(e), ex2.approx.ftz, sin.approx.ftz, cos.approx.ftz); division of floats is
 # div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf (lg2.approx), sqrtf (sqrt.approx)

@@ -539,15 +539,9 @@ inline float __powf(float x, float y) {
     using kc::intr::fz;
     return fz((float)exp2((double)fz(y) * log2((double)fz(x))));
 }
-// x / y, except that for 2^126 < |y| < 2^128 the GPU's reciprocal is flushed to zero: the
-// quotient is then 0 (NaN for an infinite x).
-inline float __fdividef(float x, float y) {
-    using kc::intr::fz;
-    x = fz(x), y = fz(y);
-    float ay = fabsf(y);
-    if (ay > 0x1p126f && ay <= FLT_MAX) return x * copysignf(0.0f, y);
-    return fz(x / y);
-}
+// The GPU's div.approx: x times its measured reciprocal (kc_gpu_math.h, included after this).
+namespace kc { inline float gpu_fdividef(float x, float y); }
+inline float __fdividef(float x, float y) { return kc::gpu_fdividef(x, y); }
 inline float fdividef(float x, float y) { return __fdiv_rn(x, y); }   // CUDA's fdividef is the IEEE quotient
 // Clamped to [+0, 1]; NaN gives +0.
 inline float __saturatef(float x) { x = kc::intr::fz(x); return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
