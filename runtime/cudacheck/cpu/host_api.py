@@ -80,6 +80,9 @@ class HostRuntime:
     def quote(self, line):
         return numbered(self.pb.source, {line}) if line else ""
 
+    def held(self):
+        return sum(a.size for a in self.memory.live())
+
     def malloc(self, out, size, line):
         a = self.memory.allocate(size, line)
         if a is None:

@@ -10,7 +10,6 @@
 #define KC_PROGRAM
 #include <dlfcn.h>
 #include <initializer_list>
-#include <unordered_map>
 #include <execinfo.h>
 #include <malloc.h>
 #include <signal.h>
@@ -127,31 +126,15 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     end_program(kc_main(argc, argv));
 }
 
-// The bytes each live cudaMalloc holds, for cudaMemGetInfo.
-static std::unordered_map<const void*, size_t> held;
-static size_t held_bytes;
-
-cudaError_t cudaMalloc(void** devPtr, size_t size, int line) {
-    cudaError_t e = record(cb.malloc(devPtr, size, line));
-    if (e == cudaSuccess) held_bytes += held[*devPtr] = size;
-    return e;
-}
-cudaError_t cudaFree(void* devPtr, int line) {
-    if (!devPtr) return cudaSuccess;
-    cudaError_t e = record(cb.free(devPtr, line));
-    auto at = held.find(devPtr);
-    if (e == cudaSuccess && at != held.end()) {
-        held_bytes -= at->second;
-        held.erase(at);
-    }
-    return e;
-}
+cudaError_t cudaMalloc(void** devPtr, size_t size, int line) { return record(cb.malloc(devPtr, size, line)); }
+cudaError_t cudaFree(void* devPtr, int line) { return devPtr ? record(cb.free(devPtr, line)) : cudaSuccess; }
+// Free is the device's memory less what the program's allocations hold (the ledger's count).
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
     if (!free || !total) return record(cudaErrorInvalidValue);
     *total = p.totalGlobalMem;
-    *free = p.totalGlobalMem - held_bytes;
+    *free = p.totalGlobalMem - cb.held();
     return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void** ptr, size_t size) {

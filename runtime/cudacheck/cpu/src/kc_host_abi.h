@@ -20,6 +20,7 @@ struct HostCallbacks {
     void (*errors_checked)(void);     // the program read the error state (cudaGetLastError, Peek)
     void (*synchronize)(void);        // a synchronization: device printf output appears (host_api.py)
     void (*end)(int exit_code);       // main returned or exit() was called: the Python side's last word
+    uint64_t (*held)(void);           // the bytes the program's live cudaMalloc'd memory holds (cudaMemGetInfo)
 };
 
 // What a fatal signal in host code leaves for the caller (host.py reads it).
