@@ -311,6 +311,22 @@ class SameValueWriteWarning(UserWarning):
             setattr(self, key, value)
 
 
+class ClusterExitWarning(UserWarning):
+    """Plain mode: a remote mbarrier arrival, or a multicast copy, reached a block of the cluster
+    after that block had exited. CUDA leaves the access undefined: a GPU lands it or fails the
+    launch ("unspecified launch failure"), depending on the blocks' timing. Plain mode landed it
+    (the block's shared memory is kept until its cluster ends), so the result is the one a GPU
+    gives when the access comes in time; checked mode names the missing cluster barrier as a
+    ClusterExitRaceError. `line` is the access's, `block`/`thread` the sender's, `target_block`
+    the exited block."""
+
+    def __init__(self, message, **details):
+        super().__init__(message)
+        self.details = details
+        for key, value in details.items():
+            setattr(self, key, value)
+
+
 class ProgramWarning(_AtLine, UserWarning):
     """Something legal that a whole program most likely did not mean; `line` is where."""
 

@@ -5,14 +5,16 @@ an operand CUDA forbids (operand), more shared memory than a block may have (sha
 a block that waits for another that cannot run beside it (stall), and a wait at an mbarrier,
 a named barrier or the cluster barrier that nothing will complete (mbarrier_stall,
 barrier_stall, cluster_stall), a grid.sync() outside a cooperative launch or one that a block
-never reaches (grid_sync), and a block of a cluster that may exit before another's access to its
-shared memory (cluster_exit). Each takes the
+never reaches (grid_sync), a block of a cluster that may exit before another's access to its
+shared memory (cluster_exit), and, in plain mode, such an access that landed after the exit
+(late_access, a warning). Each takes the
 finding's fields and the findings.Context it is read against, and returns the exception, its
 message worded for the student."""
 from ...errors import (
     ArrivalCountError,
     BarrierDivergenceError,
     ClusterExitRaceError,
+    ClusterExitWarning,
     ForwardProgressError,
     InvalidOperandError,
     LaunchConfigError,
@@ -130,16 +132,11 @@ def operand(f, ctx):
         }[problem]
     elif problem == "cluster_exited":
         cls = InvalidOperandError
-        # plain mode: an arrival or a copy; checked mode: a copy (a late arrival is a ClusterExitRaceError)
-        copy = what.startswith("cp.async")
+        # checked mode's multicast copy (a late arrival is a ClusterExitRaceError; plain mode warns)
         msg = (f"{who} into the block of rank {need} of its cluster, block {ctx.block(value)}, which had already "
-               "exited: its shared memory, and the barrier there, no longer exist (undefined in CUDA; on an H100 "
-               "the launch fails with \"unspecified launch failure\"). " +
-               ("Each block of a multicast's mask must wait on its mbarrier for the copy's bytes before it exits."
-                if copy else "Nothing made the block wait for the arrival: end the kernel with a cluster barrier "
-                "(cluster.sync(), or barrier.cluster.arrive; barrier.cluster.wait;) so that no block exits while "
-                "another may still reach its shared memory. Checked mode names such an arrival whichever block "
-                "finishes first."))
+               "exited: its shared memory, and the barrier there, no longer exist (undefined in CUDA; a GPU "
+               "fails the launch with \"unspecified launch failure\" when the copy comes that late). Each block "
+               "of a multicast's mask must wait on its mbarrier for the copy's bytes before it exits.")
     elif problem in ASYNC_PROXY:
         cls = InvalidOperandError
         msg = who + ASYNC_PROXY[problem].format(addr=addr, value=value, need=need, last=need - 1)
@@ -491,6 +488,21 @@ def divergence(f, ctx):
             "let out-of-range threads take part in the loads (storing 0.0f) and skip only the final write.")
     return BarrierDivergenceError(msg, kernel=ctx.kernel.name, block=block,
                                   groups={where(*k): sorted(ctx.thread(t) for t in g) for k, g in groups.items()})
+
+
+def late_access(f, ctx):
+    """Plain mode: a remote arrival or multicast copy that landed in a block after it exited."""
+    block, thread, line, target = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], ctx.block(f["target_block"])
+    msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reached block {target} (rank {f['target']} "
+           f"of its cluster) with {f['what']} at line {line} after block {target} had exited.{ctx.quote(line)}\n"
+           "CUDA leaves an access to an exited block's shared memory undefined: on a GPU the access lands or the "
+           "launch fails with \"unspecified launch failure\", depending on how the blocks happen to be timed. "
+           "Plain mode let it land, so the result is what a GPU computes when the access comes in time. Nothing "
+           "in the kernel makes it come in time: end the kernel, in every thread of every block, with "
+           "cluster.sync() (or barrier.cluster.arrive; barrier.cluster.wait;) after the last remote access. "
+           "Checked mode names such an access (ClusterExitRaceError) whichever block finishes first.")
+    return ClusterExitWarning(msg, kernel=ctx.kernel.name, block=block, thread=thread, line=line,
+                              target_block=target, what=f["what"])
 
 
 def cluster_exit(f, ctx):

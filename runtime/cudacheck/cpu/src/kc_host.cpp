@@ -382,14 +382,16 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
     return cudaSuccess;
 }
 
-// A hint: checked (a kernel of the program, a known preference) and otherwise without effect.
+// A hint: checked (a kernel of the program, a known preference) and otherwise without effect. What
+// is not a kernel is an invalid resource handle (what CUDA 13 on an H200 returns for a host
+// function's address), not cudaErrorInvalidDeviceFunction.
 static bool is_kernel(const void* func) {
     const KernelShared* k = kc_kernel_shared;
     while (k->fn && k->fn != func) ++k;
     return k->fn != nullptr;
 }
 cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig) {
-    if (!is_kernel(func)) return record(cudaErrorInvalidDeviceFunction);
+    if (!is_kernel(func)) return record(cudaErrorInvalidResourceHandle);
     return record(unsigned(cacheConfig) <= cudaFuncCachePreferEqual ? cudaSuccess : cudaErrorInvalidValue);
 }
 static cudaFuncCache device_cache = cudaFuncCachePreferNone;
