@@ -61,7 +61,7 @@ TIMING_LINE = re.compile(r"(?i)\btime|timing|elapsed|\bsec(ond)?s?\b|\bms\b|GB/s
                          r"^(Init|MemAlloc|HtoD|Exec|DtoH|Close|Total):|^\s*[\d.]+ s\b")
 # A line that describes the machine (gaussian prints the device's properties): the CPU
 # runtime reports an H100's numbers, but names itself in the device's name.
-MACHINE_LINE = re.compile(r"(?i)device name")
+MACHINE_LINE = re.compile(r"(?i)device name|^Using device \d+:")
 # CUDA 4's names, gone from CUDA 13, and what replaced them (CUDA Runtime API, "Deprecated List").
 SUBSTITUTIONS = {"cudaThreadSynchronize": "cudaDeviceSynchronize", "cudaThreadExit": "cudaDeviceReset"}
 
@@ -78,6 +78,10 @@ class Program:
     skip: str = ""                   # why it is not run
     note: str = ""
     seeded_by_clock: bool = False    # its random numbers come from time(0): its output is not compared
+    # A host bug that prints bytes the program never wrote (past the end of an unterminated
+    # buffer), where. They are whatever the host heap held, on any machine: a GPU line may begin
+    # with bytes the CPU run's line lacks, and is equal if it ends with the CPU run's line.
+    unterminated: str = ""
 
 
 def _rng(name):
@@ -188,7 +192,8 @@ TEXTURE_REFERENCES = ("uses texture references (texture<...> and cudaBindTexture
 PROGRAMS = [
     Program("b+tree", "b+tree", ["main.c", "kernel/kernel_gpu_cuda_wrapper.cu", "kernel/kernel_gpu_cuda_wrapper_2.cu",
                                  "util/timer/timer.c", "util/num/num.c", "util/cuda/cuda.cu"],
-            ["file", "mil.txt", "command", "command.txt"], inputs=btree_files, outputs=["output.txt"]),
+            ["file", "mil.txt", "command", "command.txt"], inputs=btree_files, outputs=["output.txt"],
+            unterminated="that main.c:1952 prints after commandBuffer (fread's bytes, with no 0 after them)"),
     Program("backprop", "backprop", ["backprop.c", "facetrain.c", "imagenet.c", "backprop_cuda.cu"], ["65536"]),
     Program("bfs", "bfs", ["bfs.cu"], ["graph4096.txt"], ["-I../util", "-DTIMING"], bfs_graph, ["result.txt"]),
     # The Makefile's -I$(SDK_DIR)/common/inc: the CUDA samples' helper headers, which the toolkit no
@@ -347,12 +352,13 @@ def compare(run, reference, program=None):
         return f"differs: exit code {run['exit_code']}, GPU {reference['exit_code']}"
     mine, theirs = compared_lines(run["stdout"]), compared_lines(reference["stdout"])
     for i, (a, b) in enumerate(zip(mine + [""] * len(theirs), theirs + [""] * len(mine))):
-        if a != b:
+        if a != b and not (program is not None and program.unterminated and a and b.endswith(a)):
             return f"differs: stdout line {i + 1}: {a[:80]!r}, GPU {b[:80]!r}"
     for name, digest in reference["files"].items():
         if run["files"].get(name) != digest:
             return f"differs: {name}"
-    return "pass"
+    unequal = program is not None and program.unterminated and mine != theirs
+    return f"pass, but for the heap bytes {program.unterminated}" if unequal else "pass"
 
 
 def run_child(name, mode, args):

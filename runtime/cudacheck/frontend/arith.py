@@ -3,7 +3,7 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 
 - `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `-(a*b) ± c`, `s += a*b` and `s -= a*b` of float or double
   become one fused multiply-add, as nvcc and NVRTC contract them by default (their
-  -fmad=true; `--fmad=false` turns this off). When both operands are products, the left one
+  -fmad=true; `--fmad=false` turns this off, and so does -G, which optimizes nothing). When both operands are products, the left one
   is fused, as NVVM does.
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
@@ -32,8 +32,14 @@ _UNKNOWN = {"DEPENDENT", "UNEXPOSED"}   # inside a template: decided by the help
 
 
 def fmad_enabled(options):
-    """nvcc's and NVRTC's -fmad: on unless an option turns it off."""
-    return not any(o.replace("--", "-") in ("-fmad=false", "-fmad=0") for o in options)
+    """nvcc's and NVRTC's -fmad: on unless an option turns it off. -G (--device-debug) turns it off
+    too, unless -dopt asks for optimized device code: NVVM then emits each product and sum as
+    its own mul.f32 and add.f32, and ptxas, optimizing nothing, leaves them apart (Rodinia's
+    hotspot3D, built -G, computes so on an H200)."""
+    flat = [o.replace("--", "-") for o in options]
+    debug = any(o in ("-G", "-device-debug") for o in flat) and not any(
+        o in ("-dopt=on", "-dopt") or o.startswith("-dopt=on") for o in flat)
+    return not debug and not any(o in ("-fmad=false", "-fmad=0") for o in flat)
 
 
 def fast_math_enabled(options):
