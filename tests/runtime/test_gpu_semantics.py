@@ -139,10 +139,35 @@ def test_contraction_on_fresh_inputs_rounds_once():
     assert np.array_equal(o[:n], _fma_exact(a, b, c))
     assert np.array_equal(o[n:], _fma_exact(a, b, -c))
     assert (o[:n] != a * b + c).mean() > 0.5
-    unfused = np.zeros(2 * n, np.float32)
-    plain = cudacheck.RawKernel(src, "f", options=("-fmad=false",), backend="cpu")
-    plain((2,), (256,), (unfused, a, b, c, np.int32(n)))
-    assert np.array_equal(unfused[:n], c + a * b)
+    # --fmad=false, and -G (device code not optimized, unless -dopt asks for it), round twice
+    for options, fused in [(("-fmad=false",), False), (("-G",), False), (("--device-debug",), False),
+                           (("-G", "-dopt=on"), True)]:
+        got = np.zeros(2 * n, np.float32)
+        cudacheck.RawKernel(src, "f", options=options, backend="cpu")((2,), (256,), (got, a, b, c, np.int32(n)))
+        assert np.array_equal(got[:n], _fma_exact(a, b, c) if fused else c + a * b), options
+        assert np.array_equal(got[n:], _fma_exact(a, b, -c) if fused else a * b - c), options
+
+
+@pytest.mark.gpu
+def test_a_device_debug_build_rounds_the_product_and_the_sum_apart_on_the_gpu():
+    """NVRTC's -G emits mul.f32 and add.f32 and ptxas, optimizing nothing, keeps them apart
+    (Rodinia's hotspot3D, built -G, printed the CPU runtime's accuracy once it did the same)."""
+    src = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
+           '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+           '    if (i < n) o[i] = a[i] * b[i] + c[i];\n}\n')
+    rng = np.random.default_rng()
+    n = 1000
+    a, b = (rng.uniform(-4, 4, n).astype(np.float32) for _ in range(2))
+    c = (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
+    import cupy
+    for options in [("-G",), ()]:
+        o = cupy.zeros(n, cupy.float32)
+        cudacheck.RawKernel(src, "f", options=options, backend="gpu")(
+            (4,), (256,), (o, *map(cupy.asarray, (a, b, c)), np.int32(n)))
+        out = {"gpu": cupy.asnumpy(o), "cpu": np.zeros(n, np.float32)}
+        cudacheck.RawKernel(src, "f", options=options, backend="cpu")((4,), (256,), (out["cpu"], a, b, c, np.int32(n)))
+        assert np.array_equal(out["gpu"], out["cpu"]), options
+        assert np.array_equal(out["cpu"], (a * b + c) if options else _fma_exact(a, b, c)), options
 
 
 @pytest.mark.gpu

@@ -492,7 +492,8 @@ def divergence(f, ctx):
 
 def late_access(f, ctx):
     """Plain mode: a remote arrival or multicast copy that landed in a block after it exited."""
-    block, thread, line, target = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"], ctx.block(f["target_block"])
+    block, thread, line = ctx.block(f["block"]), ctx.thread(f["thread"]), f["line"]
+    target = ctx.block(f["target_block"])
     msg = (f"kernel `{ctx.kernel.name}`: thread {thread} of block {block} reached block {target} (rank {f['target']} "
            f"of its cluster) with {f['what']} at line {line} after block {target} had exited.{ctx.quote(line)}\n"
            "CUDA leaves an access to an exited block's shared memory undefined: on a GPU the access lands or the "
