@@ -171,6 +171,21 @@ extern "C" __global__ void same_value(int* flag) {
     flag[0] = 1;
 }
 
+// Block 0's thread i marks element i; the other blocks' thread i marks element (i * step) % n,
+// all at one store: with step 1 each block repeats block 0's work, thread for thread; with any
+// other odd step the marks meet by their targets, as a graph's frontier meets (Rodinia's bfs).
+extern "C" __global__ void mark(int* seen, int n, int step, int value) {
+    int i = threadIdx.x;
+    int target = blockIdx.x == 0 ? i : (i * step) % n;
+    seen[target] = value;
+}
+
+extern "C" __global__ void mark_by_block(int* seen, int n, int step, int value) {
+    int i = threadIdx.x;
+    int target = blockIdx.x == 0 ? i : (i * step) % n;
+    seen[target] = value + blockIdx.x;
+}
+
 struct pair { short x, y; };
 extern "C" __global__ void copy_pairs(const pair* in, pair* out, int bytes) {
     __builtin_memcpy(&out[threadIdx.x], &in[threadIdx.x], bytes);
@@ -388,6 +403,27 @@ def test_stores_of_one_value_are_a_warning_and_of_different_values_a_race():
     assert flag[0] == 1 and len(w) == 1 and w[0].message.array == "flag"
     err = race("count_plain", (2,), (64,), (np.zeros(128, np.int32),))
     assert err.hazard in ("write-write", "read-write") and err.array == "counter"
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_writes_that_meet_by_their_targets_are_the_warning_even_where_one_thread_index_meets_itself(blocks):
+    # step 3: block 1's thread 0 meets block 0's thread 0 at element 0, and thread 11 meets thread 1
+    # at element 1; one value, so every outcome is the same
+    with pytest.warns(cudacheck.SameValueWriteWarning, match="every outcome is the same value"):
+        seen = launch("mark", (blocks,), (32,), (np.zeros(32, np.int32), np.int32(32), np.int32(3), np.int32(1)))[0]
+    assert seen.tolist() == [1] * 32
+
+
+def test_a_grid_that_repeats_one_blocks_work_is_a_race_even_of_one_value():
+    err = race("mark", (2,), (32,), (np.zeros(64, np.int32), np.int32(64), np.int32(1), np.int32(1)))
+    assert err.array == "seen" and err.hazard == "write-write"
+    assert err.thread == err.other_thread and {err.block, err.other_block} == {(0, 0, 0), (1, 0, 0)}
+
+
+def test_writes_that_meet_by_their_targets_with_different_values_are_a_race():
+    # the value differs by block: the meeting stores race, whichever threads they are
+    err = race("mark_by_block", (2,), (32,), (np.zeros(32, np.int32), np.int32(32), np.int32(3), np.int32(0)))
+    assert err.array == "seen"
 
 
 @pytest.mark.parametrize("check", [False, True])

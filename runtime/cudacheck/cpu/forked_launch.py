@@ -7,6 +7,7 @@ succeeded. Whatever a kernel does, the caller's arrays and process are intact: a
 crash, a failed assert or an endless loop becomes a KernelError.
 """
 import ctypes
+import json
 import os
 import sys
 import tempfile
@@ -272,10 +273,25 @@ def execute(plan, memory):
         if status[w].code == CHECK_FAILED:
             raise findings.to_exception(status[w].message.decode(), plan.context, memory.arrays)
         raise _failure(plan, status[w], waited[pids[w]], memory.arrays)
+    repeat = _repeated_block(status, workers)
+    if repeat:
+        raise findings.to_exception(repeat, plan.context, memory.arrays)
     notes = {status[w].note.decode() for w in range(workers) if status[w].note}
     for note in sorted(notes)[:1]:   # checked mode's warnings: the launch's first
         warnings.warn(findings.to_exception(note, plan.context, memory.arrays), stacklevel=2)
     return check.report(plan.schedule) if check is not None else None
+
+
+def _repeated_block(status, workers):
+    """Checked mode: the first same-value write of one thread index of two blocks at an instruction
+    where no threads of other indices met with one value anywhere in the launch (the grid
+    repeating one block's work, a race with the rest of the array unwritten), as its finding;
+    "" if none. kc_check_global_races.cpp says why this waits for every worker."""
+    met = {status[w].same_value_pcs[i] for w in range(workers) for i in range(status[w].n_same_value_pcs)}
+    for raw in sorted(status[w].repeat.decode() for w in range(workers) if status[w].repeat):
+        if json.loads(raw)["pc"] not in met:
+            return raw
+    return ""
 
 
 def _copy_back(kernel, mapped, where, starts, intervals):

@@ -28,6 +28,11 @@ struct WorkerStatus {            // one per worker, in shared memory
     uint64_t progress;           // advanced whenever its block gets further
     char message[16384];         // assert text, or checked mode's finding as JSON
     char note[1024];             // checked mode's first warning (a finding that does not end the run), as JSON
+    char repeat[1024];           // checked mode: the first same-value write of one thread index of two blocks
+                                 // (a global_race finding that Python judges at the launch's end)
+    uint32_t same_value_pcs[16]; // checked mode: instructions where other same-value writes met
+    uint32_t n_same_value_pcs;
+    uint32_t pad2;
 };
 
 struct LaunchDesc {

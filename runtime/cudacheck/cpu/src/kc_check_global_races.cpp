@@ -457,12 +457,16 @@ static void keep_reader(GShadow& s, const GAcc& me) {
 // run before the store, so a write that meets an unordered write is held, with the bytes it
 // is about to overwrite, until its thread's next global access, barrier or interval end; then
 // memory shows what it stored: the same bytes make it a warning (the run's first, in the
-// worker's note), other bytes the race it is. One exception stays an error: the same thread of
-// two blocks storing, at one instruction, one element of an array of several: the grid repeating
-// one block's work (a matmul whose index forgets blockIdx, chapter 1's demo), which leaves the rest
-// of the array unwritten whatever the values. (A flag of one element, `*over = true` or thread 0
-// of each block setting it, is the warning.)
-struct SameValue { const Region* r; uintptr_t a; unsigned size; int64_t elem; GAcc other, me; uint8_t old[16]; };
+// worker's note), other bytes the race it is. One pattern is judged at the launch's end: the
+// same thread of two blocks storing the same value, at one instruction, into one element of an
+// array of several. That is the grid repeating one block's work (a matmul whose index forgets
+// blockIdx, chapter 1's demo, which leaves the rest of the array unwritten), an error, unless
+// threads of other indices also stored one value into one element at that instruction in the
+// launch (bfs's `g_cost[id] = g_cost[tid] + 1` from two nodes of one frontier, which meet by
+// the graph, not by the thread's index). The worker keeps its first such write as a finding
+// (WorkerStatus.repeat) and lists the instructions of the others (same_value_pcs); Python
+// decides over every worker (forked_launch.py). A flag of one element is always the warning.
+struct SameValue { const Region* r; uintptr_t a; unsigned size; int64_t elem; GAcc other, me; bool repeat; uint8_t old[16]; };
 static SameValue same_value[1024];   // per thread; size 0: none held
 
 // Whether the `size` bytes at a equal `old` (to = true: copies them into `old` instead). Byte by
@@ -490,12 +494,38 @@ static void note_same_value(const SameValue& v) {
             v.other.tid & TID_MASK, v.other.pc);
 }
 
+// A same-value write of the same thread of two blocks at one instruction: the worker's first.
+static void note_repeat(const SameValue& v) {
+    if (my_status->repeat[0]) return;
+    uint64_t esize = v.r->elem_size ? v.r->elem_size : 1;
+    finding(my_status->repeat, sizeof my_status->repeat, Finding::global_race,
+            "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],"
+            "\"hazard\":\"WW\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
+            "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d,\"scope\":\"\"}",
+            v.r->name, v.r->kind == DEVICE ? "device" : "global", (long long)v.elem,
+            (unsigned long long)(v.r->bytes / esize), v.me.block - 1, v.me.tid & TID_MASK, v.me.pc,
+            g_op(v.me, true), v.other.block - 1, v.other.tid & TID_MASK, v.other.pc, g_op(v.other, true),
+            chk.interval_line);
+}
+
+// An instruction at which threads of different indices stored one value into one element.
+static void note_same_value_pc(uint32_t pc) {
+    uint32_t n = my_status->n_same_value_pcs, cap = sizeof my_status->same_value_pcs / sizeof(uint32_t);
+    for (uint32_t i = 0; i < n; ++i)
+        if (my_status->same_value_pcs[i] == pc) return;
+    if (n < cap) my_status->same_value_pcs[my_status->n_same_value_pcs++] = pc;
+}
+
 // Thread t's held write, now made: the same bytes as before it, or a race.
 static void resolve_same_value(unsigned t) {
     SameValue& v = same_value[t];
     if (!v.size) return;
-    if (same_bytes(v.old, v.a, v.size)) note_same_value(v);
-    else global_race(v.r, v.elem, v.other, true, v.me, true);
+    if (!same_bytes(v.old, v.a, v.size)) global_race(v.r, v.elem, v.other, true, v.me, true);
+    else if (v.repeat) note_repeat(v);
+    else {
+        note_same_value_pc(v.me.pc);
+        note_same_value(v);
+    }
     v.size = 0;
 }
 
@@ -505,10 +535,10 @@ static bool hold_same_value(const Region* r, uintptr_t a, unsigned size, int64_t
     unsigned t = me.tid & TID_MASK;
     if ((w.tid | me.tid) & (STRONG_BIT | ATOMIC_BIT) || size > sizeof(SameValue::old)) return false;
     uint64_t esize = r->elem_size ? r->elem_size : 1;
-    if (w.block != me.block && (w.tid & TID_MASK) == t && w.pc == me.pc && r->bytes / esize > 1) return false;
+    bool repeat = w.block != me.block && (w.tid & TID_MASK) == t && w.pc == me.pc && r->bytes / esize > 1;
     if (same_value[t].size) return same_value[t].a == a && same_value[t].size == size;   // its next granule
     SameValue& v = same_value[t];
-    v = SameValue{r, a, size, elem, w, me, {}};
+    v = SameValue{r, a, size, elem, w, me, repeat, {}};
     same_bytes(v.old, a, size, true);
     return true;
 }
