@@ -337,3 +337,28 @@ def test_chapter_6_states_what_cublas_does_that_rung_5_cannot():
                   "the same 68.7 billion FFMAs", "254 registers per thread to rung 5's 217"):
         assert claim in text, claim
     assert "88% of cycles" not in text                                                  # the older, other run's figure
+
+
+def test_chapter_6_states_the_h200s_counters_beside_the_h100s():
+    """The H200's run of the same measurement (data/fp32-gap-*.json): the sweep's range and the
+    figures chapter 6 gives for it, with the same shape and stalls as the H100's."""
+    text = prose(CH6)
+    (run,) = [r for r in tuning.fp32_gaps() if r.device == "NVIDIA H200"]
+
+    def value(who, metric):
+        return tuning.gap_value(run, who, metric)
+    timed = [r for r in run.records if r.frac_cublas is not None]
+    others = sorted(round(r.frac_cublas, 2) for r in timed if r is not run.best)
+    assert (others[0], others[-1]) == (0.86, 0.89) and "0.86 to 0.89 on the H200" in text
+    assert run.best.frac_cublas < 0.95 and (run.best.config["TM"], run.best.config["TN"]) == (4, 4)
+    issue = [value(w, "smsp__issue_active.avg.pct_of_peak_sustained_active") for w in ("cublas", "rung5")]
+    fma = [value(w, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active") for w in ("cublas", "rung5")]
+    times = [value(w, "gpu__time_duration.sum") for w in ("cublas", "rung5")]
+    said = (f"{round(issue[0])}% of cycles against {issue[1]:.1f}%, {fma[0]:.1f}% against {fma[1]:.1f}%, "
+            f"ratios {fma[1] / fma[0]:.2f} and {times[0] / times[1]:.2f}")
+    assert said == "89% of cycles against 78.5%, 79.1% against 72.0%, ratios 0.91 and 0.90" and said in text
+    stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    assert [value(w, stall.format("wait")) for w in ("rung5", "cublas")] == [0.16, 0.01]
+    assert [value(w, stall.format("dispatch_stall")) for w in ("rung5", "cublas")] == [0.23, 0.10]
+    assert [value(w, "launch__registers_per_thread") for w in ("cublas", "rung5")] == [254, 217]
+    assert round(value("rung5", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum") / 1e9, 1) == 68.7
