@@ -28,8 +28,10 @@ def grader_warm_cache(tmp_path_factory):
     return warm
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def autograder(tmp_path_factory):
-    """The Gradescope autograder zip of ASSIGNMENT, exported once per test module (it holds a wheel)."""
+    """The Gradescope autograder zip of ASSIGNMENT, exported once per session (it holds a
+    wheel, a build of several seconds): the modules that grade through it only read it, and
+    every test that takes it runs in the grader's worker (tests/conftest.py's SHARED_BUILDS)."""
     out = tmp_path_factory.mktemp("export")
     return gradescope.export(ASSIGNMENT, ROOT / "assignments" / "hidden", out / "autograder.zip")
