@@ -7,8 +7,6 @@ run there as Gradescope runs it, results/results.json read back. setup.sh is not
 stands in for the /autograder/venv it makes, and the session's warm cache for the one it
 builds."""
 import json
-import shutil
-import subprocess
 import sys
 import tomllib
 import zipfile
@@ -49,16 +47,6 @@ def test_the_zip_follows_gradescopes_specification(autograder, tmp_path):
     assert not any("hidden" in n or n.endswith("tests.toml") for n in inside), "the wheel holds hidden tests"
 
 
-def released_notebook(tmp_path_factory):
-    course = tmp_path_factory.mktemp("g1-course")
-    shutil.copytree(ROOT / "assignments" / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
-    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT], cwd=course, env=env,
-                   check=True, capture_output=True)
-    return json.loads((course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-
-
 def with_kernel(nb, source, python=()):
     nb = json.loads(json.dumps(nb))
     for cell in nb["cells"]:
@@ -89,8 +77,8 @@ def class_of(nb):
 
 
 @pytest.fixture(scope="module")
-def graded_class(autograder, grader_warm_cache, tmp_path_factory):
-    students = class_of(released_notebook(tmp_path_factory))
+def graded_class(autograder, grader_warm_cache, released, tmp_path_factory):
+    students = class_of(released(ASSIGNMENT))
     base = tmp_path_factory.mktemp("gradescope")
 
     def one(item):
