@@ -47,10 +47,11 @@ SLOW_FIXTURES = {"built_site", "grader_warm_cache", "wheel", "colab_install"}
 # runs in the worker that runs the rest of its file, so a module fixture is built once and a
 # notebook's cells share one kernel; and the tests of a session fixture that builds something
 # large run in one worker, so it is built once: the site, the Colab environment (one
-# .venv-colab, which two workers must not install into at once), the grader's sandbox, the
-# lecture decks.
+# .venv-colab, which two workers must not install into at once), the grader's sandbox and
+# what is graded in it (tests/course/conftest.py's autograder, the Gradescope export, which
+# holds a wheel, and released_course, the nbgrader releases), the lecture decks.
 SHARED_BUILDS = {"built_site": "site", "colab_install": "colab", "grader_warm_cache": "grader",
-                 "built_decks": "decks"}
+                 "autograder": "grader", "released_course": "grader", "built_decks": "decks"}
 # Files that ask for one of them at run time (request.getfixturevalue), which fixturenames do
 # not show: without this, the site was built a second time in the other worker.
 ASKS_AT_RUN_TIME = {"tests/site/test_widgets_browser.py": "built_site"}

@@ -50,8 +50,10 @@ def _sources(ex):
 @pytest.fixture(scope="session", autouse=True)
 def compiled():
     """Build every source the tests check, for checked mode, in parallel: the checks
-    then find them in the compile cache (and in matmul's, for this process)."""
-    jobs = {(src, ex.task, tile) for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
+    then find them in the compile cache (and in matmul's, for this process). A region
+    exercise's source is its function alone; the checker compiles it put in its file
+    (Exercise.whole), and so does this (alone it does not compile)."""
+    jobs = {(ex.whole(src)[0], ex.task, tile) for ex in KERNEL_EXERCISES for src in _sources(ex) for tile in ex.tiles}
 
     def build(job):
         src, task, tile = job

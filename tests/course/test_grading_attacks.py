@@ -23,7 +23,6 @@ test reads (the student's feedback never shows the log). The corpus is graded on
 several submissions at a time, as a class would be."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -42,17 +41,6 @@ CORRECT = (SAMPLES / "correct.cu").read_text()
 WRONG = CORRECT.replace("P[row * n + col] = sum;", "P[row * n + col] = 0.0f;")
 A2, BOUNDS = "a2_barriers_boundaries", "bounds_src"
 HIDDEN = ROOT / "assignments" / "hidden"
-
-
-def released(tmp_path_factory):
-    """The a2 notebook as students get it (nbgrader's release)."""
-    course = tmp_path_factory.mktemp("release")
-    shutil.copytree(ROOT / "assignments" / "source" / A2, course / "source" / A2)
-    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", A2], cwd=course, env=env, check=True,
-                   capture_output=True)
-    return json.loads((course / "release" / A2 / f"{A2}.ipynb").read_text())
 
 
 def notebook(base, kernel=None, python=(), graded_cell=None, extra_cells=()):
@@ -199,11 +187,11 @@ class EscapedBox:
 
 
 @pytest.fixture(scope="module")
-def graded(grader_warm_cache, tmp_path_factory):
+def graded(grader_warm_cache, released, tmp_path_factory):
     """The whole corpus graded, four at a time, and what it left on the grader's machine."""
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.txt").write_text("the grader's secret")
-    base = released(tmp_path_factory)
+    base = released(A2)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)

@@ -10,7 +10,8 @@ for floating point) from the inputs as given. The differential test (tests/runti
 runs every case plain and checked on every shape: the two runs must agree bit for bit (where
 `deterministic`), match the reference within rtol/atol, and checked mode must report nothing.
 Each Bug is an edit of the case's source that checked mode must report with the given
-exception class, thread, block and element.
+exception class, thread, block and element (the test builds the bugs of one source that edit
+only their case's kernel together, each a renamed copy of that kernel: builds.py).
 """
 import ctypes
 from dataclasses import dataclass, field
