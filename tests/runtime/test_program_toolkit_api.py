@@ -155,7 +155,7 @@ def test_a_launch_missing_a_bracket_is_still_refused():
                               args=(5,))
 
 
-SHADOWED = r"""
+SHADOWED = r"""#include <cstdio>
 __global__ void where(int* out) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = gridDim.x * 1000 + blockDim.x * 100 + blockIdx.x;
 }

@@ -17,8 +17,10 @@ Each rewrite is a call of a helper in cpu/src/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
 rewrites compose: `a*b + c` becomes `::kc::mad_{a , b, c}()`. Template code is rewritten too:
 the helpers act only where the operands turn out to be floating (or integer) values.
-Expressions that a macro spells are left alone: their text is not in the source.
+Expressions that a macro's body spells are left alone: their text is not in the source. A call
+written in a macro's arguments (`CHECK(expf(x))`) is renamed all the same.
 """
+import ctypes
 from dataclasses import dataclass, field
 
 # libclang's CXBinaryOperatorKind
@@ -42,6 +44,15 @@ def fmad_enabled(options):
     return not debug and not any(o in ("-fmad=false", "-fmad=0") for o in flat)
 
 
+def _arguments_start(code, macro):
+    """The offset of the `(` that opens a function-like macro's arguments (its end: none)."""
+    start, end = macro.extent.start.offset, macro.extent.end.offset
+    at = start + len(macro.spelling.encode())
+    while at < end and code[at:at + 1].isspace():
+        at += 1
+    return at if code[at:at + 1] == b"(" else end
+
+
 def fast_math_enabled(options):
     """nvcc's and NVRTC's --use_fast_math."""
     return any(o.replace("--", "-") == "-use_fast_math" for o in options)
@@ -49,12 +60,22 @@ def fast_math_enabled(options):
 
 @dataclass
 class _Edits:
-    macros: list                                   # (start, end) offsets of macro expansions
+    macros: list                                   # (start, end, arguments' start) offsets of macro expansions
     prefixes: dict = field(default_factory=dict)   # offset -> [text], outermost first
     other: list = field(default_factory=list)      # (start, end, text)
 
     def safe(self, *offsets):
-        return all(not (lo < o < hi) for o in offsets for lo, hi in self.macros)
+        return all(not (lo < o < hi) for o in offsets for lo, hi, _ in self.macros)
+
+    def in_arguments(self, start, end):
+        """Whether [start, end) lies outside every macro expansion or within the arguments of one
+        (text of the source that the macro's body places: a rename there renames what the
+        expansion calls, wherever and however often the body uses it)."""
+        return all(not (lo < start < hi) or args < start <= end < hi for lo, hi, args in self.macros)
+
+    def rename(self, start, end, text):
+        if (start, end, text) not in self.other:   # an argument the body uses twice: one edit
+            self.other.append((start, end, text))
 
     def result(self):
         return self.other + [(o, o, "".join(texts)) for o, texts in self.prefixes.items()]
@@ -68,10 +89,14 @@ class Rewriter:
         self.ci, self.K, self.code, self.fmad, self.fast_math = ci, ci.CursorKind, code, fmad, fast_math
         self.math = {**_GPU_MATH, **_FAST_MATH} if fast_math else _GPU_MATH
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
-        macros = [(c.extent.start.offset, c.extent.end.offset) for c in top   # the source's top-level cursors
-                  if c.kind == self.K.MACRO_INSTANTIATION]
+        self._spelling_location = ci.conf.lib.clang_getSpellingLocation   # not wrapped by clang.cindex
+        self._spelling_location.argtypes = [ci.SourceLocation] + [ctypes.c_void_p] * 4
+        self._spelling_location.restype = None
+        macros = [(c.extent.start.offset, c.extent.end.offset, _arguments_start(code, c))
+                  for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
         self.main_file = tu.spelling
+        self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
     def result(self):
         """The edits of every function() so far, as frontend.Program.edits holds them."""
@@ -256,11 +281,20 @@ class Rewriter:
         if decl is None or decl.spelling != c.spelling or decl.location.file is None \
                 or decl.location.file.name == self.main_file:
             return   # a function of the source's own
-        start, end = ref.extent.start.offset, ref.extent.end.offset
+        # where the callee's text is: in a macro's arguments, its spelling, not the expansion's place
+        start, end = (self._spelled(x) for x in (ref.extent.start, ref.extent.end))
         written = self.code[start:end].decode(errors="replace").replace(" ", "")
-        if written.split("::")[-1] != c.spelling or not self.edits.safe(start, end):
-            return   # spelled by a macro: its text is not here
-        self.edits.other.append((start, end, self.math[c.spelling]))
+        if written.split("::")[-1] != c.spelling or not self.edits.in_arguments(start, end):
+            return   # spelled by a macro's body: its text is not here
+        self.edits.rename(start, end, self.math[c.spelling])
+
+    def _spelled(self, location):
+        """The offset in the main file where `location`'s text is spelled (a macro argument's own
+        text, where libclang's offset is the expansion's); -1 where it is not in the main file."""
+        f, line, column, offset = ctypes.c_void_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+        self._spelling_location(location, ctypes.byref(f), ctypes.byref(line), ctypes.byref(column),
+                                ctypes.byref(offset))
+        return offset.value if f.value == self._main_ptr else -1
 
     def _shiftable(self, lhs, rhs):
         """Both operands integers (or unknown, in a template), and the amount not a literal:
