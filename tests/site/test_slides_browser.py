@@ -166,18 +166,18 @@ r.page_scrolls = page.scrollHeight > innerHeight + 1 || page.scrollWidth > inner
 return r;
 """
 
-# Each slide of a range (arguments: first, end, the bottom limit; the last, the callback) shown
-# in turn and measured by SLIDE_PROBE_JS two frames later (laid out and painted), all in one
-# call: a round trip to the browser per slide cost more than measuring it.
+# Every slide (arguments[0]: the bottom limit; the last, the callback) shown in turn and
+# measured by SLIDE_PROBE_JS two frames later (laid out and painted), all in one call: a round
+# trip to the browser per slide cost as much as measuring it.
 SLIDES_JS = r"""
-const done = arguments[arguments.length - 1], first = arguments[0], end = arguments[1], limit = arguments[2];
+const done = arguments[arguments.length - 1], limit = arguments[0];
 const probe = function () {
 """ + SLIDE_PROBE_JS + r"""
 };
 const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
 (async () => {
   const measured = [];
-  for (let i = first; i < end; i++) {
+  for (let i = 0; i < Reveal.getTotalSlides(); i++) {
     Reveal.slide(i);
     await frame();
     await frame();
@@ -262,11 +262,11 @@ def walk(driver, key):
     return total, driver.execute_script("return window.tcSeen")
 
 
-def measure_slides(driver, first, end, limit):
-    """SLIDES_JS's measures of slides first..end-1."""
-    measured = driver.execute_async_script(SLIDES_JS, first, end, limit)
+def measure_slides(driver, limit):
+    """SLIDES_JS's measures of every slide of the deck."""
+    measured = driver.execute_async_script(SLIDES_JS, limit)
     if isinstance(measured, dict):
-        raise RuntimeError(f"measuring slides {first + 1} to {end} failed in the page: {measured['error']}")
+        raise RuntimeError(f"measuring the slides failed in the page: {measured['error']}")
     return measured
 
 
@@ -347,13 +347,11 @@ def check_deck(driver, url, inside, size, keys=tuple(KEYS), screenshots=None):
         total, seen = walk(driver, KEYS[key])
         if seen[:total] != list(range(total)) or seen[-1] != total - 1:
             problems.append(f"{key} visits {seen[:60]} of {total} slides, not each in order")
-    if screenshots is None:
-        measured = measure_slides(driver, 0, total, limit)
-    else:   # a slide at a time, each shown while its screenshot is taken
+    measured = measure_slides(driver, limit)
+    if screenshots is not None:   # (DevTools draws the page afresh for a screenshot: the slide just shown)
         screenshots.mkdir(parents=True, exist_ok=True)
-        measured = []
         for i in range(total):
-            measured += measure_slides(driver, i, i + 1, limit)
+            driver.execute_script("Reveal.slide(arguments[0])", i)
             (screenshots / f"{i + 1:02d}.png").write_bytes(screenshot_png(driver))
     for s in measured:
         problems += slide_problems(s, total, size, limit)
