@@ -31,6 +31,11 @@ extern "C" __global__ void intrinsics(float* o, const float* x, int n) {
     float s, c;
     __sincosf(x[i], &s, &c);
     o[i] = __sinf(x[i]); o[n + i] = __cosf(x[i]); o[2 * n + i] = s; o[3 * n + i] = c; o[4 * n + i] = __tanf(x[i]);
+}
+extern "C" __global__ void exponentials(float* o, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    o[i] = exp(x[i]); o[n + i] = __expf(x[i]); o[2 * n + i] = exp2(x[i]); o[3 * n + i] = exp2f(x[i]);
 }'''
 # The C++ spellings: std::sin and ::sinf name the same functions; a double's sincos stays the C library's.
 SPELLINGS = r'''
@@ -290,7 +295,8 @@ def test_bit_for_bit_with_a_numpy_model_of_the_ptx(options, rng, tables):
 
 def test_fast_math_keeps_the_intrinsics(rng):
     """--use_fast_math: sinf, cosf, sincosf, tanf and their float overloads are __sinf, __cosf,
-    __sincosf and __tanf, as nvcc compiles them (sin.approx, cos.approx, their quotient)."""
+    __sincosf and __tanf, as nvcc compiles them (sin.approx, cos.approx, their quotient), and exp
+    and exp2 of a float are __expf and fast math's exp2f (ex2.approx.ftz), as expf and exp2f are."""
     x = inputs(rng, 4000)
     intrinsic = run("intrinsics", x, FTZ)
     for kernel in ("trig", "overloads"):
@@ -298,6 +304,9 @@ def test_fast_math_keeps_the_intrinsics(rng):
         for row in range(5):
             assert same_bits(fast[row], intrinsic[row]).all(), (kernel, ROWS[row])
     assert not same_bits(run("trig", x, FTZ)[0], intrinsic[0]).all()
+    fast = run("exponentials", x, ("--use_fast_math",))   # exp and exp2 of a float: ex2.approx.ftz too
+    assert same_bits(fast[0], fast[1]).all() and same_bits(fast[2], fast[3]).all()
+    assert not same_bits(run("exponentials", x, FTZ)[0], fast[0]).all()
 
 
 @pytest.mark.gpu

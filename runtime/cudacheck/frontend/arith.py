@@ -350,7 +350,8 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
              "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
 # exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), ex2.approx.ftz,
-# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz, which is __tanf);
+# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
+# still the C library's here);
 # division of floats is div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf
 # (lg2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
 # those approximations are not the GPU's yet.
