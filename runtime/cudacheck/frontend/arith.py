@@ -9,9 +9,10 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
-- A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df` or `__expf` (or `exp`, `tanh`, `rsqrt` of a float) calls
-  the GPU's version in cpu/src/kc_gpu_math.h: those run on the GPU's special-function
-  unit, whose results the C library's functions do not reproduce.
+- A call of `expf`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`, `tanf`, `rsqrtf`, `rnorm3df`
+  or `__expf` (or `exp`, `sin`, `sincos`, ... of a float) calls the GPU's version in
+  cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
+  reductions and polynomials) are not the C library's.
 
 Each rewrite is a call of a helper in cpu/src/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
@@ -266,10 +267,13 @@ class Rewriter:
             self._apply(lhs.extent.start.offset, helper, [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _math_call(self, c):
-        """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df or __expf on floats: its
-        callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version."""
+        """A call of the C library's (or CUDA's) expf, tanhf, sinf, rsqrtf, __expf, ... (self.math) on
+        floats: its callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version. A
+        function that returns nothing (sincos) counts where the overload called takes a float."""
         if self._kind(c) not in ("FLOAT", "VOID") or c.spelling not in self.math:
             return
+        if self._kind(c) == "VOID" and not self._takes_float(c):
+            return   # sincos(double, double*, double*)
         kids = list(c.get_children())
         ref = kids[0] if kids else None   # the callee, through its decay to a pointer and parentheses
         while ref is not None and ref.kind in (self.K.UNEXPOSED_EXPR, self.K.PAREN_EXPR):
@@ -287,6 +291,10 @@ class Rewriter:
         if written.split("::")[-1] != c.spelling or not self.edits.in_arguments(start, end):
             return   # spelled by a macro's body: its text is not here
         self.edits.rename(start, end, self.math[c.spelling])
+
+    def _takes_float(self, c):
+        args = list(c.get_arguments())
+        return bool(args) and self._kind(args[0]) == "FLOAT"
 
     def _spelled(self, location):
         """The offset in the main file where `location`'s text is spelled (a macro argument's own
@@ -335,15 +343,22 @@ class Rewriter:
 # kc_gpu_math.h (a call's spelling is the function's name, for a float argument).
 _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf",
              "tanh": "::kc::gpu_tanhf", "logf": "::kc::gpu_logf", "log": "::kc::gpu_logf",
-             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "rsqrtf": "::kc::gpu_rsqrtf",
-             "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
-# --use_fast_math: what nvcc and NVRTC compile these to instead (their PTX: ex2.approx.ftz of
-# x * log2(e), ex2.approx.ftz, sin.approx.ftz, cos.approx.ftz); division of floats is
-# div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf (lg2.approx), sqrtf (sqrt.approx)
-# and tanhf (tanh.approx) keep their precise versions here: those approximations are not the
-# GPU's yet.
-_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f", "sinf": "::__sinf",
-              "cosf": "::__cosf", "sincosf": "::__sincosf"}
+             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "sinf": "::kc::gpu_sinf",
+             "sin": "::kc::gpu_sinf", "cosf": "::kc::gpu_cosf", "cos": "::kc::gpu_cosf",
+             "sincosf": "::kc::gpu_sincosf", "sincos": "::kc::gpu_sincosf", "tanf": "::kc::gpu_tanf",
+             "tan": "::kc::gpu_tanf", "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf",
+             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
+# --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
+# exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), ex2.approx.ftz,
+# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
+# still the C library's here);
+# division of floats is div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf
+# (lg2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
+# those approximations are not the GPU's yet.
+_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f",
+              "exp2": "::kc::gpu_fast_exp2f", "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf",
+              "cos": "::__cosf", "sincosf": "::__sincosf", "sincos": "::__sincosf", "tanf": "::__tanf",
+              "tan": "::__tanf"}
 
 
 def _only_child_type(c):
