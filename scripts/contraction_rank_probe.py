@@ -1,0 +1,385 @@
+"""Which product of `p*q + r*s` nvcc fuses, against the front end's choice (frontend/ranks.py).
+
+Generates random kernels whose statements each store one sum of two products to an output of
+their own (`o3[0] = a*b + c*d;`), compiles them with `nvcc -ptx -arch=sm_90`, and reads from the
+PTX which product the fma.rn multiplies: the fma that a statement's store takes, its multiplied
+operands traced back (through every instruction) to the kernel parameters, special registers and
+shared arrays they come from, against each product's own. The front end's choice is read from
+its rewrite of the same source (`::kc::mad_` fuses the left product, `::kc::add_mul_` the right).
+
+    python scripts/contraction_rank_probe.py --kernels 600 --seed 1
+    python scripts/contraction_rank_probe.py --file kernels.cu   # every sum of two products a file stores
+
+Prints the agreement, by the features a statement's products use; needs nvcc on PATH.
+"""
+import argparse
+import bisect
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
+
+from cudacheck.frontend import Reader  # noqa: E402
+from cudacheck.frontend.ranks import Contraction  # noqa: E402
+
+SCALARS, ARRAYS, VECTORS = 6, 3, 2
+PRELUDE = """__device__ float scale(float a) { return a * 0.75f; }
+__device__ float twice_loaded(const float* p, int i) { return p[i] * p[i + 1]; }
+"""
+
+
+class Kernel:
+    """One random kernel: its source lines, and per statement line the two products'
+    markers (the parameters and shared arrays their values come from)."""
+
+    def __init__(self, rng, name, statements):
+        self.rng, self.name = rng, name
+        self.lines, self.sums = [], {}    # line index (in self.lines) -> (output, markers1, markers2, features)
+        self.locals, self.vectors = [], []   # (name, markers, feature, depth)
+        self.outputs = 0
+        self.depth = 0
+        self._emit("__shared__ float shm[64];")
+        self._emit("shm[threadIdx.x % 64] = gS[threadIdx.x];")
+        self._emit("__syncthreads();")
+        for _ in range(statements):
+            self._item()
+        while self.depth:
+            self._close()
+
+    def _emit(self, text):
+        self.lines.append("    " * (self.depth + 1) + text)
+
+    def _close(self):
+        self.depth -= 1
+        self._emit("}")
+        # locals declared inside the closed scope go out of scope
+        self.locals = [x for x in self.locals if x[3] <= self.depth]
+        self.vectors = [x for x in self.vectors if x[3] <= self.depth]
+
+    # -- leaves: (text, markers, feature) --
+    def _leaf(self, nested=True):
+        r = self.rng
+        choices = ["param", "global", "global_tid", "shared", "tid", "int_load"]
+        if self.vectors:
+            choices += ["lane"] * 3
+        if self.locals:
+            choices += ["local"] * 3
+        if nested:
+            choices += ["nested", "call"]
+        choices += ["math"]
+        kind = r.choice(choices)
+        if kind == "param":
+            i = r.randrange(SCALARS)
+            return f"s{i}", {f"s{i}"}, "param"
+        if kind == "global":
+            a = r.randrange(ARRAYS)
+            return f"g{a}[{r.randrange(8)}]", {f"g{a}"}, "global"
+        if kind == "global_tid":
+            a = r.randrange(ARRAYS)
+            return f"g{a}[threadIdx.x + {r.randrange(4)}]", {f"g{a}"}, "global"
+        if kind == "shared":
+            return f"shm[{r.randrange(64)}]", {"shm"}, "shared"
+        if kind == "tid":
+            text = r.choice(["(float)threadIdx.x", f"(float)(threadIdx.x + {r.randrange(1, 9)})",
+                             "(float)(blockIdx.x * blockDim.x + threadIdx.x)"])
+            return text, {"%tid.x"}, "tid"
+        if kind == "int_load":
+            return f"(float)gi[threadIdx.x + {r.randrange(4)}]", {"gi"}, "int_load"
+        if kind == "lane":
+            name, markers, feature, _ = r.choice(self.vectors)
+            lanes = "xyzw" if feature == "float4" else "xy"
+            return f"{name}.{r.choice(lanes)}", set(markers), feature
+        if kind == "local":
+            name, markers, feature, _ = r.choice(self.locals)
+            return name, set(markers), feature
+        if kind == "nested":
+            (a, ma, fa), (b, mb, fb) = self._leaf(False), self._leaf(False)
+            return f"({a} * {b})", ma | mb, "nested"
+        if kind == "call":
+            a, ma, _ = self._leaf(False)
+            if r.random() < 0.5:
+                return f"scale({a})", ma, "call"
+            g = r.randrange(ARRAYS)
+            return f"twice_loaded(g{g}, {r.randrange(6)})", {f"g{g}"}, "call"
+        a, ma, _ = self._leaf(False)
+        return f"{r.choice(['sqrtf', 'fabsf', 'expf'])}({a})", ma, "math"
+
+    def _product(self):
+        (a, ma, fa), (b, mb, fb) = self._leaf(), self._leaf()
+        return f"{a} * {b}", ma | mb, {fa, fb}
+
+    # -- items --
+    def _item(self):
+        r = self.rng
+        roll = r.random()
+        if roll < 0.12:
+            self._vector()
+        elif roll < 0.24:
+            self._local()
+        elif roll < 0.32 and self.depth < 2:
+            self._emit(f"if (threadIdx.x < {r.randrange(1, 32)}u) {{")
+            self.depth += 1
+        elif roll < 0.38 and self.depth < 2:
+            j = f"j{len(self.lines)}"
+            self._emit(f"for (int {j} = 0; {j} < n; ++{j}) {{")
+            self.depth += 1
+            g = f"g{r.randrange(ARRAYS)}"
+            self.locals.append((f"{g}[{j}]", {g}, "loop", self.depth))
+        elif roll < 0.45 and self.depth:
+            self._close()
+        elif roll < 0.52:
+            self._conditional_local()
+        else:
+            self._sum_statement()
+
+    def _vector(self):
+        r = self.rng
+        v = r.randrange(VECTORS)
+        name = f"t{len(self.lines)}"
+        if r.random() < 0.7:
+            self._emit(f"float4 {name} = reinterpret_cast<const float4*>(gv{v})[threadIdx.x + {r.randrange(4)}];")
+            self.vectors.append((name, {f"gv{v}"}, "float4", self.depth))
+        else:
+            self._emit(f"float2 {name} = reinterpret_cast<const float2*>(gv{v})[threadIdx.x + {r.randrange(4)}];")
+            self.vectors.append((name, {f"gv{v}"}, "float2", self.depth))
+
+    def _local(self):
+        name = f"l{len(self.lines)}"
+        if self.rng.random() < 0.5:
+            text, markers, _ = self._leaf()
+        else:
+            text, markers, _ = self._product()
+        self._emit(f"float {name} = {text};")
+        self.locals.append((name, markers, "local", self.depth))
+
+    def _conditional_local(self):
+        r = self.rng
+        name = f"c{len(self.lines)}"
+        (a, ma, _), (b, mb, _) = self._leaf(False), self._leaf(False)
+        self._emit(f"float {name} = {a};")
+        self._emit(f"if (threadIdx.x % {r.randrange(2, 5)}u == 0u) {name} = {b};")
+        self.locals.append((name, ma | mb, "if_value", self.depth))
+
+    def _sum_statement(self):
+        (p1, m1, f1), (p2, m2, f2) = self._product(), self._product()
+        if m1 <= m2 or m2 <= m1:
+            return   # the PTX could not tell the products apart
+        out = self.outputs
+        self.outputs += 1
+        where = "loop" if any("for (" in line for line in self.lines) else "straight"
+        if self.rng.random() < 0.3:
+            name = f"v{len(self.lines)}"
+            self.sums[len(self.lines)] = (out, m1, m2, f1 | f2 | {where})
+            self._emit(f"float {name} = {p1} + {p2};")
+            self._emit(f"o{out}[0] = {name};")
+            self.locals.append((name, m1 | m2, "local_sum", self.depth))
+        else:
+            self.sums[len(self.lines)] = (out, m1, m2, f1 | f2 | {where})
+            self._emit(f"o{out}[0] = {p1} + {p2};")
+
+    def source(self):
+        params = [f"const float* g{a}" for a in range(ARRAYS)] + [f"const float* gv{v}" for v in range(VECTORS)]
+        params += ["const float* gS", "const int* gi", "int n"] + [f"float s{i}" for i in range(SCALARS)]
+        params += [f"float* o{k}" for k in range(self.outputs)]
+        head = f'extern "C" __global__ void {self.name}({", ".join(params)}) {{'
+        return [head] + self.lines + ["}"], params
+
+
+# -- PTX --
+_INSTR = re.compile(r"^\s*(@!?%\w+\s+)?([a-z][\w.]*)\s+(.*?);\s*$")
+
+
+def ptx_functions(ptx):
+    """{entry name: (parameter names in order, instructions [(opcode, operands text)])}."""
+    out = {}
+    for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*\{(.*?)\n\}", ptx, re.S):
+        params = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+\S+\s+)?(\w+)", m.group(2))
+        instrs = [(i.group(2), i.group(3)) for i in map(_INSTR.match, m.group(3).splitlines()) if i]
+        out[m.group(1)] = (params, instrs)
+    return out
+
+
+def _operands(text):
+    return [o.strip() for o in re.split(r",(?![^{]*\})", text)]
+
+
+class Dataflow:
+    """Every register's definitions, and what a register's value comes from (parameters,
+    special registers, symbols), over all of them."""
+
+    def __init__(self, params, instrs):
+        self.params, self.defs, self.instrs = params, {}, instrs
+        for op, text in instrs:
+            if op.startswith(("st.", "bra", "ret", "bar", "membar", "fence", "red.", "@")):
+                continue
+            ops = _operands(text)
+            dests = re.findall(r"%\w+", ops[0]) if ops else []
+            for d in dests:
+                self.defs.setdefault(d, []).append((op, ops[1:], dests.index(d)))
+        self.memo = {}
+
+    def reach(self, reg):
+        if reg in self.memo:
+            return self.memo[reg]
+        self.memo[reg] = set()
+        out, stack, seen = set(), [reg], set()
+        while stack:
+            r = stack.pop()
+            if r in seen:
+                continue
+            seen.add(r)
+            for op, srcs, _ in self.defs.get(r, []):
+                for s in srcs:
+                    for p in re.findall(r"\[(\w+)\]", s):
+                        out.add(p)
+                    for tok in re.findall(r"%[\w.]+|[A-Za-z_$][\w$]*", s):
+                        if tok.startswith("%") and re.fullmatch(r"%[a-z]+\d+", tok):
+                            stack.append(tok)
+                        else:   # a special register, a parameter, a shared array's symbol
+                            out.add("shm" if "shm" in tok else tok)
+        self.memo[reg] = out
+        return out
+
+    def source_of(self, reg):
+        """The instruction that gives a register its value, through moves."""
+        seen = set()
+        while reg not in seen:
+            seen.add(reg)
+            defs = self.defs.get(reg, [])
+            if len(defs) != 1:
+                return None
+            op, srcs, _ = defs[0]
+            if op.startswith("mov.") and re.fullmatch(r"%[a-z]+\d+", srcs[0]):
+                reg = srcs[0]
+                continue
+            return op, srcs
+        return None
+
+
+def fused_side(flow, output_param, markers):
+    """'left', 'right', 'none' (no fma), 'unclear' or None (no store found) for a statement
+    that stores to `output_param`: which product the stored fma multiplies."""
+    found = set()
+    for op, text in flow.instrs:
+        if not op.startswith("st.global"):
+            continue
+        addr, value = _operands(text)[:2]
+        base = re.findall(r"%rd\d+", addr)
+        if not base or output_param not in flow.reach(base[0]):
+            continue
+        src = flow.source_of(value)
+        if src is None or not src[0].startswith("fma.rn"):
+            found.add("none")
+            continue
+        a, b, c = src[1][:3]
+        fused, addend = flow.reach(a) | flow.reach(b), flow.reach(c)
+        m1, m2 = markers
+        left = m1 <= fused and m2 <= addend
+        right = m2 <= fused and m1 <= addend
+        found.add("left" if left and not right else "right" if right and not left else "unclear")
+    if not found:
+        return None
+    return found.pop() if len(found) == 1 else "unclear"
+
+
+def _translate(markers, name, params):
+    """Markers as the PTX names them: a parameter's `name_param_i`, a shared array's symbol."""
+    names = [p.split()[-1] for p in params]
+    out = set()
+    for m in markers:
+        if m in names:
+            out.add(f"{name}_param_{names.index(m)}")
+        else:
+            out.add(m)
+    return out
+
+
+def front_end_choices(source):
+    """{line number: 'left', 'right' or 'unknown'} of the front end's choice for each sum of two
+    products: the rank model's answer (the rewrite fuses the left product where it is unknown)."""
+    reader = Reader(source, (), (), False)
+    tu = reader.parse(source)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
+    starts = [0] + [i + 1 for i, b in enumerate(reader.code) if b == 10]
+    out = {}
+    for extent in contraction.sums:
+        line = bisect.bisect_right(starts, extent[0])
+        d = contraction.decision(extent)
+        out[line] = "unknown" if d is None else "right" if d else "left"
+    return out
+
+
+def nvcc_ptx(source, tmp):
+    cu, ptx = Path(tmp) / "k.cu", Path(tmp) / "k.ptx"
+    cu.write_text(source)
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-w", str(cu), "-o", str(ptx)], check=True)
+    return ptx.read_text()
+
+
+def probe(kernels, seed, statements=10, verbose=False):
+    rng = random.Random(seed)
+    ks = [Kernel(rng, f"k{i}", statements) for i in range(kernels)]
+    lines, where = PRELUDE.splitlines(), {}
+    for k in ks:
+        text, params = k.source()
+        for idx, (out, m1, m2, feats) in k.sums.items():
+            where[len(lines) + 2 + idx] = (k, out, m1, m2, feats, params)   # 1-based, after the head
+        lines.extend(text)
+    source = "\n".join(lines) + "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = nvcc_ptx(source, tmp)
+    functions = ptx_functions(ptx)
+    flows = {name: Dataflow(*f) for name, f in functions.items()}
+    ours = front_end_choices(source)
+    tally, by_feature, misses = Counter(), {}, []
+    for line, (k, out, m1, m2, feats, params) in sorted(where.items()):
+        flow = flows[k.name]
+        names = [p.split()[-1] for p in params]
+        output = f"{k.name}_param_{names.index(f'o{out}')}"
+        side = fused_side(flow, output, (_translate(m1, k.name, params), _translate(m2, k.name, params)))
+        if side not in ("left", "right"):
+            tally[f"nvcc: {side}"] += 1
+            if verbose:
+                print("unclear", k.name, line, source.splitlines()[line - 1].strip(), m1, m2)
+            continue
+        mine = ours.get(line)
+        tally[f"model {mine}"] += 1
+        agree = mine == side or (mine == "unknown" and side == "left")
+        tally["agree" if agree else "differ"] += 1
+        tally[f"nvcc fuses {side}"] += 1
+        for f in feats:
+            by_feature.setdefault(f, Counter())["agree" if agree else "differ"] += 1
+        if not agree:
+            misses.append((k.name, line, source.splitlines()[line - 1].strip(), side, mine))
+    return tally, by_feature, misses, source
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--statements", type=int, default=12)
+    ap.add_argument("--verbose", action="store_true", help="print the sums whose PTX is unclear")
+    ap.add_argument("--save", help="write the generated source here")
+    ap.add_argument("--misses", type=int, default=20, help="how many disagreements to print")
+    a = ap.parse_args()
+    tally, by_feature, misses, source = probe(a.kernels, a.seed, a.statements, a.verbose)
+    if a.save:
+        Path(a.save).write_text(source)
+    decided = tally["agree"] + tally["differ"]
+    print(f"{tally['agree']} of {decided} sums agree ({100 * tally['agree'] / max(decided, 1):.2f}%); "
+          f"nvcc fused the left product in {tally['nvcc fuses left']}, the right in {tally['nvcc fuses right']}; "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items()) if k.startswith(("nvcc:", "model"))))
+    for f, c in sorted(by_feature.items()):
+        print(f"  {f:12s} {c['agree']:5d} of {c['agree'] + c['differ']:5d}")
+    for name, line, text, side, mine in misses[:a.misses]:
+        print(f"  {name} line {line}: nvcc {side}, front end {mine}: {text}")
+
+
+if __name__ == "__main__":
+    main()
