@@ -8,9 +8,14 @@ shared arrays they come from, against each product's own. The front end's choice
 its rewrite of the same source (`::kc::mad_` fuses the left product, `::kc::add_mul_` the right).
 
     python scripts/contraction_rank_probe.py --kernels 600 --seed 1
-    python scripts/contraction_rank_probe.py --file kernels.cu   # every sum of two products a file stores
+    python scripts/contraction_rank_probe.py --file k.cu --instance 'sgemm<128, 8>'   # a file's own sums
 
 Prints the agreement, by the features a statement's products use; needs nvcc on PATH.
+
+--file reads any source instead: compiled with -lineinfo, each fma's `.loc` is its `+` (clang
+places a sum's debug location at its operator) and the multiply that feeds its addend is the
+product not fused, whose `.loc` is its `*`. --instance instantiates a template kernel (nvcc
+compiles a template only where host code takes an instance's address).
 """
 import argparse
 import bisect
@@ -359,15 +364,231 @@ def probe(kernels, seed, statements=10, verbose=False):
     return tally, by_feature, misses, source
 
 
+_REGISTERS = {"threadIdx": "%tid", "blockIdx": "%ctaid", "blockDim": "%ntid", "gridDim": "%nctaid"}
+
+
+class SourceMarkers:
+    """What a source expression's value comes from: the parameters (by name), the global and
+    shared variables and the special registers it reads, through the function's locals (every
+    value assigned to a local counts for each read of it)."""
+
+    def __init__(self, reader, fn):
+        self.K, self.code, self.fn = reader.ci.CursorKind, reader.code, fn
+        self.locals = {}
+        assignments = []
+        for n in fn.walk_preorder():
+            kids = list(n.get_children())
+            if n.kind == self.K.VAR_DECL and kids:
+                assignments.append((n.hash, kids[-1]))
+            elif n.kind in (self.K.BINARY_OPERATOR, self.K.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
+                op = self.code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip()
+                if op.endswith(b"=") and op not in (b"==", b"!=", b"<=", b">="):
+                    root = self._root(kids[0])
+                    if root is not None:
+                        assignments.append((root, kids[1]))
+        changed = True
+        while changed:   # to a fixed point: a local's markers grow with what is assigned to it
+            changed = False
+            for key, expr in assignments:
+                have = self.locals.setdefault(key, set())
+                new = self.of(expr) - have
+                if new:
+                    have |= new
+                    changed = True
+
+    def _root(self, c):
+        """The local an assignment's target belongs to (through lanes and subscripts)."""
+        while c.kind in (self.K.MEMBER_REF_EXPR, self.K.ARRAY_SUBSCRIPT_EXPR, self.K.UNEXPOSED_EXPR,
+                         self.K.PAREN_EXPR):
+            kids = list(c.get_children())
+            if not kids:
+                return None
+            c = kids[0]
+        d = c.referenced if c.kind == self.K.DECL_REF_EXPR else None
+        if d is not None and d.kind == self.K.VAR_DECL and d.semantic_parent is not None \
+                and d.semantic_parent.kind in (self.K.FUNCTION_DECL, self.K.FUNCTION_TEMPLATE) \
+                and d.storage_class.name != "STATIC":
+            return d.hash
+        return None
+
+    def of(self, c):
+        out = set()
+        for n in c.walk_preorder():
+            text = self.code[n.extent.start.offset:n.extent.end.offset]
+            name = re.match(rb"\w*", text).group(0).decode()
+            if n.kind == self.K.MEMBER_REF_EXPR and name in _REGISTERS:
+                out.add(_REGISTERS[name])
+            d = n.referenced if n.kind == self.K.DECL_REF_EXPR else None
+            if d is None:
+                continue
+            if d.kind == self.K.PARM_DECL and d.semantic_parent is not None and d.semantic_parent == self.fn:
+                out.add("param:" + d.spelling)
+            elif d.kind == self.K.VAR_DECL:
+                if d.hash in self.locals:
+                    out |= self.locals[d.hash]
+                elif d.location.file is not None and d.location.file.name == self.fn.location.file.name and (
+                        d.storage_class.name == "STATIC"
+                        or d.semantic_parent.kind not in (self.K.FUNCTION_DECL, self.K.FUNCTION_TEMPLATE)):
+                    out.add("sym:" + d.spelling)
+        return out
+
+
+def file_sums(source, options=()):
+    """{function name: (its parameter names, [(line of the '+', left product's markers, right
+    product's markers, the model's choice, the sum's text)])} for the sums of two products in a
+    source's kernels and device functions."""
+    reader = Reader(source, tuple(options), (), False)
+    tu = reader.parse(source)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
+    K, code = reader.ci.CursorKind, reader.code
+    starts = [0] + [i + 1 for i, b in enumerate(code) if b == 10]
+
+    def product(c):
+        while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(list(c.get_children())) == 1:
+            c = next(c.get_children())
+        kids = list(c.get_children())
+        ok = c.kind == K.BINARY_OPERATOR and len(kids) == 2 and \
+            code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() == b"*"
+        return c if ok else None
+
+    out = {}
+    for fn in tu.cursor.walk_preorder():
+        if fn.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) or not fn.is_definition() \
+                or fn.location.file is None or fn.location.file.name != tu.spelling:
+            continue
+        markers = None
+        for n in fn.walk_preorder():
+            kids = list(n.get_children())
+            if n.kind != K.BINARY_OPERATOR or len(kids) != 2 \
+                    or code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() != b"+":
+                continue
+            left, right = product(kids[0]), product(kids[1])
+            if left is None or right is None:
+                continue
+            markers = markers or SourceMarkers(reader, fn)
+            d = contraction.decision((n.extent.start.offset, n.extent.end.offset))
+            plus = kids[0].extent.end.offset + len(code[kids[0].extent.end.offset:kids[1].extent.start.offset]) \
+                - len(code[kids[0].extent.end.offset:kids[1].extent.start.offset].lstrip())
+            out.setdefault(fn.spelling, ([a.spelling for a in fn.get_children() if a.kind == K.PARM_DECL], []))[1].append(
+                (bisect.bisect_right(starts, plus), markers.of(left), markers.of(right),
+                 "unknown" if d is None else "right" if d else "left",
+                 code[n.extent.start.offset:n.extent.end.offset].decode(errors="replace")))
+    return out
+
+
+def ptx_fmas(ptx, main_file):
+    """{entry: [(line, registers the fused product reads, registers the addend reads)]}: every
+    fma of the main file's lines, its operands traced back (parameters as `param:i`)."""
+    files = {m.group(1) for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]*)"', ptx) if m.group(2).endswith(main_file)}
+    out = {}
+    for name, (params, instrs) in ptx_functions_located(ptx).items():
+        flow = Dataflow(params, [(op, text) for op, text, _ in instrs])
+        rows = out.setdefault(name, [])
+        for op, text, loc in instrs:
+            if op.startswith("fma.rn.f") and loc is not None and loc[0] in files:
+                a, b, c = _operands(text)[1:4]
+                rows.append((loc[1], flow.reach(a) | flow.reach(b), flow.reach(c)))
+    return out
+
+
+def _ptx_markers(found, entry, params, names, shared):
+    """PTX's sources as SourceMarkers names them."""
+    out = set()
+    for t in found:
+        m = re.fullmatch(re.escape(entry) + r"_param_(\d+)", t)
+        if m and int(m.group(1)) < len(names):
+            out.add("param:" + names[int(m.group(1))])
+        elif t.startswith("%"):
+            out.add(t.split(".")[0])
+        else:
+            out.update("sym:" + s for s in shared if t == s or t.endswith(f"{len(s)}{s}"))
+    return out
+
+
+def ptx_functions_located(ptx):
+    """As ptx_functions, each instruction with its `.loc` (file, line, column) or None."""
+    out = {}
+    for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*\{(.*?)\n\}", ptx, re.S):
+        params = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+\S+\s+)?(\w+)", m.group(2))
+        loc, instrs = None, []
+        for line in m.group(3).splitlines():
+            lm = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", line)
+            if lm:
+                loc = (lm.group(1), int(lm.group(2)), int(lm.group(3)))
+                continue
+            i = _INSTR.match(line)
+            if i:
+                instrs.append((i.group(2), i.group(3), loc))
+        out[m.group(1)] = (params, instrs)
+    return out
+
+
+def probe_file(path, instances=(), options=()):
+    """(tally, [(line, text, nvcc's, the model's)]) over the sums of two products of a file's
+    kernels (a device function's sums, in the kernels that inline it)."""
+    source = Path(path).read_text()
+    compiled = source + "".join(f"\nstatic void* const kc_rank_instance_{i} = (void*)&{e};"
+                                for i, e in enumerate(instances)) + "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        cu, ptx = Path(tmp) / Path(path).name, Path(tmp) / "k.ptx"
+        cu.write_text(compiled)
+        subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-w", "-lineinfo", *options, str(cu), "-o", str(ptx)],
+                       check=True)
+        fmas = ptx_fmas(ptx.read_text(), Path(path).name)
+    sums = file_sums(source, [o for o in options if o.startswith(("-D", "-I", "-std"))])
+    shared = set(re.findall(r"__shared__[^;]*?(\w+)\s*(?:\[|;|=)", source))
+    tally, rows = Counter(), []
+    for fname, (names, found) in sums.items():
+        entries = [e for e in fmas if e == fname or f"{len(fname)}{fname}" in e]
+        for line, m1, m2, mine, text in found:
+            sides = set()
+            for entry in entries:
+                for fline, fused, addend in fmas[entry]:
+                    if fline != line:
+                        continue
+                    f = _ptx_markers(fused, entry, names, names, shared)
+                    a = _ptx_markers(addend, entry, names, names, shared)
+                    only1, only2 = m1 - m2, m2 - m1
+                    if only1 and only2 and only1 <= f and only2 <= a and not only2 <= f:
+                        sides.add("left")
+                    elif only1 and only2 and only2 <= f and only1 <= a and not only1 <= f:
+                        sides.add("right")
+            if len(sides) != 1:
+                tally["unclear" if sides else "no fma found"] += 1
+                continue
+            side = sides.pop()
+            agree = side == mine or (mine == "unknown" and side == "left")
+            tally["agree" if agree else "differ"] += 1
+            tally[f"nvcc fuses {side}"] += 1
+            tally[f"model {mine}"] += 1
+            rows.append((line, text, side, mine))
+    return tally, rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernels", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--statements", type=int, default=12)
+    ap.add_argument("--file", nargs="+", help="sources to read instead of random kernels")
+    ap.add_argument("--instance", action="append", default=[], help="a template kernel to instantiate (--file)")
+    ap.add_argument("--option", action="append", default=[], help="an nvcc option (--file)")
     ap.add_argument("--verbose", action="store_true", help="print the sums whose PTX is unclear")
     ap.add_argument("--save", help="write the generated source here")
     ap.add_argument("--misses", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
+    if a.file:
+        total = Counter()
+        for f in a.file:
+            tally, rows = probe_file(f, a.instance, a.option)
+            total.update(tally)
+            print(f"{f}: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
+            for line, text, side, mine in rows:
+                if a.verbose or side != mine:
+                    print(f"  line {line}: nvcc {side}, model {mine}: {' '.join(text.split())[:110]}")
+        decided = total["agree"] + total["differ"]
+        print(f"{total['agree']} of {decided} sums agree; " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())))
+        return
     tally, by_feature, misses, source = probe(a.kernels, a.seed, a.statements, a.verbose)
     if a.save:
         Path(a.save).write_text(source)

@@ -321,6 +321,8 @@ class _Walk:
             raise _Unsupported("an if with a declaration")
         cond, then = kids[0], kids[1]
         other = kids[2] if len(kids) > 2 else None
+        if self._constant(cond):   # folded by the compiler (a template's parameter): which branch is unknown
+            raise _Unsupported("a condition known when compiling")
         self._ev(cond)
         if self._pure(then) and (other is None or self._pure(other)):
             self._select(then, other)
@@ -340,6 +342,17 @@ class _Walk:
         else:
             ends.append((head, env0))
         self._join(ends)
+
+    def _constant(self, c):
+        """Whether an expression reads no variable, memory, register or call."""
+        K = self.K
+        for n in c.walk_preorder():
+            if n.kind in (K.CALL_EXPR, K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR):
+                return False
+            d = n.referenced if n.kind == K.DECL_REF_EXPR else None
+            if d is not None and d.kind in (K.PARM_DECL, K.VAR_DECL) and not d.type.is_const_qualified():
+                return False
+        return True
 
     def _join(self, ends):
         """The block after an if or a loop: its predecessors' values merged by phis."""
@@ -759,7 +772,7 @@ class _Walk:
             self._ev(kids[0])
             return self._ev(kids[1])
         lhs, rhs = self._ev(kids[0]), self._ev(kids[1])
-        if tok == "+" and self._kind(c) in ("FLOAT", "DOUBLE"):
+        if tok == "+" and self._kind(c) in ("FLOAT", "DOUBLE", "DEPENDENT", "UNEXPOSED"):
             left, right = self._product(kids[0]), self._product(kids[1])
             if left and right:
                 self.found.append(((c.extent.start.offset, c.extent.end.offset), lhs, rhs, tuple(self.loops)))
