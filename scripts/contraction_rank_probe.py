@@ -19,6 +19,7 @@ compiles a template only where host code takes an instance's address).
 """
 import argparse
 import bisect
+import struct
 import random
 import re
 import subprocess
@@ -229,6 +230,8 @@ class Dataflow:
         self.memo = {}
 
     def reach(self, reg):
+        if not reg.startswith("%"):
+            return {reg[1:]} if re.fullmatch(r"0f[0-9A-F]{8}", reg) else set()   # an immediate operand
         if reg in self.memo:
             return self.memo[reg]
         self.memo[reg] = set()
@@ -238,7 +241,9 @@ class Dataflow:
             if r in seen:
                 continue
             seen.add(r)
-            for op, srcs, _ in self.defs.get(r, []):
+            for op, srcs, lane in self.defs.get(r, []):
+                if op.startswith("ld.") and ".v" in op:
+                    out.add(f"lane:{lane}")
                 for s in srcs:
                     for p in re.findall(r"\[(\w+)\]", s):
                         out.add(p)
@@ -309,7 +314,7 @@ def front_end_choices(source):
     products: the rank model's answer (the rewrite fuses the left product where it is unknown)."""
     reader = Reader(source, (), (), False)
     tu = reader.parse(source)
-    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code, tu.spelling)
     starts = [0] + [i + 1 for i, b in enumerate(reader.code) if b == 10]
     out = {}
     for extent in contraction.sums:
@@ -372,20 +377,25 @@ class SourceMarkers:
     shared variables and the special registers it reads, through the function's locals (every
     value assigned to a local counts for each read of it)."""
 
-    def __init__(self, reader, fn):
+    def __init__(self, reader, fn, exclude=None):
+        """exclude: (start, end) offsets of an expression whose own assignment is left out (a
+        statement `t.y = a*r + b*t.y` reads t.y as it was before it)."""
         self.K, self.code, self.fn = reader.ci.CursorKind, reader.code, fn
         self.locals = {}
         assignments = []
         for n in fn.walk_preorder():
             kids = list(n.get_children())
             if n.kind == self.K.VAR_DECL and kids:
-                assignments.append((n.hash, kids[-1]))
+                assignments.append(((n.hash, None), kids[-1]))
             elif n.kind in (self.K.BINARY_OPERATOR, self.K.COMPOUND_ASSIGNMENT_OPERATOR) and len(kids) == 2:
                 op = self.code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip()
                 if op.endswith(b"=") and op not in (b"==", b"!=", b"<=", b">="):
                     root = self._root(kids[0])
                     if root is not None:
                         assignments.append((root, kids[1]))
+        if exclude is not None:
+            assignments = [(k, e) for k, e in assignments
+                           if not (e.extent.start.offset <= exclude[0] and exclude[1] <= e.extent.end.offset)]
         changed = True
         while changed:   # to a fixed point: a local's markers grow with what is assigned to it
             changed = False
@@ -397,38 +407,54 @@ class SourceMarkers:
                     changed = True
 
     def _root(self, c):
-        """The local an assignment's target belongs to (through lanes and subscripts)."""
+        """(The local an assignment's target belongs to, the lane it assigns or None), through
+        lanes and subscripts."""
+        lane = None
         while c.kind in (self.K.MEMBER_REF_EXPR, self.K.ARRAY_SUBSCRIPT_EXPR, self.K.UNEXPOSED_EXPR,
                          self.K.PAREN_EXPR):
+            if c.kind == self.K.MEMBER_REF_EXPR and c.spelling in ("x", "y", "z", "w"):
+                lane = c.spelling
             kids = list(c.get_children())
             if not kids:
                 return None
             c = kids[0]
         d = c.referenced if c.kind == self.K.DECL_REF_EXPR else None
-        if d is not None and d.kind == self.K.VAR_DECL and d.semantic_parent is not None \
-                and d.semantic_parent.kind in (self.K.FUNCTION_DECL, self.K.FUNCTION_TEMPLATE) \
-                and d.storage_class.name != "STATIC":
-            return d.hash
-        return None
+        return (d.hash, lane) if d is not None and self._local(d) else None
+
+    def _local(self, d):
+        return d.kind == self.K.VAR_DECL and d.semantic_parent is not None \
+            and d.semantic_parent.kind in (self.K.FUNCTION_DECL, self.K.FUNCTION_TEMPLATE) \
+            and d.storage_class.name != "STATIC" \
+            and "kc_shared" not in {a.spelling for a in d.get_children() if a.kind == self.K.ANNOTATE_ATTR}
 
     def of(self, c):
         out = set()
+        skip = set()   # the locals read through a lane: counted with the lane's markers
         for n in c.walk_preorder():
             text = self.code[n.extent.start.offset:n.extent.end.offset]
             name = re.match(rb"\w*", text).group(0).decode()
+            kids = list(n.get_children())
             if n.kind == self.K.MEMBER_REF_EXPR and name in _REGISTERS:
                 out.add(_REGISTERS[name])
+            elif n.kind == self.K.MEMBER_REF_EXPR and n.spelling in "xyzw" and kids \
+                    and kids[0].type.get_canonical().spelling[-1:] in "234":
+                out.add(f"lane:{'xyzw'.index(n.spelling)}")   # a vector's lane: a vector load's destination
+                root = self._root(n)
+                if root is not None:
+                    out |= self.locals.get(root, set()) | self.locals.get((root[0], None), set())
+                    skip.update(x.hash for x in n.walk_preorder() if x.kind == self.K.DECL_REF_EXPR)
+            elif n.kind == self.K.FLOATING_LITERAL and n.type.get_canonical().kind.name == "FLOAT":
+                value = float(text.decode().rstrip("fF"))
+                out.add("f" + struct.pack(">f", value).hex().upper())   # PTX's immediate 0fXXXXXXXX
             d = n.referenced if n.kind == self.K.DECL_REF_EXPR else None
-            if d is None:
+            if d is None or n.hash in skip:
                 continue
             if d.kind == self.K.PARM_DECL and d.semantic_parent is not None and d.semantic_parent == self.fn:
                 out.add("param:" + d.spelling)
             elif d.kind == self.K.VAR_DECL:
-                if d.hash in self.locals:
-                    out |= self.locals[d.hash]
-                elif d.location.file is not None and d.location.file.name == self.fn.location.file.name and (
-                        d.storage_class.name == "STATIC"
-                        or d.semantic_parent.kind not in (self.K.FUNCTION_DECL, self.K.FUNCTION_TEMPLATE)):
+                if self._local(d):
+                    out |= set().union(*(v for (h, _), v in self.locals.items() if h == d.hash))
+                elif d.location.file is not None and d.location.file.name == self.fn.location.file.name:
                     out.add("sym:" + d.spelling)
         return out
 
@@ -439,7 +465,7 @@ def file_sums(source, options=()):
     source's kernels and device functions."""
     reader = Reader(source, tuple(options), (), False)
     tu = reader.parse(source)
-    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code, tu.spelling)
     K, code = reader.ci.CursorKind, reader.code
     starts = [0] + [i + 1 for i, b in enumerate(code) if b == 10]
 
@@ -456,16 +482,16 @@ def file_sums(source, options=()):
         if fn.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) or not fn.is_definition() \
                 or fn.location.file is None or fn.location.file.name != tu.spelling:
             continue
-        markers = None
         for n in fn.walk_preorder():
             kids = list(n.get_children())
             if n.kind != K.BINARY_OPERATOR or len(kids) != 2 \
-                    or code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() != b"+":
+                    or code[kids[0].extent.end.offset:kids[1].extent.start.offset].strip() != b"+" \
+                    or n.type.get_canonical().kind.name not in ("FLOAT", "DOUBLE", "DEPENDENT", "UNEXPOSED"):
                 continue
             left, right = product(kids[0]), product(kids[1])
             if left is None or right is None:
                 continue
-            markers = markers or SourceMarkers(reader, fn)
+            markers = SourceMarkers(reader, fn, (n.extent.start.offset, n.extent.end.offset))
             d = contraction.decision((n.extent.start.offset, n.extent.end.offset))
             plus = kids[0].extent.end.offset + len(code[kids[0].extent.end.offset:kids[1].extent.start.offset]) \
                 - len(code[kids[0].extent.end.offset:kids[1].extent.start.offset].lstrip())
@@ -500,6 +526,8 @@ def _ptx_markers(found, entry, params, names, shared):
             out.add("param:" + names[int(m.group(1))])
         elif t.startswith("%"):
             out.add(t.split(".")[0])
+        elif t.startswith(("lane:", "f")) and (t.startswith("lane:") or re.fullmatch(r"f[0-9A-F]{8}", t)):
+            out.add(t)
         else:
             out.update("sym:" + s for s in shared if t == s or t.endswith(f"{len(s)}{s}"))
     return out
@@ -571,16 +599,30 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--statements", type=int, default=12)
     ap.add_argument("--file", nargs="+", help="sources to read instead of random kernels")
+    ap.add_argument("--corpus", action="store_true",
+                    help="read the differential corpus's sources (tests/support/cuda_corpus), each with its "
+                         "cases' options and template instances")
     ap.add_argument("--instance", action="append", default=[], help="a template kernel to instantiate (--file)")
     ap.add_argument("--option", action="append", default=[], help="an nvcc option (--file)")
     ap.add_argument("--verbose", action="store_true", help="print the sums whose PTX is unclear")
     ap.add_argument("--save", help="write the generated source here")
     ap.add_argument("--misses", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
+    if a.corpus:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.support.cuda_corpus import all_cases
+        from tests.support.cuda_corpus.case import SRC
+        builds = {}
+        for case in all_cases():   # each source once per set of options, with all its instances
+            builds.setdefault((case.source, case.options), set()).update(case.name_expressions)
+        a.file = [(SRC / f"{src}.cu", sorted(instances), options) for (src, options), instances in sorted(builds.items())]
     if a.file:
         total = Counter()
-        for f in a.file:
-            tally, rows = probe_file(f, a.instance, a.option)
+        for entry in a.file:
+            f, instances, options = entry if isinstance(entry, tuple) else (entry, a.instance, a.option)
+            if not any(b"+" in line and line.count(b"*") >= 2 for line in Path(f).read_bytes().splitlines()):
+                continue   # no line with a sum of two products
+            tally, rows = probe_file(f, instances, options)
             total.update(tally)
             print(f"{f}: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
             for line, text, side, mine in rows:

@@ -903,8 +903,8 @@ class Contraction:
     """The fused product of each `p*q + r*s` in a translation unit's kernels (and the device
     functions they inline), computed once, when the rewriter first meets such a sum."""
 
-    def __init__(self, ci, top, code):
-        self.ci, self.K, self.code = ci, ci.CursorKind, code
+    def __init__(self, ci, top, code, main_file):
+        self.ci, self.K, self.code, self.main_file = ci, ci.CursorKind, code, main_file
         self.sums = {}
         definitions, kernels = {}, []
         for fn in self._functions(top):
@@ -939,8 +939,9 @@ class Contraction:
         for c in cursors:
             if c.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
                 yield from self._functions(c.get_children())
-            elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition():
-                yield c
+            elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition() \
+                    and c.location.file is not None and c.location.file.name == self.main_file:
+                yield c   # the source's own: a header's function is not inlined here (its result unknown)
 
     def _addressed(self, body):
         K, out = self.K, set()
