@@ -314,7 +314,7 @@ def front_end_choices(source):
     products: the rank model's answer (the rewrite fuses the left product where it is unknown)."""
     reader = Reader(source, (), (), False)
     tu = reader.parse(source)
-    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code, tu.spelling)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
     starts = [0] + [i + 1 for i, b in enumerate(reader.code) if b == 10]
     out = {}
     for extent in contraction.sums:
@@ -465,7 +465,7 @@ def file_sums(source, options=()):
     source's kernels and device functions."""
     reader = Reader(source, tuple(options), (), False)
     tu = reader.parse(source)
-    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code, tu.spelling)
+    contraction = Contraction(reader.ci, list(tu.cursor.get_children()), reader.code)
     K, code = reader.ci.CursorKind, reader.code
     starts = [0] + [i + 1 for i, b in enumerate(code) if b == 10]
 

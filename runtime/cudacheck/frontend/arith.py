@@ -242,7 +242,7 @@ class Rewriter:
         if self._product(rhs) is None:
             return False
         if self._contraction is None:
-            self._contraction = Contraction(self.ci, self.top, self.code, self.main_file)
+            self._contraction = Contraction(self.ci, self.top, self.code)
         return self._contraction.fuse_right(c)
 
     def _compound(self, c):

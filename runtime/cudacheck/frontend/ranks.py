@@ -148,6 +148,7 @@ class _Walk:
             self.env[p.hash] = _FIRST_ARGUMENT_RANK + i
         self.nargs = len(params)
         self.found = []   # (sum's extent, lhs product, rhs product, the loops around it)
+        self.children = {}   # a cursor's children, asked for once (libclang's visits are the walk's cost)
         self.main_file = fn.translation_unit.spelling
         self.returns = []
 
@@ -184,6 +185,13 @@ class _Walk:
             return dl < dr
         lr, rr = rank(lhs), rank(rhs)
         return None if lr is None or rr is None else rr < lr
+
+    def _kids(self, c):
+        key = c.hash
+        kids = self.children.get(key)
+        if kids is None:
+            kids = self.children[key] = list(c.get_children())
+        return kids
 
     # -- loops --
     def _loop(self):
@@ -237,7 +245,7 @@ class _Walk:
         K = self.K
         while True:
             c = self._strip(c)
-            kids = list(c.get_children())
+            kids = self._kids(c)
             if c.kind == K.DECL_REF_EXPR:
                 d = c.referenced
                 if d is None:
@@ -266,12 +274,12 @@ class _Walk:
         elif k == K.FOR_STMT:
             self._for(c)
         elif k == K.WHILE_STMT:
-            kids = list(c.get_children())
+            kids = self._kids(c)
             self._while(kids[0], None, kids[-1])
         elif k == K.DO_STMT:
             self._do(c)
         elif k == K.RETURN_STMT:
-            kids = list(c.get_children())
+            kids = self._kids(c)
             value = self._ev(kids[0]) if kids else 0
             if self.depth == 0:
                 self._here().fixed()   # the return instruction
@@ -316,7 +324,7 @@ class _Walk:
         return d.hash in self.addressed
 
     def _if(self, c):
-        kids = list(c.get_children())
+        kids = self._kids(c)
         if not kids[0].kind.is_expression():
             raise _Unsupported("an if with a declaration")
         cond, then = kids[0], kids[1]
@@ -400,7 +408,7 @@ class _Walk:
         return True
 
     def _for(self, c):
-        kids = list(c.get_children())
+        kids = self._kids(c)
         body = kids[-1]
         parts = {"init": None, "cond": None, "inc": None}
         semis = self._header_semicolons(c)
@@ -469,7 +477,7 @@ class _Walk:
             self.env = env_header
 
     def _do(self, c):
-        body, cond = list(c.get_children())
+        body, cond = self._kids(c)
         loop = _Loop(self._loop(), self._writes([body, cond]))
         self.loops.append(loop)
         body_b = self._block()
@@ -542,14 +550,14 @@ class _Walk:
             for n in s.walk_preorder():
                 target = None
                 if n.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
-                    kids = list(n.get_children())
+                    kids = self._kids(n)
                     if len(kids) == 2 and (n.kind == K.COMPOUND_ASSIGNMENT_OPERATOR or self._binary_token(n) == "="):
                         target = kids[0]
                 elif n.kind == K.UNARY_OPERATOR and self._unary_token(n) in ("++", "--"):
                     target = next(n.get_children())
                 while target is not None and target.kind in (K.PAREN_EXPR, K.MEMBER_REF_EXPR, K.UNEXPOSED_EXPR) \
                         and not (target.kind == K.MEMBER_REF_EXPR and self._arrow(target)):
-                    inner = list(target.get_children())
+                    inner = self._kids(target)
                     target = inner[0] if inner else None
                 if target is not None and target.kind == K.DECL_REF_EXPR and target.referenced is not None:
                     key = target.referenced.hash
@@ -569,11 +577,11 @@ class _Walk:
         return self.code[end - 2:end].decode(errors="replace")
 
     def _binary_token(self, c):
-        lhs, rhs = list(c.get_children())
+        lhs, rhs = self._kids(c)
         return self.code[lhs.extent.end.offset:rhs.extent.start.offset].decode(errors="replace").strip()
 
     def _arrow(self, c):
-        kids = list(c.get_children())
+        kids = self._kids(c)
         if not kids:
             return False
         between = self.code[kids[0].extent.end.offset:c.extent.end.offset].decode(errors="replace")
@@ -638,7 +646,7 @@ class _Walk:
         """The value of an expression (a rank node, or {lane: node} for a vector), its effects
         placed in the current block."""
         K, k = self.K, c.kind
-        kids = list(c.get_children())
+        kids = self._kids(c)
         if k in (K.INTEGER_LITERAL, K.FLOATING_LITERAL, K.CXX_BOOL_LITERAL_EXPR, K.CHARACTER_LITERAL,
                  K.CXX_NULL_PTR_LITERAL_EXPR, K.STRING_LITERAL):
             return _Constant(self.code[c.extent.start.offset:c.extent.end.offset])
@@ -738,7 +746,7 @@ class _Walk:
         """The values an lvalue's address reads (its base's and its index's loads), in order."""
         s = self._strip(c)
         if s.kind == self.K.MEMBER_REF_EXPR and not self._arrow(s):
-            inner = list(s.get_children())
+            inner = self._kids(s)
             if inner:
                 self._address(inner[0])
         elif s.kind in (self.K.ARRAY_SUBSCRIPT_EXPR, self.K.MEMBER_REF_EXPR, self.K.UNARY_OPERATOR):
@@ -784,7 +792,7 @@ class _Walk:
 
     def _strip(self, c):
         while c.kind in (self.K.PAREN_EXPR, self.K.UNEXPOSED_EXPR):
-            kids = list(c.get_children())
+            kids = self._kids(c)
             if len(kids) != 1:
                 break
             c = kids[0]
@@ -903,8 +911,8 @@ class Contraction:
     """The fused product of each `p*q + r*s` in a translation unit's kernels (and the device
     functions they inline), computed once, when the rewriter first meets such a sum."""
 
-    def __init__(self, ci, top, code, main_file):
-        self.ci, self.K, self.code, self.main_file = ci, ci.CursorKind, code, main_file
+    def __init__(self, ci, top, code):
+        self.ci, self.K, self.code = ci, ci.CursorKind, code
         self.sums = {}
         definitions, kernels = {}, []
         for fn in self._functions(top):
@@ -935,13 +943,16 @@ class Contraction:
         return seen.pop() if len(seen) == 1 else None
 
     def _functions(self, cursors):
-        K = self.K
+        """The functions the source defines (a header's are not inlined here: their results are
+        unknown), looked for in the source's own top-level declarations only."""
+        K, main = self.K, self.ci.conf.lib.clang_Location_isFromMainFile
         for c in cursors:
+            if not main(c.location):
+                continue
             if c.kind in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
                 yield from self._functions(c.get_children())
-            elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition() \
-                    and c.location.file is not None and c.location.file.name == self.main_file:
-                yield c   # the source's own: a header's function is not inlined here (its result unknown)
+            elif c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition():
+                yield c
 
     def _addressed(self, body):
         K, out = self.K, set()
