@@ -4,7 +4,9 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `-(a*b) ± c`, `s += a*b` and `s -= a*b` of float or double
   become one fused multiply-add, as nvcc and NVRTC contract them by default (their
   -fmad=true; `--fmad=false` turns this off, and so does -G, which optimizes nothing). When
-  both operands are products, the left one is fused, as NVVM does.
+  both operands of a sum are products, the one nvcc fuses is: its optimizer orders the sum's
+  operands by rank and fuses the first product (ranks.py); where the rank model cannot follow
+  the code, the left one.
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or

@@ -3,26 +3,33 @@
 NVVM's optimizer reorders the two operands of every commutative instruction, float additions
 included (it needs no fast-math flag to do so), by a rank: the operand of lower rank goes
 first, and the operands swap only when the second one's rank is strictly lower. Code generation
-then fuses the multiply that comes first. So of two products, the later-computed one (higher
-rank) is the addend's and the other is fused; when their ranks tie, the written order stays and
-the left product is fused.
+then fuses the multiply that comes first, within one basic block. So of two products, the
+later-computed one (higher rank) is the addend's and the other is fused; when their ranks tie,
+the written order stays and the left product is fused. And a product that does not vary in a
+loop the sum varies in is hoisted out of the loop (after the ranking), away from the sum: the
+other product is fused.
 
 The ranks, as the optimizer (LLVM's reassociation pass) assigns them to a function's IR:
 - the function's arguments: 3, 4, 5, ... in order; constants (and globals' addresses) 0;
-- the basic blocks, in reverse post-order of the control-flow graph (successors visited in
-  order: an `if`'s then-branch before its else-branch), each a base `(3 + arguments + i) << 16`;
-  an instruction that cannot be moved (a load, a store, a call that touches memory, a phi, an
-  integer division by a variable) gets its block's base plus 1, 2, ... in program order;
+- the basic blocks, in reverse post-order of the control-flow graph (the code after a loop
+  comes before the loop's body), each a base `(3 + arguments + i) << 16`; an instruction that
+  cannot be moved (a load, a store, a call, a phi, an integer division by a variable) gets its
+  block's base plus 1, 2, ... in program order;
 - any other instruction: the largest rank of its operands plus one (a negation adds nothing).
 
-This module builds that model of a function from its libclang AST, walking it in the order clang
+This module builds that model of a kernel from its libclang AST, walking it in the order clang
 emits the IR: locals are values (as the optimizer promotes them to registers), a local array is
-memory, a load of memory already loaded with no store or call in between is the same load (as
-early common-subexpression elimination makes it), an `if` whose branches touch no memory is a
-select, loops are not yet rotated or unrolled, and a call of a function the source defines is
-inlined. Contraction.fuse_right(sum) answers for the sums of two products that the walk reached;
-where the model cannot follow the code (a switch, a goto, an unknown call's result, a device
-function whose call sites disagree), it answers False: the written order, the left product fused.
+memory, a load of memory already loaded with no store to its memory (global, shared, local) or
+call in between is the same load (as early common-subexpression elimination makes it), a float4
+load is one load whose lanes are extracted, an `if` whose branches touch no memory is a select,
+loops are not yet rotated or unrolled, a call of a function the source defines is inlined, and
+CUDA's math functions are the calls of intrinsics measured with nvcc 13.0 (_MATH_CALLS).
+Template kernels are modelled on their pattern. Contraction.fuse_right(sum) answers for the sums
+of two products that the walk reached; where the model cannot follow the code (a switch, a goto,
+a condition known only when compiling, as a template's parameters make it, a call of a function
+a header defines, a device function whose call sites disagree, a sum of a function no kernel
+calls), it answers False: the written order, the left product fused.
+scripts/contraction_rank_probe.py holds the model to nvcc's PTX.
 """
 import re
 from dataclasses import dataclass, field
@@ -138,8 +145,11 @@ class _Loop:
 class _Walk:
     """The ranks of one kernel's values, its device functions inlined."""
 
-    def __init__(self, ci, fn, code, definitions, sums):
+    def __init__(self, ci, fn, code, definitions, sums, addressed):
+        """definitions: USR -> (function, body) of the source's functions; sums: where run()
+        records each sum's answers; addressed: the locals whose address the kernel takes."""
         self.ci, self.K, self.code, self.definitions, self.sums = ci, ci.CursorKind, code, definitions, sums
+        self.addressed = addressed
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
         self.entry = self.cur = _Block(None)
         self.env, self.loads, self.memory, self.loops, self.depth = {}, {}, set(), [], 0
@@ -308,7 +318,7 @@ class _Walk:
                 or d.storage_class.name == "STATIC":
             return   # a global: each read of it a load
         if tk in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.INCOMPLETEARRAY, self.ci.TypeKind.LVALUEREFERENCE,
-                  self.ci.TypeKind.RVALUEREFERENCE) or self._address_taken(d):
+                  self.ci.TypeKind.RVALUEREFERENCE) or d.hash in self.addressed:
             # memory: its allocation sits at the top of the entry block, its lifetime starts here
             self.memory.add(d.hash)
             self.entry.count += 1
@@ -318,10 +328,6 @@ class _Walk:
                 self._effect()   # the initializer's memset or stores
             return
         self.env[d.hash] = self._ev(init[-1]) if init else 0
-
-    def _address_taken(self, d):
-        """Whether the function takes a local's address (`&x`): the local then stays in memory."""
-        return d.hash in self.addressed
 
     def _if(self, c):
         kids = self._kids(c)
@@ -923,8 +929,7 @@ class Contraction:
             if "kc_global" in {a.spelling for a in fn.get_children() if a.kind == self.K.ANNOTATE_ATTR}:
                 kernels.append((fn, body))
         for fn, body in kernels:
-            walk = _Walk(ci, fn, code, definitions, self.sums)
-            walk.addressed = self._addressed(body)
+            walk = _Walk(ci, fn, code, definitions, self.sums, self._addressed(body))
             try:
                 walk.run(body)
             except _Unsupported:
