@@ -7,31 +7,32 @@ operands traced back (through every instruction) to the kernel parameters, speci
 shared arrays they come from, against each product's own. The front end's choice is read from
 its rewrite of the same source (`::kc::mad_` fuses the left product, `::kc::add_mul_` the right).
 
-    python scripts/contraction_rank_probe.py --kernels 600 --seed 1
-    python scripts/contraction_rank_probe.py --file k.cu --instance 'sgemm<128, 8>'   # a file's own sums
+    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --kernels 600 --seed 1
+    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --file k.cu --instance 'sgemm<128, 8>'
+    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --corpus   # the differential corpus
 
 Prints the agreement, by the features a statement's products use; needs nvcc on PATH.
 
---file reads any source instead: compiled with -lineinfo, each fma's `.loc` is its `+` (clang
-places a sum's debug location at its operator) and the multiply that feeds its addend is the
-product not fused, whose `.loc` is its `*`. --instance instantiates a template kernel (nvcc
-compiles a template only where host code takes an instance's address).
+--file reads any source instead, compiled with -lineinfo: an fma of a sum's line (its `.loc`) is
+that sum's when what its multiplied operands read, and what its addend reads, are the one
+product's and the other's (parameters, shared arrays, special registers, a vector's lanes, float
+literals; a local counts for all its assignments but the sum's own statement); sums whose two
+products read the same are not matched. --instance instantiates a template kernel (nvcc compiles
+a template only where host code takes an instance's address); --corpus reads the differential
+corpus's sources with their cases' options and instances.
 """
 import argparse
 import bisect
-import struct
 import random
 import re
+import struct
 import subprocess
-import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
-
-from cudacheck.frontend import Reader  # noqa: E402
-from cudacheck.frontend.ranks import Contraction  # noqa: E402
+from cudacheck.frontend import Reader
+from cudacheck.frontend.ranks import Contraction
 
 SCALARS, ARRAYS, VECTORS = 6, 3, 2
 PRELUDE = """__device__ float scale(float a) { return a * 0.75f; }
@@ -104,7 +105,7 @@ class Kernel:
             name, markers, feature, _ = r.choice(self.locals)
             return name, set(markers), feature
         if kind == "nested":
-            (a, ma, fa), (b, mb, fb) = self._leaf(False), self._leaf(False)
+            (a, ma, _), (b, mb, _) = self._leaf(False), self._leaf(False)
             return f"({a} * {b})", ma | mb, "nested"
         if kind == "call":
             a, ma, _ = self._leaf(False)
@@ -201,11 +202,20 @@ _INSTR = re.compile(r"^\s*(@!?%\w+\s+)?([a-z][\w.]*)\s+(.*?);\s*$")
 
 
 def ptx_functions(ptx):
-    """{entry name: (parameter names in order, instructions [(opcode, operands text)])}."""
+    """{entry name: (parameter names in order, instructions [(opcode, operands text, `.loc`
+    (file, line, column) or None)])}."""
     out = {}
     for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*\{(.*?)\n\}", ptx, re.S):
         params = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+\S+\s+)?(\w+)", m.group(2))
-        instrs = [(i.group(2), i.group(3)) for i in map(_INSTR.match, m.group(3).splitlines()) if i]
+        loc, instrs = None, []
+        for line in m.group(3).splitlines():
+            lm = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", line)
+            if lm:
+                loc = (lm.group(1), int(lm.group(2)), int(lm.group(3)))
+                continue
+            i = _INSTR.match(line)
+            if i:
+                instrs.append((i.group(2), i.group(3), loc))
         out[m.group(1)] = (params, instrs)
     return out
 
@@ -344,7 +354,8 @@ def probe(kernels, seed, statements=10, verbose=False):
     with tempfile.TemporaryDirectory() as tmp:
         ptx = nvcc_ptx(source, tmp)
     functions = ptx_functions(ptx)
-    flows = {name: Dataflow(*f) for name, f in functions.items()}
+    flows = {name: Dataflow(params, [(op, text) for op, text, _ in instrs])
+             for name, (params, instrs) in functions.items()}
     ours = front_end_choices(source)
     tally, by_feature, misses = Counter(), {}, []
     for line, (k, out, m1, m2, feats, params) in sorted(where.items()):
@@ -495,7 +506,8 @@ def file_sums(source, options=()):
             d = contraction.decision((n.extent.start.offset, n.extent.end.offset))
             plus = kids[0].extent.end.offset + len(code[kids[0].extent.end.offset:kids[1].extent.start.offset]) \
                 - len(code[kids[0].extent.end.offset:kids[1].extent.start.offset].lstrip())
-            out.setdefault(fn.spelling, ([a.spelling for a in fn.get_children() if a.kind == K.PARM_DECL], []))[1].append(
+            params = [a.spelling for a in fn.get_children() if a.kind == K.PARM_DECL]
+            out.setdefault(fn.spelling, (params, []))[1].append(
                 (bisect.bisect_right(starts, plus), markers.of(left), markers.of(right),
                  "unknown" if d is None else "right" if d else "left",
                  code[n.extent.start.offset:n.extent.end.offset].decode(errors="replace")))
@@ -507,7 +519,7 @@ def ptx_fmas(ptx, main_file):
     fma of the main file's lines, its operands traced back (parameters as `param:i`)."""
     files = {m.group(1) for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]*)"', ptx) if m.group(2).endswith(main_file)}
     out = {}
-    for name, (params, instrs) in ptx_functions_located(ptx).items():
+    for name, (params, instrs) in ptx_functions(ptx).items():
         flow = Dataflow(params, [(op, text) for op, text, _ in instrs])
         rows = out.setdefault(name, [])
         for op, text, loc in instrs:
@@ -530,24 +542,6 @@ def _ptx_markers(found, entry, params, names, shared):
             out.add(t)
         else:
             out.update("sym:" + s for s in shared if t == s or t.endswith(f"{len(s)}{s}"))
-    return out
-
-
-def ptx_functions_located(ptx):
-    """As ptx_functions, each instruction with its `.loc` (file, line, column) or None."""
-    out = {}
-    for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*\{(.*?)\n\}", ptx, re.S):
-        params = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+\S+\s+)?(\w+)", m.group(2))
-        loc, instrs = None, []
-        for line in m.group(3).splitlines():
-            lm = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", line)
-            if lm:
-                loc = (lm.group(1), int(lm.group(2)), int(lm.group(3)))
-                continue
-            i = _INSTR.match(line)
-            if i:
-                instrs.append((i.group(2), i.group(3), loc))
-        out[m.group(1)] = (params, instrs)
     return out
 
 
@@ -608,14 +602,14 @@ def main():
     ap.add_argument("--save", help="write the generated source here")
     ap.add_argument("--misses", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
-    if a.corpus:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    if a.corpus:   # run from the repository's root: `python -m scripts.contraction_rank_probe --corpus`
         from tests.support.cuda_corpus import all_cases
         from tests.support.cuda_corpus.case import SRC
         builds = {}
         for case in all_cases():   # each source once per set of options, with all its instances
             builds.setdefault((case.source, case.options), set()).update(case.name_expressions)
-        a.file = [(SRC / f"{src}.cu", sorted(instances), options) for (src, options), instances in sorted(builds.items())]
+        a.file = [(SRC / f"{src}.cu", sorted(instances), options)
+                  for (src, options), instances in sorted(builds.items())]
     if a.file:
         total = Counter()
         for entry in a.file:
