@@ -21,7 +21,8 @@ This module builds that model of a kernel from its libclang AST, walking it in t
 emits the IR: locals are values (as the optimizer promotes them to registers), a local array is
 memory, a load of memory already loaded with no store to its memory (global, shared, local) or
 call in between is the same load (as early common-subexpression elimination makes it), a float4
-load is one load whose lanes are extracted, an `if` whose branches touch no memory is a select,
+load is one load whose lanes are extracted, an `if` whose branches touch no memory (or read a
+`__shared__` array at a constant index) is a select,
 loops are not yet rotated or unrolled, a call of a function the source defines is inlined, and
 CUDA's math functions are the calls of intrinsics measured with nvcc 13.0 (_MATH_CALLS).
 Template kernels are modelled on their pattern. Contraction.fuse_right(sum) answers for the sums
@@ -397,9 +398,15 @@ class _Walk:
                 self.env[key] = self._op(env_then.get(key), v)
 
     def _pure(self, c):
-        """Whether a statement computes without memory, calls or control flow of its own."""
+        """Whether a statement computes without memory, calls or control flow of its own, but
+        for reads of a `__shared__` array at a constant index, which the optimizer may run
+        before the branch (the address is known to be valid): the if becomes a select."""
         K = self.K
+        if self._writes([c]):
+            return False
         for n in c.walk_preorder():
+            if n.kind == K.ARRAY_SUBSCRIPT_EXPR and self._shared_constant(n):
+                continue
             if n.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.RETURN_STMT, K.BREAK_STMT, K.CONTINUE_STMT,
                           K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.IF_STMT, K.CXX_NEW_EXPR, K.ASM_STMT):
                 return False
@@ -412,6 +419,18 @@ class _Walk:
                     and d.type.get_canonical().kind.name not in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
                 return False   # memory, or a local declared inside: not a select's operand
         return True
+
+    def _shared_constant(self, c):
+        """Whether `c` is `a[k]` of a one-dimensional `__shared__` array and a literal k within it."""
+        kids = self._kids(c)
+        if len(kids) != 2 or self._strip(kids[1]).kind != self.K.INTEGER_LITERAL or self._space(c) != "shared":
+            return False
+        base = self._strip(kids[0])
+        t = base.type.get_canonical() if base.kind == self.K.DECL_REF_EXPR else None
+        if t is None or t.kind.name != "CONSTANTARRAY" or t.element_type.kind.name == "CONSTANTARRAY":
+            return False
+        index = self.code[kids[1].extent.start.offset:kids[1].extent.end.offset].decode(errors="replace")
+        return index.isdigit() and int(index) < t.element_count
 
     def _for(self, c):
         kids = self._kids(c)
