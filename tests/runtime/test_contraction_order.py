@@ -89,6 +89,35 @@ def test_a_product_hoisted_out_of_a_loop_leaves_the_other_fused():
         assert (want != _expected(p, q, r, s, not right)).mean() > 0.3, k
 
 
+# A recursive device function (nvcc calls it, it is not inlined) before the sum: the model
+# follows the call without looping, and t.y, loaded first, is the fused product's (nvcc 13.0's
+# PTX: fma(t.y, b, a * R[...])).
+RECURSIVE = r'''__device__ float tail(const float* a, int k) { return k == 0 ? a[0] : tail(a, k - 1) * 0.5f; }
+extern "C" __global__ void recursive(float* o, const float* R, float a, float b) {
+    int i = threadIdx.x;
+    float4 t = reinterpret_cast<const float4*>(R)[i];
+    o[2 * i] = tail(R, i % 3);
+    o[2 * i + 1] = a * R[4 * blockDim.x + i] + b * t.y;
+}
+'''
+
+
+def test_a_recursive_device_function_beside_the_sum():
+    rng = np.random.default_rng()
+    n = 128
+    a, b = np.float32(rng.uniform(0.5, 2)), np.float32(rng.uniform(0.5, 2))
+    R = rng.uniform(-4, 4, 5 * n).astype(np.float32)
+    ty = R[1:4 * n:4]
+    R[4 * n:] = (-(b * ty.astype(np.float64)) / a * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
+    o = np.zeros(2 * n, np.float32)
+    cudacheck.RawKernel(RECURSIVE, "recursive", backend="cpu")((1,), (n,), (o, R, a, b))
+    av, bv = np.full(n, a, np.float32), np.full(n, b, np.float32)
+    want = _expected(av, R[4 * n:], bv, ty, right=True)
+    assert np.array_equal(o[1::2], want)
+    assert (want != _expected(av, R[4 * n:], bv, ty, right=False)).mean() > 0.3
+    assert np.array_equal(o[0::2], [R[0] * np.float32(0.5) ** (i % 3) for i in range(n)])
+
+
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
 
 

@@ -128,6 +128,10 @@ _LOADS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
 _EFFECTS = ("__sync", "__shfl", "atomic", "__threadfence", "printf", "__ballot", "__any", "__all", "__activemask",
             "__match", "__reduce", "__nanosleep", "assert")
 _MAX_INLINE_DEPTH = 8
+# How deep an expression the walk follows (each level a few Python frames, and libclang's
+# visits of a cursor's children need stack too: past Python's limit they would fail inside
+# libclang's callbacks, where the error cannot be caught).
+_MAX_NESTING = 120
 _NAME = re.compile(r"\s*(?:::)?(?:std::)?(\w+)")
 
 
@@ -151,6 +155,8 @@ class _Walk:
         records each sum's answers; addressed: the locals whose address the kernel takes."""
         self.ci, self.K, self.code, self.definitions, self.sums = ci, ci.CursorKind, code, definitions, sums
         self.addressed = addressed
+        self.nesting = 0   # how deep _ev is in an expression
+        self.callee_writes = {}   # USR -> whether a function the source defines may write memory
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
         self.entry = self.cur = _Block(None)
         self.env, self.loads, self.memory, self.loops, self.depth = {}, {}, set(), [], 0
@@ -552,8 +558,12 @@ class _Walk:
             return False
         if self._written(n).startswith(_EFFECTS) or n.spelling.startswith(_EFFECTS):
             return True
-        if ref.get_usr() in self.definitions:
-            return bool(self._writes([self.definitions[ref.get_usr()][1]]))
+        usr = ref.get_usr()
+        if usr in self.definitions:
+            if usr not in self.callee_writes:   # a recursive call counts as writing, while it is looked at
+                self.callee_writes[usr] = True
+                self.callee_writes[usr] = bool(self._writes([self.definitions[usr][1]]))
+            return self.callee_writes[usr]
         return ref.location.file is None or ref.location.file.name == self.main_file
 
     def _local(self, c):
@@ -670,6 +680,15 @@ class _Walk:
     def _ev(self, c):
         """The value of an expression (a rank node, or {lane: node} for a vector), its effects
         placed in the current block."""
+        self.nesting += 1
+        try:
+            if self.nesting > _MAX_NESTING:
+                raise _Unsupported("an expression nested deeper than the walk follows")
+            return self._value(c)
+        finally:
+            self.nesting -= 1
+
+    def _value(self, c):
         K, k = self.K, c.kind
         kids = self._kids(c)
         if k in (K.INTEGER_LITERAL, K.FLOATING_LITERAL, K.CXX_BOOL_LITERAL_EXPR, K.CHARACTER_LITERAL,
@@ -951,7 +970,7 @@ class Contraction:
             walk = _Walk(ci, fn, code, definitions, self.sums, self._addressed(body))
             try:
                 walk.run(body)
-            except _Unsupported:
+            except (_Unsupported, RecursionError):   # RecursionError: nesting deeper than Python's stack
                 for extent in self._sums_in(body):
                     self.sums.setdefault(extent, set()).add(None)
 
