@@ -4,7 +4,9 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `-(a*b) ± c`, `s += a*b` and `s -= a*b` of float or double
   become one fused multiply-add, as nvcc and NVRTC contract them by default (their
   -fmad=true; `--fmad=false` turns this off, and so does -G, which optimizes nothing). When
-  both operands are products, the left one is fused, as NVVM does.
+  both operands of a sum are products, the one nvcc fuses is: its optimizer orders the sum's
+  operands by rank and fuses the first product (ranks.py); where the rank model cannot follow
+  the code, the left one.
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
@@ -23,6 +25,8 @@ written in a macro's arguments (`CHECK(expf(x))`) is renamed all the same.
 """
 import ctypes
 from dataclasses import dataclass, field
+
+from .ranks import Contraction
 
 # libclang's CXBinaryOperatorKind
 _MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
@@ -96,6 +100,7 @@ class Rewriter:
         macros = [(c.extent.start.offset, c.extent.end.offset, _arguments_start(code, c))
                   for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
+        self.top, self._contraction = top, None
         self.main_file = tu.spelling
         self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
@@ -212,7 +217,7 @@ class Rewriter:
             if self._between(lhs, rhs) not in ("+", "-"):
                 return
             left = self._product(lhs)
-            if left is not None:
+            if left is not None and not (op == _ADD and self._right_fused(c, rhs)):
                 _, parens, (a, b) = left
                 self._apply(lhs.extent.start.offset, "::kc::mad(" if op == _ADD else "::kc::msub(",
                             self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
@@ -233,6 +238,15 @@ class Rewriter:
         elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
                 and self._between(lhs, rhs) == "/":
             self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+
+    def _right_fused(self, c, rhs):
+        """Whether, of `p*q + r*s`, nvcc fuses r*s: the optimizer orders the sum's operands by
+        rank (ranks.py), built for the whole unit the first time such a sum is met."""
+        if self._product(rhs) is None:
+            return False
+        if self._contraction is None:
+            self._contraction = Contraction(self.ci, self.top, self.code)
+        return self._contraction.fuse_right(c)
 
     def _compound(self, c):
         op = self.op_kind(c)
