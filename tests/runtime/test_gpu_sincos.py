@@ -58,7 +58,8 @@ def inputs(rng, n=20000):
     the special values."""
     e = rng.integers(-150, 128, n)
     m = rng.integers(0, 1 << 23, n, dtype=np.int64)
-    bits = np.where(e < -126, m, ((e + 127) << 23) | m).astype(np.uint32) | (rng.integers(0, 2, n, dtype=np.uint32) << 31)
+    signs = rng.integers(0, 2, n, dtype=np.uint32) << 31
+    bits = np.where(e < -126, m, ((e + 127) << 23) | m).astype(np.uint32) | signs
     x = bits.view(np.float32)
     k = rng.integers(1, 1 << 22, n // 4) * (2.0 ** rng.integers(0, 40, n // 4))
     near = (k * (np.pi / 2)).astype(np.float32).view(np.int32) + rng.integers(-2, 3, n // 4).astype(np.int32)
@@ -81,7 +82,8 @@ def run(kernel, x, options, backend="cpu", source=KERNELS):
         return cupy.asnumpy(o).reshape(5, n)
     o = np.zeros(5 * n, np.float32)
     extra = (x.astype(np.float64),) if kernel == "spelled" else ()
-    cudacheck.RawModule(source, backend="cpu", options=options).get_function(kernel)(grid, (256,), (o, x) + extra + args)
+    module = cudacheck.RawModule(source, backend="cpu", options=options)
+    module.get_function(kernel)(grid, (256,), (o, x) + extra + args)
     return o.reshape(5, n)
 
 
@@ -310,7 +312,8 @@ def test_fast_math_keeps_the_intrinsics(rng):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [(), NO_FTZ, FTZ, ("--use_fast_math",)], ids=["default", "no-ftz", "ftz", "fast-math"])
+@pytest.mark.parametrize("options", [(), NO_FTZ, FTZ, ("--use_fast_math",)],
+                         ids=["default", "no-ftz", "ftz", "fast-math"])
 def test_the_gpu_computes_the_same_bits(options):
     """The GPU's bits on 200,000 fresh inputs. Under --use_fast_math tanf is __tanf, which is
     the C library's here (sin.approx / cos.approx by div.approx is not reproduced yet): rows
@@ -320,4 +323,5 @@ def test_the_gpu_computes_the_same_bits(options):
     for kernel in ("trig", "overloads"):
         cpu, gpu = run(kernel, x, options)[rows], run(kernel, x, options, "gpu")[rows]
         same = same_bits(cpu, gpu)
-        assert same.all(), (kernel, options, [(ROWS[i], x[~same[i]][:4]) for i in range(same.shape[0]) if not same[i].all()])
+        assert same.all(), (kernel, options,
+                            [(ROWS[i], x[~same[i]][:4]) for i in range(same.shape[0]) if not same[i].all()])
