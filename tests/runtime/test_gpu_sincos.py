@@ -10,28 +10,27 @@ import cudacheck
 from cudacheck.cpu import gpumath
 from tests.support import gpu_float_model as gm
 
-KERNELS = r'''
-extern "C" __global__ void trig(float* o, const float* x, int n) {
+# One kernel per spelling of the four functions (CUDA's names, their float overloads, the fast
+# intrinsics): sinf, cosf, sincosf's two results and tanf in five rows.
+TRIG = r'''
+extern "C" __global__ void NAME(float* o, const float* x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float s, c;
-    sincosf(x[i], &s, &c);
-    o[i] = sinf(x[i]); o[n + i] = cosf(x[i]); o[2 * n + i] = s; o[3 * n + i] = c; o[4 * n + i] = tanf(x[i]);
-}
-extern "C" __global__ void overloads(float* o, const float* x, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float s, c;
-    sincos(x[i], &s, &c);
-    o[i] = sin(x[i]); o[n + i] = cos(x[i]); o[2 * n + i] = s; o[3 * n + i] = c; o[4 * n + i] = tan(x[i]);
-}
-extern "C" __global__ void intrinsics(float* o, const float* x, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float s, c;
-    __sincosf(x[i], &s, &c);
-    o[i] = __sinf(x[i]); o[n + i] = __cosf(x[i]); o[2 * n + i] = s; o[3 * n + i] = c; o[4 * n + i] = __tanf(x[i]);
-}
+    SINCOS(x[i], &s, &c);
+    o[i] = SIN(x[i]); o[n + i] = COS(x[i]); o[2 * n + i] = s; o[3 * n + i] = c; o[4 * n + i] = TAN(x[i]);
+}'''
+TRIG_SPELLINGS = {"trig": ("sincosf", "sinf", "cosf", "tanf"), "overloads": ("sincos", "sin", "cos", "tan"),
+                  "intrinsics": ("__sincosf", "__sinf", "__cosf", "__tanf")}
+
+
+def _trig(name, sincos, sin, cos, tan):
+    # SINCOS first: SIN and COS are inside it
+    return TRIG.replace("NAME", name).replace("SINCOS", sincos).replace("SIN", sin).replace("COS", cos) \
+        .replace("TAN", tan)
+
+
+KERNELS = "".join(_trig(name, *spelling) for name, spelling in TRIG_SPELLINGS.items()) + r'''
 extern "C" __global__ void exponentials(float* o, const float* x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
