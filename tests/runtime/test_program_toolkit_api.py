@@ -301,8 +301,10 @@ def test_a_launch_whose_template_arguments_conflict_is_refused():
 def test_the_toolkit_spellings_give_the_gpus_output(rng):
     """Each program above, compiled by nvcc 13 and run on the GPU, prints what the CPU runtime
     prints: the cache-config codes, spaced launch brackets, host gridDim, bool and deduced
-    template launches, and launches in a template of its parameters; and cudaMemGetInfo's
-    total is cudaGetDeviceProperties' there too."""
+    template launches, and launches in a template of its parameters; and cudaMemGetInfo
+    succeeds with 0 < free <= total. (Its total is not totalGlobalMem on an H100: the GPU run of
+    2026-12-07 answered so, where the CPU runtime gives totalGlobalMem; the two values were not
+    recorded.)"""
     n = 64 * int(rng.integers(1, 5))
     programs = [
         (SCALE + CACHE_CONFIG, ()),
@@ -319,10 +321,8 @@ def test_the_toolkit_spellings_give_the_gpus_output(rng):
     info = cudacheck.run_program(r"""
 #include <cstdio>
 int main() {
-    cudaDeviceProp p;
-    cudaGetDeviceProperties(&p, 0);
     size_t free, total;
-    printf("%d %d\n", (int)cudaMemGetInfo(&free, &total), total == p.totalGlobalMem && free <= total);
+    printf("%d %d\n", (int)cudaMemGetInfo(&free, &total), 0 < free && free <= total);
     return 0;
 }
 """, backend="gpu")
