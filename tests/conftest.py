@@ -11,8 +11,8 @@ import pytest
 import cudacheck
 from tests.support import ROOT
 
-# A kernel's launch may take several times its usual wall time here: three test workers share
-# two cores (pyproject.toml's -n 3), and a machine may be busy besides. The limit is a safety net
+# A kernel's launch may take several times its usual wall time here: two test workers share the
+# cores (pyproject.toml's -n 2), and a machine may be busy besides. The limit is a safety net
 # against a kernel that never ends, not a measurement; the tests of the limit set their own.
 cudacheck.config.time_limit = 60.0
 
@@ -43,7 +43,7 @@ def workers(request):
 SLOW_FIXTURES = {"built_site", "built_decks", "grader_warm_cache", "wheel", "colab_install"}
 
 
-# Parallel workers (pytest-xdist; pyproject.toml asks for `-n 3 --dist loadgroup`): every test
+# Parallel workers (pytest-xdist; pyproject.toml asks for `-n 2 --dist loadgroup`): every test
 # runs in the worker that runs the rest of its file, so a module fixture is built once and a
 # notebook's cells share one kernel; and the tests of a session fixture that builds something
 # large run in one worker, so it is built once: the site, the Colab environment (one

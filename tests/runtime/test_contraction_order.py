@@ -3,17 +3,17 @@
 nvcc's optimizer orders a sum's operands by rank and code generation fuses the first product,
 unless the other one was hoisted out of the loop the sum is in. Each kernel here has sums whose
 right product nvcc fuses and sums whose left one it fuses (nvcc 13.0's PTX, read by
-scripts/contraction_rank_probe.py); the CPU runtime's results are held bit for bit to an exact
+tests/support/contraction_rank_probe.py); the CPU runtime's results are held bit for bit to an exact
 model of the fma nvcc forms, on fresh random operands chosen so that fma(p, q, RN(r*s)) and
 fma(r, s, RN(p*q)) differ. With nvcc on PATH, the probe holds the front end's choice to nvcc's
 PTX on these kernels and on fresh random ones."""
 import shutil
 
-import contraction_rank_probe as probe
 import numpy as np
 import pytest
 
 import cudacheck
+from tests.support import contraction_rank_probe as probe
 from tests.support.numerics import fma_exact32
 
 # SGEMM_CUDA's float4 epilogue: the vector load's lanes rank alike, R's loads come one after

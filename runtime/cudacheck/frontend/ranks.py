@@ -30,7 +30,7 @@ of two products that the walk reached; where the model cannot follow the code (a
 a condition known only when compiling, as a template's parameters make it, a call of a function
 a header defines, a device function whose call sites disagree, a sum of a function no kernel
 calls), it answers False: the written order, the left product fused.
-scripts/contraction_rank_probe.py holds the model to nvcc's PTX.
+tests/support/contraction_rank_probe.py holds the model to nvcc's PTX.
 """
 import re
 from dataclasses import dataclass, field

@@ -7,9 +7,9 @@ operands traced back (through every instruction) to the kernel parameters, speci
 shared arrays they come from, against each product's own. The front end's choice is read from
 its rewrite of the same source (`::kc::mad_` fuses the left product, `::kc::add_mul_` the right).
 
-    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --kernels 600 --seed 1
-    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --file k.cu --instance 'sgemm<128, 8>'
-    PYTHONPATH=runtime python -m scripts.contraction_rank_probe --corpus   # the differential corpus
+    PYTHONPATH=runtime:. python -m tests.support.contraction_rank_probe --kernels 600 --seed 1
+    PYTHONPATH=runtime:. python -m tests.support.contraction_rank_probe --file k.cu --instance 'sgemm<128, 8>'
+    PYTHONPATH=runtime:. python -m tests.support.contraction_rank_probe --corpus   # the differential corpus
 
 Prints the agreement, by the features a statement's products use; needs nvcc on PATH.
 
@@ -602,7 +602,7 @@ def main():
     ap.add_argument("--save", help="write the generated source here")
     ap.add_argument("--misses", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
-    if a.corpus:   # run from the repository's root: `python -m scripts.contraction_rank_probe --corpus`
+    if a.corpus:   # run from the repository's root: `python -m tests.support.contraction_rank_probe --corpus`
         from tests.support.cuda_corpus import all_cases
         from tests.support.cuda_corpus.case import SRC
         builds = {}
