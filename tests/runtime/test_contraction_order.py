@@ -14,7 +14,7 @@ import pytest
 
 import cudacheck
 from tests.support import contraction_rank_probe as probe
-from tests.support.numerics import fma_exact32
+from tests.support.gpu_float_model import fma
 
 # SGEMM_CUDA's float4 epilogue: the vector load's lanes rank alike, R's loads come one after
 # another, so lane x's products tie (the left one, a*R[0], is fused) and every later lane's
@@ -49,7 +49,7 @@ LOOP_RIGHT = [True, False, False]
 
 def _expected(p, q, r, s, right):
     """p*q + r*s as nvcc computes it: one product fused, the other rounded first."""
-    return fma_exact32(r, s, p * q) if right else fma_exact32(p, q, r * s)
+    return fma(r, s, p * q) if right else fma(p, q, r * s)
 
 
 def test_the_float4_epilogue_fuses_what_nvcc_fuses_lane_by_lane():

@@ -3,6 +3,8 @@ the CPU runtime computes them (cpu/src/kc_gpu_math.h): within the Programming Gu
 bounds of the exact values at every magnitude, the special values, sincosf as sinf and cosf,
 -ftz=true's flushing, bit for bit against a NumPy model of the PTX of CUDA 13.0 (the reduction
 by pi/2, exact past 105615, and the polynomials), and, on a GPU, against the GPU's bits."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -194,13 +196,27 @@ def tables():
 
 # -- the tests ----------------------------------------------------------------------------------
 
-def test_the_models_fma_rounds_once():
+def test_the_models_fma_rounds_once(rng):
     """The model's fma.rn.f32 against exact rational arithmetic, where rounding the float64 sum
     would round twice: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is a float32 midpoint, and +-2^-80
     decides it."""
     a = np.float32(1 + 2.0 ** -12)
     got = gm.fma(a, a, np.array([2.0 ** -80, -(2.0 ** -80), 0.0], np.float32)).astype(np.float64) - (1 + 2.0 ** -11)
     assert list(got) == [2.0 ** -23, 0.0, 0.0]
+    # and on fresh operands whose sum nearly cancels the product (the rounding of a*b decides it)
+    a, b = (rng.uniform(-4, 4, 400).astype(np.float32) for _ in range(2))
+    c = (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, 400))).astype(np.float32)
+    assert np.array_equal(gm.fma(a, b, c), [_fma_rational(*v) for v in zip(a, b, c)])
+
+
+def _fma_rational(a, b, c):
+    """a * b + c of float32 values, in exact rationals, rounded once to float32 (ties to even)."""
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    r = np.float32(float(exact))
+    lo, hi = (np.nextafter(r, np.float32(-np.inf)), r) if Fraction(float(r)) > exact else \
+        (r, np.nextafter(r, np.float32(np.inf)))
+    dlo, dhi = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+    return lo if dlo < dhi or (dlo == dhi and not (lo.view(np.uint32) & 1)) else hi
 
 
 def test_within_the_programming_guides_bounds_at_every_magnitude(rng):

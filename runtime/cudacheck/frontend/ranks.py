@@ -905,7 +905,8 @@ class _Walk:
                                                 and self._strip(a).spelling == name)]
             if name == "operator=" and len(operands) == 2:
                 return self._write(operands[0], self._ev(operands[1]))
-            return self._sequence(operands) and None
+            self._sequence(operands)   # their loads and effects; an operator's result is not followed
+            return None
         values = [self._ev(a) for a in args]
         if name.startswith("make_") and self._lanes(c):
             return dict(zip(self._lanes(c), values))

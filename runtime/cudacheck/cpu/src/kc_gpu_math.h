@@ -284,14 +284,14 @@ inline float gpu_log1pf(float x) {
 }
 
 // sinf and cosf: the reduction above, then sin(r + q pi/2) and sin(r + (q + 1) pi/2).
-inline float gpu_sinf(float x) {
-    gpumath::Reduced d = gpumath::reduce_half_pi(kc::intr::fz(x));
-    return gpumath::quadrant_sine(d.r, gpumath::mul_(d.r, d.r), d.q);
+namespace gpumath {
+inline float sine_after(float x, int quarter_turns) {
+    Reduced d = reduce_half_pi(kc::intr::fz(x));
+    return quadrant_sine(d.r, mul_(d.r, d.r), d.q + quarter_turns);
 }
-inline float gpu_cosf(float x) {
-    gpumath::Reduced d = gpumath::reduce_half_pi(kc::intr::fz(x));
-    return gpumath::quadrant_sine(d.r, gpumath::mul_(d.r, d.r), d.q + 1);
-}
+}  // namespace gpumath
+inline float gpu_sinf(float x) { return gpumath::sine_after(x, 0); }
+inline float gpu_cosf(float x) { return gpumath::sine_after(x, 1); }
 // sincosf: one reduction and both polynomials, each result negated by neg.f32 where CUDA's
 // sinf and cosf compute -1 * v + 0: these differ only for v = 0, which the reduction never
 // gives with q & 2 set (NaN and infinities have q = 0), so the two are sinf's and cosf's bits.
