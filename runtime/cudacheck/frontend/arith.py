@@ -339,11 +339,12 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
              "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
 # --use_fast_math: what nvcc and NVRTC compile these to instead (their PTX: ex2.approx.ftz of
 # x * log2(e), ex2.approx.ftz, sin.approx.ftz, cos.approx.ftz); division of floats is
-# div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf (lg2.approx), sqrtf (sqrt.approx)
-# and tanhf (tanh.approx) keep their precise versions here: those approximations are not the
-# GPU's yet.
+# div.approx.ftz (`::kc::fast_div`); logf, log2f and log10f are __logf, __log2f and __log10f
+# (lg2.approx.ftz). powf (lg2.approx and ex2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx)
+# keep their precise versions here: those are not the GPU's yet.
 _FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f", "sinf": "::__sinf",
-              "cosf": "::__cosf", "sincosf": "::__sincosf"}
+              "cosf": "::__cosf", "sincosf": "::__sincosf", "logf": "::__logf", "log2f": "::__log2f",
+              "log10f": "::__log10f"}
 
 
 def _only_child_type(c):

@@ -1,0 +1,137 @@
+"""On a GPU: measure lg2.approx.f32 (what __logf, __log2f, __log10f and, under --use_fast_math,
+logf, log2f and log10f compile to), check on every input the rule that lets two binades' results
+and a bitmap per result binade give all of them, and write the CPU runtime's table
+(cudacheck/cpu/gpumath.py: encode_lg2) and a report.
+
+    python scripts/record_gpu_lg2_table.py --data runtime/cudacheck/cpu/data --report logs/DATE-DEVICE-lg2.md
+
+The rule (found on an H200, 2026-12-06): for x = 2^e (1 + m 2^-23), lg2.approx(x) is T0[m] for
+e = 0 and T1[m] for e = -1, the GPU's own results on [1, 2) and [1/2, 1); for any other e it is
+e + L[m] rounded toward zero, L[m] = T0[m] where T0[m] < 1/2 and 1 + T1[m] otherwise, then one
+unit lower in its bit pattern for the m of a set that depends only on the result's binade: for
+e > 0 the binade of e (k = floor(log2 e)), for e < 0 that of -e - 1. A subnormal x (not flushed:
+lg2.approx.f32 without .ftz) is the same rule for its normalized exponent and mantissa. The .ftz
+form gives the same results for normal x, and -inf for a subnormal one.
+"""
+import argparse
+import datetime
+import subprocess
+
+import numpy as np
+
+from cudacheck.cpu.gpumath import LG2_CLASSES, encode_lg2
+
+KERNEL = r'''
+extern "C" __global__ void lg2(const unsigned* in, float* out, unsigned n, int ftz) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = __uint_as_float(in[i]), r;
+    if (ftz) asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    else asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+    out[i] = r;
+}
+'''
+N = 1 << 23
+
+
+def main():
+    import cupy as cp
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True, help="the folder the table's file is written to")
+    ap.add_argument("--report", required=True)
+    opts = ap.parse_args()
+    kernel = cp.RawKernel(KERNEL, "lg2")
+    m = cp.arange(N, dtype=cp.uint32)
+
+    def run(bits, ftz):
+        out = cp.empty(bits.size, dtype=cp.float32)
+        kernel(((bits.size + 255) // 256,), (256,), (bits, out, np.uint32(bits.size), np.int32(ftz)))
+        return out
+
+    def binade(e):
+        return m | cp.uint32((e + 127) << 23)
+
+    def toward_zero(v):   # float64 -> float32 rounded toward zero
+        f = v.astype(cp.float32)
+        return cp.where(cp.abs(f.astype(cp.float64)) > cp.abs(v), cp.nextafter(f, cp.float32(0)), f)
+
+    lines = []
+    t0, t1 = run(binade(0), 1), run(binade(-1), 1)
+    for ftz in (0,):
+        same = [int(cp.count_nonzero(run(binade(e), ftz).view(cp.uint32) != t.view(cp.uint32))) for e, t in
+                ((0, t0), (-1, t1))]
+        lines.append(f"T0 and T1 of lg2.approx.f32 against lg2.approx.ftz.f32: {same} results differ")
+    L = cp.where(t0 < 0.5, t0.astype(cp.float64), 1.0 + t1.astype(cp.float64))
+
+    def klass(e):
+        return LG2_CLASSES.index(("p" if e > 0 else "n") + str(1 << (int(e if e > 0 else -e - 1).bit_length() - 1)))
+
+    fixes = [None] * len(LG2_CLASSES)
+    checked = {}
+    order = [e for e in range(-126, 128) if e not in (0, -1)]
+    order.sort(key=lambda e: abs(e))   # the first e of each class sets its bitmap; the others check it
+    for e in order:
+        k = klass(e)
+        rule = toward_zero(e + L)
+        for ftz in (1, 0):
+            got = run(binade(e), ftz)
+            low = got.view(cp.uint32).astype(cp.int64) - rule.view(cp.uint32).astype(cp.int64)
+            if fixes[k] is None:
+                if not bool(cp.all((low == 0) | (low == -1))):
+                    raise SystemExit(f"e = {e}: results differ from the rule by other than one unit")
+                fixes[k] = low == -1
+            bad = int(cp.count_nonzero(low != -fixes[k].astype(cp.int64)))
+            checked.setdefault(LG2_CLASSES[k], [0, 0, []])
+            checked[LG2_CLASSES[k]][0] += N
+            checked[LG2_CLASSES[k]][1] += bad
+            checked[LG2_CLASSES[k]][2].append(e)
+    # subnormal x = j 2^-149 (lg2.approx.f32): x = 2^E (1 + f 2^-23)
+    j = cp.arange(1, N, dtype=cp.uint32)
+    got = run(j, 0)
+    width = cp.floor(cp.log2(j.astype(cp.float64))).astype(cp.int64)   # exact for j < 2^23
+    E = width - 149
+    f = ((j.astype(cp.int64) << (23 - width)) & (N - 1)).astype(cp.int64)
+    rule = toward_zero(E.astype(cp.float64) + L[f])
+    low = got.view(cp.uint32).astype(cp.int64) - rule.view(cp.uint32).astype(cp.int64)
+    k_sub = cp.asarray([klass(int(e)) for e in range(-149, -126)])[E + 149]
+    for k in cp.unique(k_sub).tolist():
+        sel = k_sub == k
+        if fixes[k] is None:   # a class only subnormal results reach: its bitmap from them
+            if not bool(cp.all((low[sel] == 0) | (low[sel] == -1))):
+                raise SystemExit("subnormal results differ from the rule by other than one unit")
+            fixes[k] = cp.zeros(N, dtype=bool)
+            fixes[k][f[sel & (low == -1)]] = True
+    expect = -cp.stack(fixes)[k_sub, f].astype(cp.int64)
+    sub_bad = int(cp.count_nonzero(low != expect))
+    flushed = run(j, 1)
+    sub_ftz = int(cp.count_nonzero(~cp.isneginf(flushed)))
+    missing = [c for c, fx in zip(LG2_CLASSES, fixes) if fx is None]
+    if missing:
+        raise SystemExit(f"no input reached the result binades {missing}")
+    data = encode_lg2(cp.asnumpy(t0.view(cp.uint32)), cp.asnumpy(t1.view(cp.uint32)), [cp.asnumpy(x) for x in fixes])
+    path = f"{opts.data}/gpu_lg2_table.xz"
+    with open(path, "wb") as out:
+        out.write(data)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    report = [f"# lg2.approx.f32 measured on {gpu}, {datetime.date.today()}", "",
+              "    python scripts/record_gpu_lg2_table.py --data ... --report ...", "", *lines, "",
+              "| result binade | exponents e checked (both forms) | inputs | differ from the rule | one unit lower |",
+              "|---|---|---|---|---|"]
+    for c in LG2_CLASSES:
+        if c in checked:
+            total, bad, es = checked[c]
+            report.append(f"| {c} | {min(es)}..{max(es)} ({len(set(es))}) | {total:,} | {bad:,} | "
+                          f"{int(fixes[LG2_CLASSES.index(c)].sum()):,} |")
+        else:
+            report.append(f"| {c} | subnormal inputs only | | | {int(fixes[LG2_CLASSES.index(c)].sum()):,} |")
+    report += ["", f"Subnormal inputs (lg2.approx.f32): {N - 1:,}, {sub_bad:,} differ from the rule; "
+               f"lg2.approx.ftz.f32 gives -inf for {N - 1 - sub_ftz:,} of them.",
+               f"Table written: {path}, {len(data):,} bytes."]
+    with open(opts.report, "w") as out:
+        out.write("\n".join(report) + "\n")
+    print("\n".join(report))
+
+
+if __name__ == "__main__":
+    main()
