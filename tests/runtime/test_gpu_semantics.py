@@ -124,16 +124,24 @@ def _fma_exact(a, b, c):
     return out
 
 
+# s += a*b and a*b - c, each contracted into one fma unless an option says otherwise
+CONTRACTED = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
+              '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+              '    if (i < n) { float s = c[i]; s += a[i] * b[i]; o[i] = s; o[n + i] = a[i] * b[i] - c[i]; }\n}\n')
+
+
+def _near_cancelling(rng, n):
+    """a, b and c with c within a millionth of -a*b: the product's rounding decides the sum."""
+    a, b = (rng.uniform(-4, 4, n).astype(np.float32) for _ in range(2))
+    return a, b, (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
+
+
 def test_contraction_on_fresh_inputs_rounds_once():
     """On fresh random operands, a*b + c equals the exactly rounded fma, not the twice-rounded
     product and sum (which the operands make differ in most elements)."""
-    src = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
-           '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
-           '    if (i < n) { float s = c[i]; s += a[i] * b[i]; o[i] = s; o[n + i] = a[i] * b[i] - c[i]; }\n}\n')
-    rng = np.random.default_rng()
+    src = CONTRACTED
     n = 300
-    a, b = (rng.uniform(-4, 4, n).astype(np.float32) for _ in range(2))
-    c = (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
+    a, b, c = _near_cancelling(np.random.default_rng(), n)
     o = np.zeros(2 * n, np.float32)
     cudacheck.RawKernel(src, "f", backend="cpu")((2,), (256,), (o, a, b, c, np.int32(n)))
     assert np.array_equal(o[:n], _fma_exact(a, b, c))
@@ -152,22 +160,17 @@ def test_contraction_on_fresh_inputs_rounds_once():
 def test_a_device_debug_build_rounds_the_product_and_the_sum_apart_on_the_gpu():
     """NVRTC's -G emits mul.f32 and add.f32 and ptxas, optimizing nothing, keeps them apart
     (Rodinia's hotspot3D, built -G, printed the CPU runtime's accuracy once it did the same)."""
-    src = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
-           '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
-           '    if (i < n) o[i] = a[i] * b[i] + c[i];\n}\n')
-    rng = np.random.default_rng()
-    n = 1000
-    a, b = (rng.uniform(-4, 4, n).astype(np.float32) for _ in range(2))
-    c = (-(a.astype(np.float64) * b) * (1 + rng.uniform(-1e-6, 1e-6, n))).astype(np.float32)
     import cupy
+    n = 1000
+    a, b, c = _near_cancelling(np.random.default_rng(), n)
     for options in [("-G",), ()]:
-        o = cupy.zeros(n, cupy.float32)
-        cudacheck.RawKernel(src, "f", options=options, backend="gpu")(
+        o = cupy.zeros(2 * n, cupy.float32)
+        cudacheck.RawKernel(CONTRACTED, "f", options=options, backend="gpu")(
             (4,), (256,), (o, *map(cupy.asarray, (a, b, c)), np.int32(n)))
-        out = {"gpu": cupy.asnumpy(o), "cpu": np.zeros(n, np.float32)}
-        cudacheck.RawKernel(src, "f", options=options, backend="cpu")((4,), (256,), (out["cpu"], a, b, c, np.int32(n)))
-        assert np.array_equal(out["gpu"], out["cpu"]), options
-        assert np.array_equal(out["cpu"], (a * b + c) if options else _fma_exact(a, b, c)), options
+        cpu = np.zeros(2 * n, np.float32)
+        cudacheck.RawKernel(CONTRACTED, "f", options=options, backend="cpu")((4,), (256,), (cpu, a, b, c, np.int32(n)))
+        assert np.array_equal(cupy.asnumpy(o), cpu), options
+        assert np.array_equal(cpu[:n], (c + a * b) if options else _fma_exact(a, b, c)), options
 
 
 @pytest.mark.gpu

@@ -151,7 +151,9 @@ from tests.support.browser import (  # noqa: E402
     find_pages,
     is_local,
     network_requests,
+    next_frames,
     reach_widgets,
+    screenshot_png,
     site_html,
     start_chromium,
     wait_until_still,
@@ -564,9 +566,12 @@ def check_page(driver, base_url, page, html_root, launch=None, screenshot_dir=No
     except WebDriverException as exc:
         report.problems.append(f"did not load: {exc.msg}")
         return report
-    time.sleep(SETTLE_S)
+    loaded = time.monotonic()
     math = driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
     reach_widgets(driver)
+    # Late errors (timers, promises): the console is read no sooner than SETTLE_S after the
+    # load, and after what the formulas and widgets started (waiting for them counts).
+    time.sleep(max(0.0, SETTLE_S - (time.monotonic() - loaded)))
     probe = driver.execute_script(PAGE_PROBE_JS)
 
     # Network: every request of this page to the local server must succeed.
@@ -719,15 +724,19 @@ def _contrast(a, b):
 
 
 def _region(driver, element, margin=8):
-    """The pixels around `element` (its box grown by `margin` px), from a viewport screenshot."""
-    rect = driver.execute_script("const r = arguments[0].getBoundingClientRect();"
-                                 "return [r.left, r.top, r.right, r.bottom, innerWidth, innerHeight];", element)
-    left, top, right, bottom, width, height = rect
+    """The pixels around `element` (its box grown by `margin` px, inside the window) as the
+    window shows them: a screenshot of that region alone (DevTools takes its clip in the
+    document's coordinates, hence the scroll offsets, and draws the page afresh for it, so
+    what was just scrolled or restyled shows)."""
+    rect = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left, r.top, "
+                                 "r.right, r.bottom, innerWidth, innerHeight, scrollX, scrollY];", element)
+    left, top, right, bottom, width, height, sx, sy = rect
     box = (max(0, int(left) - margin), max(0, int(top) - margin),
            min(int(width), int(right) + margin + 1), min(int(height), int(bottom) + margin + 1))
     from PIL import Image  # matplotlib's dependency: in the book's requirements
-    shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
-    return shot.crop(box)
+    png = screenshot_png(driver, {"x": box[0] + sx, "y": box[1] + sy, "width": box[2] - box[0],
+                                  "height": box[3] - box[1]})
+    return Image.open(io.BytesIO(png)).convert("RGB")
 
 
 def _undrawn_underscores(driver):
@@ -740,11 +749,9 @@ def _undrawn_underscores(driver):
         # 'instant': the theme scrolls smoothly, and a screenshot taken mid-scroll compares
         # two different regions (every pixel "differs", and the check passes by accident).
         driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", element)
-        time.sleep(0.05)
         drawn = _region(driver, element)
         driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
                               ".forEach(s => s.style.color = 'transparent')", element)
-        time.sleep(0.05)
         hidden = _region(driver, element)
         driver.execute_script("arguments[0].querySelectorAll('[data-underscore]')"
                               ".forEach(s => s.style.color = '')", element)
@@ -775,14 +782,14 @@ def _screenshot(driver, path, metrics=None):
                            {"width": width, "height": height, "deviceScaleFactor": 1,
                             "mobile": bool(metrics and metrics.get("mobile"))})
     try:
-        time.sleep(0.2)  # let the page lay itself out at the new size
-        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        next_frames(driver)  # the page laid out at the new size
+        shot = screenshot_png(driver)
     finally:
         if metrics:
             driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
         else:
             driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    path.write_bytes(base64.b64decode(shot["data"]))
+    path.write_bytes(shot)
     return path
 
 
@@ -1009,10 +1016,17 @@ def _open(driver, url, metrics, report):
     return _wait_loaded(driver, report)
 
 
+# The page's fonts loaded (a font that comes late changes the layout), and the layout they
+# make painted.
+FONTS_JS = ("const done = arguments[0]; "
+            "document.fonts.ready.then(() => requestAnimationFrame(() => requestAnimationFrame(() => done())));")
+
+
 def _settle(driver):
-    """After the load: SETTLE_S for late errors, MathJax's first typesetting (formulas change
-    the layout), every widget drawn (reach_widgets); then at the top of the page."""
-    time.sleep(SETTLE_S)
+    """After the load: the fonts (FONTS_JS), MathJax's first typesetting (formulas change the
+    layout), every widget drawn (reach_widgets); then at the top of the page. (These passes
+    read no console, so the main pass's SETTLE_S for late errors is not waited here.)"""
+    driver.execute_async_script(FONTS_JS)
     driver.execute_async_script(MATH_PROBE_JS, MATH_TIMEOUT_S * 1000)
     reach_widgets(driver)
     driver.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")
@@ -1050,7 +1064,7 @@ def width_checks(driver, report, page, width, screenshot_dir=None):
         path = Path(screenshot_dir) / (re.sub(r"\.html$", "", page).replace("/", "__") + ".png")
         path.parent.mkdir(parents=True, exist_ok=True)
         if report.menu_open and _click_visible(driver, ".primary-toggle"):
-            path.with_name(path.stem + "__menu.png").write_bytes(driver.get_screenshot_as_png())  # the menu, open
+            path.with_name(path.stem + "__menu.png").write_bytes(screenshot_png(driver))  # the menu, open
             _close_with_escape(driver)
         report.screenshot = _screenshot(driver, path, width_metrics(width))
 
@@ -1280,7 +1294,7 @@ def reading_checks(driver, report, page, html_root, size, screenshot_dir=None):
     if screenshot_dir is not None:
         path = Path(screenshot_dir) / f"{re.sub(r'[.]html$', '', page).replace('/', '__')}-{tag}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(driver.get_screenshot_as_png())
+        path.write_bytes(screenshot_png(driver))
     facts = driver.execute_script(READING_JS)
     if facts is None:   # not a page of the book (a redirect stub)
         return

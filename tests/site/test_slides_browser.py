@@ -45,7 +45,15 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from tests.support import ROOT
-from tests.support.browser import CHROMIUM_FLAGS, SiteServer, drain_logs, is_local, network_requests, start_chromium
+from tests.support.browser import (
+    CHROMIUM_FLAGS,
+    SiteServer,
+    drain_logs,
+    is_local,
+    network_requests,
+    screenshot_png,
+    start_chromium,
+)
 from tiling_course.style import STAMP_DPI, STAMP_FONT, png_text
 
 pytestmark = pytest.mark.browser
@@ -158,6 +166,36 @@ r.page_scrolls = page.scrollHeight > innerHeight + 1 || page.scrollWidth > inner
 return r;
 """
 
+# Every slide (arguments[0]: the bottom limit; the last, the callback) shown in turn and
+# measured by SLIDE_PROBE_JS two frames later (laid out and painted), all in one call: a round
+# trip to the browser per slide cost as much as measuring it.
+SLIDES_JS = r"""
+const done = arguments[arguments.length - 1], limit = arguments[0];
+const probe = function () {
+""" + SLIDE_PROBE_JS + r"""
+};
+const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
+(async () => {
+  const measured = [];
+  for (let i = 0; i < Reveal.getTotalSlides(); i++) {
+    Reveal.slide(i);
+    await frame();
+    await frame();
+    measured.push(probe(limit));
+  }
+  return measured;
+})().then(done, e => done({error: String(e && e.stack || e)}));
+"""
+
+# Where the deck is after each key press: recorded at the key's release, once reveal.js has
+# handled its press (arguments[0]: the slides already recorded are dropped).
+RECORD_KEYS_JS = r"""
+const index = () => Reveal.getSlides().indexOf(Reveal.getCurrentSlide());
+if (!window.tcSeen)
+  window.addEventListener('keyup', () => window.tcSeen.push(index()), true);
+window.tcSeen = [index()];
+"""
+
 MATH_JS = r"""
 const maths = document.querySelectorAll('.reveal .slides mjx-container').length;
 const errors = [...document.querySelectorAll('mjx-merror')]
@@ -187,7 +225,7 @@ def open_deck(driver, url, size):
         state = driver.execute_script("return document.body && document.body.dataset.slides")
         if state in ("ready", "failed"):
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
     if state != "ready":
         problems.append(f"the deck did not become ready within {READY_TIMEOUT_S} s (state {state!r})")
     return problems
@@ -213,16 +251,23 @@ def load_problems(driver, inside):
 
 
 def walk(driver, key):
-    """Press `key` until the deck stops moving; the slide indices visited, from the first."""
+    """Press `key` as often as the deck has slides (enough to reach the last from the first,
+    and press once more there, where the deck must stay); the slide indices visited, from the
+    first, one after each press (RECORD_KEYS_JS). The presses go in one batch of real key
+    events, each handled before the next is sent."""
     driver.execute_script("Reveal.slide(0, 0)")
     total = driver.execute_script("return Reveal.getTotalSlides()")
-    seen = [driver.execute_script("return Reveal.getSlides().indexOf(Reveal.getCurrentSlide())")]
-    for _ in range(total + 2):
-        ActionChains(driver).send_keys(key).perform()
-        seen.append(driver.execute_script("return Reveal.getSlides().indexOf(Reveal.getCurrentSlide())"))
-        if seen[-1] == seen[-2] and seen[-1] == total - 1:
-            break
-    return total, seen
+    driver.execute_script(RECORD_KEYS_JS)
+    ActionChains(driver).send_keys(*[key] * total).perform()
+    return total, driver.execute_script("return window.tcSeen")
+
+
+def measure_slides(driver, limit):
+    """SLIDES_JS's measures of every slide of the deck."""
+    measured = driver.execute_async_script(SLIDES_JS, limit)
+    if isinstance(measured, dict):
+        raise RuntimeError(f"measuring the slides failed in the page: {measured['error']}")
+    return measured
 
 
 @functools.lru_cache(maxsize=256)
@@ -302,16 +347,14 @@ def check_deck(driver, url, inside, size, keys=tuple(KEYS), screenshots=None):
         total, seen = walk(driver, KEYS[key])
         if seen[:total] != list(range(total)) or seen[-1] != total - 1:
             problems.append(f"{key} visits {seen[:60]} of {total} slides, not each in order")
-    measured = []
-    for i in range(total):
-        driver.execute_script("Reveal.slide(arguments[0])", i)
-        time.sleep(0.03)
-        s = driver.execute_script(SLIDE_PROBE_JS, limit)
-        measured.append(s)
+    measured = measure_slides(driver, limit)
+    if screenshots is not None:   # (DevTools draws the page afresh for a screenshot: the slide just shown)
+        screenshots.mkdir(parents=True, exist_ok=True)
+        for i in range(total):
+            driver.execute_script("Reveal.slide(arguments[0])", i)
+            (screenshots / f"{i + 1:02d}.png").write_bytes(screenshot_png(driver))
+    for s in measured:
         problems += slide_problems(s, total, size, limit)
-        if screenshots is not None:
-            screenshots.mkdir(parents=True, exist_ok=True)
-            (screenshots / f"{i + 1:02d}.png").write_bytes(driver.get_screenshot_as_png())
     first = measured[0] if measured else {}
     h1 = first.get("h1")
     if first.get("kind") != "title" or not h1 or h1["px"] < 48 or abs(h1["cx"] - 0.5) > 0.1 \

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.browser import SiteServer, find_pages, reach_widgets, site_html, sweep_states
+from tests.support.browser import SiteServer, find_pages, next_frames, reach_widgets, site_html, sweep_states
 from tiling_course import registry, switch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]   # slow: the site is built, unless TC_SITE names one
@@ -123,7 +123,7 @@ def _screenshot(driver, name, key):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     root = driver.find_element("css selector", f".tc-switch-{name}")
     driver.execute_script("arguments[0].scrollIntoView({block: 'start', behavior: 'instant'})", root)
-    time.sleep(0.2)
+    next_frames(driver)   # (scrolled and painted)
     path = SCREENSHOTS / (re.sub(r"[^A-Za-z0-9.-]+", "_", f"{name}-{key}") + ".png")
     path.write_bytes(root.screenshot_as_png)
     return path

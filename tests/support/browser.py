@@ -1,6 +1,7 @@
 """The site tests' browser: a local server for a built site, a headless Chromium, what its
 logs say, and the walk through a widget's states; shared by tests/site/test_browser.py,
 test_slides_browser.py, test_widgets_browser.py and tests/course/test_widgets.py."""
+import base64
 import functools
 import http.server
 import json
@@ -8,7 +9,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +18,7 @@ from tests.support import ROOT
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 MATH_TIMEOUT_S = 15        # for MathJax's first typesetting of a page
+WIDGETS_TIMEOUT_S = 30     # for the widgets of a page to draw (reach_widgets)
 
 CHROMIUM_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
@@ -106,7 +107,7 @@ def start_chromium(flags):
     driver.set_page_load_timeout(60)
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
-    driver.set_script_timeout(MATH_TIMEOUT_S + 15)
+    driver.set_script_timeout(max(MATH_TIMEOUT_S, WIDGETS_TIMEOUT_S) + 15)
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
@@ -143,30 +144,34 @@ def network_requests(perf_log):
 # The widget manager loads when a widget's cell comes near the window (book/_ext/
 # widgets_on_demand.py), as a reader scrolls to it: the checks scroll to the first widget as a
 # reader would, wait until the manager has drawn every widget of the page, and go back to the top.
+# Only a page that loads the site's own widget loader or manager can draw its widgets offline;
+# on any other (the manager would come from a CDN, which the browser cannot reach) nothing is
+# waited for: the checks accept a static fallback there. The wait runs in the page, polled at
+# each frame (arguments[0]: the time limit in ms; the last argument: the callback).
 REACH_WIDGETS_JS = r"""
+const done = arguments[arguments.length - 1], limit = arguments[0];
 const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
-if (views.length)
-  (views[0].closest('.cell') || views[0].parentElement).scrollIntoView({block: 'center', behavior: 'instant'});
-return views.length;
+const local = document.querySelector(
+    'script[src*="_static/widgets/on-demand.js"], script[src*="_static/widgets/embed-amd.js"]');
+if (!views.length || !local) return done(views.length);
+(views[0].closest('.cell') || views[0].parentElement).scrollIntoView({block: 'center', behavior: 'instant'});
+const t0 = performance.now();
+const poll = () => {
+  if (document.querySelectorAll('.widget-subarea').length >= views.length || performance.now() - t0 > limit) {
+    window.scrollTo({top: 0, behavior: 'instant'});
+    return done(views.length);
+  }
+  requestAnimationFrame(poll);
+};
+poll();
 """
-WIDGETS_TIMEOUT_S = 30
 
 
 def reach_widgets(driver):
     """Scroll to the page's first widget and wait until the page has drawn as many widgets as
     it embeds (or WIDGETS_TIMEOUT_S; what did not draw is reported by the checks after this);
     then back to the top. Returns how many the page embeds."""
-    from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-    views = driver.execute_script(REACH_WIDGETS_JS)
-    if views:
-        try:
-            WebDriverWait(driver, WIDGETS_TIMEOUT_S).until(lambda d: d.execute_script(
-                "return document.querySelectorAll('.widget-subarea').length") >= views)
-        except TimeoutException:
-            pass
-        driver.execute_script("window.scrollTo({top: 0, behavior: 'instant'})")
-    return views
+    return driver.execute_async_script(REACH_WIDGETS_JS, WIDGETS_TIMEOUT_S * 1000)
 
 
 def sweep_states(selected, sizes):
@@ -181,21 +186,50 @@ def sweep_states(selected, sizes):
 
 # Whether a page is still moving: a CSS transition or animation under way (document.
 # getAnimations() counts both, and computes styles first, so one that a click has just
-# started is counted). Endless ones (a spinner) never end and are not waited for.
-MOVING_JS = r"""
-return document.getAnimations().some(a => a.playState === 'running'
+# started is counted). Endless ones (a spinner) never end and are not waited for. The page is
+# asked at every frame, in one call (a round trip to the browser for each poll cost more than
+# most transitions last); still means seen still at every frame for STILL_MS (a handler may
+# start its transition a frame after the click). arguments[0]: the time limit in ms.
+STILL_JS = r"""
+const done = arguments[arguments.length - 1], limit = arguments[0], STILL_MS = 50;
+const moving = () => document.getAnimations().some(a => a.playState === 'running'
     && !(a.effect && a.effect.getComputedTiming().iterations === Infinity));
+const t0 = performance.now();
+let since = null;
+const poll = now => {
+  if (moving()) since = null;
+  else if (since === null) since = now;
+  if ((since !== null && now - since >= STILL_MS) || now - t0 > limit) return done(since !== null);
+  requestAnimationFrame(poll);
+};
+requestAnimationFrame(poll);
 """
 STILL_TIMEOUT_S = 5
 
 
 def wait_until_still(driver, timeout=STILL_TIMEOUT_S):
-    """Return once the page's transitions and animations have ended, seen still at two polls
-    50 ms apart (a handler may start its transition a frame after the click): a menu's
-    half-second slide costs what it lasts, and a click that starts none about 0.1 s. After
+    """Return once the page's transitions and animations have ended (STILL_JS): a menu's
+    half-second slide costs what it lasts, and a click that starts none about 50 ms. After
     `timeout` seconds, return anyway: what has not settled then shows in the checks that
     follow."""
-    end, still = time.monotonic() + timeout, 0
-    while still < 2 and time.monotonic() < end:
-        time.sleep(0.05)
-        still = 0 if driver.execute_script(MOVING_JS) else still + 1
+    driver.execute_async_script(STILL_JS, timeout * 1000)
+
+
+# Two animation frames: what a change of the page's size or style has made is laid out and
+# painted, and what the browser runs on a resize (the resize event, then requestAnimationFrame
+# callbacks) has run.
+FRAMES_JS = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()));"
+
+
+def next_frames(driver):
+    driver.execute_async_script(FRAMES_JS)
+
+
+def screenshot_png(driver, clip=None):
+    """A PNG of the window (or of `clip`, {x, y, width, height} in CSS px of the document) as
+    DevTools captures it, encoded for speed (a larger file than Selenium's, made in half the
+    time: the checks take hundreds of them)."""
+    params = {"format": "png", "optimizeForSpeed": True}
+    if clip is not None:
+        params["clip"] = {**clip, "scale": 1}
+    return base64.b64decode(driver.execute_cdp_cmd("Page.captureScreenshot", params)["data"])

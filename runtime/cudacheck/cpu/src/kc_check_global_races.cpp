@@ -421,11 +421,13 @@ static const char* g_op(const GAcc& a, bool write) {
     return write ? "write" : "read";
 }
 
-static void global_race(const Region* r, int64_t elem, const GAcc& other, bool other_write, const GAcc& me,
-                        bool me_write) {
-    if (chk.pending_race[0]) return;
+// The race of `me` with `other` as a finding, into `into` unless it holds one already: checked
+// mode's pending race, or (note_repeat) the worker's repeated-block candidate.
+static void race_finding(char* into, size_t size, const Region* r, int64_t elem, const GAcc& other, bool other_write,
+                         const GAcc& me, bool me_write) {
+    if (into[0]) return;
     uint64_t esize = r->elem_size ? r->elem_size : 1;
-    finding(chk.pending_race, sizeof chk.pending_race, Finding::global_race,
+    finding(into, size, Finding::global_race,
              "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],"
              "\"hazard\":\"%s\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
              "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d,\"scope\":\"%s\"}",
@@ -433,6 +435,11 @@ static void global_race(const Region* r, int64_t elem, const GAcc& other, bool o
              (unsigned long long)(r->bytes / esize), other_write && me_write ? "WW" : "RW", me.block - 1,
              me.tid & TID_MASK, me.pc, g_op(me, me_write), other.block - 1, other.tid & TID_MASK, other.pc,
              g_op(other, other_write), chk.interval_line, skipped_scope(other.block - 1) ? "block" : "");
+}
+
+static void global_race(const Region* r, int64_t elem, const GAcc& other, bool other_write, const GAcc& me,
+                        bool me_write) {
+    race_finding(chk.pending_race, sizeof chk.pending_race, r, elem, other, other_write, me, me_write);
 }
 
 // Keep the new reader; of the readers kept, two of different blocks survive where there
@@ -496,16 +503,7 @@ static void note_same_value(const SameValue& v) {
 
 // A same-value write of the same thread of two blocks at one instruction: the worker's first.
 static void note_repeat(const SameValue& v) {
-    if (my_status->repeat[0]) return;
-    uint64_t esize = v.r->elem_size ? v.r->elem_size : 1;
-    finding(my_status->repeat, sizeof my_status->repeat, Finding::global_race,
-            "\"array\":\"%s\",\"space\":\"%s\",\"index\":[%lld],\"dims\":[%llu],"
-            "\"hazard\":\"WW\",\"block\":%u,\"thread\":%u,\"pc\":%u,\"op\":\"%s\",\"other_block\":%u,"
-            "\"other_thread\":%u,\"other_pc\":%u,\"other_op\":\"%s\",\"interval_line\":%d,\"scope\":\"\"}",
-            v.r->name, v.r->kind == DEVICE ? "device" : "global", (long long)v.elem,
-            (unsigned long long)(v.r->bytes / esize), v.me.block - 1, v.me.tid & TID_MASK, v.me.pc,
-            g_op(v.me, true), v.other.block - 1, v.other.tid & TID_MASK, v.other.pc, g_op(v.other, true),
-            chk.interval_line);
+    race_finding(my_status->repeat, sizeof my_status->repeat, v.r, v.elem, v.other, true, v.me, true);
 }
 
 // An instruction at which threads of different indices stored one value into one element.

@@ -134,13 +134,14 @@ static void hand_over() {
     futex(&cl.g->turn, FUTEX_WAKE, 0x7fffffff, nullptr);
 }
 
-// A remote operation on a block that has exited: an H100 fails the launch (an arrival on an exited
-// block's mbarrier: "unspecified launch failure", tests/runtime/test_hopper_clusters.py).
+// The instruction a message performs, as a finding names it.
 static const char* message_what(const Message& m) {
     return m.kind == ARRIVE ? "mbarrier.arrive.shared::cluster" : "cp.async.bulk.tensor (multicast)";
 }
 
 #ifdef KC_CHECKED
+// Checked mode: a multicast copy into a block that has exited (a GPU fails the launch when one
+// comes that late; checked mode does not follow multicasts by the cluster barrier's phases).
 [[noreturn]] static void exited_target(const Message& m) {
     my_status->code = CHECK_FAILED;
     finding(my_status->message, sizeof my_status->message, Finding::operand,
