@@ -20,8 +20,8 @@ structure that lets one table serve every input was checked on all inputs there:
   [1, 2) and [1/2, 1)), and otherwise e + L[m] rounded toward zero, L[m] = T0[m] where that is
   below 1/2 and 1 + T1[m] where not, one unit lower in its bit pattern for the m of a set that
   depends only on the result's binade (LG2_CLASSES: e's binade for e > 0, that of -e - 1 for
-  e < 0); a subnormal x by the same rule for its normalized exponent and mantissa
-  (scripts/record_gpu_lg2_table.py checks it on every float).
+  e < 0); a subnormal x gives lg2.approx(x 2^24) - 24 rounded to nearest
+  (scripts/record_gpu_lg2_table.py checks all of it on every float).
 
 ex2, rcp and rsqrt: each entry is stored as its difference from a reference the C++ side
 computes the same way (kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor
@@ -47,8 +47,8 @@ LG2_DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_lg2_table.x
 SINE_ENTRIES = 1 << 23   # the quarter wave Q[r]
 LG2_ENTRIES = 1 << 23    # T0[m], T1[m], and each set's bitmap over m
 # lg2's result binades, in the order of their bitmaps (kc_gpu_math.h: lg2_approx): "p4" is
-# [4, 8), "n4" (-8, -4]; n128 only subnormal inputs reach.
-LG2_CLASSES = ("p1", "p2", "p4", "p8", "p16", "p32", "p64", "n1", "n2", "n4", "n8", "n16", "n32", "n64", "n128")
+# [4, 8), "n4" (-8, -4].
+LG2_CLASSES = ("p1", "p2", "p4", "p8", "p16", "p32", "p64", "n1", "n2", "n4", "n8", "n16", "n32", "n64")
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
 TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))
 OFFSET = 8   # a stored nibble is the difference + 8

@@ -122,7 +122,8 @@ inline float sincos_approx(float x, bool cosine) {
 
 // PTX lg2.approx.f32 (.ftz under KC_FTZ), by the rule cpu/gpumath.py states: x = 2^e (1 + m 2^-23)
 // gives T0[m] (e = 0), T1[m] (e = -1), or else e + L[m] rounded toward zero, one unit lower where
-// the bitmap of the result's binade has m. Zero gives -inf, a negative x or NaN a NaN, +inf +inf.
+// the bitmap of the result's binade has m; a subnormal x, lg2_approx(x 2^24) - 24. Zero gives
+// -inf, a negative x or NaN a NaN, +inf +inf.
 inline float lg2_approx(float x) {
     constexpr uint32_t N = 1u << 23;
     uint32_t u = bits(x);
@@ -134,10 +135,8 @@ inline float lg2_approx(float x) {
     if (!t) __builtin_trap();   // gpumath.install() was not run on this library: a bug of the runtime
     int e = int(u >> 23) - 127;
     uint32_t m = u & (N - 1);
-    if (e == -127) {   // subnormal: normalized
-        int width = 31 - __builtin_clz(m);
-        e = width - 149;
-        m = (m << (23 - width)) & (N - 1);
+    if (e == -127) {   // subnormal (not flushed): as the GPU's code does, scaled into the normal range
+        return lg2_approx(from_bits(u) * 16777216.0f) - 24.0f;
     } else if (e == 0) {
         return from_bits(t[m]);
     } else if (e == -1) {
