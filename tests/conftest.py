@@ -11,8 +11,8 @@ import pytest
 import cudacheck
 from tests.support import ROOT
 
-# A kernel's launch may take several times its usual wall time here: two test workers share the
-# cores (pyproject.toml's -n 2), and a machine may be busy besides. The limit is a safety net
+# A kernel's launch may take several times its usual wall time here: three test workers share
+# two cores (pyproject.toml's -n 3), and a machine may be busy besides. The limit is a safety net
 # against a kernel that never ends, not a measurement; the tests of the limit set their own.
 cudacheck.config.time_limit = 60.0
 
@@ -37,13 +37,13 @@ def workers(request):
 # The markers (registered in pyproject.toml). `gpu`: the test needs CuPy and a CUDA GPU, or
 # with gpu(nvcc=True) nvcc and an NVIDIA GPU, and skips where they are missing; `pytest -m gpu`
 # runs these alone, `-m "not gpu"` the rest. `browser`: it drives a headless Chromium. `slow`:
-# it builds the site, the grader's sandbox, a wheel or an edition (minutes); a test that uses
-# a fixture building the site, the sandbox, the wheel or the Colab environment is marked so
-# here, the others in their files.
-SLOW_FIXTURES = {"built_site", "grader_warm_cache", "wheel", "colab_install"}
+# it builds the site, the lecture decks, the grader's sandbox, a wheel or an edition (minutes);
+# a test that uses a fixture building the site, the decks, the sandbox, the wheel or the Colab
+# environment is marked so here, the others in their files.
+SLOW_FIXTURES = {"built_site", "built_decks", "grader_warm_cache", "wheel", "colab_install"}
 
 
-# Parallel workers (pytest-xdist; pyproject.toml asks for `-n 2 --dist loadgroup`): every test
+# Parallel workers (pytest-xdist; pyproject.toml asks for `-n 3 --dist loadgroup`): every test
 # runs in the worker that runs the rest of its file, so a module fixture is built once and a
 # notebook's cells share one kernel; and the tests of a session fixture that builds something
 # large run in one worker, so it is built once: the site, the Colab environment (one

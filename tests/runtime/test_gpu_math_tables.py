@@ -9,6 +9,8 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
+from tests.support.gpu_float_model import flush as flush_ftz
+from tests.support.gpu_float_model import rcp_approx_ftz
 
 
 @pytest.fixture(scope="module")
@@ -157,17 +159,6 @@ extern "C" __global__ void quotient(const float* x, const float* y, float* q, in
 '''
 
 
-def _rcp(tables, y):
-    """rcp.approx.ftz of float32 y: rcp(m) * 2^-e for y = m * 2^e, m in [1, 2); subnormal
-    arguments are zeros (infinite reciprocals) and subnormal results are flushed."""
-    bits = y.view(np.uint32).astype(np.int64)
-    e = ((bits >> 23) & 0xFF) - 127
-    r = tables["rcp"][bits & 0x7FFFFF] * np.exp2(-e.astype(np.float64))
-    r = np.where(e == -127, np.inf, r).astype(np.float32)
-    r = np.where(np.abs(r) < np.float32(2.0 ** -126), np.float32(0), r)
-    return np.copysign(r, y)
-
-
 @pytest.mark.parametrize("ftz", [True, False], ids=["ftz", "no-ftz"])
 def test_fast_division_is_x_times_the_tables_reciprocal(tables, ftz, rng):
     """__fdividef is div.approx: x times rcp.approx.ftz(y), rounded once, as an H100 gives it for
@@ -179,9 +170,8 @@ def test_fast_division_is_x_times_the_tables_reciprocal(tables, ftz, rng):
     options = () if ftz else ("-ftz=false",)
     cudacheck.RawKernel(QUOTIENT, "quotient", backend="cpu", options=options)(((n + 255) // 256,), (256,),
                                                                               (x, y, q, np.int32(n)))
-    flush = (lambda v: np.where(np.abs(v) < np.float32(2.0 ** -126), np.copysign(np.float32(0), v), v)) if ftz \
-        else (lambda v: v)
+    flush = flush_ftz if ftz else (lambda v: v)
     with np.errstate(over="ignore", invalid="ignore"):
-        want = flush((flush(x) * _rcp(tables, y)).astype(np.float32))
+        want = flush((flush(x) * rcp_approx_ftz(tables, y)).astype(np.float32))
     assert np.array_equal(q.view(np.uint32), want.view(np.uint32)), np.flatnonzero(q.view(np.uint32) !=
                                                                                want.view(np.uint32))[:5]

@@ -15,6 +15,7 @@ import pytest
 
 import cudacheck
 from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
+from tests.support.numerics import fma_exact32
 from tiling_course.measure import model
 
 RECORD = model.read(Path(__file__).parents[1] / "data" / "gpu_semantics.json")
@@ -110,20 +111,6 @@ def test_uncontracted_forms_still_differ():
     assert all((got[:, i] != want[:, i]).any() for i in left_out)
 
 
-def _fma_exact(a, b, c):
-    """fma(a, b, c) for float32 operands, rounded once to float32 (exact rational arithmetic)."""
-    from fractions import Fraction
-    out = np.empty(len(a), np.float32)
-    for i, (x, y, z) in enumerate(zip(a, b, c)):
-        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
-        r = np.float32(float(exact))
-        lo, hi = (np.nextafter(r, np.float32(-np.inf)), r) if Fraction(float(r)) > exact else \
-                 (r, np.nextafter(r, np.float32(np.inf)))
-        dlo, dhi = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
-        out[i] = lo if dlo < dhi or (dlo == dhi and not (lo.view(np.uint32) & 1)) else hi
-    return out
-
-
 # s += a*b and a*b - c, each contracted into one fma unless an option says otherwise
 CONTRACTED = ('extern "C" __global__ void f(float* o, const float* a, const float* b, const float* c, int n) {\n'
               '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
@@ -144,16 +131,16 @@ def test_contraction_on_fresh_inputs_rounds_once():
     a, b, c = _near_cancelling(np.random.default_rng(), n)
     o = np.zeros(2 * n, np.float32)
     cudacheck.RawKernel(src, "f", backend="cpu")((2,), (256,), (o, a, b, c, np.int32(n)))
-    assert np.array_equal(o[:n], _fma_exact(a, b, c))
-    assert np.array_equal(o[n:], _fma_exact(a, b, -c))
+    assert np.array_equal(o[:n], fma_exact32(a, b, c))
+    assert np.array_equal(o[n:], fma_exact32(a, b, -c))
     assert (o[:n] != a * b + c).mean() > 0.5
     # --fmad=false, and -G (device code not optimized, unless -dopt asks for it), round twice
     for options, fused in [(("-fmad=false",), False), (("-G",), False), (("--device-debug",), False),
                            (("-G", "-dopt=on"), True)]:
         got = np.zeros(2 * n, np.float32)
         cudacheck.RawKernel(src, "f", options=options, backend="cpu")((2,), (256,), (got, a, b, c, np.int32(n)))
-        assert np.array_equal(got[:n], _fma_exact(a, b, c) if fused else c + a * b), options
-        assert np.array_equal(got[n:], _fma_exact(a, b, -c) if fused else a * b - c), options
+        assert np.array_equal(got[:n], fma_exact32(a, b, c) if fused else c + a * b), options
+        assert np.array_equal(got[n:], fma_exact32(a, b, -c) if fused else a * b - c), options
 
 
 @pytest.mark.gpu
@@ -170,7 +157,7 @@ def test_a_device_debug_build_rounds_the_product_and_the_sum_apart_on_the_gpu():
         cpu = np.zeros(2 * n, np.float32)
         cudacheck.RawKernel(CONTRACTED, "f", options=options, backend="cpu")((4,), (256,), (cpu, a, b, c, np.int32(n)))
         assert np.array_equal(cupy.asnumpy(o), cpu), options
-        assert np.array_equal(cpu[:n], (c + a * b) if options else _fma_exact(a, b, c)), options
+        assert np.array_equal(cpu[:n], (c + a * b) if options else fma_exact32(a, b, c)), options
 
 
 @pytest.mark.gpu

@@ -21,3 +21,17 @@ def assert_product(P, M, N):
     bad = np.argwhere(err > bound)
     assert bad.size == 0, (f"{len(bad)} elements differ from NumPy beyond the float32 bound, first at "
                            f"{tuple(bad[0])}: got {P[tuple(bad[0])]}, expected {ref[tuple(bad[0])]}")
+
+
+def fma_exact32(a, b, c):
+    """fma(a, b, c) for float32 operands, rounded once to float32 (exact rational arithmetic)."""
+    from fractions import Fraction
+    out = np.empty(len(a), np.float32)
+    for i, (x, y, z) in enumerate(zip(a, b, c)):
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        r = np.float32(float(exact))
+        lo, hi = (np.nextafter(r, np.float32(-np.inf)), r) if Fraction(float(r)) > exact else \
+                 (r, np.nextafter(r, np.float32(np.inf)))
+        dlo, dhi = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+        out[i] = lo if dlo < dhi or (dlo == dhi and not (lo.view(np.uint32) & 1)) else hi
+    return out

@@ -4,14 +4,17 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - `a*b + c`, `a*b - c`, `c + a*b`, `c - a*b`, `-(a*b) ± c`, `s += a*b` and `s -= a*b` of float or double
   become one fused multiply-add, as nvcc and NVRTC contract them by default (their
   -fmad=true; `--fmad=false` turns this off, and so does -G, which optimizes nothing). When
-  both operands are products, the left one is fused, as NVVM does.
+  both operands of a sum are products, the one nvcc fuses is: its optimizer orders the sum's
+  operands by rank and fuses the first product (ranks.py); where the rank model cannot follow
+  the code, the left one.
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
-- A call of `expf`, `tanhf`, `rsqrtf`, `rnorm3df` or `__expf` (or `exp`, `tanh`, `rsqrt` of a float) calls
-  the GPU's version in cpu/src/kc_gpu_math.h: those run on the GPU's special-function
-  unit, whose results the C library's functions do not reproduce.
+- A call of `expf`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`, `tanf`, `rsqrtf`, `rnorm3df`
+  or `__expf` (or `exp`, `sin`, `sincos`, ... of a float) calls the GPU's version in
+  cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
+  reductions and polynomials) are not the C library's.
 
 Each rewrite is a call of a helper in cpu/src/kc_gpu_arith.h, spelled with point
 insertions and single-token replacements so that every line keeps its number and nested
@@ -22,6 +25,8 @@ written in a macro's arguments (`CHECK(expf(x))`) is renamed all the same.
 """
 import ctypes
 from dataclasses import dataclass, field
+
+from .ranks import Contraction
 
 # libclang's CXBinaryOperatorKind
 _MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
@@ -95,6 +100,7 @@ class Rewriter:
         macros = [(c.extent.start.offset, c.extent.end.offset, _arguments_start(code, c))
                   for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
+        self.top, self._contraction = top, None
         self.main_file = tu.spelling
         self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
@@ -211,7 +217,7 @@ class Rewriter:
             if self._between(lhs, rhs) not in ("+", "-"):
                 return
             left = self._product(lhs)
-            if left is not None:
+            if left is not None and not (op == _ADD and self._right_fused(c, rhs)):
                 _, parens, (a, b) = left
                 self._apply(lhs.extent.start.offset, "::kc::mad(" if op == _ADD else "::kc::msub(",
                             self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
@@ -232,6 +238,15 @@ class Rewriter:
         elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
                 and self._between(lhs, rhs) == "/":
             self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+
+    def _right_fused(self, c, rhs):
+        """Whether, of `p*q + r*s`, nvcc fuses r*s: the optimizer orders the sum's operands by
+        rank (ranks.py), built for the whole unit the first time such a sum is met."""
+        if self._product(rhs) is None:
+            return False
+        if self._contraction is None:
+            self._contraction = Contraction(self.ci, self.top, self.code)
+        return self._contraction.fuse_right(c)
 
     def _compound(self, c):
         op = self.op_kind(c)
@@ -266,10 +281,13 @@ class Rewriter:
             self._apply(lhs.extent.start.offset, helper, [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _math_call(self, c):
-        """A call of the C library's (or CUDA's) expf, tanhf, rsqrtf, rnorm3df or __expf on floats: its
-        callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version."""
+        """A call of the C library's (or CUDA's) expf, tanhf, sinf, rsqrtf, __expf, ... (self.math) on
+        floats: its callee, as written (`expf`, `std::exp`, `::tanhf`), becomes the GPU's version. A
+        function that returns nothing (sincos) counts where the overload called takes a float."""
         if self._kind(c) not in ("FLOAT", "VOID") or c.spelling not in self.math:
             return
+        if self._kind(c) == "VOID" and not self._takes_float(c):
+            return   # sincos(double, double*, double*)
         kids = list(c.get_children())
         ref = kids[0] if kids else None   # the callee, through its decay to a pointer and parentheses
         while ref is not None and ref.kind in (self.K.UNEXPOSED_EXPR, self.K.PAREN_EXPR):
@@ -287,6 +305,10 @@ class Rewriter:
         if written.split("::")[-1] != c.spelling or not self.edits.in_arguments(start, end):
             return   # spelled by a macro's body: its text is not here
         self.edits.rename(start, end, self.math[c.spelling])
+
+    def _takes_float(self, c):
+        args = list(c.get_arguments())
+        return bool(args) and self._kind(args[0]) == "FLOAT"
 
     def _spelled(self, location):
         """The offset in the main file where `location`'s text is spelled (a macro argument's own
@@ -335,16 +357,23 @@ class Rewriter:
 # kc_gpu_math.h (a call's spelling is the function's name, for a float argument).
 _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf",
              "tanh": "::kc::gpu_tanhf", "logf": "::kc::gpu_logf", "log": "::kc::gpu_logf",
-             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "rsqrtf": "::kc::gpu_rsqrtf",
-             "rsqrt": "::kc::gpu_rsqrtf", "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
-# --use_fast_math: what nvcc and NVRTC compile these to instead (their PTX: ex2.approx.ftz of
-# x * log2(e), ex2.approx.ftz, sin.approx.ftz, cos.approx.ftz); division of floats is
-# div.approx.ftz (`::kc::fast_div`); logf, log2f and log10f are __logf, __log2f and __log10f
-# (lg2.approx.ftz). powf (lg2.approx and ex2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx)
-# keep their precise versions here: those are not the GPU's yet.
-_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f", "sinf": "::__sinf",
-              "cosf": "::__cosf", "sincosf": "::__sincosf", "logf": "::__logf", "log2f": "::__log2f",
-              "log10f": "::__log10f"}
+             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "sinf": "::kc::gpu_sinf",
+             "sin": "::kc::gpu_sinf", "cosf": "::kc::gpu_cosf", "cos": "::kc::gpu_cosf",
+             "sincosf": "::kc::gpu_sincosf", "sincos": "::kc::gpu_sincosf", "tanf": "::kc::gpu_tanf",
+             "tan": "::kc::gpu_tanf", "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf",
+             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
+# --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
+# exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), ex2.approx.ftz,
+# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
+# still the C library's here); logf, log2f and log10f are __logf, __log2f and __log10f
+# (lg2.approx.ftz); division of floats is div.approx.ftz (`::kc::fast_div`). powf (lg2.approx and
+# ex2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
+# those approximations are not the GPU's yet.
+_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f",
+              "exp2": "::kc::gpu_fast_exp2f", "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf",
+              "cos": "::__cosf", "sincosf": "::__sincosf", "sincos": "::__sincosf", "tanf": "::__tanf",
+              "tan": "::__tanf", "logf": "::__logf", "log": "::__logf", "log2f": "::__log2f", "log2": "::__log2f",
+              "log10f": "::__log10f", "log10": "::__log10f"}
 
 
 def _only_child_type(c):

@@ -1,4 +1,5 @@
-// expf, tanhf, logf, log1pf, rsqrtf, rnorm3df, __expf, __logf, __log2f, __log10f, __sinf, __cosf
+// expf, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df, __expf, __logf, __log2f,
+// __log10f, __sinf, __cosf
 // and __sincosf as an NVIDIA GPU computes them, bit for bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, __expf to ex2.approx of x * log2(e),
@@ -6,11 +7,13 @@
 // rounded float operations around ex2.approx and rcp.approx. Those instructions run on the
 // special-function unit, whose results are not documented to the bit: they are looked up in
 // tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every
-// input). logf and log1pf are float operations alone (a polynomial). The operations are the
-// ones the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md). The front end
-// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of expf, tanhf, logf, log1pf,
-// rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the rest; __sinf, __cosf and
-// __sincosf, CUDA's own names, are defined here.
+// input). logf, log1pf, sinf, cosf and sincosf are float operations alone (a reduction and a
+// polynomial; sinf's reduction of large arguments is integer arithmetic and one double
+// product), and tanf is those and rcp.approx. The operations are the ones the PTX of CUDA 13
+// shows (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md). The front end
+// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of expf, tanhf, logf,
+// log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the
+// rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
 // cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
@@ -167,6 +170,72 @@ inline float log_poly(float f, const uint32_t (&c)[8], float e) {
     p = fma_(p, f, -0.5f);
     return fma_(e, from_bits(0x3F317218), fma_(mul_(f, p), f, f));
 }
+
+// x = q pi/2 + r, |r| <= pi/4 or nearly, as CUDA's sinf, cosf and tanf reduce x. Below
+// 105615 (0x47CE4780) and for NaN, q is x 2/pi rounded to the nearest integer and r = x - q pi/2
+// by three fused steps with pi/2 in three floats. An infinity gives r = NaN (x * 0). Larger
+// x are reduced exactly (Payne and Hanek): the 24-bit significand times 2/pi's bits that
+// matter at its exponent gives the two quadrant bits and 62 fraction bits, rounded to the
+// nearer multiple of pi/2; r is that 62-bit remainder converted to double, times pi/2 * 2^-64,
+// rounded to float.
+struct Reduced {
+    float r;
+    int q;
+};
+inline Reduced reduce_half_pi(float x) {
+    float a = fabsf(x);
+    if (!(a >= from_bits(0x47CE4780))) {
+        int q = x != x ? 0 : (int)rintf(mul_(x, from_bits(0x3F22F983)));   // cvt.rni: NaN gives 0
+        float qf = (float)q;
+        float r = fma_(qf, from_bits(0xBFC90FDA), x);
+        r = fma_(qf, from_bits(0xB3A22168), r);
+        return {fma_(qf, from_bits(0xA7C234C5), r), q};
+    }
+    if (a == __builtin_inff()) return {mul_(x, 0.0f), 0};
+    // 2/pi in binary, 192 bits, least significant word first
+    static const uint32_t two_over_pi[6] = {0x3C439041, 0xDB629599, 0xF534DDC0,
+                                            0xFC2757D1, 0x4E441529, 0xA2F9836E};
+    uint32_t u = bits(x), m = (u << 8) | 0x80000000u;   // the significand, top bit at 31
+    uint32_t w[7];
+    uint64_t carry = 0;
+    for (int i = 0; i < 6; ++i) {
+        uint64_t p = (uint64_t)two_over_pi[i] * m + carry;
+        w[i] = (uint32_t)p;
+        carry = p >> 32;
+    }
+    w[6] = (uint32_t)carry;
+    // The exponent (>= 15 here) picks the 64 bits of the product that begin with the quadrant.
+    uint32_t e = ((u >> 23) & 255) - 128, k = e >> 5, shift = e & 31;
+    uint32_t hi = w[6 - k], lo = w[5 - k];
+    if (shift) {
+        hi = (hi << shift) | (lo >> (32 - shift));
+        lo = (lo << shift) | (w[4 - k] >> (32 - shift));
+    }
+    uint32_t frac = (hi << 2) | (lo >> 30), up = frac >> 31;   // up: past half a quadrant
+    int q = (int)((hi >> 30) + up);
+    uint32_t flip = up ? ~0u : 0u;   // then the remainder is the next multiple's, negative
+    bool negative = (u >> 31) != up;
+    int64_t fixed = (int64_t)(((uint64_t)(frac ^ flip) << 32) | ((lo << 2) ^ flip));
+    float r = kc::intr::fz((float)((double)fixed * 0x1.921FB54442D19p-64));
+    return {negative ? -r : r, (u >> 31) ? -q : q};
+}
+
+// sin(r + q pi/2) from the reduction: sin's odd polynomial in r for even q, cos's even one
+// for odd q, negated (as -1 * v + 0, which makes a zero +0) where q & 2. r2 = r * r.
+inline float quadrant_sine(float r, float r2, int q) {
+    float v;
+    if (q & 1) {
+        float p = fma_(from_bits(0x37CBAC00), r2, from_bits(0xBAB607ED));
+        p = fma_(p, r2, from_bits(0x3D2AAABB));
+        p = fma_(p, r2, from_bits(0xBEFFFFFF));
+        v = fma_(p, r2, 1.0f);
+    } else {
+        float p = fma_(from_bits(0xB94D4153), r2, from_bits(0x3C0885E4));
+        p = fma_(p, r2, from_bits(0xBE2AAAA8));
+        v = fma_(p, fma_(r2, r, 0.0f), r);
+    }
+    return q & 2 ? fma_(v, -1.0f, 0.0f) : v;
+}
 }  // namespace gpumath
 
 // expf: j = round(x log2 e) clamped to [-126, 126], r = x log2 e - j with log2 e in two
@@ -248,6 +317,38 @@ inline float gpu_log1pf(float x) {
         if (x == 0.0f) r = -0.0f;
     }
     return r;
+}
+
+// sinf and cosf: the reduction above, then sin(r + q pi/2) and sin(r + (q + 1) pi/2).
+inline float gpu_sinf(float x) {
+    gpumath::Reduced d = gpumath::reduce_half_pi(kc::intr::fz(x));
+    return gpumath::quadrant_sine(d.r, gpumath::mul_(d.r, d.r), d.q);
+}
+inline float gpu_cosf(float x) {
+    gpumath::Reduced d = gpumath::reduce_half_pi(kc::intr::fz(x));
+    return gpumath::quadrant_sine(d.r, gpumath::mul_(d.r, d.r), d.q + 1);
+}
+// sincosf: one reduction and both polynomials, each result negated by neg.f32 where CUDA's
+// sinf and cosf compute -1 * v + 0: these differ only for v = 0, which the reduction never
+// gives with q & 2 set (NaN and infinities have q = 0), so the two are sinf's and cosf's bits.
+inline void gpu_sincosf(float x, float* s, float* c) {
+    gpumath::Reduced d = gpumath::reduce_half_pi(kc::intr::fz(x));
+    float r2 = gpumath::mul_(d.r, d.r);
+    *s = gpumath::quadrant_sine(d.r, r2, d.q);
+    *c = gpumath::quadrant_sine(d.r, r2, d.q + 1);
+}
+
+// tanf: the same reduction; an odd polynomial in r (r itself at |r| = 0x3A00B43C), and for odd
+// q, -1 over it by rcp.approx.ftz.
+inline float gpu_tanf(float x) {
+    using namespace gpumath;
+    Reduced d = reduce_half_pi(kc::intr::fz(x));
+    float r2 = mul_(d.r, d.r);
+    static const uint32_t c[6] = {0x3C190000, 0x3B560000, 0x3CC70000, 0x3D5B0000, 0x3E089438, 0x3EAAAA88};
+    float p = fma_(from_bits(c[0]), r2, from_bits(c[1]));
+    for (int k = 2; k < 6; ++k) p = fma_(p, r2, from_bits(c[k]));
+    float t = fabsf(d.r) == from_bits(0x3A00B43C) ? d.r : fma_(p, mul_(r2, d.r), d.r);
+    return d.q & 1 ? rcp_ftz(-t) : t;
 }
 
 // __expf: ex2.approx of x * log2(e). Under KC_FTZ (CuPy's -ftz=true) the table's

@@ -1,0 +1,41 @@
+"""NumPy models of the GPU's float instructions that the tests compare the CPU runtime with:
+fma.rn.f32 rounded once, the .ftz flush, and rcp.approx.ftz from the measured table."""
+import numpy as np
+
+FLT_MIN = np.float32(2.0 ** -126)
+
+
+def flush(v):
+    """An .ftz instruction's result: subnormals to zero of the same sign."""
+    v = np.asarray(v, np.float32)
+    return np.where(np.abs(v) < FLT_MIN, np.copysign(np.float32(0), v), v)
+
+
+def fma(a, b, c):
+    """fma.rn.f32: a * b + c rounded once. a * b is exact in float64 (24 + 24 bits); Knuth's
+    two-sum gives the exact p + c as s + e; s rounded to odd where e != 0 (toward zero, the last
+    bit set) keeps the information that a second rounding to 24 bits needs, so it is exact."""
+    a, b, c = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a * b
+        s = p + c
+        cs = s - p   # c's part of s
+        e = (p - (s - cs)) + (c - cs)
+        inexact = np.isfinite(s) & (e != 0)
+        toward_zero = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0), s)
+        odd = toward_zero.view(np.uint64) | inexact.astype(np.uint64)
+        return odd.view(np.float64).astype(np.float32)
+
+
+def rcp_approx_ftz(tables, y):
+    """rcp.approx.ftz of float32 y: rcp(m) * 2^-e for y = m * 2^e, m in [1, 2); subnormal
+    arguments are zeros (infinite reciprocals), subnormal results are flushed, NaN stays. tables:
+    {name: gpumath.decode(name, ...)}."""
+    y = np.asarray(y, np.float32)
+    bits = y.view(np.uint32).astype(np.int64)
+    e = ((bits >> 23) & 0xFF) - 127
+    with np.errstate(over="ignore"):
+        r = tables["rcp"][bits & 0x7FFFFF] * np.exp2(-e.astype(np.float64))
+    r = np.where(e == -127, np.inf, r).astype(np.float32)
+    r = np.where(np.abs(r) < FLT_MIN, np.float32(0), r)
+    return np.where(np.isnan(y), y, np.copysign(r, y))
