@@ -32,7 +32,9 @@ The front end: analyze(code, options=(), name_expressions=()) is what it reads i
 This machine, for reports and cache keys: cpu_cores(), compiler_version(cxx=None),
     nvcc_path(), header_digest() (a digest of the CPU runtime's headers).
 The runtime's data: encode_gpu_math_tables(measured), for the script that measures the
-    GPU's special-function approximations.
+    GPU's special-function approximations; encode_gpu_lg2_table(t0, t1, fixes) and
+    GPU_LG2_BINADES (a tuple of str: the result binades of its fixes), for the one that
+    measures lg2.approx.
 Tensor maps for Hopper's tensor memory accelerator (kernels/hopper.cu): tensor_map_2d(array,
     box_rows, box_cols, ...) a TensorMap a kernel takes by value; pad_rows(array) a copy whose
     rows start 16 bytes apart as the TMA needs; tensor_map_tiled(array, dims, strides, box, ...) one of
@@ -43,7 +45,15 @@ Texture objects: the module texture, a mirror of CuPy's cupy.cuda.texture (Chann
 """
 from . import errors, texture
 from .config import config
-from .environment import compiler_version, cpu_cores, encode_gpu_math_tables, header_digest, nvcc_path
+from .environment import (
+    GPU_LG2_BINADES,
+    compiler_version,
+    cpu_cores,
+    encode_gpu_lg2_table,
+    encode_gpu_math_tables,
+    header_digest,
+    nvcc_path,
+)
 from .errors import *  # noqa: F403 (every exception and warning: errors.__all__)
 from .frontend import analyze
 from .gpu import gpu_available, synchronize
@@ -58,5 +68,6 @@ __all__ = ["RawModule", "RawKernel", "Function", "gpu_available", "synchronize",
            "config",
            "run_program", "ProgramResult", "MAX_THREADS_PER_BLOCK", "DEFAULT_SHARED_LIMIT", "OPTIN_SHARED_LIMIT",
            "analyze", "cpu_cores", "compiler_version", "nvcc_path", "header_digest", "encode_gpu_math_tables",
+           "encode_gpu_lg2_table", "GPU_LG2_BINADES",
            "TensorMap", "TensorMapError", "pad_rows", "tensor_map_2d", "tensor_map_tiled", "texture", "TextureError",
            *errors.__all__]

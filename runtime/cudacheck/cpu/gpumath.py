@@ -16,13 +16,22 @@ structure that lets one table serve every input was checked on all inputs there:
   wave Q[r], r = T mod 2^23, mirrored as 2^23 - 1 - r in odd quadrants, negated in the lower
   half-turn and for x of negative sign; cos.approx is sin.approx at T + 2^23, unsigned.
 
+* lg2.approx(2^e (1 + m 2^-23)) is T0[m] for e = 0, T1[m] for e = -1 (the GPU's results on
+  [1, 2) and [1/2, 1)), and otherwise e + L[m] rounded toward zero, L[m] = T0[m] where that is
+  below 1/2 and 1 + T1[m] where not, one unit lower in its bit pattern for the m of a set that
+  depends only on the result's binade (LG2_CLASSES: e's binade for e > 0, that of -e - 1 for
+  e < 0); a subnormal x gives lg2.approx(x 2^24) - 24 rounded to nearest
+  (scripts/record_gpu_lg2_table.py checks all of it on every float).
+
 ex2, rcp and rsqrt: each entry is stored as its difference from a reference the C++ side
 computes the same way (kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor
 series for 2^f), in 4 bits, packed two to a byte; DATA is that, lzma-compressed. tables()
 decodes it once per process. The quarter wave, whose errors are absolute (2^-21.5) and so
 not a few units in the last place of its small values, is stored as the differences of
 consecutive entries' bit patterns (int32), lzma-compressed (SIN_DATA); sine() sums them once
-per process. install() hands a kernel's library the tables its code uses.
+per process. lg2's two binades are stored as the differences of consecutive entries' bit
+patterns and its sets as bitmaps, lzma-compressed (LG2_DATA); lg2() decodes them once per
+process. install() hands a kernel's library the tables its code uses.
 """
 import ctypes
 import lzma
@@ -34,7 +43,12 @@ import numpy as np
 # Package data of cudacheck (cpu/data/), read through importlib.resources, as installed from the wheel
 DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_math_tables.xz")
 SIN_DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_sin_table.xz")
+LG2_DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_lg2_table.xz")
 SINE_ENTRIES = 1 << 23   # the quarter wave Q[r]
+LG2_ENTRIES = 1 << 23    # T0[m], T1[m], and each set's bitmap over m
+# lg2's result binades, in the order of their bitmaps (kc_gpu_math.h: lg2_approx): "p4" is
+# [4, 8), "n4" (-8, -4].
+LG2_CLASSES = ("p1", "p2", "p4", "p8", "p16", "p32", "p64", "n1", "n2", "n4", "n8", "n16", "n32", "n64")
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
 TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))
 OFFSET = 8   # a stored nibble is the difference + 8
@@ -113,6 +127,32 @@ def decode_sine(data):
     return np.cumsum(steps).astype(np.int32).view(np.float32)
 
 
+def encode_lg2(t0, t1, fixes):
+    """T0 and T1 (float32 bit patterns, LG2_ENTRIES each) and each class's set (bool arrays, in
+    LG2_CLASSES' order), as measured on a GPU -> the bytes of LG2_DATA."""
+    assert len(fixes) == len(LG2_CLASSES)
+    parts = [np.diff(np.asarray(t, np.uint32).astype(np.int64), prepend=0).astype("<i4").tobytes() for t in (t0, t1)]
+    parts += [np.packbits(np.asarray(f, bool), bitorder="little").tobytes() for f in fixes]
+    return lzma.compress(b"".join(parts), preset=9)
+
+
+def decode_lg2(data):
+    """LG2_DATA's bytes -> one uint32 array: T0, T1, then each class's bitmap (bit m of word
+    m / 32), as kc_gpu_math.h reads it."""
+    raw = lzma.decompress(data)
+    n = LG2_ENTRIES
+    steps = np.frombuffer(raw, "<i4", 2 * n).astype(np.int64)
+    tables = np.concatenate([np.cumsum(steps[:n]), np.cumsum(steps[n:])]).astype(np.uint32)
+    bitmaps = np.frombuffer(raw, "<u4", len(LG2_CLASSES) * n // 32, 8 * n)
+    return np.concatenate([tables, bitmaps])
+
+
+@lru_cache(maxsize=None)
+def lg2():
+    """lg2.approx's table, kept for the life of the process."""
+    return decode_lg2(LG2_DATA.read_bytes())
+
+
 @lru_cache(maxsize=None)
 def sine():
     """The quarter wave, kept for the life of the process."""
@@ -127,8 +167,8 @@ def tables():
 
 def install(lib):
     """Give a kernel's library the tables its code uses: it then defines kc_gpu_math_tables
-    (ex2, rcp, rsqrt) or kc_gpu_sine (the quarter wave); a library that uses neither costs
-    nothing."""
+    (ex2, rcp, rsqrt), kc_gpu_sine (the quarter wave) or kc_gpu_lg2; a library that uses none
+    costs nothing."""
     try:
         slots = (ctypes.c_void_p * len(TABLES)).in_dll(lib, "kc_gpu_math_tables")
     except ValueError:
@@ -139,8 +179,9 @@ def install(lib):
         for i, (_, n) in enumerate(TABLES):
             slots[i] = at
             at += n // 2
-    try:
-        slot = ctypes.c_void_p.in_dll(lib, "kc_gpu_sine")
-    except ValueError:
-        return
-    slot.value = sine().ctypes.data
+    for symbol, table in (("kc_gpu_sine", sine), ("kc_gpu_lg2", lg2)):
+        try:
+            slot = ctypes.c_void_p.in_dll(lib, symbol)
+        except ValueError:
+            continue
+        slot.value = table().ctypes.data

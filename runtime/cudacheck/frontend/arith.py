@@ -365,14 +365,15 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
 # exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), ex2.approx.ftz,
 # sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
-# still the C library's here);
-# division of floats is div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf
-# (lg2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
+# still the C library's here); logf, log2f and log10f are __logf, __log2f and __log10f
+# (lg2.approx.ftz); division of floats is div.approx.ftz (`::kc::fast_div`). powf (lg2.approx and
+# ex2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
 # those approximations are not the GPU's yet.
 _FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f",
               "exp2": "::kc::gpu_fast_exp2f", "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf",
               "cos": "::__cosf", "sincosf": "::__sincosf", "sincos": "::__sincosf", "tanf": "::__tanf",
-              "tan": "::__tanf"}
+              "tan": "::__tanf", "logf": "::__logf", "log": "::__logf", "log2f": "::__log2f", "log2": "::__log2f",
+              "log10f": "::__log10f", "log10": "::__log10f"}
 
 
 def _only_child_type(c):

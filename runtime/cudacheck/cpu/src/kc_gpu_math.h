@@ -1,4 +1,5 @@
-// expf, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df, __expf, __sinf, __cosf
+// expf, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df, __expf, __logf, __log2f,
+// __log10f, __sinf, __cosf
 // and __sincosf as an NVIDIA GPU computes them, bit for bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, __expf to ex2.approx of x * log2(e),
@@ -24,6 +25,9 @@ extern "C" {
 __attribute__((visibility("default"))) inline const unsigned char* kc_gpu_math_tables[4];
 // sin.approx's quarter wave Q[r], r < 2^23
 __attribute__((visibility("default"))) inline const float* kc_gpu_sine;
+// lg2.approx: T0[m] and T1[m] (bit patterns, m < 2^23), then a bitmap over m per result binade
+// (cpu/gpumath.py: LG2_CLASSES, decode_lg2)
+__attribute__((visibility("default"))) inline const uint32_t* kc_gpu_lg2;
 }
 
 namespace kc {
@@ -117,6 +121,38 @@ inline float sincos_approx(float x, bool cosine) {
     float v = kc_gpu_sine[r];
     bool negative = (quadrant >= 2) != (!cosine && __builtin_signbit(x));
     return negative ? -v : v;
+}
+
+// PTX lg2.approx.f32 (.ftz under KC_FTZ), by the rule cpu/gpumath.py states: x = 2^e (1 + m 2^-23)
+// gives T0[m] (e = 0), T1[m] (e = -1), or else e + L[m] rounded toward zero, one unit lower where
+// the bitmap of the result's binade has m; a subnormal x, lg2_approx(x 2^24) - 24. Zero gives
+// -inf, a negative x or NaN a NaN, +inf +inf.
+inline float lg2_approx(float x) {
+    constexpr uint32_t N = 1u << 23;
+    uint32_t u = bits(x);
+    if (KC_FTZ && !(u & 0x7F800000u)) u &= 0x80000000u;
+    if (!(u & 0x7FFFFFFFu)) return -__builtin_inff();
+    if (u > 0x7F800000u) return from_bits(0x7FFFFFFFu);
+    if (u == 0x7F800000u) return __builtin_inff();
+    const uint32_t* t = kc_gpu_lg2;
+    if (!t) __builtin_trap();   // gpumath.install() was not run on this library: a bug of the runtime
+    int e = int(u >> 23) - 127;
+    uint32_t m = u & (N - 1);
+    if (e == -127) {   // subnormal (not flushed): as the GPU's code does, scaled into the normal range
+        return lg2_approx(from_bits(u) * 16777216.0f) - 24.0f;
+    } else if (e == 0) {
+        return from_bits(t[m]);
+    } else if (e == -1) {
+        return from_bits(t[N + m]);
+    }
+    float t0 = from_bits(t[m]);
+    double v = e + (t0 < 0.5f ? (double)t0 : 1.0 + (double)from_bits(t[N + m]));
+    float r = (float)v;
+    if (fabs((double)r) > fabs(v)) r = nextafterf(r, 0.0f);
+    uint32_t size = uint32_t(e > 0 ? e : -e - 1);
+    uint32_t k = uint32_t(31 - __builtin_clz(size)) + (e > 0 ? 0 : 7);   // LG2_CLASSES' index
+    const uint32_t* fix = t + 2 * N + k * (N / 32);
+    return (fix[m >> 5] >> (m & 31)) & 1 ? from_bits(bits(r) - 1) : r;
 }
 
 // fused multiply-add rounded once, then flushed like an .ftz instruction under KC_FTZ
@@ -339,6 +375,12 @@ inline float gpu_fdividef(float x, float y) {
 
 // --use_fast_math's exp2f: ex2.approx.ftz.
 inline float gpu_fast_exp2f(float x) { return gpumath::ex2_ftz(x); }
+
+// __log2f, __logf and __log10f (and --use_fast_math's log2f, logf and log10f): lg2.approx, the
+// last two times ln 2 and log10(2) rounded to float, as nvcc's PTX multiplies (.ftz under KC_FTZ).
+inline float gpu_fast_log2f(float x) { return gpumath::lg2_approx(x); }
+inline float gpu_fast_logf(float x) { return gpumath::mul_(gpumath::lg2_approx(x), gpumath::from_bits(0x3F317218)); }
+inline float gpu_fast_log10f(float x) { return gpumath::mul_(gpumath::lg2_approx(x), gpumath::from_bits(0x3E9A209B)); }
 
 // --use_fast_math's division, which nvcc compiles to div.approx.ftz for floats (the rewriter's
 // `::kc::fast_div_{a, b}()` and `::kc::fast_div_to_{a, b}()` for `a / b` and `a /= b`, operands
