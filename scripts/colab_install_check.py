@@ -113,9 +113,13 @@ def install(python, wheel):
     run([python, "-m", "pip", "install", "-q", wheel])   # and what it needs that Colab lacks
 
 
-def run_chapters(python, work):
-    """Every chapter under nbval from a folder holding only the notebooks, with a fresh
-    compile cache; returns (pytest's completed process, the recorded cells)."""
+def run_chapters(python, work, cache=None):
+    """Every chapter under nbval from a folder holding only the notebooks; returns (pytest's
+    completed process, the recorded cells). `cache`: the compile cache folder the chapters'
+    kernels use; by default a fresh one in `work`, a student's first run. A cache shared
+    with the checkout's runs skips only what cannot differ here: its keys hold the installed
+    runtime's sources and the libclang version, so a file the wheel lacks or another
+    libclang reads everything again."""
     work = Path(work)
     notebooks, plugin, record = work / "notebooks", work / "plugin", work / "cells.jsonl"
     for d in (notebooks, plugin):
@@ -126,7 +130,7 @@ def run_chapters(python, work):
     record.unlink(missing_ok=True)
     env = {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "HOME": str(work), "PYTHONNOUSERSITE": "1",
            "PYTHONPATH": str(plugin), "NBVAL_RECORD": str(record),
-           "CUDACHECK_CACHE_DIR": str(work / "cache"), "JUPYTER_DATA_DIR": str(work / "jupyter"),
+           "CUDACHECK_CACHE_DIR": str(cache or work / "cache"), "JUPYTER_DATA_DIR": str(work / "jupyter"),
            "JUPYTER_PATH": str(work / "jupyter"), "IPYTHONDIR": str(work / "ipython")}
     proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbval_record",
                            "--nbval-lax", "--rootdir", notebooks, notebooks], cwd=notebooks, env=env,

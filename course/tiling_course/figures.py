@@ -154,13 +154,13 @@ def edge_loads(width=6, tile=4, block=(1, 1), phase=1):
     for ax, src, dst in ((axes[0], "M", "Mds"), (axes[1], "N", "Nds")):
         loaded = {a.thread[:2]: traces.rc(a.index, width) for a in report.trace
                   if a.array == src and a.interval == first}
-        for ty in range(tile):
-            for tx in range(tile):
-                real = (tx, ty) in loaded
-                fill = style.tint(style.SKY if real else style.ORANGE, 0.6)
-                ax.add_patch(Rectangle((tx, ty), 1, 1, facecolor=fill, edgecolor="black"))
-                label = f"{src}[{loaded[(tx, ty)][0]}][{loaded[(tx, ty)][1]}]" if real else "0.0f\n(past edge)"
-                ax.text(tx + 0.5, ty + 0.5, label, ha="center", va="center", fontsize=9)
+        cells = [(tx, ty) for ty in range(tile) for tx in range(tile)]
+        fills = [style.tint(style.SKY if c in loaded else style.ORANGE, 0.6) for c in cells]
+        style.squares(ax, cells, facecolors=fills, edgecolor="black")
+        for tx, ty in cells:
+            real = (tx, ty) in loaded
+            label = f"{src}[{loaded[(tx, ty)][0]}][{loaded[(tx, ty)][1]}]" if real else "0.0f\n(past edge)"
+            ax.text(tx + 0.5, ty + 0.5, label, ha="center", va="center", fontsize=9)
         ax.set_xlim(0, tile)
         ax.set_ylim(tile, 0)
         ax.set_aspect("equal")
@@ -251,8 +251,7 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
         if a.array == "P" and a.op == "W":   # a float4 store writes `width` elements from index
             outputs.setdefault(a.thread[:2], []).extend(traces.rc(a.index + w, bn) for w in range(a.width))
     for (thread, cells), colour in zip(sorted(outputs.items(), key=lambda kv: (kv[0][1], kv[0][0])), colours):
-        for row, col in cells:
-            ax.add_patch(Rectangle((col, row), 1, 1, color=colour))
+        style.squares(ax, [(col, row) for row, col in cells], facecolor=colour, edgecolor=colour)
         ax.plot([], [], "s", color=colour, label=f"thread {thread}: {len(cells)} elements of P")
     ax.set_xlim(0, bn)
     ax.set_ylim(bm, 0)
@@ -278,8 +277,7 @@ def thread_work(kernel, threads=((0, 0), (1, 0)), tile=32):
                     r0, c0 = rc(a.index)
                     # a float4 read covers `width` elements along the row, carrying into the next
                     reads.update((r0 + (c0 + w) // cols, (c0 + w) % cols) for w in range(a.width))
-            for r, c in reads:
-                ax.add_patch(Rectangle((c, r), 1, 1, color=colour, alpha=0.6))
+            style.squares(ax, [(c, r) for r, c in reads], facecolor=colour, edgecolor=colour, alpha=0.6)
         ax.set_xlim(0, cols)
         ax.set_ylim(rows, 0)
         ax.set_aspect("equal" if max(rows, cols) <= 4 * min(rows, cols) else "auto")

@@ -52,6 +52,17 @@ def series(i):
             "linestyle": LINESTYLES[i % len(LINESTYLES)]}
 
 
+def squares(ax, corners, **kwargs):
+    """Unit squares with these (x, y) corners drawn as one collection (kwargs: its facecolor or
+    facecolors, edgecolor, alpha, ...), above the axes' patches (a background they lie on) and
+    below its lines. A figure of a thousand cells drawn as patches spends seconds adding and
+    drawing them one at a time; a collection is drawn in one call."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+    ax.add_collection(PatchCollection([Rectangle(xy, 1, 1) for xy in corners], zorder=1.5, **kwargs),
+                      autolim=False)
+
+
 def tint(colour, amount=0.35):
     """A light tint of a palette colour (mixed with white), for backgrounds under text."""
     import matplotlib.colors as mc
@@ -169,10 +180,12 @@ def _texts(fig):
 
 
 def overlaps(fig, drawn=False):
-    """The pairs of the figure's visible texts whose boxes overlap, as drawn now (`drawn`: the
-    figure has not changed since its last draw, which then need not be done again)."""
+    """The pairs of the figure's visible texts whose boxes overlap, as laid out now (`drawn`:
+    the figure has not changed since it was last drawn or laid out, which then need not be
+    done again). Laid out without rendering (Figure.draw_without_rendering): a draw's layout
+    and tick labels, and the texts' extents, without the pixels, a fraction of a draw's time."""
     if not drawn:
-        fig.canvas.draw()
+        fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     texts = _texts(fig)
     boxes = [t.get_window_extent(renderer) for t in texts]
@@ -275,8 +288,8 @@ def slide_version(fig, room_px=SLIDE_ROOM_PX, label_px=SLIDE_LABEL_PX):
     _scale_fonts(fig, max(1.0, label_px / (smallest * fig.dpi / 72)))
     if fig.get_layout_engine() is None:
         fig.tight_layout()
-    fig.canvas.draw()
-    drawn = True   # each draw is most of the time a deck takes to build: none is done twice
+    fig.draw_without_rendering()
+    drawn = True   # each layout is most of the time a deck takes to build: none is done twice
     for text in _texts(fig):   # a line wider than the room would widen the saved PNG, which the slide shrinks
         wide = text.get_window_extent(fig.canvas.get_renderer()).width
         if wide > 0.95 * room_px[0]:

@@ -235,11 +235,12 @@ def layout(blocks=((16, 16), (24, 4))):
     axes = np.atleast_1d(axes)
     colours = style.PALETTE[:7]   # black is kept for the labels
     for ax, (bx, by) in zip(axes, blocks):
+        threads = [(x, y) for y in range(by) for x in range(bx)]
+        style.squares(ax, threads, facecolors=[colours[warp_of((x, y, 0), (bx, by, 1))[0] % len(colours)]
+                                               for x, y in threads], alpha=0.55, edgecolor="white", lw=0.8)
         for y in range(by):
             for x in range(bx):
                 w, lane = warp_of((x, y, 0), (bx, by, 1))
-                ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=colours[w % len(colours)], alpha=0.55,
-                                           edgecolor="white", lw=0.8))
                 if lane == 0:
                     ax.text(x + 0.5, y + 0.55, f"w{w}", ha="center", va="center", fontsize=9, fontweight="bold")
         ax.set_xlim(0, bx)

@@ -310,6 +310,24 @@ def test_compiled_libraries_are_cached(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*.so"))) == 2
 
 
+def test_a_library_is_keyed_by_the_runtimes_files_not_their_folder(monkeypatch):
+    """A wheel installed elsewhere (Colab's site-packages) shares a checkout's libraries: the
+    unit and the link name the runtime's folder, which the key leaves out; its contents are
+    in the key, and so is every byte of the unit and every flag."""
+    from cudacheck.cpu import compiler
+    unit = lambda src: f'#include "{src / "kc_stubs.h"}"\nint kc_x = 1;\n'  # noqa: E731
+    key = compiler.library_key(unit(compiler.SRC_DIR), ["-O2"], cudacheck.config.cxx)
+    elsewhere = compiler.SRC_DIR.parents[3] / "elsewhere" / "site-packages" / "cudacheck" / "cpu" / "src"
+    link = tuple(f.replace(str(compiler.SRC_DIR), str(elsewhere)) for f in compiler.LINK_FLAGS)
+    with monkeypatch.context() as m:   # the same files installed in another folder
+        m.setattr(compiler, "SRC_DIR", elsewhere)
+        m.setattr(compiler, "LINK_FLAGS", link)
+        assert compiler.library_key(unit(elsewhere), ["-O2"], cudacheck.config.cxx) == key
+    unit = unit(compiler.SRC_DIR)
+    assert compiler.library_key(unit.replace("= 1", "= 2"), ["-O2"], cudacheck.config.cxx) != key
+    assert compiler.library_key(unit, ["-O2", "-DX"], cudacheck.config.cxx) != key
+
+
 def _compile_in_child(cache_dir, code, queue):
     cudacheck.config.cache_dir = cache_dir
     out = np.zeros(1, np.int32)

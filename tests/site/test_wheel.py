@@ -1,9 +1,10 @@
 """Installed the way students install it (scripts/colab_install_check.py): the repository's
 wheel holds every file of both packages, and the book's kernels (kernels/) inside the
 course's; installing it into Google Colab's versions adds only what Colab lacks; every
-chapter runs under nbval from a folder that holds only the notebooks, with a fresh compile
-cache; and the figures of measured data hold data. Also: the installed runtime runs a
-kernel plain and checked and loads nothing of the course."""
+chapter runs under nbval from a folder that holds only the notebooks; and the figures of
+measured data hold data. Also: the installed runtime runs a kernel plain and checked, with a
+fresh compile cache (its objects built from the wheel's files), and loads nothing of the
+course."""
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import sys
 import colab_install_check as check
 import pytest
 
+import cudacheck
 from tests.support import ROOT
 
 pytestmark = pytest.mark.slow
@@ -57,7 +59,10 @@ def test_the_runtime_runs_from_an_empty_folder_and_loads_no_course_module(wheel,
 def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(colab_install, tmp_path):
     extra = colab_install.planned - check.MAY_INSTALL
     assert not extra, f"installing the book in Colab would also install or replace {sorted(extra)}"
-    proc, cells = check.run_chapters(colab_install.python, tmp_path)
+    # The session's compile cache: the libraries of kernels the site build or nbval built
+    # already are not built again (their keys hold the installed runtime's sources, so the
+    # wheel's files are still what builds here: a fresh build from them is the test above).
+    proc, cells = check.run_chapters(colab_install.python, tmp_path, cache=cudacheck.config.cache_dir)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     chapters = {c["notebook"] for c in cells}
     assert chapters == {p.name for p in (ROOT / "book").glob("*.ipynb")}, chapters

@@ -254,6 +254,17 @@ def build(source, program, kernels, options=(), checked=False, main_params=None,
 PROGRAM_FLAGS = ("-DKC_PROGRAM", "-g1", "-gdwarf-4")
 
 
+def library_key(unit, flags, cxx, host_objects=()):
+    """The file name of the library of `unit` built with `flags`: a digest of everything that
+    goes into it. The runtime's files count by their contents (header_digest), not by the
+    folder they are installed in, which the unit and the link name: a checkout and a wheel
+    installed from it share their libraries, as they share the runtime's objects."""
+    where = str(SRC_DIR)
+    return cache.digest(header_digest(), BUILD_RULES, unit.replace(where, "<src>"),
+                        " ".join([*flags, *LINK_FLAGS]).replace(where, "<src>"), compiler_version(cxx),
+                        *host_objects) + ".so"
+
+
 def _build(source, program, kernels, options, checked, renames, main_params, listing, host_objects):
     cxx = config.cxx
     poll = not checked and polls_volatile(source)
@@ -262,8 +273,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     flags = [*CXXFLAGS, *compiler_flags(options), *variant, *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
-    name = cache.digest(header_digest(), BUILD_RULES, unit, " ".join(flags + list(LINK_FLAGS)),
-                        compiler_version(cxx), *host_objects) + ".so"
+    name = library_key(unit, flags, cxx, host_objects)
 
     def make(tmp, out):
         src, pre, obj = tmp / "unit.cpp", tmp / "unit.ii", tmp / "unit.o"

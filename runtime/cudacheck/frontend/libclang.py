@@ -108,14 +108,31 @@ def header_digest():
     return h.hexdigest()
 
 
+def clang_version():
+    """The version of the libclang the bindings load ("clang version 18.1.1 ..."), or "" where
+    there are none (a cached result is still found; reading a new source says what is missing)."""
+    try:
+        import clang.cindex as ci
+    except ImportError:
+        return ""
+    try:
+        get = clang_index()[0].conf.lib.clang_getClangVersion
+    except ci.LibclangError:   # the bindings without their library
+        return ""
+    get.restype, get.errcheck = ci._CXString, ci._CXString.from_result
+    return get()
+
+
 @lru_cache(maxsize=1)
 def _own_digest():
-    """The headers' digest and the front end's own code (this package, options.py): a change to
-    either makes every cached result stale."""
+    """The headers' digest, the front end's own code (this package, options.py) and the
+    version of libclang that reads the source: a change to any makes every cached result
+    stale. (Two environments that share a cache folder with different libclang versions each
+    read a source themselves; the libraries g++ builds do not depend on libclang.)"""
     here = Path(__file__).parent
     files = [*sorted(here.glob("*.py")), here.parent / "options.py"]
     own = "".join(p.name + p.read_text() for p in files)
-    return hashlib.sha256((header_digest() + own).encode()).hexdigest()
+    return hashlib.sha256((header_digest() + own + clang_version()).encode()).hexdigest()
 
 
 def precompiled_header(flags):
