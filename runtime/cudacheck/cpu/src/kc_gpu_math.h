@@ -1,18 +1,20 @@
-// expf, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df, __expf, __sinf, __cosf
-// and __sincosf as an NVIDIA GPU computes them, bit for bit.
+// expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
+// sincospif, rsqrtf, rnorm3df, __expf, __sinf, __cosf and __sincosf as an NVIDIA GPU computes
+// them, bit for bit.
 //
-// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, __expf to ex2.approx of x * log2(e),
-// __sinf and __cosf to sin.approx and cos.approx, and expf and tanhf to a few correctly
-// rounded float operations around ex2.approx and rcp.approx. Those instructions run on the
-// special-function unit, whose results are not documented to the bit: they are looked up in
-// tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every
-// input). logf, log1pf, sinf, cosf and sincosf are float operations alone (a reduction and a
-// polynomial; sinf's reduction of large arguments is integer arithmetic and one double
-// product), and tanf is those and rcp.approx. The operations are the ones the PTX of CUDA 13
-// shows (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md). The front end
-// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of expf, tanhf, logf,
-// log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the
-// rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
+// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x
+// and of x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f
+// and tanhf to a few correctly rounded float operations around ex2.approx and rcp.approx. Those
+// instructions run on the special-function unit, whose results are not documented to the bit:
+// they are looked up in tables measured on an H100 (cpu/gpumath.py says how, and how one table
+// serves every input). logf, log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are
+// float operations alone (a reduction and a polynomial; sinf's reduction of large arguments is
+// integer arithmetic and one double product), and tanf is those and rcp.approx. The operations
+// are the ones the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md,
+// logs/2026-12-07-gpu-sinf.md, logs/2026-12-07-gpu-math-functions.md). The front end
+// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of these and of their float
+// overloads to call kc::gpu_expf and the rest; __sinf, __cosf and __sincosf, CUDA's own names,
+// are defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
 // cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
@@ -119,10 +121,26 @@ inline float sincos_approx(float x, bool cosine) {
     return negative ? -v : v;
 }
 
+// PTX ex2.approx.f32 (.ftz under KC_FTZ): ex2.approx.ftz's table for every normal result.
+// Without KC_FTZ a subnormal result (x below -126) is the table's 2^(x + 64) scaled by 2^-64,
+// within a unit of the subnormal's last place of the GPU's (not bit for bit:
+// scripts/probe_lg2_div.py).
+inline float ex2(float x) {
+    if (KC_FTZ || !(x < -126.0f)) return ex2_ftz(x);
+    return (float)ldexp((double)ex2_ftz(x + 64.0f), -64);
+}
+
 // fused multiply-add rounded once, then flushed like an .ftz instruction under KC_FTZ
 inline float fma_(float a, float b, float c) { return kc::intr::fz(fmaf(a, b, c)); }
 inline float mul_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a * b)); }
 inline float add_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a + b)); }
+inline float sub_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a - b)); }
+// PTX cvt.rzi.s32.f32: truncated, saturated at the ends of int's range, NaN to 0
+inline int32_t f2i(float x) {
+    if (x != x) return 0;
+    if (x >= 0x1p31f) return INT32_MAX;
+    return x <= -0x1p31f ? INT32_MIN : (int32_t)x;
+}
 inline float i2f(int32_t i) { return (float)i; }   // exact here: multiples of 2^23 below 2^31
 
 // log(2^e m) = e ln 2 + log1p(f), f = m - 1 with m in [split, 2 split), by a polynomial in f
@@ -202,18 +220,50 @@ inline float quadrant_sine(float r, float r2, int q) {
 }
 }  // namespace gpumath
 
-// expf: j = round(x log2 e) clamped to [-126, 126], r = x log2 e - j with log2 e in two
-// parts, and 2^j ex2(r), with 2^j made from j's bits.
-inline float gpu_expf(float x) {
-    using namespace gpumath;
+// b^x for expf (b = e) and exp10f (b = 10): j = round(x log2 b) clamped to [-126, 126],
+// r = x log2 b - j with log2 b in two parts (hi + lo), and 2^j ex2(r), with 2^j made from
+// j's bits. per_252 is log2(b) / 252 rounded.
+namespace gpumath {
+inline float exp_by_ex2(float x, uint32_t per_252, uint32_t hi, uint32_t lo) {
     x = kc::intr::fz(x);
-    float s = fma_(x, from_bits(0x3BBB989D), 0.5f);      // x log2(e) / 252 + 1/2
+    float s = fma_(x, from_bits(per_252), 0.5f);        // x log2(b) / 252 + 1/2
     s = s > 0.0f ? (s < 1.0f ? s : 1.0f) : 0.0f;        // saturated (NaN gives 0)
     float t = (float)floor((double)s * 252.0 + 12582913.0);   // rounded down: j + 127 in t's low bits
     float j = add_(t, from_bits(0xCB40007F));
-    float r = fma_(x, from_bits(0x3FB8AA3B), -j);
-    r = fma_(x, from_bits(0x32A57060), r);
+    float r = fma_(x, from_bits(hi), -j);
+    r = fma_(x, from_bits(lo), r);
     return mul_(ex2_ftz(r), from_bits(bits(t) << 23));
+}
+}  // namespace gpumath
+inline float gpu_expf(float x) { return gpumath::exp_by_ex2(x, 0x3BBB989D, 0x3FB8AA3B, 0x32A57060); }
+inline float gpu_exp10f(float x) { return gpumath::exp_by_ex2(x, 0x3C57FA62, 0x40549A78, 0x33979A37); }
+// exp2f: ex2.approx itself (.ftz under KC_FTZ).
+inline float gpu_exp2f(float x) { return gpumath::ex2(kc::intr::fz(x)); }
+
+// expm1f: j = round(x log2 e), 0 for |x| < 0.41; r = x - j ln 2 with ln 2 in two parts;
+// expm1(r) = r + r^2 p(r); 2^j (expm1(r)) + (2^j - 1) by one fused step, 2^j from ex2.approx
+// (exact at integers), j = 128 as 2 (2^127 ...) so 2^j stays finite. +inf past j = 128, -1
+// below j = -25, x itself (as x + x) for +-0.
+inline float gpu_expm1f(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float j = rintf(mul_(x, from_bits(0x3FB8AA3B)));
+    if (fabsf(x) < from_bits(0x3ED1EB85)) j = 0.0f;
+    float r = fma_(-j, from_bits(0x3F317200), x);
+    r = fma_(-j, from_bits(0x35BFBE8E), r);
+    bool top = j == 128.0f;
+    if (top) j = add_(j, -1.0f);
+    float p = fma_(from_bits(0x3AB5EBE6), r, from_bits(0x3C095663));
+    p = fma_(p, r, from_bits(0x3D2AABE3));
+    p = fma_(p, r, from_bits(0x3E2AA9F6));
+    p = fma_(p, r, from_bits(0x3EFFFFFE));
+    float m = fma_(mul_(r, p), r, r);
+    float e = ex2(j);
+    float v = fma_(m, e, add_(e, -1.0f));
+    if (top) v = add_(v, v);
+    if (j > 128.0f) v = __builtin_inff();
+    if (j < -25.0f) v = -1.0f;
+    return x == 0.0f ? add_(x, x) : v;
 }
 
 // tanhf: 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x for |x| >= 0.6 (1 from 9.01 on), an
@@ -315,16 +365,65 @@ inline float gpu_tanf(float x) {
     return d.q & 1 ? rcp_ftz(-t) : t;
 }
 
-// __expf: ex2.approx of x * log2(e). Under KC_FTZ (CuPy's -ftz=true) the table's
-// ex2.approx.ftz. Without it ex2.approx keeps subnormal results, which the table does not
-// hold: those (x * log2(e) below -126) are the table's 2^(t + 64) scaled by 2^-64, within a unit
-// of the subnormal's last place of the GPU's (not bit for bit: scripts/probe_lg2_div.py); every
-// normal result is the table's.
-inline float gpu_fast_expf(float x) {
-    float t = gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B));
-    if (KC_FTZ || !(t < -126.0f)) return gpumath::ex2_ftz(t);
-    return (float)ldexp((double)gpumath::ex2_ftz(t + 64.0f), -64);
+// sin(pi x) and cos(pi x) as CUDA's sinpif, cospif and sincospif compute them: n = 2x rounded to
+// the nearest integer, r = x - n/2 (exact, |r| <= 1/4), both polynomials (pi r + r^3 a(r^2) and
+// 1 + r^2 b(r^2)), and the quadrant i = n taken from n's value as cvt.rzi.s32 gives it.
+namespace gpumath {
+struct PiReduced {
+    float sine, cosine;
+    uint32_t i;   // wraps as add.s32 does
+};
+inline PiReduced reduce_pi(float x) {
+    float n = rintf(add_(x, x));
+    float r = fma_(-n, 0.5f, x);
+    float r2 = mul_(r, r);
+    float a = fma_(from_bits(0xBF17ACC9), r2, from_bits(0x40233590));
+    a = fma_(a, r2, from_bits(0xC0A55DF6));
+    float sine = fma_(from_bits(0x40490FDB), r, fma_(a, fma_(r2, r, 0.0f), 0.0f));
+    float b = fma_(from_bits(0x3E684E12), r2, from_bits(0xBFAAD2E0));
+    b = fma_(b, r2, from_bits(0x4081E0CF));
+    b = fma_(b, r2, from_bits(0xC09DE9E6));
+    return {sine, fma_(b, r2, 1.0f), (uint32_t)f2i(n)};
 }
+// sin(pi x + i pi/2) for quadrant i: negated as 0 - v in the lower half turn.
+inline float pi_quadrant(float x, uint32_t quarter_turns) {
+    PiReduced d = reduce_pi(x);
+    uint32_t i = d.i + quarter_turns;
+    float v = i & 1 ? d.cosine : d.sine;
+    return i & 2 ? sub_(0.0f, v) : v;
+}
+}  // namespace gpumath
+// sinpif: x * 0 (zero of x's sign, NaN for infinities) for integers x, every float from 2^23 on.
+inline float gpu_sinpif(float x) {
+    x = kc::intr::fz(x);
+    return truncf(x) != x ? gpumath::pi_quadrant(x, 0) : gpumath::mul_(x, 0.0f);
+}
+// cospif: x past 2^24 (an even integer) becomes x * 0 first: cos(0) = 1, NaN for infinities.
+inline float gpu_cospif(float x) {
+    x = kc::intr::fz(x);
+    return gpumath::pi_quadrant(fabsf(x) > 0x1p24f ? gpumath::mul_(x, 0.0f) : x, 1);
+}
+// sincospif: one reduction; the sine negated by neg.f32 and the cosine by -1 * v + 0 (the same bits
+// as sinpif's and cospif's 0 - v: v is never zero there), the sine x * 0 for integers and the
+// cosine that plus 1 past 2^24.
+inline void gpu_sincospif(float x, float* s, float* c) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    PiReduced d = reduce_pi(x);
+    float sine = d.i & 1 ? d.cosine : d.sine, cosine = d.i & 1 ? d.sine : d.cosine;
+    if (d.i & 2) sine = -sine;
+    if ((d.i + 1) & 2) cosine = fma_(cosine, -1.0f, 0.0f);
+    if (truncf(x) == x) sine = mul_(x, 0.0f);
+    if (fabsf(x) > 0x1p24f) cosine = add_(sine, 1.0f);
+    *s = sine;
+    *c = cosine;
+}
+
+// __expf: ex2.approx of x * log2(e) (ex2.approx.ftz under KC_FTZ, CuPy's -ftz=true).
+inline float gpu_fast_expf(float x) { return gpumath::ex2(gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B))); }
+
+// __exp10f: ex2.approx of x * log2(10), one constant (as --use_fast_math's exp10f, .ftz there).
+inline float gpu_fast_exp10f(float x) { return gpumath::ex2(gpumath::mul_(kc::intr::fz(x), gpumath::from_bits(0x40549A78))); }
 
 // __fdividef: div.approx, which an H100 computes as x times rcp.approx.ftz(y), one rounding
 // (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py); under KC_FTZ the product is flushed
