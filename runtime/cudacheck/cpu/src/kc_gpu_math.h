@@ -1,20 +1,20 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
-// sincospif, rsqrtf, rnorm3df, __expf, __sinf, __cosf and __sincosf as an NVIDIA GPU computes
-// them, bit for bit.
+// sincospif, erff, atanf, hypotf, rsqrtf, rnorm3df, __expf, __exp10f, __sinf, __cosf and
+// __sincosf as an NVIDIA GPU computes them, bit for bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x
-// and of x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f
-// and tanhf to a few correctly rounded float operations around ex2.approx and rcp.approx. Those
-// instructions run on the special-function unit, whose results are not documented to the bit:
-// they are looked up in tables measured on an H100 (cpu/gpumath.py says how, and how one table
-// serves every input). logf, log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are
-// float operations alone (a reduction and a polynomial; sinf's reduction of large arguments is
-// integer arithmetic and one double product), and tanf is those and rcp.approx. The operations
-// are the ones the PTX of CUDA 13 shows (logs/2026-11-27-h100-gpu-math-tables.md,
-// logs/2026-12-07-gpu-sinf.md, logs/2026-12-07-gpu-math-functions.md). The front end
-// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of these and of their float
-// overloads to call kc::gpu_expf and the rest; __sinf, __cosf and __sincosf, CUDA's own names,
-// are defined here.
+// and of x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f,
+// expm1f, tanhf, erff and atanf to a few correctly rounded float operations around ex2.approx
+// and rcp.approx. Those instructions run on the special-function unit, whose results are not
+// documented to the bit: they are looked up in tables measured on an H100 (cpu/gpumath.py says
+// how, and how one table serves every input). logf, log1pf, sinf, cosf, sincosf, sinpif, cospif
+// and sincospif are float operations alone (a reduction and a polynomial; sinf's reduction of
+// large arguments is integer arithmetic and one double product), tanf is those and rcp.approx,
+// and hypotf a scaling and sqrt.rn. The operations are the ones the PTX of CUDA 13 shows
+// (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
+// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
+// rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and
+// the rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
 // cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
@@ -417,6 +417,58 @@ inline void gpu_sincospif(float x, float* s, float* c) {
     if (fabsf(x) > 0x1p24f) cosine = add_(sine, 1.0f);
     *s = sine;
     *c = cosine;
+}
+
+// erff: an odd polynomial, x + x p(x^2), below |x| = 1.00295 (0x3F8060FE) and for NaN; above,
+// 1 - 2^(-|x| - |x| q(|x|)) by ex2.approx.ftz, with the sign of x.
+inline float gpu_erff(float x) {
+    using namespace gpumath;
+    static const uint32_t c[2][7] = {
+        {0x38B1E96A, 0xBA574D20, 0x3BAAD5EA, 0xBCDC1BE7, 0x3DE718AF, 0xBEC093AC, 0x3E0375D3},
+        {0x38EB4C3A, 0xBAAE005B, 0x3C09919F, 0xBD24D99A, 0x3E235519, 0x3F69B4F9, 0x3F210A14}};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool big = a >= from_bits(0x3F8060FE);
+    const uint32_t* k = c[big];
+    float t = big ? a : mul_(x, x);
+    float p = fma_(from_bits(k[0]), t, from_bits(k[1]));
+    for (int i = 2; i < 7; ++i) p = fma_(p, t, from_bits(k[i]));
+    float u = big ? -a : x;
+    float r = fma_(p, u, u);
+    return big ? copysignf(sub_(1.0f, ex2_ftz(r)), x) : r;
+}
+
+// atanf: y = |x|, or rcp.approx.ftz(|x|) above 1; y + y^3 p(y^2); above 1, pi/2 minus that, pi/2
+// as the fused product 0x3F6EE581 * 0x3FD774EB; the sign of x (NaN passes through unsigned).
+inline float gpu_atanf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0x3B2090AA, 0xBC6BE14F, 0x3D23397E, 0xBD948A7A,
+                                  0x3DD76B21, 0xBE111E88, 0x3E4CAF60, 0xBEAAAA27};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool above = a > 1.0f;
+    float y = above ? rcp_ftz(a) : a;
+    float y2 = mul_(y, y);
+    float p = fma_(from_bits(c[0]), y2, from_bits(c[1]));
+    for (int i = 2; i < 8; ++i) p = fma_(p, y2, from_bits(c[i]));
+    float r = fma_(mul_(y2, p), y, y);
+    if (above) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), -r);
+    return a <= __builtin_inff() ? copysignf(r, x) : r;
+}
+
+// hypotf: both magnitudes scaled by a power of two near 1/max (from the larger's bits, compared as
+// integers), sqrt.rn of the scaled sum of squares, scaled back; the larger where the smaller is 0,
+// +inf where it is infinite (so hypot(inf, NaN) = inf).
+inline float gpu_hypotf(float x, float y) {
+    using namespace gpumath;
+    uint32_t ua = bits(fabsf(kc::intr::fz(x))), ub = bits(fabsf(kc::intr::fz(y)));
+    float lo = from_bits(ua < ub ? ua : ub), hi = from_bits(ua < ub ? ub : ua);
+    uint32_t e = bits(hi) & 0xFE000000u;
+    float scale = from_bits(0x7E800000u - e);
+    float m = mul_(lo, scale), big = mul_(hi, scale);
+    float r = mul_(kc::intr::fz(sqrtf(fma_(big, big, mul_(m, m)))), from_bits(e | 0x00800000u));
+    if (lo == 0.0f) r = hi;
+    return lo == __builtin_inff() ? lo : r;
 }
 
 // __expf: ex2.approx of x * log2(e) (ex2.approx.ftz under KC_FTZ, CuPy's -ftz=true).
