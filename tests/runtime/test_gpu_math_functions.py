@@ -1,5 +1,5 @@
-"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, atanf and hypotf
-(nvcc's and NVRTC's defaults, -ftz=true and --use_fast_math) as the CPU runtime computes them (cpu/src/kc_gpu_math.h):
+"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, atanf, hypotf,
+atan2f, asinf, acosf, sinhf and coshf (nvcc's and NVRTC's defaults, -ftz=true and --use_fast_math) as the CPU runtime computes them (cpu/src/kc_gpu_math.h):
 bit for bit against an independent NumPy model of the PTX of CUDA 13.0 (sm_80 and sm_90 compute
 the same operations) on fresh floats of every magnitude, the reduction boundaries and the special
 values; within the Programming Guide's error bounds of float64; their float overloads; and, on a
@@ -14,8 +14,8 @@ import cudacheck
 from cudacheck.cpu import gpumath
 from tests.support import gpu_float_model as gm
 
-# Eleven rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y);
-# one kernel per spelling.
+# Sixteen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
+# atan2(x, y), asin, acos, sinh, cosh; one kernel per spelling.
 KERNEL = r'''
 extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -25,25 +25,30 @@ extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n)
     o[i] = SINPI(v); o[n + i] = COSPI(v); o[2 * n + i] = s; o[3 * n + i] = c;
     o[4 * n + i] = EXP2(v); o[5 * n + i] = EXP10(v); o[6 * n + i] = EXPM1(v); o[7 * n + i] = __exp10f(v);
     o[8 * n + i] = ERF(v); o[9 * n + i] = ATAN(v); o[10 * n + i] = HYPOT(v, y[i]);
+    o[11 * n + i] = ATAN2(v, y[i]); o[12 * n + i] = ASIN(v); o[13 * n + i] = ACOS(v); o[14 * n + i] = SINH(v);
+    o[15 * n + i] = COSH(v);
 }'''
-SPELLINGS = {"named": ("sincospif", "sinpif", "cospif", "exp2f", "exp10f", "expm1f", "erff", "atanf", "hypotf"),
-             "overloads": ("sincospi", "sinpi", "cospi", "exp2", "exp10", "expm1", "erf", "atan", "hypot"),
+SPELLINGS = {"named": ("sincospif", "sinpif", "cospif", "exp2f", "exp10f", "expm1f", "erff", "atanf", "hypotf",
+                       "atan2f", "asinf", "acosf", "sinhf", "coshf"),
+             "overloads": ("sincospi", "sinpi", "cospi", "exp2", "exp10", "expm1", "erf", "atan", "hypot", "atan2",
+                           "asin", "acos", "sinh", "cosh"),
              "qualified": ("::sincospif", "::sinpif", "::cospif", "std::exp2", "::exp10f", "std::expm1", "std::erf",
-                           "std::atan", "std::hypot")}
+                           "std::atan", "std::hypot", "std::atan2", "std::asin", "::acosf", "std::sinh", "std::cosh")}
 ROWS = ("sinpif", "cospif", "sincospif's sine", "sincospif's cosine", "exp2f", "exp10f", "expm1f", "__exp10f",
-        "erff", "atanf", "hypotf")
+        "erff", "atanf", "hypotf", "atan2f", "asinf", "acosf", "sinhf", "coshf")
 # The Programming Guide's maximum ulp errors (full range), from the correctly rounded result;
 # __exp10f has none (an intrinsic).
-BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3}
+BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2}
 NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
 
 
-def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot):
+def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot, atan2, asin, acos, sinh, cosh):
     kernel = KERNEL
-    # SINCOSPI first: SINPI and COSPI are inside it
+    # SINCOSPI before SINPI and COSPI, ATAN2 before ATAN: the later names are inside the earlier
     for key, value in (("NAME", name), ("SINCOSPI", sincospi), ("SINPI", sinpi), ("COSPI", cospi),
-                       ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERF", erf), ("ATAN", atan),
-                       ("HYPOT", hypot)):
+                       ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERF", erf), ("ATAN2", atan2),
+                       ("ATAN", atan), ("HYPOT", hypot), ("ASIN", asin), ("ACOS", acos), ("SINH", sinh),
+                       ("COSH", cosh)):
         kernel = kernel.replace(key, value)
     return kernel
 
@@ -55,13 +60,20 @@ def _bits(u):
     return np.asarray(u, np.uint32).view(np.float32)
 
 
+SPECIAL = _bits([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x80000001,
+                 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F000000, 0xBF000000,
+                 0x3E800000, 0x3F800000, 0xBF800000, 0x4B000001, 0x4B800001, 0xCB800001])
+SPECIAL_Y = np.array([0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149, 1, -3, 0.5, -0.5], np.float32)
+
+
 def inputs(rng, n=100000):
     """Floats of every binade and sign (subnormals included, each binade alike), and where the
     functions change course: integers, half and quarter integers and their neighbours at every
     scale up to 2^32 (sinpi's and cospi's reduction and their x * 0 branches), 2^23 and 2^24 and
     their neighbours, |x| near 0.41 (expm1f's j = 0 branch), the overflow and underflow edges of
     each exponential (x log2 b near 128, -126, -149 and expm1's j = 128 and -25), erff's switch at
-    1.00295 and atanf's at 1, a dense band in [-130, 130], and the special values."""
+    1.00295, atanf's at 1, asinf's and acosf's at 0.56 and 1, sinhf's at 1 and overflow, a dense
+    band in [-130, 130], and every pair of special values (with second_operands)."""
     e = rng.integers(-150, 128, n)
     m = rng.integers(0, 1 << 23, n, dtype=np.int64)
     signs = rng.integers(0, 2, n, dtype=np.uint32) << 31
@@ -72,27 +84,25 @@ def inputs(rng, n=100000):
     x[:q] = (near + rng.integers(-2, 3, q).astype(np.int32)).view(np.float32)
     x[q: 2 * q] = rng.uniform(-130, 130, q).astype(np.float32)
     edges = [2.0 ** 23, 2.0 ** 24, 2.0 ** 31, 0.41, 88.72284, 88.0, -17.328680, -103.97208, -87.33655,
-             128, -126, -149, -150, 38.53184, -37.92978, -44.85346, -45.0, 1.0029478, 1.0, 3.9192, 9.2]
+             128, -126, -149, -150, 38.53184, -37.92978, -44.85346, -45.0, 1.0029478, 1.0, 3.9192, 9.2,
+             0.56, 0.5, 89.415985, 90.0]
     around = np.array(edges, np.float32).view(np.int32)[:, None] + np.arange(-40, 40, dtype=np.int32)
     around = np.concatenate([around.ravel(), (around.view(np.float32) * -1).view(np.int32).ravel()])
     x[2 * q: 2 * q + around.size] = around.view(np.float32)
-    special = _bits([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x80000001,
-                     0x007FFFFF, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F000000, 0xBF000000,
-                     0x3E800000, 0x3F800000, 0xBF800000, 0x4B000001, 0x4B800001, 0xCB800001])
-    x[-special.size:] = special
+    x[-SPECIAL.size * SPECIAL_Y.size:] = np.repeat(SPECIAL, SPECIAL_Y.size)
     return x
 
 
 def second_operands(rng, x):
-    """hypotf's y for each x: another float of every magnitude, x's neighbours (equal magnitudes),
-    x scaled by 2^+-30 (one square vanishing beside the other), and the special values against
-    every kind of x."""
+    """hypotf's and atan2f's second operand for each x: another float of every magnitude, x's
+    neighbours (equal magnitudes), x scaled by 2^+-30 (one much the larger), and each of
+    SPECIAL_Y against each of SPECIAL."""
     y = rng.permutation(x)
     q = x.size // 8
     y[:q] = (x[:q].view(np.int32) + rng.integers(-3, 4, q).astype(np.int32)).view(np.float32)
     with np.errstate(over="ignore"):
         y[q: 2 * q] = x[q: 2 * q] * np.float32(2.0 ** rng.choice([-30, 30], q))
-    y[2 * q: 2 * q + 64] = np.tile(np.array([0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149, 1, -3], np.float32), 8)
+    y[-SPECIAL.size * SPECIAL_Y.size:] = np.tile(SPECIAL_Y, SPECIAL.size)
     return y
 
 
@@ -132,7 +142,7 @@ def _ordinal(v):
 @pytest.fixture(scope="module")
 def tables():
     blob = lzma.decompress(gpumath.DATA.read_bytes())
-    return {name: gpumath.decode(name, blob) for name in ("ex2_pos", "ex2_neg", "rcp")}
+    return {name: gpumath.decode(name, blob) for name, _ in gpumath.TABLES}
 
 
 # -- a NumPy model of nvcc's PTX (CUDA 13.0), instruction by instruction ------------------------
@@ -303,8 +313,85 @@ def model_hypot(x, y, ftz):
     return np.where(lo == np.inf, lo, r)
 
 
+def model_exp_halves(tables, a, eighth, ftz):
+    """sinhf's and coshf's 2e +- 1/(8e) for e = e^a / 4, the division div.approx.ftz."""
+    fl = _flusher(ftz)
+    with np.errstate(invalid="ignore", over="ignore"):
+        j = np.trunc(fl(a * _bits(0x3FB8AA3B)))
+        j = np.where(np.abs(j) > 126, np.copysign(np.float32(126), j), j).astype(np.float32)
+        r = fl(gm.fma(j, _bits(0xBF317218), a))
+        r = fl(gm.fma(j, _bits(0x3102E308), r))
+        scale = (fl(j + _bits(0x4B40007D)).view(np.uint32) << np.uint32(23)).view(np.float32)
+        e = fl(gm.ex2_approx_ftz(tables, fl(r * _bits(0x3FB8AA3B))) * scale)
+        quotient = gm.flush(np.float32(eighth) * gm.rcp_approx_ftz(tables, e))
+        return fl(gm.fma(np.float32(2), e, quotient))
+
+
+def model_sinh(tables, x, ftz):
+    fl = _flusher(ftz)
+    x = fl(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x2 = fl(x * x)
+        p = fl(gm.fma(_bits(0x363D0ADA), x2, _bits(0x394FFF49)))
+        p = fl(gm.fma(p, x2, _bits(0x3C08889A)))
+        p = fl(gm.fma(p, x2, _bits(0x3E2AAAAB)))
+        small = fl(gm.fma(fl(x2 * p), x, x))
+        return np.where(np.abs(x) >= 1, _copysign(model_exp_halves(tables, np.abs(x), -0.125, ftz), x), small)
+
+
+def _odd(y, coefficients, fl):
+    """y + y^3 p(y^2), p by Horner's rule with fused steps, y^2 p rounded before the last."""
+    y2 = fl(y * y)
+    p = fl(gm.fma(_bits(coefficients[0]), y2, _bits(coefficients[1])))
+    for c in coefficients[2:]:
+        p = fl(gm.fma(p, y2, _bits(c)))
+    return fl(gm.fma(fl(y2 * p), y, y))
+
+
+def model_asin_acos(tables, x, ftz):
+    """Both share sqrt((1 - |x|)/2) past 0.56: rsqrt.approx.ftz and a Newton step."""
+    fl = _flusher(ftz)
+    x = fl(x)
+    a = np.abs(x)
+    half_pi = (_bits(0x3F6EE581), _bits(0x3FD774EB))
+    with np.errstate(invalid="ignore", over="ignore"):
+        far = a > _bits(0x3F0F5C29)
+        h = fl(gm.fma(np.float32(0.5), -a, np.float32(0.5)))
+        rs = gm.rsqrt_approx_ftz(tables, h)
+        s = fl(h * rs)
+        e = fl(gm.fma(-s, fl(rs * np.float32(0.5)), np.float32(0.5)))
+        root = np.where(a == 1, np.float32(0), fl(gm.fma(s, e, s)))
+        r = _odd(np.where(far, root, a), (0x3D4DD2F7, 0x3C99CA97, 0x3D3F90E8, 0x3D993CCF, 0x3E2AAC04), fl)
+        r = np.where(far, fl(gm.fma(*half_pi, fl(r * np.float32(-2)))), r)
+        asin = np.where(r <= np.inf, _copysign(r, x), r)
+        z = _copysign(np.where(far, root, a), x)
+        r = _odd(z, (0x3D10ECEF, 0x3C8B1ABB, 0x3CFC028C, 0x3D372139, 0x3D9993DB, 0x3E2AAAC6), fl)
+        v = np.where(x > _bits(0x3F0F5C29), r, fl(gm.fma(*half_pi, np.where(far, r, -r))))
+        return asin, np.where(far, fl(v + v), v)
+
+
+def model_atan2(x, y, ftz):
+    """atan2f(x, y) (y the second operand, as the kernel calls it)."""
+    fl = _flusher(ftz)
+    num_y, den_x = fl(x), fl(y)
+    ax, ay = np.abs(den_x), np.abs(num_y)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        steep = ay > ax
+        den = np.where(steep, ay, ax)
+        q = fl(np.where(steep, ax, ay) / den)
+        r = _odd(q, (0x3B33710B, 0xBC807748, 0x3D2CDAB2, 0xBD992D10, 0x3DD9EA6C, 0xBE117CB1, 0x3E4CBCE0,
+                     0xBEAAAA7D), fl)
+        left = np.signbit(den_x)
+        r = np.where(steep, fl(gm.fma(_bits(0x3F6EE581), _bits(0x3FD774EB), np.where(left, r, -r))),
+                     np.where(left, fl(gm.fma(_bits(0x3FEEE581), _bits(0x3FD774EB), -r)), r))
+        r = np.where(ax == ay, np.where(left, _bits(0x4016CBE4), _bits(0x3F490FDB)), r)
+        r = np.where(den == 0, np.where(left, _bits(0x40490FDB), np.float32(0)), r)
+        total = fl(ax + ay)
+    return np.where(np.isnan(total), total, _copysign(r, num_y))
+
+
 def model(tables, x, y, options):
-    """The eleven rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
+    """The sixteen rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
     its sqrt.approx is not reproduced; the model is then -ftz=true's)."""
     ftz = options != NO_FTZ
     fast = options == FAST
@@ -313,8 +400,11 @@ def model(tables, x, y, options):
         exp10_fast = model_ex2(tables, _flusher(ftz)(_flusher(ftz)(x) * _bits(0x40549A78)), ftz)
     exp10 = exp10_fast if fast else model_exp_by_ex2(tables, x, ftz, 0x3C57FA62, 0x40549A78, 0x33979A37)
     exp2 = model_ex2(tables, x, ftz)
+    asin, acos = model_asin_acos(tables, x, ftz)
     return np.array([sinpi, cospi, s, c, exp2, exp10, model_expm1(tables, x, ftz), exp10_fast,
-                     model_erf(tables, x, ftz), model_atan(tables, x, ftz), model_hypot(x, y, ftz)])
+                     model_erf(tables, x, ftz), model_atan(tables, x, ftz), model_hypot(x, y, ftz),
+                     model_atan2(x, y, ftz), asin, acos, model_sinh(tables, x, ftz),
+                     model_exp_halves(tables, np.abs(_flusher(ftz)(x)), 0.125, ftz)])
 
 
 # -- the tests ----------------------------------------------------------------------------------
@@ -347,6 +437,11 @@ extern "C" __global__ void wrong(float* o, const float* x, const float* y, int n
     o[3 * n + i] = fabsf(v) < 1.00295f ? v * (1.12837917f + v * v * -0.37612638f) : copysignf(1.0f - expf(-v * v), v);
     o[4 * n + i] = fabsf(v) > 1.0f ? copysignf(1.57079633f - atanf(1.0f / fabsf(v)), v) : atanf(v);
     o[5 * n + i] = sqrtf(v * v + y[i] * y[i]);
+    o[6 * n + i] = atanf(v * rsqrtf(1.0f - v * v));
+    o[7 * n + i] = 1.57079633f - asinf(v);
+    o[8 * n + i] = (expf(v) - expf(-v)) * 0.5f;
+    o[9 * n + i] = (expf(v) + expf(-v)) * 0.5f;
+    o[10 * n + i] = atanf(v / y[i]);
 }'''
 
 
@@ -354,25 +449,26 @@ def test_the_model_catches_a_wrong_step(rng, tables):
     """The model is not blind: the same functions with a step changed differ from it (sinpif with
     r = x - n/2 rounded twice, expm1f without the fused 2^j expm1(r) + (2^j - 1), exp10f with
     expf's constants, erff with another polynomial, atanf with pi/2 - atan(1/x) by IEEE division,
-    hypotf unscaled)."""
+    hypotf unscaled, asinf as atan(x / sqrt(1 - x^2)), acosf as pi/2 - asin(x), sinhf and coshf by
+    two exponentials, atan2f without its octants)."""
     x = inputs(rng, 20000)
     y = second_operands(rng, x)
     want = model(tables, x, y, NO_FTZ)
-    o = np.zeros(6 * x.size, np.float32)
+    o = np.zeros(11 * x.size, np.float32)
     cudacheck.RawModule(WRONG, backend="cpu", options=NO_FTZ).get_function("wrong")(
         ((x.size + 255) // 256,), (256,), (o, x, y, np.int32(x.size)))
-    o = o.reshape(6, x.size)
-    for row, model_row in ((0, 0), (1, 6), (2, 5), (3, 8), (4, 9), (5, 10)):
+    o = o.reshape(11, x.size)
+    for row, model_row in enumerate((0, 6, 5, 8, 9, 10, 12, 13, 14, 15, 11)):
         finite = np.isfinite(want[model_row])
         assert not same_bits(o[row][finite], want[model_row][finite]).all(), ROWS[model_row]
 
 
 def test_within_the_programming_guides_bounds(rng):
     """sinpif, cospif and sincospif within 1 ulp of float64 sin(pi x) and cos(pi x) (reduced
-    exactly: x - 2 round(x/2) first) rounded to float32, exp2f, exp10f, erff and atanf within 2,
-    expm1f within 1, hypotf within 3, at every magnitude; a subnormal exp2f (ex2.approx's kept
-    subnormal, reproduced within a unit) within 2 too. Infinities and NaN give NaN (the pi
-    functions) or the limits."""
+    exactly: x - 2 round(x/2) first) rounded to float32, exp2f, exp10f, erff, atanf, asinf, acosf
+    and coshf within 2, expm1f within 1, hypotf, atan2f and sinhf within 3, at every magnitude; a
+    subnormal exp2f (ex2.approx's kept subnormal, reproduced within a unit) within 2 too.
+    Infinities and NaN give NaN (the pi functions; asinf and acosf past 1 too) or the limits."""
     x = inputs(rng)
     y = second_operands(rng, x)
     out = run("named", x, y, NO_FTZ)
@@ -381,23 +477,28 @@ def test_within_the_programming_guides_bounds(rng):
         reduced = x64 - 2 * np.round(x64 / 2)          # exact: sin(pi x) has period 2
         exact = np.array([np.sin(np.pi * reduced), np.cos(np.pi * reduced), np.sin(np.pi * reduced),
                           np.cos(np.pi * reduced), np.exp2(x64), 10.0 ** x64, np.expm1(x64), x64,
-                          np.vectorize(math.erf)(x64), np.arctan(x64), np.hypot(x64, y64)])
+                          np.vectorize(math.erf)(x64), np.arctan(x64), np.hypot(x64, y64), np.arctan2(x64, y64),
+                          np.arcsin(x64), np.arccos(x64), np.sinh(x64), np.cosh(x64)])
     # the exactly known values: sin(pi n) = 0, cos(pi (n + 1/2)) = 0 (float64's pi is not pi)
     exact[[0, 2]] = np.where(reduced == np.round(reduced), 0.0, exact[[0, 2]])
     exact[[1, 3]] = np.where(reduced - np.floor(reduced) == 0.5, 0.0, exact[[1, 3]])
     finite = np.isfinite(x)
     for row, bound in BOUNDS.items():
-        defined = finite & np.isfinite(y) if ROWS[row] == "hypotf" else finite
+        defined = finite & (np.isfinite(y) if ROWS[row] in ("hypotf", "atan2f") else True)
+        defined &= np.abs(x) <= 1 if ROWS[row] in ("asinf", "acosf") else True
         err = ulps(out[row][defined], exact[row][defined])
         assert err.max() <= bound, (ROWS[row], x[defined][np.argmax(err)], err.max())
-    assert np.isnan(out[:4, ~finite]).all()
+    assert np.isnan(out[:4, ~finite]).all() and np.isnan(out[12:14, ~(np.abs(x) <= 1)]).all()
     inf = np.array([np.inf, -np.inf, np.inf, np.nan], np.float32)
     limits = run("named", inf, np.array([1, 1, np.nan, -np.inf], np.float32), NO_FTZ)
     assert list(limits[4][:2]) == [np.inf, 0] and list(limits[5][:2]) == [np.inf, 0]
     assert list(limits[6][:2]) == [np.inf, -1] and list(limits[8][:2]) == [1, -1]
     assert list(limits[9][:2]) == [np.float32(np.pi / 2), -np.float32(np.pi / 2)]
     assert list(limits[10]) == [np.inf] * 4   # hypot(inf, NaN) = inf
-    assert np.isnan(out[8:10, np.isnan(x)]).all()
+    assert list(limits[11][:2]) == [np.float32(np.pi / 2), -np.float32(np.pi / 2)] and np.isnan(limits[11][2:]).all()
+    assert list(limits[14][:2]) == [np.inf, -np.inf] and list(limits[15][:2]) == [np.inf, np.inf]
+    assert np.isnan(out[[8, 9, 11, 12, 13, 14, 15]][:, np.isnan(x)]).all()
+    assert np.isnan(out[10][np.isnan(x) & ~np.isinf(y)]).all()   # hypot(NaN, +-inf) = inf (above)
 
 
 def test_special_values():
@@ -436,16 +537,16 @@ def test_the_overloads_and_spellings_are_the_same_functions(options, rng):
 
 
 def test_ftz_flushes_as_the_ptx_does(rng):
-    """-ftz=true: a subnormal argument is a zero of its sign (sinpi, expm1, erf and atan +-0, cospi
-    1, exp2 and exp10 1), and no result is subnormal."""
+    """-ftz=true: a subnormal argument is a zero of its sign (sinpi, expm1, erf, atan, asin and sinh
+    +-0, cospi, exp2, exp10 and cosh 1, acos pi/2), and no result is subnormal."""
     x = inputs(rng, 20000)
     out = run("named", x, second_operands(rng, x), FTZ)
     sub = (x != 0) & (np.abs(x) < gm.FLT_MIN)
     assert sub.sum() > 50
     zero = np.copysign(np.float32(0), x[sub]).view(np.uint32)
-    for row in (0, 2, 6, 8, 9):
+    for row in (0, 2, 6, 8, 9, 12, 14):
         assert np.array_equal(out[row][sub].view(np.uint32), zero), ROWS[row]
-    assert (out[[1, 3, 4, 5, 7]][:, sub] == 1).all()
+    assert (out[[1, 3, 4, 5, 7, 15]][:, sub] == 1).all() and (out[13][sub] == np.float32(np.pi / 2)).all()
     assert not ((out != 0) & (np.abs(out) < gm.FLT_MIN)).any()
 
 

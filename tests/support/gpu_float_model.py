@@ -1,6 +1,6 @@
 """NumPy models of the GPU's float instructions that the tests compare the CPU runtime with:
-fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz and rcp.approx.ftz from the measured
-tables."""
+fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz, rcp.approx.ftz and rsqrt.approx.ftz
+from the measured tables."""
 import numpy as np
 
 FLT_MIN = np.float32(2.0 ** -126)
@@ -54,3 +54,14 @@ def ex2_approx_ftz(tables, y):
         v = np.where(y < 0, tables["ex2_neg"][f] * np.exp2(-i.astype(np.float64)),
                      tables["ex2_pos"][f] * np.exp2(i.astype(np.float64))).astype(np.float32)
     return np.where(np.isnan(y), y, flush(v))
+
+
+def rsqrt_approx_ftz(tables, x):
+    """rsqrt.approx.ftz of float32 x: rsqrt(m) * 2^-k for x = m * 4^k, m in [1, 4); +-0 (and
+    subnormals) give +-inf, +inf gives 0, negative x and NaN give NaN."""
+    x = flush(x)
+    bits = np.where(np.isfinite(x) & (x > 0), x, np.float32(1)).view(np.uint32).astype(np.int64)
+    k = ((bits >> 23) - 127) >> 1
+    r = (tables["rsqrt"][bits - (k << 24) - (127 << 23)] * np.exp2(-k.astype(np.float64))).astype(np.float32)
+    r = np.where(x == 0, np.copysign(np.float32(np.inf), x), np.where(x == np.inf, np.float32(0), r))
+    return np.where(np.isnan(x) | (x < 0), np.float32(np.nan), r)

@@ -1,16 +1,16 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
-// sincospif, erff, atanf, hypotf, rsqrtf, rnorm3df, __expf, __exp10f, __sinf, __cosf and
-// __sincosf as an NVIDIA GPU computes them, bit for bit.
+// sincospif, erff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf, rnorm3df, __expf,
+// __exp10f, __sinf, __cosf and __sincosf as an NVIDIA GPU computes them, bit for bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x
 // and of x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f,
-// expm1f, tanhf, erff and atanf to a few correctly rounded float operations around ex2.approx
-// and rcp.approx. Those instructions run on the special-function unit, whose results are not
+// expm1f, tanhf, erff, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float
+// operations around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on the special-function unit, whose results are not
 // documented to the bit: they are looked up in tables measured on an H100 (cpu/gpumath.py says
 // how, and how one table serves every input). logf, log1pf, sinf, cosf, sincosf, sinpif, cospif
 // and sincospif are float operations alone (a reduction and a polynomial; sinf's reduction of
 // large arguments is integer arithmetic and one double product), tanf is those and rcp.approx,
-// and hypotf a scaling and sqrt.rn. The operations are the ones the PTX of CUDA 13 shows
+// hypotf a scaling and sqrt.rn, and atan2f div.rn and a polynomial. The operations are the ones the PTX of CUDA 13 shows
 // (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
 // logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
 // rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and
@@ -129,6 +129,10 @@ inline float ex2(float x) {
     if (KC_FTZ || !(x < -126.0f)) return ex2_ftz(x);
     return (float)ldexp((double)ex2_ftz(x + 64.0f), -64);
 }
+
+// PTX div.approx.ftz.f32, which an H100 computes as x times rcp.approx.ftz(y), one rounding
+// (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py), flushed.
+inline float div_approx_ftz(float x, float y) { return kc::intr::ftz(kc::intr::ftz(x) * rcp_ftz(y)); }
 
 // fused multiply-add rounded once, then flushed like an .ftz instruction under KC_FTZ
 inline float fma_(float a, float b, float c) { return kc::intr::fz(fmaf(a, b, c)); }
@@ -471,19 +475,110 @@ inline float gpu_hypotf(float x, float y) {
     return lo == __builtin_inff() ? lo : r;
 }
 
+// sinhf and coshf: e = e^|x| / 4 as 2^(j - 2) ex2.approx.ftz(r log2 e), j = trunc(|x| log2 e)
+// (at most 126), r = |x| - j ln 2 in two fused steps; then 2e +- 1/(8e) by div.approx.ftz.
+// sinhf below |x| = 1 (and for NaN) is an odd polynomial instead.
+namespace gpumath {
+inline float exp_halves(float a, float eighth) {
+    float j = truncf(mul_(a, from_bits(0x3FB8AA3B)));
+    if (fabsf(j) > 126.0f) j = copysignf(126.0f, j);
+    float r = fma_(j, from_bits(0xBF317218), a);
+    r = fma_(j, from_bits(0x3102E308), r);
+    float scale = from_bits(bits(add_(j, from_bits(0x4B40007D))) << 23);
+    float e = mul_(ex2_ftz(mul_(r, from_bits(0x3FB8AA3B))), scale);
+    return fma_(2.0f, e, div_approx_ftz(eighth, e));
+}
+}  // namespace gpumath
+inline float gpu_sinhf(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float a = fabsf(x), x2 = mul_(x, x);
+    float p = fma_(from_bits(0x363D0ADA), x2, from_bits(0x394FFF49));
+    p = fma_(p, x2, from_bits(0x3C08889A));
+    p = fma_(p, x2, from_bits(0x3E2AAAAB));
+    float small = fma_(mul_(x2, p), x, x);
+    return a >= 1.0f ? copysignf(exp_halves(a, -0.125f), x) : small;
+}
+inline float gpu_coshf(float x) { return gpumath::exp_halves(fabsf(kc::intr::fz(x)), 0.125f); }
+
+// asinf and acosf: past |x| = 0.56 (0x3F0F5C29) the argument becomes sqrt((1 - |x|) / 2), from
+// rsqrt.approx.ftz and one Newton step (0 at |x| = 1), and asin(x) = pi/2 - 2 asin of it, acos(x)
+// = 2 asin of it (pi minus that for x < 0); below, x itself. Each its own odd polynomial; pi/2 is
+// the fused product 0x3F6EE581 * 0x3FD774EB.
+namespace gpumath {
+inline float half_turn_root(float a) {
+    float h = fma_(0.5f, -a, 0.5f);
+    float rs = rsqrt(h), s = mul_(h, rs);
+    float e = fma_(-s, mul_(rs, 0.5f), 0.5f);
+    return a == 1.0f ? 0.0f : fma_(s, e, s);
+}
+inline float odd_poly(float y, const uint32_t (&c)[5]) {
+    float y2 = mul_(y, y);
+    float p = fma_(from_bits(c[0]), y2, from_bits(c[1]));
+    for (int i = 2; i < 5; ++i) p = fma_(p, y2, from_bits(c[i]));
+    return fma_(mul_(y2, p), y, y);
+}
+}  // namespace gpumath
+inline float gpu_asinf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[5] = {0x3D4DD2F7, 0x3C99CA97, 0x3D3F90E8, 0x3D993CCF, 0x3E2AAC04};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool far = a > from_bits(0x3F0F5C29);
+    float r = odd_poly(far ? half_turn_root(a) : a, c);
+    if (far) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), mul_(r, -2.0f));
+    return r <= __builtin_inff() ? copysignf(r, x) : r;
+}
+inline float gpu_acosf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[6] = {0x3D10ECEF, 0x3C8B1ABB, 0x3CFC028C, 0x3D372139, 0x3D9993DB, 0x3E2AAAC6};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool far = a > from_bits(0x3F0F5C29);
+    float z = copysignf(far ? half_turn_root(a) : a, x), z2 = mul_(z, z);
+    float p = fma_(from_bits(c[0]), z2, from_bits(c[1]));
+    for (int i = 2; i < 6; ++i) p = fma_(p, z2, from_bits(c[i]));
+    float r = fma_(mul_(z2, p), z, z);
+    float v = x > from_bits(0x3F0F5C29) ? r : fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), far ? r : -r);
+    return far ? add_(v, v) : v;
+}
+
+// atan2f(y, x): q = min(|x|, |y|) / max(|x|, |y|) by div.rn, atan(q) = q + q^3 p(q^2), moved to
+// its octant (pi/2 -+ it, pi - it, pi/2 and pi as fused products); pi/4 or 3pi/4 where |x| = |y|,
+// 0 or pi where both are 0, with the sign of y; NaN if either is NaN.
+inline float gpu_atan2f(float y, float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0x3B33710B, 0xBC807748, 0x3D2CDAB2, 0xBD992D10,
+                                  0x3DD9EA6C, 0xBE117CB1, 0x3E4CBCE0, 0xBEAAAA7D};
+    x = kc::intr::fz(x);
+    y = kc::intr::fz(y);
+    float ax = fabsf(x), ay = fabsf(y);
+    bool steep = ay > ax;
+    float den = steep ? ay : ax;
+    float q = kc::intr::fz(kc::intr::opaque((steep ? ax : ay) / den)), q2 = mul_(q, q);
+    float p = fma_(from_bits(c[0]), q2, from_bits(c[1]));
+    for (int i = 2; i < 8; ++i) p = fma_(p, q2, from_bits(c[i]));
+    float r = fma_(mul_(q2, p), q, q);
+    bool left = __builtin_signbit(x);
+    if (steep) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), left ? r : -r);
+    else if (left) r = fma_(from_bits(0x3FEEE581), from_bits(0x3FD774EB), -r);
+    if (ax == ay) r = from_bits(left ? 0x4016CBE4 : 0x3F490FDB);
+    if (den == 0.0f) r = from_bits(left ? 0x40490FDB : 0);
+    float sum = add_(ax, ay);
+    return sum != sum ? sum : copysignf(r, y);
+}
+
 // __expf: ex2.approx of x * log2(e) (ex2.approx.ftz under KC_FTZ, CuPy's -ftz=true).
 inline float gpu_fast_expf(float x) { return gpumath::ex2(gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B))); }
 
 // __exp10f: ex2.approx of x * log2(10), one constant (as --use_fast_math's exp10f, .ftz there).
 inline float gpu_fast_exp10f(float x) { return gpumath::ex2(gpumath::mul_(kc::intr::fz(x), gpumath::from_bits(0x40549A78))); }
 
-// __fdividef: div.approx, which an H100 computes as x times rcp.approx.ftz(y), one rounding
-// (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py); under KC_FTZ the product is flushed
-// too (div.approx.ftz). For 2^126 < |y| the reciprocal flushes to zero, and so does the quotient.
-// A subnormal divisor without KC_FTZ, which the table does not cover, gives the IEEE quotient (not
-// the GPU's bits).
+// __fdividef: div.approx, x times rcp.approx.ftz(y) (gpumath::div_approx_ftz under KC_FTZ). For
+// 2^126 < |y| the reciprocal flushes to zero, and so does the quotient. A subnormal divisor
+// without KC_FTZ, which the table does not cover, gives the IEEE quotient (not the GPU's bits).
 inline float gpu_fdividef(float x, float y) {
-    if (KC_FTZ) return kc::intr::ftz(kc::intr::ftz(x) * gpumath::rcp_ftz(y));
+    if (KC_FTZ) return gpumath::div_approx_ftz(x, y);
     if (y != 0.0f && fabsf(y) < 0x1p-126f) return x / y;
     return x * gpumath::rcp_ftz(y);
 }
