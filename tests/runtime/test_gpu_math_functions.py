@@ -1,9 +1,10 @@
-"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, atanf, hypotf,
-atan2f, asinf, acosf, sinhf and coshf (nvcc's and NVRTC's defaults, -ftz=true and --use_fast_math) as the CPU runtime computes them (cpu/src/kc_gpu_math.h):
-bit for bit against an independent NumPy model of the PTX of CUDA 13.0 (sm_80 and sm_90 compute
-the same operations) on fresh floats of every magnitude, the reduction boundaries and the special
-values; within the Programming Guide's error bounds of float64; their float overloads; and, on a
-GPU, against the GPU's bits."""
+"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, erfcf, atanf,
+hypotf, atan2f, asinf, acosf, sinhf and coshf (nvcc's and NVRTC's defaults, -ftz=true and
+--use_fast_math) as the CPU runtime computes them (cpu/src/kc_gpu_math.h): bit for bit against an
+independent NumPy model of the PTX of CUDA 13.0 (sm_80 and sm_90 compute the same operations) on
+fresh floats of every magnitude, the reduction boundaries and the special values; within the
+Programming Guide's error bounds of float64; their float overloads; and, on a GPU, against the
+GPU's bits."""
 import lzma
 import math
 
@@ -14,8 +15,8 @@ import cudacheck
 from cudacheck.cpu import gpumath
 from tests.support import gpu_float_model as gm
 
-# Sixteen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
-# atan2(x, y), asin, acos, sinh, cosh; one kernel per spelling.
+# Seventeen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
+# atan2(x, y), asin, acos, sinh, cosh, erfc; one kernel per spelling.
 KERNEL = r'''
 extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,27 +27,31 @@ extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n)
     o[4 * n + i] = EXP2(v); o[5 * n + i] = EXP10(v); o[6 * n + i] = EXPM1(v); o[7 * n + i] = __exp10f(v);
     o[8 * n + i] = ERF(v); o[9 * n + i] = ATAN(v); o[10 * n + i] = HYPOT(v, y[i]);
     o[11 * n + i] = ATAN2(v, y[i]); o[12 * n + i] = ASIN(v); o[13 * n + i] = ACOS(v); o[14 * n + i] = SINH(v);
-    o[15 * n + i] = COSH(v);
+    o[15 * n + i] = COSH(v); o[16 * n + i] = ERFC(v);
 }'''
 SPELLINGS = {"named": ("sincospif", "sinpif", "cospif", "exp2f", "exp10f", "expm1f", "erff", "atanf", "hypotf",
-                       "atan2f", "asinf", "acosf", "sinhf", "coshf"),
+                       "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf"),
              "overloads": ("sincospi", "sinpi", "cospi", "exp2", "exp10", "expm1", "erf", "atan", "hypot", "atan2",
-                           "asin", "acos", "sinh", "cosh"),
+                           "asin", "acos", "sinh", "cosh", "erfc"),
              "qualified": ("::sincospif", "::sinpif", "::cospif", "std::exp2", "::exp10f", "std::expm1", "std::erf",
-                           "std::atan", "std::hypot", "std::atan2", "std::asin", "::acosf", "std::sinh", "std::cosh")}
+                           "std::atan", "std::hypot", "std::atan2", "std::asin", "::acosf", "std::sinh", "std::cosh",
+                           "std::erfc")}
 ROWS = ("sinpif", "cospif", "sincospif's sine", "sincospif's cosine", "exp2f", "exp10f", "expm1f", "__exp10f",
-        "erff", "atanf", "hypotf", "atan2f", "asinf", "acosf", "sinhf", "coshf")
+        "erff", "atanf", "hypotf", "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf")
 # The Programming Guide's maximum ulp errors (full range), from the correctly rounded result;
 # __exp10f has none (an intrinsic).
-BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2}
+BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 4}
 NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
 
 
-def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot, atan2, asin, acos, sinh, cosh):
+def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot, atan2, asin, acos, sinh, cosh,
+            erfc):
     kernel = KERNEL
-    # SINCOSPI before SINPI and COSPI, ATAN2 before ATAN: the later names are inside the earlier
+    # SINCOSPI before SINPI and COSPI, ATAN2 before ATAN, ERFC before ERF: the later names are
+    # inside the earlier
     for key, value in (("NAME", name), ("SINCOSPI", sincospi), ("SINPI", sinpi), ("COSPI", cospi),
-                       ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERF", erf), ("ATAN2", atan2),
+                       ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERFC", erfc), ("ERF", erf),
+                       ("ATAN2", atan2),
                        ("ATAN", atan), ("HYPOT", hypot), ("ASIN", asin), ("ACOS", acos), ("SINH", sinh),
                        ("COSH", cosh)):
         kernel = kernel.replace(key, value)
@@ -313,16 +318,48 @@ def model_hypot(x, y, ftz):
     return np.where(lo == np.inf, lo, r)
 
 
+def model_exp_scaled(tables, v, bias, ftz):
+    """e^v 2^(bias - 127) as sinhf, coshf and erfcf form it: 2^j from the bits of j + 1.5 2^23 +
+    bias, j = trunc(v log2 e) within +-126, times ex2.approx.ftz((v - j ln 2) log2 e)."""
+    fl = _flusher(ftz)
+    with np.errstate(invalid="ignore", over="ignore"):
+        j = np.trunc(fl(v * _bits(0x3FB8AA3B)))
+        j = np.where(np.abs(j) > 126, np.copysign(np.float32(126), j), j).astype(np.float32)
+        r = fl(gm.fma(j, _bits(0xBF317218), v))
+        r = fl(gm.fma(j, _bits(0x3102E308), r))
+        scale = (fl(j + _bits(0x4B400000 + bias)).view(np.uint32) << np.uint32(23)).view(np.float32)
+        return fl(gm.ex2_approx_ftz(tables, fl(r * _bits(0x3FB8AA3B))) * scale)
+
+
+def model_erfc(tables, x, ftz):
+    fl = _flusher(ftz)
+    f32 = np.float32
+    x = fl(x)
+    a = np.abs(x)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        rc = gm.rcp_approx_ftz(tables, fl(a + f32(4)))
+        q = fl(fl(a - f32(4)) * rc)
+        e = fl(gm.fma(f32(-4), fl(q + f32(1)), a))
+        q = fl(gm.fma(rc, fl(gm.fma(-q, a, e)), q))
+        p = fl(gm.fma(_bits(0x3A69A091), q, _bits(0x3BE6E05B)))
+        for c in (0xBC81FB4B, 0x3D15373B, 0xBD887C5A, 0x3DC021D5, 0xBDCED424, 0x3D8B74DE, 0x3C7BF170, 0xBE0EF8D4,
+                  0x3F9DD2C9):
+            p = fl(gm.fma(p, q, _bits(c)))
+        rd = gm.rcp_approx_ftz(tables, fl(gm.fma(f32(2), a, f32(1))))
+        m = fl(p * rd)
+        m = fl(gm.fma(fl(fl(gm.fma(a, fl(m * f32(-2)), p)) - m), rd, m))
+        sq = fl(a * a)
+        g = model_exp_scaled(tables, -sq, 127, ftz)
+        v = fl(m * fl(gm.fma(g, fl(gm.fma(-a, a, sq)), g)))
+        v = np.where(a > _bits(0x4120E148), f32(0), v)
+        return np.where(x < 0, fl(f32(2) - v), v)
+
+
 def model_exp_halves(tables, a, eighth, ftz):
     """sinhf's and coshf's 2e +- 1/(8e) for e = e^a / 4, the division div.approx.ftz."""
     fl = _flusher(ftz)
+    e = model_exp_scaled(tables, a, 125, ftz)
     with np.errstate(invalid="ignore", over="ignore"):
-        j = np.trunc(fl(a * _bits(0x3FB8AA3B)))
-        j = np.where(np.abs(j) > 126, np.copysign(np.float32(126), j), j).astype(np.float32)
-        r = fl(gm.fma(j, _bits(0xBF317218), a))
-        r = fl(gm.fma(j, _bits(0x3102E308), r))
-        scale = (fl(j + _bits(0x4B40007D)).view(np.uint32) << np.uint32(23)).view(np.float32)
-        e = fl(gm.ex2_approx_ftz(tables, fl(r * _bits(0x3FB8AA3B))) * scale)
         quotient = gm.flush(np.float32(eighth) * gm.rcp_approx_ftz(tables, e))
         return fl(gm.fma(np.float32(2), e, quotient))
 
@@ -391,7 +428,7 @@ def model_atan2(x, y, ftz):
 
 
 def model(tables, x, y, options):
-    """The sixteen rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
+    """The seventeen rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
     its sqrt.approx is not reproduced; the model is then -ftz=true's)."""
     ftz = options != NO_FTZ
     fast = options == FAST
@@ -404,7 +441,7 @@ def model(tables, x, y, options):
     return np.array([sinpi, cospi, s, c, exp2, exp10, model_expm1(tables, x, ftz), exp10_fast,
                      model_erf(tables, x, ftz), model_atan(tables, x, ftz), model_hypot(x, y, ftz),
                      model_atan2(x, y, ftz), asin, acos, model_sinh(tables, x, ftz),
-                     model_exp_halves(tables, np.abs(_flusher(ftz)(x)), 0.125, ftz)])
+                     model_exp_halves(tables, np.abs(_flusher(ftz)(x)), 0.125, ftz), model_erfc(tables, x, ftz)])
 
 
 # -- the tests ----------------------------------------------------------------------------------
@@ -442,6 +479,7 @@ extern "C" __global__ void wrong(float* o, const float* x, const float* y, int n
     o[8 * n + i] = (expf(v) - expf(-v)) * 0.5f;
     o[9 * n + i] = (expf(v) + expf(-v)) * 0.5f;
     o[10 * n + i] = atanf(v / y[i]);
+    o[11 * n + i] = 1.0f - erff(v);
 }'''
 
 
@@ -450,15 +488,15 @@ def test_the_model_catches_a_wrong_step(rng, tables):
     r = x - n/2 rounded twice, expm1f without the fused 2^j expm1(r) + (2^j - 1), exp10f with
     expf's constants, erff with another polynomial, atanf with pi/2 - atan(1/x) by IEEE division,
     hypotf unscaled, asinf as atan(x / sqrt(1 - x^2)), acosf as pi/2 - asin(x), sinhf and coshf by
-    two exponentials, atan2f without its octants)."""
+    two exponentials, atan2f without its octants, erfcf as 1 - erff)."""
     x = inputs(rng, 20000)
     y = second_operands(rng, x)
     want = model(tables, x, y, NO_FTZ)
-    o = np.zeros(11 * x.size, np.float32)
+    o = np.zeros(12 * x.size, np.float32)
     cudacheck.RawModule(WRONG, backend="cpu", options=NO_FTZ).get_function("wrong")(
         ((x.size + 255) // 256,), (256,), (o, x, y, np.int32(x.size)))
-    o = o.reshape(11, x.size)
-    for row, model_row in enumerate((0, 6, 5, 8, 9, 10, 12, 13, 14, 15, 11)):
+    o = o.reshape(12, x.size)
+    for row, model_row in enumerate((0, 6, 5, 8, 9, 10, 12, 13, 14, 15, 11, 16)):
         finite = np.isfinite(want[model_row])
         assert not same_bits(o[row][finite], want[model_row][finite]).all(), ROWS[model_row]
 
@@ -466,7 +504,8 @@ def test_the_model_catches_a_wrong_step(rng, tables):
 def test_within_the_programming_guides_bounds(rng):
     """sinpif, cospif and sincospif within 1 ulp of float64 sin(pi x) and cos(pi x) (reduced
     exactly: x - 2 round(x/2) first) rounded to float32, exp2f, exp10f, erff, atanf, asinf, acosf
-    and coshf within 2, expm1f within 1, hypotf, atan2f and sinhf within 3, at every magnitude; a
+    and coshf within 2, expm1f within 1, hypotf, atan2f and sinhf within 3, erfcf within 4, at
+    every magnitude; a
     subnormal exp2f (ex2.approx's kept subnormal, reproduced within a unit) within 2 too.
     Infinities and NaN give NaN (the pi functions; asinf and acosf past 1 too) or the limits."""
     x = inputs(rng)
@@ -478,7 +517,8 @@ def test_within_the_programming_guides_bounds(rng):
         exact = np.array([np.sin(np.pi * reduced), np.cos(np.pi * reduced), np.sin(np.pi * reduced),
                           np.cos(np.pi * reduced), np.exp2(x64), 10.0 ** x64, np.expm1(x64), x64,
                           np.vectorize(math.erf)(x64), np.arctan(x64), np.hypot(x64, y64), np.arctan2(x64, y64),
-                          np.arcsin(x64), np.arccos(x64), np.sinh(x64), np.cosh(x64)])
+                          np.arcsin(x64), np.arccos(x64), np.sinh(x64), np.cosh(x64),
+                          np.vectorize(math.erfc)(x64)])
     # the exactly known values: sin(pi n) = 0, cos(pi (n + 1/2)) = 0 (float64's pi is not pi)
     exact[[0, 2]] = np.where(reduced == np.round(reduced), 0.0, exact[[0, 2]])
     exact[[1, 3]] = np.where(reduced - np.floor(reduced) == 0.5, 0.0, exact[[1, 3]])
@@ -497,7 +537,8 @@ def test_within_the_programming_guides_bounds(rng):
     assert list(limits[10]) == [np.inf] * 4   # hypot(inf, NaN) = inf
     assert list(limits[11][:2]) == [np.float32(np.pi / 2), -np.float32(np.pi / 2)] and np.isnan(limits[11][2:]).all()
     assert list(limits[14][:2]) == [np.inf, -np.inf] and list(limits[15][:2]) == [np.inf, np.inf]
-    assert np.isnan(out[[8, 9, 11, 12, 13, 14, 15]][:, np.isnan(x)]).all()
+    assert np.isnan(out[[8, 9, 11, 12, 13, 14, 15, 16]][:, np.isnan(x)]).all()
+    assert list(limits[16][:2]) == [0, 2]
     assert np.isnan(out[10][np.isnan(x) & ~np.isinf(y)]).all()   # hypot(NaN, +-inf) = inf (above)
 
 
@@ -538,7 +579,7 @@ def test_the_overloads_and_spellings_are_the_same_functions(options, rng):
 
 def test_ftz_flushes_as_the_ptx_does(rng):
     """-ftz=true: a subnormal argument is a zero of its sign (sinpi, expm1, erf, atan, asin and sinh
-    +-0, cospi, exp2, exp10 and cosh 1, acos pi/2), and no result is subnormal."""
+    +-0, cospi, exp2, exp10, cosh and erfc 1, acos pi/2), and no result is subnormal."""
     x = inputs(rng, 20000)
     out = run("named", x, second_operands(rng, x), FTZ)
     sub = (x != 0) & (np.abs(x) < gm.FLT_MIN)
@@ -546,7 +587,7 @@ def test_ftz_flushes_as_the_ptx_does(rng):
     zero = np.copysign(np.float32(0), x[sub]).view(np.uint32)
     for row in (0, 2, 6, 8, 9, 12, 14):
         assert np.array_equal(out[row][sub].view(np.uint32), zero), ROWS[row]
-    assert (out[[1, 3, 4, 5, 7, 15]][:, sub] == 1).all() and (out[13][sub] == np.float32(np.pi / 2)).all()
+    assert (out[[1, 3, 4, 5, 7, 15, 16]][:, sub] == 1).all() and (out[13][sub] == np.float32(np.pi / 2)).all()
     assert not ((out != 0) & (np.abs(out) < gm.FLT_MIN)).any()
 
 

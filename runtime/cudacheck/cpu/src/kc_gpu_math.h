@@ -1,20 +1,22 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
-// sincospif, erff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf, rnorm3df, __expf,
-// __exp10f, __sinf, __cosf and __sincosf as an NVIDIA GPU computes them, bit for bit.
+// sincospif, erff, erfcf, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf, rnorm3df,
+// __expf, __exp10f, __sinf, __cosf and __sincosf as an NVIDIA GPU computes them, bit for bit.
 //
-// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x
-// and of x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f,
-// expm1f, tanhf, erff, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float
-// operations around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on the special-function unit, whose results are not
-// documented to the bit: they are looked up in tables measured on an H100 (cpu/gpumath.py says
-// how, and how one table serves every input). logf, log1pf, sinf, cosf, sincosf, sinpif, cospif
-// and sincospif are float operations alone (a reduction and a polynomial; sinf's reduction of
-// large arguments is integer arithmetic and one double product), tanf is those and rcp.approx,
-// hypotf a scaling and sqrt.rn, and atan2f div.rn and a polynomial. The operations are the ones the PTX of CUDA 13 shows
+// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x and of
+// x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f, tanhf,
+// erff, erfcf, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float operations
+// around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on the
+// special-function unit, whose results are not documented to the bit: they are looked up in tables
+// measured on an H100 (cpu/gpumath.py says how, and how one table serves every input). logf,
+// log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are float operations alone (a reduction
+// and a polynomial; sinf's reduction of large arguments is integer arithmetic and one double
+// product), tanf is those and rcp.approx, hypotf a scaling and sqrt.rn, and atan2f div.rn and a
+// polynomial. The operations are the ones the PTX of CUDA 13 shows
 // (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
-// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
-// rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and
-// the rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
+// logs/2026-12-07-gpu-math-functions.md). The front end
+// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of these and of their float
+// overloads to call kc::gpu_expf and the rest; __sinf, __cosf and __sincosf, CUDA's own names, are
+// defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
 // cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
@@ -475,17 +477,22 @@ inline float gpu_hypotf(float x, float y) {
     return lo == __builtin_inff() ? lo : r;
 }
 
-// sinhf and coshf: e = e^|x| / 4 as 2^(j - 2) ex2.approx.ftz(r log2 e), j = trunc(|x| log2 e)
-// (at most 126), r = |x| - j ln 2 in two fused steps; then 2e +- 1/(8e) by div.approx.ftz.
-// sinhf below |x| = 1 (and for NaN) is an odd polynomial instead.
+// e^v 2^(bias - 127), as sinhf, coshf and erfcf form it: j = trunc(v log2 e) (+-126 at most),
+// r = v - j ln 2 in two fused steps, 2^(j + bias - 127) from j + 1.5 2^23 + bias's bits, times
+// ex2.approx.ftz(r log2 e).
 namespace gpumath {
-inline float exp_halves(float a, float eighth) {
-    float j = truncf(mul_(a, from_bits(0x3FB8AA3B)));
+inline float exp_scaled(float v, uint32_t bias) {
+    float j = truncf(mul_(v, from_bits(0x3FB8AA3B)));
     if (fabsf(j) > 126.0f) j = copysignf(126.0f, j);
-    float r = fma_(j, from_bits(0xBF317218), a);
+    float r = fma_(j, from_bits(0xBF317218), v);
     r = fma_(j, from_bits(0x3102E308), r);
-    float scale = from_bits(bits(add_(j, from_bits(0x4B40007D))) << 23);
-    float e = mul_(ex2_ftz(mul_(r, from_bits(0x3FB8AA3B))), scale);
+    float scale = from_bits(bits(add_(j, from_bits(0x4B400000u + bias))) << 23);
+    return mul_(ex2_ftz(mul_(r, from_bits(0x3FB8AA3B))), scale);
+}
+// sinhf and coshf: 2e +- 1/(8e) for e = e^|x| / 4, the division div.approx.ftz. sinhf below
+// |x| = 1 (and for NaN) is an odd polynomial instead.
+inline float exp_halves(float a, float eighth) {
+    float e = exp_scaled(a, 125);
     return fma_(2.0f, e, div_approx_ftz(eighth, e));
 }
 }  // namespace gpumath
@@ -500,6 +507,32 @@ inline float gpu_sinhf(float x) {
     return a >= 1.0f ? copysignf(exp_halves(a, -0.125f), x) : small;
 }
 inline float gpu_coshf(float x) { return gpumath::exp_halves(fabsf(kc::intr::fz(x)), 0.125f); }
+
+// erfcf: for a = |x|, q = (a - 4) / (a + 4) by rcp.approx.ftz and one correction, p(q) a
+// polynomial, m = p / (2a + 1) by rcp.approx.ftz and one correction, times e^(-a^2) (the square's
+// rounding error put back: e^-(a a) (1 + (a a - a^2))); 0 past 10.055 (0x4120E148), 2 minus it for
+// x < 0.
+inline float gpu_erfcf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[11] = {0x3A69A091, 0x3BE6E05B, 0xBC81FB4B, 0x3D15373B, 0xBD887C5A, 0x3DC021D5,
+                                   0xBDCED424, 0x3D8B74DE, 0x3C7BF170, 0xBE0EF8D4, 0x3F9DD2C9};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    float rc = rcp_ftz(add_(a, 4.0f));
+    float q = mul_(add_(a, -4.0f), rc);
+    float e = fma_(-4.0f, add_(q, 1.0f), a);
+    q = fma_(rc, fma_(-q, a, e), q);
+    float p = fma_(from_bits(c[0]), q, from_bits(c[1]));
+    for (int i = 2; i < 11; ++i) p = fma_(p, q, from_bits(c[i]));
+    float rd = rcp_ftz(fma_(2.0f, a, 1.0f));
+    float m = mul_(p, rd);
+    m = fma_(sub_(fma_(a, mul_(m, -2.0f), p), m), rd, m);
+    float sq = mul_(a, a);
+    float g = exp_scaled(-sq, 127);
+    float v = mul_(m, fma_(g, fma_(-a, a, sq), g));
+    if (a > from_bits(0x4120E148)) v = 0.0f;
+    return x < 0.0f ? sub_(2.0f, v) : v;
+}
 
 // asinf and acosf: past |x| = 0.56 (0x3F0F5C29) the argument becomes sqrt((1 - |x|) / 2), from
 // rsqrt.approx.ftz and one Newton step (0 at |x| = 1), and asin(x) = pi/2 - 2 asin of it, acos(x)
