@@ -1,5 +1,5 @@
-"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, erfcf, atanf,
-hypotf, atan2f, asinf, acosf, sinhf and coshf (nvcc's and NVRTC's defaults, -ftz=true and
+"""CUDA's own sinpif, cospif, sincospif, exp2f, exp10f, expm1f, __exp10f, erff, erfcf, normcdff,
+atanf, hypotf, atan2f, asinf, acosf, sinhf and coshf (nvcc's and NVRTC's defaults, -ftz=true and
 --use_fast_math) as the CPU runtime computes them (cpu/src/kc_gpu_math.h): bit for bit against an
 independent NumPy model of the PTX of CUDA 13.0 (sm_80 and sm_90 compute the same operations) on
 fresh floats of every magnitude, the reduction boundaries and the special values; within the
@@ -15,8 +15,8 @@ import cudacheck
 from cudacheck.cpu import gpumath
 from tests.support import gpu_float_model as gm
 
-# Seventeen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
-# atan2(x, y), asin, acos, sinh, cosh, erfc; one kernel per spelling.
+# Eighteen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
+# atan2(x, y), asin, acos, sinh, cosh, erfc, normcdf; one kernel per spelling.
 KERNEL = r'''
 extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -27,31 +27,31 @@ extern "C" __global__ void NAME(float* o, const float* x, const float* y, int n)
     o[4 * n + i] = EXP2(v); o[5 * n + i] = EXP10(v); o[6 * n + i] = EXPM1(v); o[7 * n + i] = __exp10f(v);
     o[8 * n + i] = ERF(v); o[9 * n + i] = ATAN(v); o[10 * n + i] = HYPOT(v, y[i]);
     o[11 * n + i] = ATAN2(v, y[i]); o[12 * n + i] = ASIN(v); o[13 * n + i] = ACOS(v); o[14 * n + i] = SINH(v);
-    o[15 * n + i] = COSH(v); o[16 * n + i] = ERFC(v);
+    o[15 * n + i] = COSH(v); o[16 * n + i] = ERFC(v); o[17 * n + i] = NORMCDF(v);
 }'''
 SPELLINGS = {"named": ("sincospif", "sinpif", "cospif", "exp2f", "exp10f", "expm1f", "erff", "atanf", "hypotf",
-                       "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf"),
+                       "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf", "normcdff"),
              "overloads": ("sincospi", "sinpi", "cospi", "exp2", "exp10", "expm1", "erf", "atan", "hypot", "atan2",
-                           "asin", "acos", "sinh", "cosh", "erfc"),
+                           "asin", "acos", "sinh", "cosh", "erfc", "normcdf"),
              "qualified": ("::sincospif", "::sinpif", "::cospif", "std::exp2", "::exp10f", "std::expm1", "std::erf",
                            "std::atan", "std::hypot", "std::atan2", "std::asin", "::acosf", "std::sinh", "std::cosh",
-                           "std::erfc")}
+                           "std::erfc", "::normcdff")}
 ROWS = ("sinpif", "cospif", "sincospif's sine", "sincospif's cosine", "exp2f", "exp10f", "expm1f", "__exp10f",
-        "erff", "atanf", "hypotf", "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf")
+        "erff", "atanf", "hypotf", "atan2f", "asinf", "acosf", "sinhf", "coshf", "erfcf", "normcdff")
 # The Programming Guide's maximum ulp errors (full range), from the correctly rounded result;
 # __exp10f has none (an intrinsic).
-BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 4}
+BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 4, 17: 5}
 NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
 
 
 def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot, atan2, asin, acos, sinh, cosh,
-            erfc):
+            erfc, normcdf):
     kernel = KERNEL
     # SINCOSPI before SINPI and COSPI, ATAN2 before ATAN, ERFC before ERF: the later names are
     # inside the earlier
     for key, value in (("NAME", name), ("SINCOSPI", sincospi), ("SINPI", sinpi), ("COSPI", cospi),
                        ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERFC", erfc), ("ERF", erf),
-                       ("ATAN2", atan2),
+                       ("ATAN2", atan2), ("NORMCDF", normcdf),
                        ("ATAN", atan), ("HYPOT", hypot), ("ASIN", asin), ("ACOS", acos), ("SINH", sinh),
                        ("COSH", cosh)):
         kernel = kernel.replace(key, value)
@@ -332,9 +332,28 @@ def model_exp_scaled(tables, v, bias, ftz):
 
 
 def model_erfc(tables, x, ftz):
+    return _erfc(tables, _flusher(ftz)(x), ftz)
+
+
+def model_normcdf(tables, x, ftz):
+    """erfc(-x/sqrt 2)/2 with -x/sqrt 2 as hi + lo and, below -1, erfc's first-order correction."""
     fl = _flusher(ftz)
     f32 = np.float32
     x = fl(x)
+    xc = np.where(np.abs(x) > 14.5, np.copysign(f32(14.5), x), x).astype(f32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        hi = fl(xc * _bits(0xBF3504F3))
+        lo = fl(gm.fma(xc, _bits(0xB24FE77A), fl(gm.fma(xc, _bits(0xBF3504F3), -hi))))
+        t = fl(hi + lo)
+        v = _erfc(tables, t, ftz)
+        corrected = fl(gm.fma(fl(fl(t * f32(-2)) * v), fl(fl(hi - t) + lo), v))
+        return fl(np.where(xc < -1, corrected, v) * f32(0.5))
+
+
+def _erfc(tables, x, ftz):
+    """erfcf's PTX after its argument (flushed already)."""
+    fl = _flusher(ftz)
+    f32 = np.float32
     a = np.abs(x)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         rc = gm.rcp_approx_ftz(tables, fl(a + f32(4)))
@@ -428,7 +447,7 @@ def model_atan2(x, y, ftz):
 
 
 def model(tables, x, y, options):
-    """The seventeen rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
+    """The eighteen rows as nvcc compiles them with `options` (hypotf under --use_fast_math aside:
     its sqrt.approx is not reproduced; the model is then -ftz=true's)."""
     ftz = options != NO_FTZ
     fast = options == FAST
@@ -441,7 +460,8 @@ def model(tables, x, y, options):
     return np.array([sinpi, cospi, s, c, exp2, exp10, model_expm1(tables, x, ftz), exp10_fast,
                      model_erf(tables, x, ftz), model_atan(tables, x, ftz), model_hypot(x, y, ftz),
                      model_atan2(x, y, ftz), asin, acos, model_sinh(tables, x, ftz),
-                     model_exp_halves(tables, np.abs(_flusher(ftz)(x)), 0.125, ftz), model_erfc(tables, x, ftz)])
+                     model_exp_halves(tables, np.abs(_flusher(ftz)(x)), 0.125, ftz), model_erfc(tables, x, ftz),
+                     model_normcdf(tables, x, ftz)])
 
 
 # -- the tests ----------------------------------------------------------------------------------
@@ -480,6 +500,7 @@ extern "C" __global__ void wrong(float* o, const float* x, const float* y, int n
     o[9 * n + i] = (expf(v) + expf(-v)) * 0.5f;
     o[10 * n + i] = atanf(v / y[i]);
     o[11 * n + i] = 1.0f - erff(v);
+    o[12 * n + i] = 0.5f * erfcf(-v * 0.707106781f);
 }'''
 
 
@@ -488,15 +509,16 @@ def test_the_model_catches_a_wrong_step(rng, tables):
     r = x - n/2 rounded twice, expm1f without the fused 2^j expm1(r) + (2^j - 1), exp10f with
     expf's constants, erff with another polynomial, atanf with pi/2 - atan(1/x) by IEEE division,
     hypotf unscaled, asinf as atan(x / sqrt(1 - x^2)), acosf as pi/2 - asin(x), sinhf and coshf by
-    two exponentials, atan2f without its octants, erfcf as 1 - erff)."""
+    two exponentials, atan2f without its octants, erfcf as 1 - erff, normcdff without its split of
+    x / sqrt 2)."""
     x = inputs(rng, 20000)
     y = second_operands(rng, x)
     want = model(tables, x, y, NO_FTZ)
-    o = np.zeros(12 * x.size, np.float32)
+    o = np.zeros(13 * x.size, np.float32)
     cudacheck.RawModule(WRONG, backend="cpu", options=NO_FTZ).get_function("wrong")(
         ((x.size + 255) // 256,), (256,), (o, x, y, np.int32(x.size)))
-    o = o.reshape(12, x.size)
-    for row, model_row in enumerate((0, 6, 5, 8, 9, 10, 12, 13, 14, 15, 11, 16)):
+    o = o.reshape(13, x.size)
+    for row, model_row in enumerate((0, 6, 5, 8, 9, 10, 12, 13, 14, 15, 11, 16, 17)):
         finite = np.isfinite(want[model_row])
         assert not same_bits(o[row][finite], want[model_row][finite]).all(), ROWS[model_row]
 
@@ -504,8 +526,8 @@ def test_the_model_catches_a_wrong_step(rng, tables):
 def test_within_the_programming_guides_bounds(rng):
     """sinpif, cospif and sincospif within 1 ulp of float64 sin(pi x) and cos(pi x) (reduced
     exactly: x - 2 round(x/2) first) rounded to float32, exp2f, exp10f, erff, atanf, asinf, acosf
-    and coshf within 2, expm1f within 1, hypotf, atan2f and sinhf within 3, erfcf within 4, at
-    every magnitude; a
+    and coshf within 2, expm1f within 1, hypotf, atan2f and sinhf within 3, erfcf within 4,
+    normcdff within 5, at every magnitude; a
     subnormal exp2f (ex2.approx's kept subnormal, reproduced within a unit) within 2 too.
     Infinities and NaN give NaN (the pi functions; asinf and acosf past 1 too) or the limits."""
     x = inputs(rng)
@@ -518,7 +540,7 @@ def test_within_the_programming_guides_bounds(rng):
                           np.cos(np.pi * reduced), np.exp2(x64), 10.0 ** x64, np.expm1(x64), x64,
                           np.vectorize(math.erf)(x64), np.arctan(x64), np.hypot(x64, y64), np.arctan2(x64, y64),
                           np.arcsin(x64), np.arccos(x64), np.sinh(x64), np.cosh(x64),
-                          np.vectorize(math.erfc)(x64)])
+                          np.vectorize(math.erfc)(x64), np.vectorize(math.erfc)(-x64 / math.sqrt(2)) / 2])
     # the exactly known values: sin(pi n) = 0, cos(pi (n + 1/2)) = 0 (float64's pi is not pi)
     exact[[0, 2]] = np.where(reduced == np.round(reduced), 0.0, exact[[0, 2]])
     exact[[1, 3]] = np.where(reduced - np.floor(reduced) == 0.5, 0.0, exact[[1, 3]])
@@ -537,8 +559,8 @@ def test_within_the_programming_guides_bounds(rng):
     assert list(limits[10]) == [np.inf] * 4   # hypot(inf, NaN) = inf
     assert list(limits[11][:2]) == [np.float32(np.pi / 2), -np.float32(np.pi / 2)] and np.isnan(limits[11][2:]).all()
     assert list(limits[14][:2]) == [np.inf, -np.inf] and list(limits[15][:2]) == [np.inf, np.inf]
-    assert np.isnan(out[[8, 9, 11, 12, 13, 14, 15, 16]][:, np.isnan(x)]).all()
-    assert list(limits[16][:2]) == [0, 2]
+    assert np.isnan(out[[8, 9, 11, 12, 13, 14, 15, 16, 17]][:, np.isnan(x)]).all()
+    assert list(limits[16][:2]) == [0, 2] and list(limits[17][:2]) == [1, 0]
     assert np.isnan(out[10][np.isnan(x) & ~np.isinf(y)]).all()   # hypot(NaN, +-inf) = inf (above)
 
 
@@ -579,7 +601,7 @@ def test_the_overloads_and_spellings_are_the_same_functions(options, rng):
 
 def test_ftz_flushes_as_the_ptx_does(rng):
     """-ftz=true: a subnormal argument is a zero of its sign (sinpi, expm1, erf, atan, asin and sinh
-    +-0, cospi, exp2, exp10, cosh and erfc 1, acos pi/2), and no result is subnormal."""
+    +-0, cospi, exp2, exp10, cosh and erfc 1, acos pi/2, normcdf 1/2), and no result is subnormal."""
     x = inputs(rng, 20000)
     out = run("named", x, second_operands(rng, x), FTZ)
     sub = (x != 0) & (np.abs(x) < gm.FLT_MIN)
@@ -587,7 +609,8 @@ def test_ftz_flushes_as_the_ptx_does(rng):
     zero = np.copysign(np.float32(0), x[sub]).view(np.uint32)
     for row in (0, 2, 6, 8, 9, 12, 14):
         assert np.array_equal(out[row][sub].view(np.uint32), zero), ROWS[row]
-    assert (out[[1, 3, 4, 5, 7, 15, 16]][:, sub] == 1).all() and (out[13][sub] == np.float32(np.pi / 2)).all()
+    assert (out[[1, 3, 4, 5, 7, 15, 16]][:, sub] == 1).all() and (out[17][sub] == 0.5).all()
+    assert (out[13][sub] == np.float32(np.pi / 2)).all()
     assert not ((out != 0) & (np.abs(out) < gm.FLT_MIN)).any()
 
 

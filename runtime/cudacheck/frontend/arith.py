@@ -12,8 +12,8 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
 - A call of `expf`, `exp2f`, `exp10f`, `expm1f`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`,
-  `tanf`, `sinpif`, `cospif`, `sincospif`, `erff`, `erfcf`, `atanf`, `atan2f`, `asinf`, `acosf`, `sinhf`,
-  `coshf`, `hypotf`, `rsqrtf`, `rnorm3df`, `__expf` or `__exp10f` (or `exp`,
+  `tanf`, `sinpif`, `cospif`, `sincospif`, `erff`, `erfcf`, `normcdff`, `atanf`, `atan2f`, `asinf`, `acosf`,
+  `sinhf`, `coshf`, `hypotf`, `rsqrtf`, `rnorm3df`, `__expf` or `__exp10f` (or `exp`,
   `sin`, `sincos`, ... of a float) calls the GPU's version in
   cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
   reductions and polynomials) are not the C library's.
@@ -374,12 +374,12 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
              "asinf": "::kc::gpu_asinf", "asin": "::kc::gpu_asinf", "acosf": "::kc::gpu_acosf",
              "acos": "::kc::gpu_acosf", "sinhf": "::kc::gpu_sinhf", "sinh": "::kc::gpu_sinhf",
              "coshf": "::kc::gpu_coshf", "cosh": "::kc::gpu_coshf", "erfcf": "::kc::gpu_erfcf",
-             "erfc": "::kc::gpu_erfcf"}
+             "erfc": "::kc::gpu_erfcf", "normcdff": "::kc::gpu_normcdff", "normcdf": "::kc::gpu_normcdff"}
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
 # exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), of x * log2(10) and of x,
 # sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
-# still the C library's here). expm1f, sinpif, cospif, sincospif, erff, erfcf, atanf, atan2f,
-# asinf, acosf, sinhf and coshf stay their precise versions, flushed as -ftz=true flushes them;
+# still the C library's here). expm1f, sinpif, cospif, sincospif, erff, erfcf, normcdff, atanf,
+# atan2f, asinf, acosf, sinhf and coshf stay their precise versions, flushed as -ftz=true flushes them;
 # hypotf's sqrt.rn becomes sqrt.approx.ftz, kept precise here like sqrtf. Division of floats is
 # div.approx.ftz (`::kc::fast_div`). logf, log2f, log10f and powf (lg2.approx), sqrtf
 # (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here: those approximations

@@ -1,22 +1,22 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
-// sincospif, erff, erfcf, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf, rnorm3df,
-// __expf, __exp10f, __sinf, __cosf and __sincosf as an NVIDIA GPU computes them, bit for bit.
+// sincospif, erff, erfcf, normcdff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf,
+// rnorm3df, __expf, __exp10f, __sinf, __cosf and __sincosf as an NVIDIA GPU computes them, bit for
+// bit.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x and of
 // x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f, tanhf,
-// erff, erfcf, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float operations
-// around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on the
-// special-function unit, whose results are not documented to the bit: they are looked up in tables
-// measured on an H100 (cpu/gpumath.py says how, and how one table serves every input). logf,
+// erff, erfcf, normcdff, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float
+// operations around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on
+// the special-function unit, whose results are not documented to the bit: they are looked up in
+// tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every input). logf,
 // log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are float operations alone (a reduction
 // and a polynomial; sinf's reduction of large arguments is integer arithmetic and one double
 // product), tanf is those and rcp.approx, hypotf a scaling and sqrt.rn, and atan2f div.rn and a
 // polynomial. The operations are the ones the PTX of CUDA 13 shows
 // (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
-// logs/2026-12-07-gpu-math-functions.md). The front end
-// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of these and of their float
-// overloads to call kc::gpu_expf and the rest; __sinf, __cosf and __sincosf, CUDA's own names, are
-// defined here.
+// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
+// rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and the
+// rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
 // cudacheck.cpu.gpumath.install() fills when the library is loaded; each symbol exists only
@@ -512,11 +512,10 @@ inline float gpu_coshf(float x) { return gpumath::exp_halves(fabsf(kc::intr::fz(
 // polynomial, m = p / (2a + 1) by rcp.approx.ftz and one correction, times e^(-a^2) (the square's
 // rounding error put back: e^-(a a) (1 + (a a - a^2))); 0 past 10.055 (0x4120E148), 2 minus it for
 // x < 0.
-inline float gpu_erfcf(float x) {
-    using namespace gpumath;
+namespace gpumath {
+inline float erfc_(float x) {
     static const uint32_t c[11] = {0x3A69A091, 0x3BE6E05B, 0xBC81FB4B, 0x3D15373B, 0xBD887C5A, 0x3DC021D5,
                                    0xBDCED424, 0x3D8B74DE, 0x3C7BF170, 0xBE0EF8D4, 0x3F9DD2C9};
-    x = kc::intr::fz(x);
     float a = fabsf(x);
     float rc = rcp_ftz(add_(a, 4.0f));
     float q = mul_(add_(a, -4.0f), rc);
@@ -532,6 +531,23 @@ inline float gpu_erfcf(float x) {
     float v = mul_(m, fma_(g, fma_(-a, a, sq), g));
     if (a > from_bits(0x4120E148)) v = 0.0f;
     return x < 0.0f ? sub_(2.0f, v) : v;
+}
+}  // namespace gpumath
+inline float gpu_erfcf(float x) { return gpumath::erfc_(kc::intr::fz(x)); }
+
+// normcdff: erfc(-x / sqrt 2) / 2, x clamped to +-14.5; -x / sqrt 2 as hi + lo (the product's
+// rounding error by a fused step, plus x times the constant's own error) rounded to t, and below
+// x = -1 the erfc corrected by its derivative times what t lost: v - 2 t v (hi - t + lo).
+inline float gpu_normcdff(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float xc = fabsf(x) > 14.5f ? copysignf(14.5f, x) : x;
+    float hi = mul_(xc, from_bits(0xBF3504F3));
+    float lo = fma_(xc, from_bits(0xB24FE77A), fma_(xc, from_bits(0xBF3504F3), -hi));
+    float t = add_(hi, lo);
+    float v = erfc_(t);
+    if (xc < -1.0f) v = fma_(mul_(mul_(t, -2.0f), v), add_(sub_(hi, t), lo), v);
+    return mul_(v, 0.5f);
 }
 
 // asinf and acosf: past |x| = 0.56 (0x3F0F5C29) the argument becomes sqrt((1 - |x|) / 2), from
