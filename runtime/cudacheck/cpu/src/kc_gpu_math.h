@@ -247,9 +247,9 @@ inline float gpu_exp10f(float x) { return gpumath::exp_by_ex2(x, 0x3C57FA62, 0x4
 inline float gpu_exp2f(float x) { return gpumath::ex2(kc::intr::fz(x)); }
 
 // expm1f: j = round(x log2 e), 0 for |x| < 0.41; r = x - j ln 2 with ln 2 in two parts;
-// expm1(r) = r + r^2 p(r); 2^j (expm1(r)) + (2^j - 1) by one fused step, 2^j from ex2.approx
-// (exact at integers), j = 128 as 2 (2^127 ...) so 2^j stays finite. +inf past j = 128, -1
-// below j = -25, x itself (as x + x) for +-0.
+// expm1(r) = r + r^2 p(r); 2^j expm1(r) + (2^j - 1) by one fused step, 2^j from ex2.approx
+// (exact at integers); j = 128 as twice the result for 127, so that 2^j stays finite. +inf past
+// j = 128, -1 below j = -25, x itself (as x + x) for +-0.
 inline float gpu_expm1f(float x) {
     using namespace gpumath;
     x = kc::intr::fz(x);
