@@ -44,21 +44,20 @@ BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12
 NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
 
 
-def _kernel(name, sincospi, sinpi, cospi, exp2, exp10, expm1, erf, atan, hypot, atan2, asin, acos, sinh, cosh,
-            erfc, normcdf):
-    kernel = KERNEL
-    # SINCOSPI before SINPI and COSPI, ATAN2 before ATAN, ERFC before ERF: the later names are
-    # inside the earlier
-    for key, value in (("NAME", name), ("SINCOSPI", sincospi), ("SINPI", sinpi), ("COSPI", cospi),
-                       ("EXP2", exp2), ("EXP10", exp10), ("EXPM1", expm1), ("ERFC", erfc), ("ERF", erf),
-                       ("ATAN2", atan2), ("NORMCDF", normcdf),
-                       ("ATAN", atan), ("HYPOT", hypot), ("ASIN", asin), ("ACOS", acos), ("SINH", sinh),
-                       ("COSH", cosh)):
+# The kernel's placeholders, in SPELLINGS' order
+PLACEHOLDERS = ("SINCOSPI", "SINPI", "COSPI", "EXP2", "EXP10", "EXPM1", "ERF", "ATAN", "HYPOT", "ATAN2", "ASIN",
+                "ACOS", "SINH", "COSH", "ERFC", "NORMCDF")
+
+
+def _kernel(name, spelled):
+    kernel = KERNEL.replace("NAME", name)
+    # the longest placeholder first: SINPI is inside SINCOSPI, ATAN inside ATAN2, ERF inside ERFC
+    for key, value in sorted(zip(PLACEHOLDERS, spelled), key=lambda item: -len(item[0])):
         kernel = kernel.replace(key, value)
     return kernel
 
 
-SOURCE = "".join(_kernel(name, *spelling) for name, spelling in SPELLINGS.items())
+SOURCE = "".join(_kernel(name, spelled) for name, spelled in SPELLINGS.items())
 
 
 def _bits(u):

@@ -9,9 +9,8 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import ex2_approx_ftz
+from tests.support.gpu_float_model import ex2_approx_ftz, rcp_approx_ftz, rsqrt_approx_ftz
 from tests.support.gpu_float_model import flush as flush_ftz
-from tests.support.gpu_float_model import rcp_approx_ftz, rsqrt_approx_ftz
 
 
 @pytest.fixture(scope="module")
