@@ -9,8 +9,8 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
+from tests.support.gpu_float_model import ex2_approx_ftz, rcp_approx_ftz, rsqrt_approx_ftz
 from tests.support.gpu_float_model import flush as flush_ftz
-from tests.support.gpu_float_model import rcp_approx_ftz
 
 
 @pytest.fixture(scope="module")
@@ -52,23 +52,6 @@ extern "C" __global__ void sfu(const float* x, float* fast_exp, float* rs, int n
 '''
 
 
-def _ex2(tables, y):
-    """ex2.approx.ftz of float32 y: the table's entry for |y| truncated to 23 fractional bits,
-    times 2^+-i; tiny results flushed."""
-    a = np.abs(y.astype(np.float64))
-    fixed = np.floor(a * 2.0 ** 23).astype(np.int64)
-    i, f = fixed >> 23, fixed & ((1 << 23) - 1)
-    v = np.where(y < 0, tables["ex2_neg"][f] * np.exp2(-i.astype(np.float64)),
-                 tables["ex2_pos"][f] * np.exp2(i.astype(np.float64))).astype(np.float32)
-    return np.where(np.abs(v) < np.float32(2.0 ** -126), np.float32(0), v)
-
-
-def _rsqrt(tables, x):
-    bits = x.view(np.uint32).astype(np.int64)
-    k = ((bits >> 23) - 127) >> 1
-    return (tables["rsqrt"][bits - (k << 24) - (127 << 23)] * np.exp2(-k.astype(np.float64))).astype(np.float32)
-
-
 def test_fast_exp_and_rsqrt_look_the_tables_up(tables):
     rng = np.random.default_rng()
     n = 5000
@@ -76,8 +59,9 @@ def test_fast_exp_and_rsqrt_look_the_tables_up(tables):
     fast_exp, rs = np.zeros(n, np.float32), np.zeros(n, np.float32)
     cudacheck.RawKernel(SOURCE, "sfu", backend="cpu")(((n + 255) // 256,), (256,), (x, fast_exp, rs, np.int32(n)))
     log2e = np.float32(1.4426950216293335)
-    assert np.array_equal(fast_exp.view(np.uint32), _ex2(tables, (x * log2e).astype(np.float32)).view(np.uint32))
-    assert np.array_equal(rs.view(np.uint32), _rsqrt(tables, np.abs(x)).view(np.uint32))
+    want = ex2_approx_ftz(tables, (x * log2e).astype(np.float32))
+    assert np.array_equal(fast_exp.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(rs.view(np.uint32), rsqrt_approx_ftz(tables, np.abs(x)).view(np.uint32))
     assert _ulps(rs, 1 / np.sqrt(np.abs(x.astype(np.float64)))).max() < 2.0
 
 

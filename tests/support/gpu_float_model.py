@@ -1,5 +1,6 @@
 """NumPy models of the GPU's float instructions that the tests compare the CPU runtime with:
-fma.rn.f32 rounded once, the .ftz flush, and rcp.approx.ftz from the measured table."""
+fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz, rcp.approx.ftz and rsqrt.approx.ftz
+from the measured tables."""
 import numpy as np
 
 FLT_MIN = np.float32(2.0 ** -126)
@@ -39,3 +40,28 @@ def rcp_approx_ftz(tables, y):
     r = np.where(e == -127, np.inf, r).astype(np.float32)
     r = np.where(np.abs(r) < FLT_MIN, np.float32(0), r)
     return np.where(np.isnan(y), y, np.copysign(r, y))
+
+
+def ex2_approx_ftz(tables, y):
+    """ex2.approx.ftz of float32 y: the table's entry for |y| truncated to 23 fractional bits,
+    times 2^+-i; subnormal arguments are zeros (2^0 = 1), tiny results flushed, NaN stays, and
+    past |y| = 256 the result is +inf or 0. tables: {name: gpumath.decode(name, ...)}."""
+    y = flush(y)
+    a = np.minimum(np.abs(np.nan_to_num(y).astype(np.float64)), 256.0)
+    fixed = np.floor(a * 2.0 ** 23).astype(np.int64)
+    i, f = fixed >> 23, fixed & ((1 << 23) - 1)
+    with np.errstate(over="ignore"):
+        v = np.where(y < 0, tables["ex2_neg"][f] * np.exp2(-i.astype(np.float64)),
+                     tables["ex2_pos"][f] * np.exp2(i.astype(np.float64))).astype(np.float32)
+    return np.where(np.isnan(y), y, flush(v))
+
+
+def rsqrt_approx_ftz(tables, x):
+    """rsqrt.approx.ftz of float32 x: rsqrt(m) * 2^-k for x = m * 4^k, m in [1, 4); +-0 (and
+    subnormals) give +-inf, +inf gives 0, negative x and NaN give NaN."""
+    x = flush(x)
+    bits = np.where(np.isfinite(x) & (x > 0), x, np.float32(1)).view(np.uint32).astype(np.int64)
+    k = ((bits >> 23) - 127) >> 1
+    r = (tables["rsqrt"][bits - (k << 24) - (127 << 23)] * np.exp2(-k.astype(np.float64))).astype(np.float32)
+    r = np.where(x == 0, np.copysign(np.float32(np.inf), x), np.where(x == np.inf, np.float32(0), r))
+    return np.where(np.isnan(x) | (x < 0), np.float32(np.nan), r)

@@ -11,8 +11,10 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
   more gives 0 (or -1), where x86 shifts by the amount modulo the width.
-- A call of `expf`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`, `tanf`, `rsqrtf`, `rnorm3df`
-  or `__expf` (or `exp`, `sin`, `sincos`, ... of a float) calls the GPU's version in
+- A call of `expf`, `exp2f`, `exp10f`, `expm1f`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`,
+  `tanf`, `sinpif`, `cospif`, `sincospif`, `erff`, `erfcf`, `normcdff`, `atanf`, `atan2f`, `asinf`, `acosf`,
+  `sinhf`, `coshf`, `hypotf`, `rsqrtf`, `rnorm3df`, `__expf` or `__exp10f` (or `exp`,
+  `sin`, `sincos`, ... of a float) calls the GPU's version in
   cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
   reductions and polynomials) are not the C library's.
 
@@ -361,19 +363,32 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
              "sin": "::kc::gpu_sinf", "cosf": "::kc::gpu_cosf", "cos": "::kc::gpu_cosf",
              "sincosf": "::kc::gpu_sincosf", "sincos": "::kc::gpu_sincosf", "tanf": "::kc::gpu_tanf",
              "tan": "::kc::gpu_tanf", "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf",
-             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf"}
+             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf",
+             "__exp10f": "::kc::gpu_fast_exp10f", "exp2f": "::kc::gpu_exp2f", "exp2": "::kc::gpu_exp2f",
+             "exp10f": "::kc::gpu_exp10f", "exp10": "::kc::gpu_exp10f", "expm1f": "::kc::gpu_expm1f",
+             "expm1": "::kc::gpu_expm1f", "sinpif": "::kc::gpu_sinpif", "sinpi": "::kc::gpu_sinpif",
+             "cospif": "::kc::gpu_cospif", "cospi": "::kc::gpu_cospif", "sincospif": "::kc::gpu_sincospif",
+             "sincospi": "::kc::gpu_sincospif", "erff": "::kc::gpu_erff", "erf": "::kc::gpu_erff",
+             "atanf": "::kc::gpu_atanf", "atan": "::kc::gpu_atanf", "hypotf": "::kc::gpu_hypotf",
+             "hypot": "::kc::gpu_hypotf", "atan2f": "::kc::gpu_atan2f", "atan2": "::kc::gpu_atan2f",
+             "asinf": "::kc::gpu_asinf", "asin": "::kc::gpu_asinf", "acosf": "::kc::gpu_acosf",
+             "acos": "::kc::gpu_acosf", "sinhf": "::kc::gpu_sinhf", "sinh": "::kc::gpu_sinhf",
+             "coshf": "::kc::gpu_coshf", "cosh": "::kc::gpu_coshf", "erfcf": "::kc::gpu_erfcf",
+             "erfc": "::kc::gpu_erfcf", "normcdff": "::kc::gpu_normcdff", "normcdf": "::kc::gpu_normcdff"}
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
-# exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), ex2.approx.ftz,
+# exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), of x * log2(10) and of x,
 # sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
-# still the C library's here); logf, log2f and log10f are __logf, __log2f and __log10f
-# (lg2.approx.ftz); division of floats is div.approx.ftz (`::kc::fast_div`). powf (lg2.approx and
-# ex2.approx), sqrtf (sqrt.approx) and tanhf (tanh.approx) keep their precise versions here:
-# those approximations are not the GPU's yet.
+# still the C library's here). expm1f, sinpif, cospif, sincospif, erff, erfcf, normcdff, atanf,
+# atan2f, asinf, acosf, sinhf and coshf stay their precise versions, flushed as -ftz=true flushes them;
+# hypotf's sqrt.rn becomes sqrt.approx.ftz, kept precise here like sqrtf. logf, log2f and log10f
+# are __logf, __log2f and __log10f (lg2.approx.ftz); division of floats is div.approx.ftz
+# (`::kc::fast_div`). powf (lg2.approx and ex2.approx), sqrtf (sqrt.approx) and tanhf
+# (tanh.approx) keep their precise versions here: those approximations are not the GPU's yet.
 _FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f",
-              "exp2": "::kc::gpu_fast_exp2f", "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf",
-              "cos": "::__cosf", "sincosf": "::__sincosf", "sincos": "::__sincosf", "tanf": "::__tanf",
-              "tan": "::__tanf", "logf": "::__logf", "log": "::__logf", "log2f": "::__log2f", "log2": "::__log2f",
-              "log10f": "::__log10f", "log10": "::__log10f"}
+              "exp2": "::kc::gpu_fast_exp2f", "exp10f": "::kc::gpu_fast_exp10f", "exp10": "::kc::gpu_fast_exp10f",
+              "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf", "cos": "::__cosf", "sincosf": "::__sincosf",
+              "sincos": "::__sincosf", "tanf": "::__tanf", "tan": "::__tanf", "logf": "::__logf", "log": "::__logf",
+              "log2f": "::__log2f", "log2": "::__log2f", "log10f": "::__log10f", "log10": "::__log10f"}
 
 
 def _only_child_type(c):

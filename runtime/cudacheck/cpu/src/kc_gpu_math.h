@@ -1,18 +1,21 @@
-// expf, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df, __expf, __logf, __log2f,
-// __log10f, __sinf, __cosf
-// and __sincosf as an NVIDIA GPU computes them, bit for bit.
+// expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
+// sincospif, erff, erfcf, normcdff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf,
+// rnorm3df, __expf, __exp10f, __logf, __log2f, __log10f, __sinf, __cosf and __sincosf as an NVIDIA
+// GPU computes them, bit for bit.
 //
-// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, __expf to ex2.approx of x * log2(e),
-// __sinf and __cosf to sin.approx and cos.approx, and expf and tanhf to a few correctly
-// rounded float operations around ex2.approx and rcp.approx. Those instructions run on the
-// special-function unit, whose results are not documented to the bit: they are looked up in
-// tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every
-// input). logf, log1pf, sinf, cosf and sincosf are float operations alone (a reduction and a
-// polynomial; sinf's reduction of large arguments is integer arithmetic and one double
-// product), and tanf is those and rcp.approx. The operations are the ones the PTX of CUDA 13
-// shows (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md). The front end
-// (runtime/cudacheck/frontend/arith.py) rewrites device code's calls of expf, tanhf, logf,
-// log1pf, sinf, cosf, sincosf, tanf, rsqrtf, rnorm3df and __expf to call kc::gpu_expf and the
+// nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x and of
+// x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f, tanhf,
+// erff, erfcf, normcdff, atanf, asinf, acosf, sinhf and coshf to a few correctly rounded float
+// operations around ex2.approx, rcp.approx, rsqrt.approx and div.approx. Those instructions run on
+// the special-function unit, whose results are not documented to the bit: they are looked up in
+// tables measured on an H100 (cpu/gpumath.py says how, and how one table serves every input). logf,
+// log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are float operations alone (a reduction
+// and a polynomial; sinf's reduction of large arguments is integer arithmetic and one double
+// product), tanf is those and rcp.approx, hypotf a scaling and sqrt.rn, and atan2f div.rn and a
+// polynomial. The operations are the ones the PTX of CUDA 13 shows
+// (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
+// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
+// rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and the
 // rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
 // The tables reach the kernel's library through kc_gpu_math_tables and kc_gpu_sine, which
@@ -155,10 +158,30 @@ inline float lg2_approx(float x) {
     return (fix[m >> 5] >> (m & 31)) & 1 ? from_bits(bits(r) - 1) : r;
 }
 
+// PTX ex2.approx.f32 (.ftz under KC_FTZ): ex2.approx.ftz's table for every normal result.
+// Without KC_FTZ a subnormal result (x below -126) is the table's 2^(x + 64) scaled by 2^-64,
+// within a unit of the subnormal's last place of the GPU's (not bit for bit:
+// scripts/probe_lg2_div.py).
+inline float ex2(float x) {
+    if (KC_FTZ || !(x < -126.0f)) return ex2_ftz(x);
+    return (float)ldexp((double)ex2_ftz(x + 64.0f), -64);
+}
+
+// PTX div.approx.ftz.f32, which an H100 computes as x times rcp.approx.ftz(y), one rounding
+// (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py), flushed.
+inline float div_approx_ftz(float x, float y) { return kc::intr::ftz(kc::intr::ftz(x) * rcp_ftz(y)); }
+
 // fused multiply-add rounded once, then flushed like an .ftz instruction under KC_FTZ
 inline float fma_(float a, float b, float c) { return kc::intr::fz(fmaf(a, b, c)); }
 inline float mul_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a * b)); }
 inline float add_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a + b)); }
+inline float sub_(float a, float b) { return kc::intr::fz(kc::intr::opaque(a - b)); }
+// PTX cvt.rzi.s32.f32: truncated, saturated at the ends of int's range, NaN to 0
+inline int32_t f2i(float x) {
+    if (x != x) return 0;
+    if (x >= 0x1p31f) return INT32_MAX;
+    return x <= -0x1p31f ? INT32_MIN : (int32_t)x;
+}
 inline float i2f(int32_t i) { return (float)i; }   // exact here: multiples of 2^23 below 2^31
 
 // log(2^e m) = e ln 2 + log1p(f), f = m - 1 with m in [split, 2 split), by a polynomial in f
@@ -238,18 +261,50 @@ inline float quadrant_sine(float r, float r2, int q) {
 }
 }  // namespace gpumath
 
-// expf: j = round(x log2 e) clamped to [-126, 126], r = x log2 e - j with log2 e in two
-// parts, and 2^j ex2(r), with 2^j made from j's bits.
-inline float gpu_expf(float x) {
-    using namespace gpumath;
+// b^x for expf (b = e) and exp10f (b = 10): j = round(x log2 b) clamped to [-126, 126],
+// r = x log2 b - j with log2 b in two parts (hi + lo), and 2^j ex2(r), with 2^j made from
+// j's bits. per_252 is log2(b) / 252 rounded.
+namespace gpumath {
+inline float exp_by_ex2(float x, uint32_t per_252, uint32_t hi, uint32_t lo) {
     x = kc::intr::fz(x);
-    float s = fma_(x, from_bits(0x3BBB989D), 0.5f);      // x log2(e) / 252 + 1/2
+    float s = fma_(x, from_bits(per_252), 0.5f);        // x log2(b) / 252 + 1/2
     s = s > 0.0f ? (s < 1.0f ? s : 1.0f) : 0.0f;        // saturated (NaN gives 0)
     float t = (float)floor((double)s * 252.0 + 12582913.0);   // rounded down: j + 127 in t's low bits
     float j = add_(t, from_bits(0xCB40007F));
-    float r = fma_(x, from_bits(0x3FB8AA3B), -j);
-    r = fma_(x, from_bits(0x32A57060), r);
+    float r = fma_(x, from_bits(hi), -j);
+    r = fma_(x, from_bits(lo), r);
     return mul_(ex2_ftz(r), from_bits(bits(t) << 23));
+}
+}  // namespace gpumath
+inline float gpu_expf(float x) { return gpumath::exp_by_ex2(x, 0x3BBB989D, 0x3FB8AA3B, 0x32A57060); }
+inline float gpu_exp10f(float x) { return gpumath::exp_by_ex2(x, 0x3C57FA62, 0x40549A78, 0x33979A37); }
+// exp2f: ex2.approx itself (.ftz under KC_FTZ).
+inline float gpu_exp2f(float x) { return gpumath::ex2(kc::intr::fz(x)); }
+
+// expm1f: j = round(x log2 e), 0 for |x| < 0.41; r = x - j ln 2 with ln 2 in two parts;
+// expm1(r) = r + r^2 p(r); 2^j expm1(r) + (2^j - 1) by one fused step, 2^j from ex2.approx
+// (exact at integers); j = 128 as twice the result for 127, so that 2^j stays finite. +inf past
+// j = 128, -1 below j = -25, x itself (as x + x) for +-0.
+inline float gpu_expm1f(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float j = rintf(mul_(x, from_bits(0x3FB8AA3B)));
+    if (fabsf(x) < from_bits(0x3ED1EB85)) j = 0.0f;
+    float r = fma_(-j, from_bits(0x3F317200), x);
+    r = fma_(-j, from_bits(0x35BFBE8E), r);
+    bool top = j == 128.0f;
+    if (top) j = add_(j, -1.0f);
+    float p = fma_(from_bits(0x3AB5EBE6), r, from_bits(0x3C095663));
+    p = fma_(p, r, from_bits(0x3D2AABE3));
+    p = fma_(p, r, from_bits(0x3E2AA9F6));
+    p = fma_(p, r, from_bits(0x3EFFFFFE));
+    float m = fma_(mul_(r, p), r, r);
+    float e = ex2(j);
+    float v = fma_(m, e, add_(e, -1.0f));
+    if (top) v = add_(v, v);
+    if (j > 128.0f) v = __builtin_inff();
+    if (j < -25.0f) v = -1.0f;
+    return x == 0.0f ? add_(x, x) : v;
 }
 
 // tanhf: 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x for |x| >= 0.6 (1 from 9.01 on), an
@@ -351,24 +406,263 @@ inline float gpu_tanf(float x) {
     return d.q & 1 ? rcp_ftz(-t) : t;
 }
 
-// __expf: ex2.approx of x * log2(e). Under KC_FTZ (CuPy's -ftz=true) the table's
-// ex2.approx.ftz. Without it ex2.approx keeps subnormal results, which the table does not
-// hold: those (x * log2(e) below -126) are the table's 2^(t + 64) scaled by 2^-64, within a unit
-// of the subnormal's last place of the GPU's (not bit for bit: scripts/probe_lg2_div.py); every
-// normal result is the table's.
-inline float gpu_fast_expf(float x) {
-    float t = gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B));
-    if (KC_FTZ || !(t < -126.0f)) return gpumath::ex2_ftz(t);
-    return (float)ldexp((double)gpumath::ex2_ftz(t + 64.0f), -64);
+// sin(pi x) and cos(pi x) as CUDA's sinpif, cospif and sincospif compute them: n = 2x rounded to
+// the nearest integer, r = x - n/2 (exact, |r| <= 1/4), both polynomials (pi r + r^3 a(r^2) and
+// 1 + r^2 b(r^2)), and the quadrant i = n taken from n's value as cvt.rzi.s32 gives it.
+namespace gpumath {
+struct PiReduced {
+    float sine, cosine;
+    uint32_t i;   // wraps as add.s32 does
+};
+inline PiReduced reduce_pi(float x) {
+    float n = rintf(add_(x, x));
+    float r = fma_(-n, 0.5f, x);
+    float r2 = mul_(r, r);
+    float a = fma_(from_bits(0xBF17ACC9), r2, from_bits(0x40233590));
+    a = fma_(a, r2, from_bits(0xC0A55DF6));
+    float sine = fma_(from_bits(0x40490FDB), r, fma_(a, fma_(r2, r, 0.0f), 0.0f));
+    float b = fma_(from_bits(0x3E684E12), r2, from_bits(0xBFAAD2E0));
+    b = fma_(b, r2, from_bits(0x4081E0CF));
+    b = fma_(b, r2, from_bits(0xC09DE9E6));
+    return {sine, fma_(b, r2, 1.0f), (uint32_t)f2i(n)};
+}
+// sin(pi x + i pi/2) for quadrant i: negated as 0 - v in the lower half turn.
+inline float pi_quadrant(float x, uint32_t quarter_turns) {
+    PiReduced d = reduce_pi(x);
+    uint32_t i = d.i + quarter_turns;
+    float v = i & 1 ? d.cosine : d.sine;
+    return i & 2 ? sub_(0.0f, v) : v;
+}
+}  // namespace gpumath
+// sinpif: x * 0 (zero of x's sign, NaN for infinities) for integers x, every float from 2^23 on.
+inline float gpu_sinpif(float x) {
+    x = kc::intr::fz(x);
+    return truncf(x) != x ? gpumath::pi_quadrant(x, 0) : gpumath::mul_(x, 0.0f);
+}
+// cospif: x past 2^24 (an even integer) becomes x * 0 first: cos(0) = 1, NaN for infinities.
+inline float gpu_cospif(float x) {
+    x = kc::intr::fz(x);
+    return gpumath::pi_quadrant(fabsf(x) > 0x1p24f ? gpumath::mul_(x, 0.0f) : x, 1);
+}
+// sincospif: one reduction; the sine negated by neg.f32 and the cosine by -1 * v + 0 (the same bits
+// as sinpif's and cospif's 0 - v: v is never zero there), the sine x * 0 for integers and the
+// cosine that plus 1 past 2^24.
+inline void gpu_sincospif(float x, float* s, float* c) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    PiReduced d = reduce_pi(x);
+    float sine = d.i & 1 ? d.cosine : d.sine, cosine = d.i & 1 ? d.sine : d.cosine;
+    if (d.i & 2) sine = -sine;
+    if ((d.i + 1) & 2) cosine = fma_(cosine, -1.0f, 0.0f);
+    if (truncf(x) == x) sine = mul_(x, 0.0f);
+    if (fabsf(x) > 0x1p24f) cosine = add_(sine, 1.0f);
+    *s = sine;
+    *c = cosine;
 }
 
-// __fdividef: div.approx, which an H100 computes as x times rcp.approx.ftz(y), one rounding
-// (every pair of 5 x 2^26 measured, scripts/probe_lg2_div.py); under KC_FTZ the product is flushed
-// too (div.approx.ftz). For 2^126 < |y| the reciprocal flushes to zero, and so does the quotient.
-// A subnormal divisor without KC_FTZ, which the table does not cover, gives the IEEE quotient (not
-// the GPU's bits).
+// erff: an odd polynomial, x + x p(x^2), below |x| = 1.00295 (0x3F8060FE) and for NaN; above,
+// 1 - 2^(-|x| - |x| q(|x|)) by ex2.approx.ftz, with the sign of x.
+inline float gpu_erff(float x) {
+    using namespace gpumath;
+    static const uint32_t c[2][7] = {
+        {0x38B1E96A, 0xBA574D20, 0x3BAAD5EA, 0xBCDC1BE7, 0x3DE718AF, 0xBEC093AC, 0x3E0375D3},
+        {0x38EB4C3A, 0xBAAE005B, 0x3C09919F, 0xBD24D99A, 0x3E235519, 0x3F69B4F9, 0x3F210A14}};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool big = a >= from_bits(0x3F8060FE);
+    const uint32_t* k = c[big];
+    float t = big ? a : mul_(x, x);
+    float p = fma_(from_bits(k[0]), t, from_bits(k[1]));
+    for (int i = 2; i < 7; ++i) p = fma_(p, t, from_bits(k[i]));
+    float u = big ? -a : x;
+    float r = fma_(p, u, u);
+    return big ? copysignf(sub_(1.0f, ex2_ftz(r)), x) : r;
+}
+
+// atanf: y = |x|, or rcp.approx.ftz(|x|) above 1; y + y^3 p(y^2); above 1, pi/2 minus that, pi/2
+// as the fused product 0x3F6EE581 * 0x3FD774EB; the sign of x (NaN passes through unsigned).
+inline float gpu_atanf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0x3B2090AA, 0xBC6BE14F, 0x3D23397E, 0xBD948A7A,
+                                  0x3DD76B21, 0xBE111E88, 0x3E4CAF60, 0xBEAAAA27};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool above = a > 1.0f;
+    float y = above ? rcp_ftz(a) : a;
+    float y2 = mul_(y, y);
+    float p = fma_(from_bits(c[0]), y2, from_bits(c[1]));
+    for (int i = 2; i < 8; ++i) p = fma_(p, y2, from_bits(c[i]));
+    float r = fma_(mul_(y2, p), y, y);
+    if (above) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), -r);
+    return a <= __builtin_inff() ? copysignf(r, x) : r;
+}
+
+// hypotf: both magnitudes scaled by a power of two near 1/max (from the larger's bits, compared as
+// integers), sqrt.rn of the scaled sum of squares, scaled back; the larger where the smaller is 0,
+// +inf where it is infinite (so hypot(inf, NaN) = inf).
+inline float gpu_hypotf(float x, float y) {
+    using namespace gpumath;
+    uint32_t ua = bits(fabsf(kc::intr::fz(x))), ub = bits(fabsf(kc::intr::fz(y)));
+    float lo = from_bits(ua < ub ? ua : ub), hi = from_bits(ua < ub ? ub : ua);
+    uint32_t e = bits(hi) & 0xFE000000u;
+    float scale = from_bits(0x7E800000u - e);
+    float m = mul_(lo, scale), big = mul_(hi, scale);
+    float r = mul_(kc::intr::fz(sqrtf(fma_(big, big, mul_(m, m)))), from_bits(e | 0x00800000u));
+    if (lo == 0.0f) r = hi;
+    return lo == __builtin_inff() ? lo : r;
+}
+
+// e^v 2^(bias - 127), as sinhf, coshf and erfcf form it: j = trunc(v log2 e) (+-126 at most),
+// r = v - j ln 2 in two fused steps, 2^(j + bias - 127) from j + 1.5 2^23 + bias's bits, times
+// ex2.approx.ftz(r log2 e).
+namespace gpumath {
+inline float exp_scaled(float v, uint32_t bias) {
+    float j = truncf(mul_(v, from_bits(0x3FB8AA3B)));
+    if (fabsf(j) > 126.0f) j = copysignf(126.0f, j);
+    float r = fma_(j, from_bits(0xBF317218), v);
+    r = fma_(j, from_bits(0x3102E308), r);
+    float scale = from_bits(bits(add_(j, from_bits(0x4B400000u + bias))) << 23);
+    return mul_(ex2_ftz(mul_(r, from_bits(0x3FB8AA3B))), scale);
+}
+// sinhf and coshf: 2e +- 1/(8e) for e = e^|x| / 4, the division div.approx.ftz. sinhf below
+// |x| = 1 (and for NaN) is an odd polynomial instead.
+inline float exp_halves(float a, float eighth) {
+    float e = exp_scaled(a, 125);
+    return fma_(2.0f, e, div_approx_ftz(eighth, e));
+}
+}  // namespace gpumath
+inline float gpu_sinhf(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float a = fabsf(x), x2 = mul_(x, x);
+    float p = fma_(from_bits(0x363D0ADA), x2, from_bits(0x394FFF49));
+    p = fma_(p, x2, from_bits(0x3C08889A));
+    p = fma_(p, x2, from_bits(0x3E2AAAAB));
+    float small = fma_(mul_(x2, p), x, x);
+    return a >= 1.0f ? copysignf(exp_halves(a, -0.125f), x) : small;
+}
+inline float gpu_coshf(float x) { return gpumath::exp_halves(fabsf(kc::intr::fz(x)), 0.125f); }
+
+// erfcf: for a = |x|, q = (a - 4) / (a + 4) by rcp.approx.ftz and one correction, p(q) a
+// polynomial, m = p / (2a + 1) by rcp.approx.ftz and one correction, times e^(-a^2) (the square's
+// rounding error put back: e^-(a a) (1 + (a a - a^2))); 0 past 10.055 (0x4120E148), 2 minus it for
+// x < 0.
+namespace gpumath {
+inline float erfc_(float x) {
+    static const uint32_t c[11] = {0x3A69A091, 0x3BE6E05B, 0xBC81FB4B, 0x3D15373B, 0xBD887C5A, 0x3DC021D5,
+                                   0xBDCED424, 0x3D8B74DE, 0x3C7BF170, 0xBE0EF8D4, 0x3F9DD2C9};
+    float a = fabsf(x);
+    float rc = rcp_ftz(add_(a, 4.0f));
+    float q = mul_(add_(a, -4.0f), rc);
+    float e = fma_(-4.0f, add_(q, 1.0f), a);
+    q = fma_(rc, fma_(-q, a, e), q);
+    float p = fma_(from_bits(c[0]), q, from_bits(c[1]));
+    for (int i = 2; i < 11; ++i) p = fma_(p, q, from_bits(c[i]));
+    float rd = rcp_ftz(fma_(2.0f, a, 1.0f));
+    float m = mul_(p, rd);
+    m = fma_(sub_(fma_(a, mul_(m, -2.0f), p), m), rd, m);
+    float sq = mul_(a, a);
+    float g = exp_scaled(-sq, 127);
+    float v = mul_(m, fma_(g, fma_(-a, a, sq), g));
+    if (a > from_bits(0x4120E148)) v = 0.0f;
+    return x < 0.0f ? sub_(2.0f, v) : v;
+}
+}  // namespace gpumath
+inline float gpu_erfcf(float x) { return gpumath::erfc_(kc::intr::fz(x)); }
+
+// normcdff: erfc(-x / sqrt 2) / 2, x clamped to +-14.5; -x / sqrt 2 as hi + lo (the product's
+// rounding error by a fused step, plus x times the constant's own error) rounded to t, and below
+// x = -1 the erfc corrected by its derivative times what t lost: v - 2 t v (hi - t + lo).
+inline float gpu_normcdff(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float xc = fabsf(x) > 14.5f ? copysignf(14.5f, x) : x;
+    float hi = mul_(xc, from_bits(0xBF3504F3));
+    float lo = fma_(xc, from_bits(0xB24FE77A), fma_(xc, from_bits(0xBF3504F3), -hi));
+    float t = add_(hi, lo);
+    float v = erfc_(t);
+    if (xc < -1.0f) v = fma_(mul_(mul_(t, -2.0f), v), add_(sub_(hi, t), lo), v);
+    return mul_(v, 0.5f);
+}
+
+// asinf and acosf: past |x| = 0.56 (0x3F0F5C29) the argument becomes sqrt((1 - |x|) / 2), from
+// rsqrt.approx.ftz and one Newton step (0 at |x| = 1), and asin(x) = pi/2 - 2 asin of it, acos(x)
+// = 2 asin of it (pi minus that for x < 0); below, x itself. Each its own odd polynomial; pi/2 is
+// the fused product 0x3F6EE581 * 0x3FD774EB.
+namespace gpumath {
+inline float half_turn_root(float a) {
+    float h = fma_(0.5f, -a, 0.5f);
+    float rs = rsqrt(h), s = mul_(h, rs);
+    float e = fma_(-s, mul_(rs, 0.5f), 0.5f);
+    return a == 1.0f ? 0.0f : fma_(s, e, s);
+}
+inline float odd_poly(float y, const uint32_t (&c)[5]) {
+    float y2 = mul_(y, y);
+    float p = fma_(from_bits(c[0]), y2, from_bits(c[1]));
+    for (int i = 2; i < 5; ++i) p = fma_(p, y2, from_bits(c[i]));
+    return fma_(mul_(y2, p), y, y);
+}
+}  // namespace gpumath
+inline float gpu_asinf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[5] = {0x3D4DD2F7, 0x3C99CA97, 0x3D3F90E8, 0x3D993CCF, 0x3E2AAC04};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool far = a > from_bits(0x3F0F5C29);
+    float r = odd_poly(far ? half_turn_root(a) : a, c);
+    if (far) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), mul_(r, -2.0f));
+    return r <= __builtin_inff() ? copysignf(r, x) : r;
+}
+inline float gpu_acosf(float x) {
+    using namespace gpumath;
+    static const uint32_t c[6] = {0x3D10ECEF, 0x3C8B1ABB, 0x3CFC028C, 0x3D372139, 0x3D9993DB, 0x3E2AAAC6};
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    bool far = a > from_bits(0x3F0F5C29);
+    float z = copysignf(far ? half_turn_root(a) : a, x), z2 = mul_(z, z);
+    float p = fma_(from_bits(c[0]), z2, from_bits(c[1]));
+    for (int i = 2; i < 6; ++i) p = fma_(p, z2, from_bits(c[i]));
+    float r = fma_(mul_(z2, p), z, z);
+    float v = x > from_bits(0x3F0F5C29) ? r : fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), far ? r : -r);
+    return far ? add_(v, v) : v;
+}
+
+// atan2f(y, x): q = min(|x|, |y|) / max(|x|, |y|) by div.rn, atan(q) = q + q^3 p(q^2), moved to
+// its octant (pi/2 -+ it, pi - it, pi/2 and pi as fused products); pi/4 or 3pi/4 where |x| = |y|,
+// 0 or pi where both are 0, with the sign of y; NaN if either is NaN.
+inline float gpu_atan2f(float y, float x) {
+    using namespace gpumath;
+    static const uint32_t c[8] = {0x3B33710B, 0xBC807748, 0x3D2CDAB2, 0xBD992D10,
+                                  0x3DD9EA6C, 0xBE117CB1, 0x3E4CBCE0, 0xBEAAAA7D};
+    x = kc::intr::fz(x);
+    y = kc::intr::fz(y);
+    float ax = fabsf(x), ay = fabsf(y);
+    bool steep = ay > ax;
+    float den = steep ? ay : ax;
+    float q = kc::intr::fz(kc::intr::opaque((steep ? ax : ay) / den)), q2 = mul_(q, q);
+    float p = fma_(from_bits(c[0]), q2, from_bits(c[1]));
+    for (int i = 2; i < 8; ++i) p = fma_(p, q2, from_bits(c[i]));
+    float r = fma_(mul_(q2, p), q, q);
+    bool left = __builtin_signbit(x);
+    if (steep) r = fma_(from_bits(0x3F6EE581), from_bits(0x3FD774EB), left ? r : -r);
+    else if (left) r = fma_(from_bits(0x3FEEE581), from_bits(0x3FD774EB), -r);
+    if (ax == ay) r = from_bits(left ? 0x4016CBE4 : 0x3F490FDB);
+    if (den == 0.0f) r = from_bits(left ? 0x40490FDB : 0);
+    float sum = add_(ax, ay);
+    return sum != sum ? sum : copysignf(r, y);
+}
+
+// __expf: ex2.approx of x * log2(e) (ex2.approx.ftz under KC_FTZ, CuPy's -ftz=true).
+inline float gpu_fast_expf(float x) { return gpumath::ex2(gpumath::mul_(x, gpumath::from_bits(0x3FB8AA3B))); }
+
+// __exp10f: ex2.approx of x * log2(10), one constant (as --use_fast_math's exp10f, .ftz there).
+inline float gpu_fast_exp10f(float x) { return gpumath::ex2(gpumath::mul_(kc::intr::fz(x), gpumath::from_bits(0x40549A78))); }
+
+// __fdividef: div.approx, x times rcp.approx.ftz(y) (gpumath::div_approx_ftz under KC_FTZ). For
+// 2^126 < |y| the reciprocal flushes to zero, and so does the quotient. A subnormal divisor
+// without KC_FTZ, which the table does not cover, gives the IEEE quotient (not the GPU's bits).
 inline float gpu_fdividef(float x, float y) {
-    if (KC_FTZ) return kc::intr::ftz(kc::intr::ftz(x) * gpumath::rcp_ftz(y));
+    if (KC_FTZ) return gpumath::div_approx_ftz(x, y);
     if (y != 0.0f && fabsf(y) < 0x1p-126f) return x / y;
     return x * gpumath::rcp_ftz(y);
 }
