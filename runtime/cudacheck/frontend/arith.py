@@ -103,6 +103,7 @@ class Rewriter:
                   for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
         self.top, self._contraction = top, None
+        self._summed_quotients = set()   # the quotients _quotient_sum rewrote, by their extents
         self.main_file = tu.spelling
         self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
@@ -190,11 +191,12 @@ class Rewriter:
         `::kc::cvt<int>(x)`."""
         points = [prefix_at, suffix_at] + [p for s, e, _ in replacements for p in (s, e)]
         if not self.edits.safe(*points):
-            return
+            return False
         ordered = prefix.endswith("(") and not prefix.startswith("::kc::cvt")
         self.edits.prefixes.setdefault(prefix_at, []).append(prefix[:-1] + "_{" if ordered else prefix)
         self.edits.other.extend(replacements)
         self.edits.other.append((suffix_at, suffix_at, "}()" if ordered else ")"))
+        return True
 
     def _token(self, lhs, rhs, text):
         """The replacement of the operator between lhs and rhs by `text`."""
@@ -235,11 +237,48 @@ class Rewriter:
             right = self._product(rhs)
             if right is not None:
                 self._fuse_right(lhs, rhs, right, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(")
+            elif self.fast_math:
+                self._quotient_sum(op, lhs, rhs)
         elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<", ">>"), "::kc::shl(" if op == _SHL else "::kc::shr(")
         elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
-                and self._between(lhs, rhs) == "/":
+                and self._between(lhs, rhs) == "/" and self._span(c) not in self._summed_quotients:
             self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+
+    def _quotient(self, c):
+        """(quotient, parens, (a, b)) if c is a float quotient a/b, seen through parentheses."""
+        inner, parens = self._strip(c)
+        if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _DIV \
+                or self._kind(inner) not in {"FLOAT"} | _UNKNOWN:
+            return None
+        ops = self._operands(inner)
+        if ops is None or self._between(*ops) != "/":
+            return None
+        return inner, parens, ops
+
+    @staticmethod
+    def _span(c):
+        return c.extent.start.offset, c.extent.end.offset
+
+    def _quotient_sum(self, op, lhs, rhs):
+        """--use_fast_math's `a/b ± c` and `c ± a/b`, as ptxas fuses the quotient's multiply by
+        the reciprocal with the sum (kc_gpu_math.h's quotient_sum); the quotient, rewritten here,
+        is not rewritten again as a division of its own."""
+        left, right = self._quotient(lhs), self._quotient(rhs)
+        if left is not None:
+            quotient, parens, (a, b) = left
+            done = self._apply(lhs.extent.start.offset, "::kc::quotient_add(" if op == _ADD else "::kc::quotient_sub(",
+                               self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
+                               rhs.extent.end.offset)
+        elif right is not None:
+            quotient, parens, (a, b) = right
+            done = self._apply(lhs.extent.start.offset, "::kc::add_quotient(" if op == _ADD else "::kc::sub_quotient(",
+                               [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                               rhs.extent.end.offset)
+        else:
+            return
+        if done:
+            self._summed_quotients.add(self._span(quotient))
 
     def _right_fused(self, c, rhs):
         """Whether, of `p*q + r*s`, nvcc fuses r*s: the optimizer orders the sum's operands by

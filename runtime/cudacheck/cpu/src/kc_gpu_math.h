@@ -695,6 +695,40 @@ template <class kc_A, class kc_B> struct fast_div_to_ {
     constexpr kc_A& operator()() { return kc_a = (kc_A)fast_div(kc_a, kc_b); }
 };
 template <class kc_A, class kc_B> fast_div_to_(kc_A&, kc_B) -> fast_div_to_<kc_A, kc_B>;
+
+// --use_fast_math's a / b ± c and c ± a / b where the quotient and the sum are floats: ptxas
+// fuses div.approx.ftz's multiply by the reciprocal with the add, one rounding, flushed:
+// fma(±a, rcp.approx.ftz(b), ±c) (an H100 gave it for every one of 4,194,304 pairs of
+// x / y + z, logs/2026-12-07-h100-lg2-table.md). Other types compute as written, the quotient
+// fast_div's. kc_CFirst: c comes first in the source (c ± a / b), kc_Neg: the second term is
+// subtracted. The rewriter's `::kc::quotient_add_{a, b, c}()` and the like take the operands in
+// the source's order, as kc_gpu_arith.h's helpers do.
+template <bool kc_CFirst, bool kc_Neg, class kc_A, class kc_B, class kc_C>
+constexpr auto quotient_sum(kc_A kc_a, kc_B kc_b, kc_C kc_c) {
+    using kc_Q = decltype(fast_div(kc_a, kc_b));
+    if constexpr (arith::same<kc_Q, float>::value && arith::same<decltype(kc_Q() + kc_c), float>::value) {
+        const float kc_x = kc::intr::fz((float)kc_a), kc_z = kc::intr::fz((float)kc_c);
+        const bool kc_negq = kc_CFirst && kc_Neg, kc_negc = !kc_CFirst && kc_Neg;
+        return kc::intr::fz(fmaf(kc_negq ? -kc_x : kc_x, gpumath::rcp_ftz((float)kc_b), kc_negc ? -kc_z : kc_z));
+    } else if constexpr (kc_CFirst) {
+        return kc_Neg ? kc_c - fast_div(kc_a, kc_b) : kc_c + fast_div(kc_a, kc_b);
+    } else {
+        return kc_Neg ? fast_div(kc_a, kc_b) - kc_c : fast_div(kc_a, kc_b) + kc_c;
+    }
+}
+#define KC_QUOTIENT_SUM(kc_name, kc_CFirst, kc_Neg, kc_P, kc_Q, kc_R, kc_call)                    \
+    template <class kc_P, class kc_Q, class kc_R> struct kc_name {                                  \
+        kc_P kc_p;                                                                                  \
+        kc_Q kc_q;                                                                                  \
+        kc_R kc_r;                                                                                  \
+        constexpr auto operator()() { return quotient_sum<kc_CFirst, kc_Neg> kc_call; }             \
+    };                                                                                              \
+    template <class kc_P, class kc_Q, class kc_R> kc_name(kc_P, kc_Q, kc_R) -> kc_name<kc_P, kc_Q, kc_R>;
+KC_QUOTIENT_SUM(quotient_add_, false, false, kc_A, kc_B, kc_C, (kc_p, kc_q, kc_r))
+KC_QUOTIENT_SUM(quotient_sub_, false, true, kc_A, kc_B, kc_C, (kc_p, kc_q, kc_r))
+KC_QUOTIENT_SUM(add_quotient_, true, false, kc_C, kc_A, kc_B, (kc_q, kc_r, kc_p))
+KC_QUOTIENT_SUM(sub_quotient_, true, true, kc_C, kc_A, kc_B, (kc_q, kc_r, kc_p))
+#undef KC_QUOTIENT_SUM
 }  // namespace kc
 
 inline float __sinf(float x) { return kc::gpumath::sincos_approx(x, false); }
