@@ -86,9 +86,9 @@ def main():
             checked[GPU_LG2_BINADES[k]][1] += bad
             checked[GPU_LG2_BINADES[k]][2].append(e)
     # A subnormal x = j 2^-149 (lg2.approx.f32 without .ftz): the GPU's code scales it by 2^24 into
-    # the normal range, takes lg2.approx of that and subtracts 24, rounding to nearest (on an
-    # H100, 2026-12-07, the rule above failed here; the SASS is FMUL by 2^24, MUFU.LG2, FADD -24
-    # under a predicate). Checked against the GPU's own results for the scaled inputs.
+    # the normal range, takes lg2.approx of that and subtracts 24, rounding to nearest (the SASS on
+    # an H100, 2026-12-07: FMUL by 2^24, MUFU.LG2, FADD -24 under a predicate). Checked against the
+    # GPU's own results for the scaled inputs.
     j = cp.arange(1, N, dtype=cp.uint32)
     got = run(j, 0)
     # the product on the host: CuPy's elementwise kernels flush a subnormal operand to zero

@@ -18,7 +18,9 @@ import textwrap
 import matplotlib.pyplot as plt
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 # Okabe & Ito (2008), "Color universal design": distinguishable with every common colour
@@ -57,8 +59,6 @@ def squares(ax, corners, **kwargs):
     facecolors, edgecolor, alpha, ...), above the axes' patches (a background they lie on) and
     below its lines. A figure of a thousand cells drawn as patches spends seconds adding and
     drawing them one at a time; a collection is drawn in one call."""
-    from matplotlib.collections import PatchCollection
-    from matplotlib.patches import Rectangle
     ax.add_collection(PatchCollection([Rectangle(xy, 1, 1) for xy in corners], zorder=1.5, **kwargs),
                       autolim=False)
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import cudacheck
+from tests.support.gpu_float_model import LG2_GUIDE_NEAR_ONE
 
 # ---- kernels: one output slot per intrinsic, stored as bits ------------------------------------
 CTYPES = {"i4": "int", "u4": "unsigned int", "i8": "long long", "u8": "unsigned long long", "f4": "float",
@@ -980,14 +981,10 @@ def test_rounding_mode_is_restored_and_not_folded():
     assert out[5] == np.float32(0.3333333) and out[6] ** 2 > 2
 
 
-# __log2f, __logf and __log10f (lg2.approx) on [1/2, 2]: the Programming Guide's absolute bounds;
-# elsewhere 2, 3 and 3 ulp.
-LG2_NEAR_ONE = {"log2f": 2.0 ** -22, "logf": 2.0 ** -21.41, "log10f": 2.0 ** -24}
-
-
 def test_fast_math_intrinsics(rng):
     """The C library's values (within 2 ulp of the true ones); __log2f's, __logf's and __log10f's
-    the GPU's (lg2.approx: within the Guide's bounds, LG2_NEAR_ONE); __expf's and __exp10f's the GPU's
+    the GPU's (lg2.approx: within the Guide's bounds, LG2_GUIDE_NEAR_ONE on [1/2, 2], 2, 3 and 3
+    ulp elsewhere); __expf's and __exp10f's the GPU's
     (ex2.approx of x log2(e) and x log2(10): within the Programming Guide's 2 + floor(|1.173 x|)
     and 2 + floor(|2.97 x|) ulp), and __sinf's,
     __cosf's and __sincosf's (sin.approx and cos.approx: within 2^-21.2 of the exact value on
@@ -1017,8 +1014,8 @@ def test_fast_math_intrinsics(rng):
             if key in ("sinf", "cosf", "sincosf_s", "sincosf_c") and math.isfinite(xf):
                 if not (abs(got) <= 1 and (abs(xf) > math.pi or abs(got - exact) <= 2.0 ** -21.2)):
                     bad.append((key, x, got, exact))
-            elif key in LG2_NEAR_ONE and 0.5 <= xf <= 2:
-                if abs(got - exact) > LG2_NEAR_ONE[key]:
+            elif key in LG2_GUIDE_NEAR_ONE and 0.5 <= xf <= 2:
+                if abs(got - exact) > LG2_GUIDE_NEAR_ONE[key]:
                     bad.append((key, x, got, exact))
             elif math.isfinite(want) and math.isfinite(got) and want != 0:
                 ulps = 2 + math.floor(abs({"expf": 1.173, "exp10f": 2.97}.get(key, 0) * xf))

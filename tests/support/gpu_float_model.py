@@ -4,6 +4,8 @@ from the measured tables."""
 import numpy as np
 
 FLT_MIN = np.float32(2.0 ** -126)
+# The Programming Guide's bounds of __log2f, __logf and __log10f (lg2.approx) on [1/2, 2]: absolute.
+LG2_GUIDE_NEAR_ONE = {"log2f": 2.0 ** -22, "logf": 2.0 ** -21.41, "log10f": 2.0 ** -24}
 
 
 def flush(v):

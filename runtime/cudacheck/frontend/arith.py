@@ -394,26 +394,21 @@ class Rewriter:
         self._apply(x.extent.start.offset, f"::kc::cvt<{c.type.get_canonical().spelling}>(", [], x.extent.end.offset)
 
 
-# The functions whose GPU results the C library does not give, and their versions in
-# kc_gpu_math.h (a call's spelling is the function's name, for a float argument).
-_GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::gpu_tanhf",
-             "tanh": "::kc::gpu_tanhf", "logf": "::kc::gpu_logf", "log": "::kc::gpu_logf",
-             "log1pf": "::kc::gpu_log1pf", "log1p": "::kc::gpu_log1pf", "sinf": "::kc::gpu_sinf",
-             "sin": "::kc::gpu_sinf", "cosf": "::kc::gpu_cosf", "cos": "::kc::gpu_cosf",
-             "sincosf": "::kc::gpu_sincosf", "sincos": "::kc::gpu_sincosf", "tanf": "::kc::gpu_tanf",
-             "tan": "::kc::gpu_tanf", "rsqrtf": "::kc::gpu_rsqrtf", "rsqrt": "::kc::gpu_rsqrtf",
-             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf",
-             "__exp10f": "::kc::gpu_fast_exp10f", "exp2f": "::kc::gpu_exp2f", "exp2": "::kc::gpu_exp2f",
-             "exp10f": "::kc::gpu_exp10f", "exp10": "::kc::gpu_exp10f", "expm1f": "::kc::gpu_expm1f",
-             "expm1": "::kc::gpu_expm1f", "sinpif": "::kc::gpu_sinpif", "sinpi": "::kc::gpu_sinpif",
-             "cospif": "::kc::gpu_cospif", "cospi": "::kc::gpu_cospif", "sincospif": "::kc::gpu_sincospif",
-             "sincospi": "::kc::gpu_sincospif", "erff": "::kc::gpu_erff", "erf": "::kc::gpu_erff",
-             "atanf": "::kc::gpu_atanf", "atan": "::kc::gpu_atanf", "hypotf": "::kc::gpu_hypotf",
-             "hypot": "::kc::gpu_hypotf", "atan2f": "::kc::gpu_atan2f", "atan2": "::kc::gpu_atan2f",
-             "asinf": "::kc::gpu_asinf", "asin": "::kc::gpu_asinf", "acosf": "::kc::gpu_acosf",
-             "acos": "::kc::gpu_acosf", "sinhf": "::kc::gpu_sinhf", "sinh": "::kc::gpu_sinhf",
-             "coshf": "::kc::gpu_coshf", "cosh": "::kc::gpu_coshf", "erfcf": "::kc::gpu_erfcf",
-             "erfc": "::kc::gpu_erfcf", "normcdff": "::kc::gpu_normcdff", "normcdf": "::kc::gpu_normcdff"}
+# The functions whose GPU results the C library does not give, rebuilt in kc_gpu_math.h as
+# kc::gpu_<name>; a call's spelling is the function's name, or its overload's for a float
+# argument (the name less its final f: exp, sin, normcdf, ...).
+_REBUILT = ("expf", "exp2f", "exp10f", "expm1f", "tanhf", "logf", "log1pf", "sinf", "cosf", "sincosf", "tanf",
+            "sinpif", "cospif", "sincospif", "erff", "erfcf", "normcdff", "atanf", "atan2f", "asinf", "acosf",
+            "sinhf", "coshf", "hypotf", "rsqrtf")
+
+
+def _with_overloads(pairs):
+    """{spelling: replacement} for each (name, replacement) and its float overload's name."""
+    return {spelling: to for name, to in pairs for spelling in (name, name[:-1])}
+
+
+_GPU_MATH = {**_with_overloads((name, f"::kc::gpu_{name}") for name in _REBUILT),
+             "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf", "__exp10f": "::kc::gpu_fast_exp10f"}
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
 # exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), of x * log2(10) and of x,
 # sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
@@ -423,11 +418,9 @@ _GPU_MATH = {"expf": "::kc::gpu_expf", "exp": "::kc::gpu_expf", "tanhf": "::kc::
 # are __logf, __log2f and __log10f (lg2.approx.ftz); division of floats is div.approx.ftz
 # (`::kc::fast_div`). powf (lg2.approx and ex2.approx), sqrtf (sqrt.approx) and tanhf
 # (tanh.approx) keep their precise versions here: those approximations are not the GPU's yet.
-_FAST_MATH = {"expf": "::kc::gpu_fast_expf", "exp": "::kc::gpu_fast_expf", "exp2f": "::kc::gpu_fast_exp2f",
-              "exp2": "::kc::gpu_fast_exp2f", "exp10f": "::kc::gpu_fast_exp10f", "exp10": "::kc::gpu_fast_exp10f",
-              "sinf": "::__sinf", "sin": "::__sinf", "cosf": "::__cosf", "cos": "::__cosf", "sincosf": "::__sincosf",
-              "sincos": "::__sincosf", "tanf": "::__tanf", "tan": "::__tanf", "logf": "::__logf", "log": "::__logf",
-              "log2f": "::__log2f", "log2": "::__log2f", "log10f": "::__log10f", "log10": "::__log10f"}
+_FAST_MATH = _with_overloads([*((name, f"::kc::gpu_fast_{name}") for name in ("expf", "exp2f", "exp10f")),
+                               *((name, f"::__{name}") for name in ("sinf", "cosf", "sincosf", "tanf", "logf",
+                                                                     "log2f", "log10f"))])
 
 
 def _only_child_type(c):
