@@ -1,6 +1,6 @@
 """On a GPU: measure the special-function unit's approximations that expf, tanhf, rsqrtf,
-__expf, __sinf and __cosf compile to (PTX ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx,
-sin.approx, cos.approx), on every input one table covers, check on every other input that
+__expf, __sinf, __cosf and fast math's sqrtf compile to (PTX ex2.approx.ftz, rcp.approx.ftz,
+rsqrt.approx, sin.approx, cos.approx, sqrt.approx), on every input one table covers, check on every other input that
 the table and its rule (a power of two; the sine's quadrants) give the GPU's result, and
 write the tables the CPU runtime looks up (cudacheck/cpu/gpumath.py says how they are
 stored) and a report.
@@ -26,6 +26,8 @@ OP(k_ex2_ftz, "ex2.approx.ftz.f32")
 OP(k_rcp_ftz, "rcp.approx.ftz.f32")
 OP(k_rsqrt, "rsqrt.approx.f32")
 OP(k_rsqrt_ftz, "rsqrt.approx.ftz.f32")
+OP(k_sqrt, "sqrt.approx.f32")
+OP(k_sqrt_ftz, "sqrt.approx.ftz.f32")
 OP(k_sin_ftz, "sin.approx.ftz.f32")
 OP(k_sin, "sin.approx.f32")
 OP(k_cos_ftz, "cos.approx.ftz.f32")
@@ -91,7 +93,8 @@ def main():
     one = 127 << 23
     measured = {"ex2_pos": run("ex2_ftz", grid.view(cp.uint32)), "ex2_neg": run("ex2_ftz", (-grid).view(cp.uint32)),
                 "rcp": run("rcp_ftz", cp.arange(one, one + (1 << 23), dtype=cp.uint32)),
-                "rsqrt": run("rsqrt", cp.arange(one, one + (1 << 24), dtype=cp.uint32))}
+                "rsqrt": run("rsqrt", cp.arange(one, one + (1 << 24), dtype=cp.uint32)),
+                "sqrt": run("sqrt", cp.arange(one, one + (1 << 24), dtype=cp.uint32))}
     checks = []   # (what, inputs, how many differ)
 
     def differ(name, bits, expect):
@@ -126,19 +129,36 @@ def main():
             bad += differ("rcp_ftz", bits | sign, -v if sign else v)
             total += bits.size
     checks.append(("rcp.approx.ftz, every normal float", total, bad))
-    # rsqrt: every positive normal float m * 4^e, and the .ftz form alike.
-    t = measured["rsqrt"].astype(cp.float64)
-    for name in ("rsqrt", "rsqrt_ftz"):
+    # rsqrt and sqrt: every positive normal float m * 4^e gives the table's entry for m times
+    # 2^-e (2^e), .ftz or not; a subnormal x gives, without .ftz, the rule's result for x * 2^24
+    # times 2^12 (2^-12), and with .ftz that of zero.
+    def root_rule(name, bits):
+        k = ((bits >> 23).astype(cp.int64) - 127) >> 1   # x = m * 4^k, m in [1, 4)
+        index = bits.astype(cp.int64) - (k << 24) - one
+        scale = cp.exp2((-k if name == "rsqrt" else k).astype(cp.float64))
+        return (measured[name][index].astype(cp.float64) * scale).astype(cp.float32)
+
+    for name in ("rsqrt", "rsqrt_ftz", "sqrt", "sqrt_ftz"):
+        table = name.split("_")[0]
         bad = total = 0
         for e in range(-63, 64):
             bits = cp.arange(one, one + (1 << 24), dtype=cp.uint32).astype(cp.int64) + (2 * e << 23)
             bits = bits[(bits >= (1 << 23)) & (bits < (255 << 23))].astype(cp.uint32)
-            k = ((bits >> 23).astype(cp.int64) - 127) >> 1   # x = m * 4^k, m in [1, 4)
-            index = bits.astype(cp.int64) - (k << 24) - one
-            bad += differ(name, bits, (t[index] * cp.exp2(-k.astype(cp.float64))).astype(cp.float32))
+            bad += differ(name, bits, root_rule(table, bits))
             total += bits.size
-        instruction = "rsqrt.approx.ftz" if name.endswith("ftz") else "rsqrt.approx"
+        instruction = f"{table}.approx" + (".ftz" if name.endswith("ftz") else "")
         checks.append((f"{instruction}, every positive normal float", total, bad))
+        tiny = cp.arange(1, 1 << 23, dtype=cp.uint32)
+        if name.endswith("ftz"):
+            expect = cp.full(tiny.size, cp.inf if table == "rsqrt" else 0, dtype=cp.float32)
+            rule = "that of zero"
+        else:
+            # on the host: CuPy's elementwise product flushes subnormal operands to zero
+            scaled = cp.asarray((cp.asnumpy(tiny).view(np.float32) * np.float32(2.0 ** 24)).view(np.uint32))
+            back = cp.float32(2.0 ** (12 if table == "rsqrt" else -12))
+            expect = (root_rule(table, scaled) * back).astype(cp.float32)
+            rule = "the rule's for x 2^24, scaled back by 2^12"
+        checks.append((f"{instruction}, every positive subnormal float: {rule}", tiny.size, differ(name, tiny, expect)))
     # the sine's quarter wave, and its rule on every float of both signs, sine and cosine,
     # .ftz and not
     q = cp.full(1 << 23, 0xFFFFFFFF, dtype=cp.uint32)

@@ -15,6 +15,12 @@ from tests.support import ROOT
 # cores (pyproject.toml's -n 2), and a machine may be busy besides. The limit is a safety net
 # against a kernel that never ends, not a measurement; the tests of the limit set their own.
 cudacheck.config.time_limit = 60.0
+# One worker process per launch: the two test workers keep both cores busy already, and each
+# launch's workers are forked from a test process of up to 1.6 GB, at 20-40 ms a fork on this
+# kind of machine (logs/2026-12-07-suite-time-3.md). The tests whose verdicts must not depend on
+# the count take the `workers` fixture below and run with 1 and 2; the chapters (nbval) keep the
+# default, one per core.
+cudacheck.config.workers = 1
 
 @pytest.fixture
 def rng():

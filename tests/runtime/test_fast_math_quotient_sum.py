@@ -1,8 +1,8 @@
 """--use_fast_math's `a / b + c`: ptxas fuses div.approx.ftz's multiply by the reciprocal with the
 add, so the GPU computes fma(a, rcp.approx.ftz(b), c), one rounding (an H100, for every pair it
 was given: logs/2026-12-07-h100-lg2-table.md), not the quotient rounded and then the sum. The
-CPU runtime does the same in one expression, for each order and sign; a sum in double, or a
-build without fast math, keeps the quotient rounded first."""
+CPU runtime does the same in one expression, for each order and sign, and in `s += a / b` and
+`s -= a / b`; a sum in double, or a build without fast math, keeps the quotient rounded first."""
 import lzma
 
 import numpy as np
@@ -23,7 +23,13 @@ extern "C" __global__ void sums(const float* x, const float* y, const float* z, 
     o[3 * n + i] = c - (a / b);
     o[4 * n + i] = a / b + 1e-5;            // a double sum: the quotient is rounded first
     o[5 * n + i] = (a / b) * 1.0f + c;      // a product's sum: the product is what is fused
+    float s = c, t = c;
+    s += a / b;
+    t -= (a / b);
+    o[6 * n + i] = s;
+    o[7 * n + i] = t;
 }'''
+ROWS = 8
 FAST = ("--use_fast_math",)
 
 
@@ -31,14 +37,14 @@ def run(x, y, z, options, backend="cpu"):
     n = x.size
     if backend == "gpu":
         import cupy
-        o = cupy.zeros(6 * n, cupy.float32)
+        o = cupy.zeros(ROWS * n, cupy.float32)
         cudacheck.RawModule(KERNEL, backend="gpu", options=options).get_function("sums")(
             ((n + 255) // 256,), (256,), (cupy.asarray(x), cupy.asarray(y), cupy.asarray(z), o, np.int32(n)))
-        return cupy.asnumpy(o).reshape(6, n)
-    o = np.zeros(6 * n, np.float32)
+        return cupy.asnumpy(o).reshape(ROWS, n)
+    o = np.zeros(ROWS * n, np.float32)
     cudacheck.RawModule(KERNEL, backend="cpu", options=options).get_function("sums")(
         ((n + 255) // 256,), (256,), (x, y, z, o, np.int32(n)))
-    return o.reshape(6, n)
+    return o.reshape(ROWS, n)
 
 
 def operands(rng, n=20000):
@@ -66,7 +72,8 @@ def test_fast_math_fuses_the_quotient_with_the_sum(rng, tables):
     x, z = flush(x), flush(z)
     quotient = flush(x.astype(np.float64) * r).astype(np.float32)   # div.approx.ftz alone
     expected = [flush(fma(x, r, z)), flush(fma(x, r, z)), flush(fma(x, r, -z)), flush(fma(-x, r, z)),
-                (quotient.astype(np.float64) + 1e-5).astype(np.float32), flush(fma(quotient, np.float32(1), z))]
+                (quotient.astype(np.float64) + 1e-5).astype(np.float32), flush(fma(quotient, np.float32(1), z)),
+                flush(fma(x, r, z)), flush(fma(-x, r, z))]
     for row, want in enumerate(expected):
         assert np.array_equal(out[row].view(np.uint32), np.asarray(want, np.float32).view(np.uint32)), row
     # not vacuous: one rounding differs from two on these operands
@@ -79,6 +86,7 @@ def test_without_fast_math_the_quotient_is_rounded_first(rng):
     out = run(x, y, z, ("-ftz=false",))
     q = x / y
     assert np.array_equal(out[0], q + z) and np.array_equal(out[2], q - z) and np.array_equal(out[3], z - q)
+    assert np.array_equal(out[6], z + q) and np.array_equal(out[7], z - q)
 
 
 @pytest.mark.gpu
@@ -87,4 +95,4 @@ def test_the_gpu_computes_the_same_bits(rng):
     cpu, gpu = run(x, y, z, FAST), run(x, y, z, FAST, "gpu")
     same = (cpu.view(np.uint32) == gpu.view(np.uint32)) | (np.isnan(cpu) & np.isnan(gpu))
     assert same.all(), [(row, x[~same[row]][:3], y[~same[row]][:3], z[~same[row]][:3])
-                        for row in range(6) if not same[row].all()]
+                        for row in range(ROWS) if not same[row].all()]

@@ -1,6 +1,6 @@
 """NumPy models of the GPU's float instructions that the tests compare the CPU runtime with:
-fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz, rcp.approx.ftz and rsqrt.approx.ftz
-from the measured tables."""
+fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx.ftz and
+sqrt.approx from the measured tables."""
 import numpy as np
 
 FLT_MIN = np.float32(2.0 ** -126)
@@ -58,12 +58,33 @@ def ex2_approx_ftz(tables, y):
     return np.where(np.isnan(y), y, flush(v))
 
 
+def _root_rule(tables, name, x):
+    """The table `name` ("rsqrt" or "sqrt") read by the rule: its entry for m times 2^-k (rsqrt)
+    or 2^k (sqrt), for positive normal float32 x = m * 4^k, m in [1, 4) (other x: any value)."""
+    bits = np.where(np.isfinite(x) & (x >= FLT_MIN), x, np.float32(1)).view(np.uint32).astype(np.int64)
+    k = ((bits >> 23) - 127) >> 1
+    scale = np.exp2((-k if name == "rsqrt" else k).astype(np.float64))
+    return (tables[name][bits - (k << 24) - (127 << 23)] * scale).astype(np.float32)
+
+
 def rsqrt_approx_ftz(tables, x):
     """rsqrt.approx.ftz of float32 x: rsqrt(m) * 2^-k for x = m * 4^k, m in [1, 4); +-0 (and
     subnormals) give +-inf, +inf gives 0, negative x and NaN give NaN."""
     x = flush(x)
-    bits = np.where(np.isfinite(x) & (x > 0), x, np.float32(1)).view(np.uint32).astype(np.int64)
-    k = ((bits >> 23) - 127) >> 1
-    r = (tables["rsqrt"][bits - (k << 24) - (127 << 23)] * np.exp2(-k.astype(np.float64))).astype(np.float32)
+    r = _root_rule(tables, "rsqrt", x)
     r = np.where(x == 0, np.copysign(np.float32(np.inf), x), np.where(x == np.inf, np.float32(0), r))
     return np.where(np.isnan(x) | (x < 0), np.float32(np.nan), r)
+
+
+def sqrt_approx(tables, x, ftz):
+    """sqrt.approx.f32 (.ftz where ftz) of float32 x: sqrt(m) * 2^k for x = m * 4^k, m in [1, 4);
+    without .ftz a subnormal x gives the rule's result for x * 2^24, times 2^-12; +-0 and +inf
+    are themselves, negative x and NaN give NaN."""
+    x = np.asarray(x, np.float32)
+    if ftz:
+        x = flush(x)
+    tiny = (x > 0) & (x < FLT_MIN)
+    scaled = np.where(tiny, x * np.float32(2.0 ** 24), x)   # exact
+    r = np.where(tiny, _root_rule(tables, "sqrt", scaled) * np.float32(2.0 ** -12), _root_rule(tables, "sqrt", x))
+    r = np.where((x == 0) | (x == np.inf), x, r)
+    return np.where(np.isnan(x) | (x < 0), np.float32(np.nan), r).astype(np.float32)

@@ -50,7 +50,7 @@ LG2_ENTRIES = 1 << 23    # T0[m], T1[m], and each set's bitmap over m
 # [4, 8), "n4" (-8, -4].
 LG2_CLASSES = ("p1", "p2", "p4", "p8", "p16", "p32", "p64", "n1", "n2", "n4", "n8", "n16", "n32", "n64")
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
-TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24))
+TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24), ("sqrt", 1 << 24))
 OFFSET = 8   # a stored nibble is the difference + 8
 # 2^f = sum (f ln 2)^k / k!, k = 0..14, evaluated by Horner in double with plain multiplies
 # and adds (no fused multiply-add) on both sides; within 1e-14 of 2^f on [0, 1].
@@ -81,7 +81,8 @@ def reference(name, n):
     elif name == "rcp":
         v = 1.0 / (1.0 + i * 2.0 ** -23)
     else:
-        v = 1.0 / np.sqrt(np.where(i < (1 << 23), 1.0 + i * 2.0 ** -23, 2.0 + (i - (1 << 23)) * 2.0 ** -22))
+        root = np.sqrt(np.where(i < (1 << 23), 1.0 + i * 2.0 ** -23, 2.0 + (i - (1 << 23)) * 2.0 ** -22))
+        v = 1.0 / root if name == "rsqrt" else root
     return v.astype(np.float32).view(np.int32).astype(np.int64)
 
 

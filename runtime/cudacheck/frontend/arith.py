@@ -104,6 +104,7 @@ class Rewriter:
         self.edits = _Edits(macros)
         self.top, self._contraction = top, None
         self._summed_quotients = set()   # the quotients _quotient_sum rewrote, by their extents
+        self._renamed_calls = set()      # calls whose callee a rewrite of their parent renamed, by extents
         self.main_file = tu.spelling
         self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
@@ -242,7 +243,8 @@ class Rewriter:
         elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<", ">>"), "::kc::shl(" if op == _SHL else "::kc::shr(")
         elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
-                and self._between(lhs, rhs) == "/" and self._span(c) not in self._summed_quotients:
+                and self._between(lhs, rhs) == "/" and self._span(c) not in self._summed_quotients \
+                and not self._reciprocal_root(lhs, rhs):
             self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _quotient(self, c):
@@ -252,9 +254,50 @@ class Rewriter:
                 or self._kind(inner) not in {"FLOAT"} | _UNKNOWN:
             return None
         ops = self._operands(inner)
-        if ops is None or self._between(*ops) != "/":
+        if ops is None or self._between(*ops) != "/" or self._root_of_reciprocal(*ops) is not None:
             return None
         return inner, parens, ops
+
+    def _root_of_reciprocal(self, lhs, rhs):
+        """--use_fast_math's `1 / sqrtf(x)` (1 a literal, the quotient a float): the sqrtf call (its
+        callee's text (start, end) and the call), or None. nvcc computes it as one
+        rsqrt.approx.ftz of x, where any other quotient of a square root is div.approx of
+        sqrt.approx (PTX of nvcc 13.0)."""
+        call, _ = self._strip(rhs)
+        if call.kind != self.K.CALL_EXPR or call.spelling not in ("sqrtf", "sqrt") or self._kind(call) != "FLOAT" \
+                or not self._is_one(lhs):
+            return None
+        callee = self._library_callee(call)
+        return None if callee is None else (callee, call)
+
+    def _reciprocal_root(self, lhs, rhs):
+        """`1 / sqrtf(x)` as `::kc::gpu_fast_rsqrtf(x)`: the `1 /` dropped, the callee renamed.
+        Whether it was rewritten."""
+        found = self._root_of_reciprocal(lhs, rhs)
+        if found is None or not self.edits.safe(lhs.extent.start.offset, rhs.extent.start.offset, *found[0]):
+            return False
+        self.edits.other.append((lhs.extent.start.offset, rhs.extent.start.offset, ""))
+        self.edits.rename(*found[0], "::kc::gpu_fast_rsqrtf")
+        self._renamed_calls.add(self._span(found[1]))
+        return True
+
+    def _is_one(self, c):
+        """Whether c is the literal 1 (`1`, `1.0f`, `1.`, `0x1p0f`), through parentheses and conversions."""
+        while c.kind in (self.K.PAREN_EXPR, self.K.UNEXPOSED_EXPR):
+            kids = list(c.get_children())
+            if len(kids) != 1:
+                return False
+            c = kids[0]
+        text = self.code[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
+        try:
+            if c.kind == self.K.INTEGER_LITERAL:
+                return int(text.rstrip("uUlL"), 0) == 1
+            if c.kind == self.K.FLOATING_LITERAL:
+                text = text.rstrip("fFlL")
+                return (float.fromhex(text) if text[:2].lower() == "0x" else float(text)) == 1.0
+        except ValueError:
+            pass
+        return False
 
     @staticmethod
     def _span(c):
@@ -280,6 +323,18 @@ class Rewriter:
         if done:
             self._summed_quotients.add(self._span(quotient))
 
+    def _quotient_sum_to(self, op, lhs, rhs):
+        """--use_fast_math's `s += a/b` and `s -= a/b`: `s ± a/b` fused as _quotient_sum fuses it."""
+        right = self._quotient(rhs)
+        if right is None:
+            return
+        quotient, parens, (a, b) = right
+        helper = "::kc::add_quotient_to(" if op == _ADD_ASSIGN else "::kc::sub_quotient_to("
+        if self._apply(lhs.extent.start.offset, helper,
+                       [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                       rhs.extent.end.offset):
+            self._summed_quotients.add(self._span(quotient))
+
     def _right_fused(self, c, rhs):
         """Whether, of `p*q + r*s`, nvcc fuses r*s: the optimizer orders the sum's operands by
         rank (ranks.py), built for the whole unit the first time such a sum is met."""
@@ -296,12 +351,13 @@ class Rewriter:
             return
         lhs, rhs = ops
         if op in (_ADD_ASSIGN, _SUB_ASSIGN) and self.fmad and self._kind(c) in _FLOAT | _INTEGER | _UNKNOWN:
+            if self._between(lhs, rhs) not in ("+=", "-="):
+                return
             right = self._product(rhs)
-            if right is None or self._between(lhs, rhs) not in ("+=", "-="):
-                return
-            if self._kind(right[0]) not in _FLOAT | _UNKNOWN:
-                return
-            self._fuse_right(lhs, rhs, right, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(")
+            if right is not None and self._kind(right[0]) in _FLOAT | _UNKNOWN:
+                self._fuse_right(lhs, rhs, right, "::kc::add_mul_to(" if op == _ADD_ASSIGN else "::kc::sub_mul_to(")
+            elif right is None and self.fast_math:
+                self._quotient_sum_to(op, lhs, rhs)
         elif op in (_SHL_ASSIGN, _SHR_ASSIGN) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<=", ">>="), "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(")
         elif op == _DIV_ASSIGN and self.fast_math and self._kind(lhs) in {"FLOAT"} | _UNKNOWN \
@@ -329,23 +385,33 @@ class Rewriter:
             return
         if self._kind(c) == "VOID" and not self._takes_float(c):
             return   # sincos(double, double*, double*)
+        if self._span(c) in self._renamed_calls:
+            return   # renamed already: `1 / sqrtf(x)` (_reciprocal_root)
+        callee = self._library_callee(c)
+        if callee is not None:
+            self.edits.rename(*callee, self.math[c.spelling])
+
+    def _library_callee(self, c):
+        """The text (start, end) of the callee of the call c when it calls the library's function
+        of c's name as written in the source (`expf`, `std::exp`, `::tanhf`, in a macro's
+        arguments too), else None."""
         kids = list(c.get_children())
         ref = kids[0] if kids else None   # the callee, through its decay to a pointer and parentheses
         while ref is not None and ref.kind in (self.K.UNEXPOSED_EXPR, self.K.PAREN_EXPR):
             inner = list(ref.get_children())
             ref = inner[0] if len(inner) == 1 else None
         if ref is None or ref.kind != self.K.DECL_REF_EXPR:
-            return
+            return None
         decl = ref.referenced
         if decl is None or decl.spelling != c.spelling or decl.location.file is None \
                 or decl.location.file.name == self.main_file:
-            return   # a function of the source's own
+            return None   # a function of the source's own
         # where the callee's text is: in a macro's arguments, its spelling, not the expansion's place
         start, end = (self._spelled(x) for x in (ref.extent.start, ref.extent.end))
         written = self.code[start:end].decode(errors="replace").replace(" ", "")
         if written.split("::")[-1] != c.spelling or not self.edits.in_arguments(start, end):
-            return   # spelled by a macro's body: its text is not here
-        self.edits.rename(start, end, self.math[c.spelling])
+            return None   # spelled by a macro's body: its text is not here
+        return start, end
 
     def _takes_float(self, c):
         args = list(c.get_arguments())
@@ -416,9 +482,10 @@ _GPU_MATH = {**_with_overloads((name, f"::kc::gpu_{name}") for name in _REBUILT)
 # atan2f, asinf, acosf, sinhf and coshf stay their precise versions, flushed as -ftz=true flushes them;
 # hypotf's sqrt.rn becomes sqrt.approx.ftz, kept precise here like sqrtf. logf, log2f and log10f
 # are __logf, __log2f and __log10f (lg2.approx.ftz); division of floats is div.approx.ftz
-# (`::kc::fast_div`). powf (lg2.approx and ex2.approx), sqrtf (sqrt.approx) and tanhf
-# (tanh.approx) keep their precise versions here: those approximations are not the GPU's yet.
-_FAST_MATH = _with_overloads([*((name, f"::kc::gpu_fast_{name}") for name in ("expf", "exp2f", "exp10f")),
+# (`::kc::fast_div`); sqrtf is sqrt.approx.ftz, and `1 / sqrtf(x)` one rsqrt.approx.ftz
+# (`_reciprocal_root`). powf (lg2.approx and ex2.approx) and tanhf (tanh.approx) keep their
+# precise versions here: those are not the GPU's yet.
+_FAST_MATH = _with_overloads([*((name, f"::kc::gpu_fast_{name}") for name in ("expf", "exp2f", "exp10f", "sqrtf")),
                                *((name, f"::__{name}") for name in ("sinf", "cosf", "sincosf", "tanf", "logf",
                                                                      "log2f", "log10f"))])
 

@@ -24,8 +24,8 @@
 #pragma once
 
 extern "C" {
-// ex2 for x >= 0, ex2 for x < 0, rcp, rsqrt: 4-bit differences from the references below.
-__attribute__((visibility("default"))) inline const unsigned char* kc_gpu_math_tables[4];
+// ex2 for x >= 0, ex2 for x < 0, rcp, rsqrt, sqrt: 4-bit differences from the references below.
+__attribute__((visibility("default"))) inline const unsigned char* kc_gpu_math_tables[5];
 // sin.approx's quarter wave Q[r], r < 2^23
 __attribute__((visibility("default"))) inline const float* kc_gpu_sine;
 // lg2.approx: T0[m] and T1[m] (bit patterns, m < 2^23), then a bitmap over m per result binade
@@ -35,7 +35,7 @@ __attribute__((visibility("default"))) inline const uint32_t* kc_gpu_lg2;
 
 namespace kc {
 namespace gpumath {
-enum Table { EX2_POS, EX2_NEG, RCP, RSQRT };
+enum Table { EX2_POS, EX2_NEG, RCP, RSQRT, SQRT };
 
 inline float from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 inline uint32_t bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -88,6 +88,17 @@ inline float rcp_ftz(float x) {
     return copysignf(kc::intr::ftz((float)ldexp((double)v, -e)), x);
 }
 
+// x = m * 4^half, m in [1, 4): the entry for m of the table of rsqrt.approx or sqrt.approx
+// (t), whose reference is 1/sqrt(m) or sqrt(m) rounded. x is a positive normal float.
+inline float root_entry(Table t, float x, int& half) {
+    uint32_t u = bits(x);
+    int e = (int)(u >> 23) - 127;
+    half = e >= 0 ? e / 2 : -((1 - e) / 2);   // floor(e / 2)
+    uint32_t i = (u & 0x7fffff) | (uint32_t)(e - 2 * half) << 23;   // index into [1, 4)
+    double m = (e - 2 * half) ? 2.0 + (u & 0x7fffff) * 0x1p-22 : 1.0 + (u & 0x7fffff) * 0x1p-23;
+    return entry(t, i, (float)(t == RSQRT ? 1.0 / sqrt(m) : sqrt(m)));
+}
+
 // PTX rsqrt.approx.f32: rsqrt(m * 4^e) = rsqrt(m) * 2^-e for m in [1, 4). A subnormal
 // argument is flushed under KC_FTZ (rsqrt.approx.ftz); otherwise it is not in the table,
 // and 1/sqrt(x) rounded is used.
@@ -97,13 +108,22 @@ inline float rsqrt(float x) {
     if (x == 0.0f) return copysignf(__builtin_inff(), x);
     if (__builtin_isinf(x)) return 0.0f;
     if (x < FLT_MIN) return (float)(1.0 / sqrt((double)x));
-    uint32_t u = bits(x);
-    int e = (int)(u >> 23) - 127;
-    int half = e >= 0 ? e / 2 : -((1 - e) / 2);   // floor(e / 2)
-    uint32_t i = (u & 0x7fffff) | (uint32_t)(e - 2 * half) << 23;   // index into [1, 4)
-    double m = (e - 2 * half) ? 2.0 + (u & 0x7fffff) * 0x1p-22 : 1.0 + (u & 0x7fffff) * 0x1p-23;
-    float v = entry(RSQRT, i, (float)(1.0 / sqrt(m)));
+    int half;
+    float v = root_entry(RSQRT, x, half);
     return (float)ldexp((double)v, -half);
+}
+
+// PTX sqrt.approx.f32 (.ftz: ftz), what --use_fast_math makes of sqrtf: sqrt(m * 4^e) =
+// sqrt(m) * 2^e for m in [1, 4); without .ftz a subnormal x gives the rule's result for
+// x * 2^24, times 2^-12 (scripts/record_gpu_math_tables.py checks both on every float).
+inline float sqrt_approx(float x, bool ftz) {
+    if (ftz) x = kc::intr::ftz(x);
+    if (x != x || x < 0.0f) return __builtin_nanf("");
+    if (x == 0.0f || __builtin_isinf(x)) return x;
+    if (x < FLT_MIN) return sqrt_approx(x * 0x1p24f, false) * 0x1p-12f;   // both exact
+    int half;
+    float v = root_entry(SQRT, x, half);
+    return (float)ldexp((double)v, half);
 }
 
 // PTX sin.approx.f32 (cos: turn = true), .ftz or not alike: t = x * 1/(2 pi) rounded toward
@@ -670,6 +690,11 @@ inline float gpu_fdividef(float x, float y) {
 // --use_fast_math's exp2f: ex2.approx.ftz.
 inline float gpu_fast_exp2f(float x) { return gpumath::ex2_ftz(x); }
 
+// --use_fast_math's sqrtf: sqrt.approx.ftz; and its 1 / sqrtf(x), one rsqrt.approx.ftz (the
+// rewriter drops the `1 /` and calls this on x).
+inline float gpu_fast_sqrtf(float x) { return gpumath::sqrt_approx(x, true); }
+inline float gpu_fast_rsqrtf(float x) { return gpumath::rsqrt(kc::intr::ftz(x)); }
+
 // __log2f, __logf and __log10f (and --use_fast_math's log2f, logf and log10f): lg2.approx, the
 // last two times ln 2 and log10(2) rounded to float, as nvcc's PTX multiplies (.ftz under KC_FTZ).
 inline float gpu_fast_log2f(float x) { return gpumath::lg2_approx(x); }
@@ -729,6 +754,18 @@ KC_QUOTIENT_SUM(quotient_sub_, false, true, kc_A, kc_B, kc_C, (kc_p, kc_q, kc_r)
 KC_QUOTIENT_SUM(add_quotient_, true, false, kc_C, kc_A, kc_B, (kc_q, kc_r, kc_p))
 KC_QUOTIENT_SUM(sub_quotient_, true, true, kc_C, kc_A, kc_B, (kc_q, kc_r, kc_p))
 #undef KC_QUOTIENT_SUM
+// s += a / b and s -= a / b: s = s ± a / b, fused as quotient_sum fuses it (the rewriter's
+// `::kc::add_quotient_to_{s, a, b}()`).
+template <bool kc_Neg, class kc_S, class kc_A, class kc_B> struct quotient_to_ {
+    kc_S& kc_s;
+    kc_A kc_a;
+    kc_B kc_b;
+    constexpr kc_S& operator()() { return kc_s = (kc_S)quotient_sum<true, kc_Neg>(kc_a, kc_b, kc_s); }
+};
+template <class kc_S, class kc_A, class kc_B> struct add_quotient_to_ : quotient_to_<false, kc_S, kc_A, kc_B> {};
+template <class kc_S, class kc_A, class kc_B> struct sub_quotient_to_ : quotient_to_<true, kc_S, kc_A, kc_B> {};
+template <class kc_S, class kc_A, class kc_B> add_quotient_to_(kc_S&, kc_A, kc_B) -> add_quotient_to_<kc_S, kc_A, kc_B>;
+template <class kc_S, class kc_A, class kc_B> sub_quotient_to_(kc_S&, kc_A, kc_B) -> sub_quotient_to_<kc_S, kc_A, kc_B>;
 }  // namespace kc
 
 inline float __sinf(float x) { return kc::gpumath::sincos_approx(x, false); }
