@@ -107,8 +107,9 @@ def _poly(coefficients, t, fl):
 
 
 def _split(x, split, scale, fl):
-    """x (or x 2^scale below the normal range: scale None under -ftz, where the PTX has no such
-    step) as 2^e m, m in [split, 2 split), by integer arithmetic on the bits: (y, y's bits, m, e)."""
+    """x (or x 2^scale below the normal range, zero and negative x included; scale None where the
+    PTX has no such step: powf's under -ftz) as 2^e m, m in [split, 2 split), by integer
+    arithmetic on the bits: (y, y's bits, m, e)."""
     tiny = (x < gm.FLT_MIN) if scale is not None else np.zeros(x.shape, bool)
     y = np.where(tiny, fl(x * np.float32(2.0 ** (scale or 0))), x)
     u = y.view(np.uint32).astype(np.int64)
@@ -123,7 +124,7 @@ def model_log2(x, ftz):
     fl = gm.flusher(ftz)
     x = fl(x)
     with np.errstate(invalid="ignore", over="ignore"):
-        y, u, m, e = _split(x, 0x3F3504F3, None if ftz else 23, fl)
+        y, u, m, e = _split(x, 0x3F3504F3, 23, fl)
         f = fl(m + np.float32(-1))
         p = _poly((0x3DC6B27F, 0xBE2C7F30, 0x3E2FCF2A, 0xBE374E43, 0x3E520BF4, 0xBE763C8B, 0x3E93BF99, 0xBEB8AA49,
                    0x3EF6384A, 0xBF38AA3B), f, fl)
@@ -137,7 +138,7 @@ def model_log10(x, ftz):
     fl = gm.flusher(ftz)
     x = fl(x)
     with np.errstate(invalid="ignore", over="ignore"):
-        y, u, m, e = _split(x, 0x3F2AAAAB, None if ftz else 23, fl)
+        y, u, m, e = _split(x, 0x3F2AAAAB, 23, fl)
         f = fl(m + np.float32(-1))
         p = _poly((0xBE055027, 0x3E1039F6, 0xBDF8CDCC, 0x3E0F2955, 0xBE2AD8B9, 0x3E4CED0B, 0xBE7FFF22, 0x3EAAAA78,
                    0xBF000000), f, fl)
