@@ -259,6 +259,34 @@ def test_bit_for_bit_with_a_numpy_model_of_the_ptx(options, rng, tables):
         assert same.all(), (name, options, x[~same][:4], y[~same][:4], out[row][~same][:4], want[row][~same][:4])
 
 
+WRONG = r'''
+extern "C" __global__ void wrong(float* o, const float* x, const float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], w = y[i], a = fabsf(v);
+    o[i] = exp2f(w * log2f(a)) * (v < 0.0f && fmodf(w, 2.0f) != 0.0f ? -1.0f : 1.0f);
+    o[n + i] = copysignf(exp2f(log2f(a) * 0.333333343f), v);
+    o[2 * n + i] = logf(v) * 1.44269502f;
+    o[3 * n + i] = log2f(v) * 0.301029995f;
+    o[4 * n + i] = expf(w * __logf(v));
+    o[5 * n + i] = __sinf(v) * (1.0f / __cosf(v));
+}'''
+
+
+def test_the_model_catches_a_wrong_step(rng, tables):
+    """The model is not blind: the same functions with a step done otherwise differ from it (powf
+    without its double-float logarithm, cbrtf without its Newton step, log2f as logf times log2 e,
+    log10f as log2f times log10 2, __powf through expf and __logf, __tanf with an IEEE reciprocal)."""
+    x, y = inputs(rng, 20000)
+    want = model(tables, x, y, NO_FTZ)
+    o = np.zeros(6 * x.size, np.float32)
+    cudacheck.RawModule(WRONG, backend="cpu", options=NO_FTZ).get_function("wrong")(
+        ((x.size + 255) // 256,), (256,), (o, x, y, np.int32(x.size)))
+    for row, got in enumerate(o.reshape(6, x.size)):
+        finite = np.isfinite(want[row])
+        assert not same_bits(got[finite], want[row][finite]).all(), ROWS[row]
+
+
 def test_within_the_programming_guides_bounds(rng):
     """powf within 4 ulp of float64's pow rounded to float32, cbrtf and log2f within 1, log10f
     within 2, wherever the exact result is a finite float (subnormal results included)."""
