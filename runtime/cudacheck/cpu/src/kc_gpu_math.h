@@ -1,7 +1,7 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
 // sincospif, erff, erfcf, normcdff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf,
 // rnorm3df, __expf, __exp10f, __logf, __log2f, __log10f, __sinf, __cosf and __sincosf as an NVIDIA
-// GPU computes them, bit for bit.
+// GPU computes them, bit for bit; and log2f, log10f, cbrtf, powf, __powf and __tanf.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x and of
 // x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f, tanhf,
@@ -12,9 +12,11 @@
 // log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are float operations alone (a reduction
 // and a polynomial; sinf's reduction of large arguments is integer arithmetic and one double
 // product), tanf is those and rcp.approx, hypotf a scaling and sqrt.rn, and atan2f div.rn and a
-// polynomial. The operations are the ones the PTX of CUDA 13 shows
-// (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
-// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
+// polynomial. log2f and log10f are float operations alone, powf float operations around
+// rcp.approx, cbrtf lg2.approx, ex2.approx and a Newton step, __powf lg2.approx and ex2.approx,
+// __tanf sin.approx, cos.approx and div.approx. The operations are the ones the PTX of CUDA 13
+// shows (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
+// logs/2026-12-07-gpu-math-functions.md, logs/2026-12-07-math-fns-2.md). The front end (runtime/cudacheck/frontend/arith.py)
 // rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and the
 // rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
@@ -512,8 +514,9 @@ inline float gpu_hypotf(float x, float y) {
     return lo == __builtin_inff() ? lo : r;
 }
 
-// log2f, powf (of |x|), and logf before them: x = 2^e m with m in [split, 2 split), found by
-// integer arithmetic on the bits of x, or of x 2^scale where x is below the normal range.
+// log2f's and powf's (of |x|) first step, as logf's is inline above: x = 2^e m with m in
+// [split, 2 split), found by integer arithmetic on the bits of x, or of x 2^scale where x is below
+// the normal range (zero and negative x too; their results are decided later).
 namespace gpumath {
 struct LogSplit {
     float y;    // x, or x 2^scale
