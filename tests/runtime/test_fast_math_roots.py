@@ -3,14 +3,11 @@
 quotient of a root div.approx.ftz of sqrt.approx.ftz; the instructions' bits are the tables an
 H100 measured (cudacheck/cpu/gpumath.py), compared here with a NumPy model of the lookup.
 Without the option sqrtf stays sqrt.rn."""
-import lzma
-
 import numpy as np
 import pytest
 
 import cudacheck
-from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import flush, rcp_approx_ftz, rsqrt_approx_ftz, sqrt_approx
+from tests.support.gpu_float_model import decoded_tables, flush, rcp_approx_ftz, rsqrt_approx_ftz, sqrt_approx
 
 SOURCE = r'''
 #define ONE 1.0f
@@ -31,8 +28,7 @@ extern "C" __global__ void roots(const float* x, const float* y, float* o, int n
 
 @pytest.fixture(scope="module")
 def tables():
-    blob = lzma.decompress(gpumath.DATA.read_bytes())
-    return {name: gpumath.decode(name, blob) for name, _ in gpumath.TABLES}
+    return decoded_tables()
 
 
 def run(options, x, y, backend="cpu"):

@@ -5,15 +5,18 @@ independent NumPy model of the PTX of CUDA 13.0 (sm_80 and sm_90 compute the sam
 fresh floats of every magnitude, the reduction boundaries and the special values; within the
 Programming Guide's error bounds of float64; their float overloads; and, on a GPU, against the
 GPU's bits."""
-import lzma
 import math
 
 import numpy as np
 import pytest
 
 import cudacheck
-from cudacheck.cpu import gpumath
 from tests.support import gpu_float_model as gm
+from tests.support.gpu_float_model import bits as _bits
+from tests.support.gpu_float_model import cvt_rzi_s32 as _cvt_rzi_s32
+from tests.support.gpu_float_model import ex2_approx as model_ex2
+from tests.support.gpu_float_model import flusher as _flusher
+from tests.support.gpu_float_model import same_bits, ulps
 
 # Eighteen rows: sinpi, cospi, sincospi's two, exp2, exp10, expm1, __exp10f, erf, atan, hypot(x, y),
 # atan2(x, y), asin, acos, sinh, cosh, erfc, normcdf; one kernel per spelling.
@@ -58,10 +61,6 @@ def _kernel(name, spelled):
 
 
 SOURCE = "".join(_kernel(name, spelled) for name, spelled in SPELLINGS.items())
-
-
-def _bits(u):
-    return np.asarray(u, np.uint32).view(np.float32)
 
 
 SPECIAL = _bits([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x80000001,
@@ -124,44 +123,12 @@ def run(kernel, x, y, options, backend="cpu"):
     return o.reshape(len(ROWS), n)
 
 
-def same_bits(a, b):
-    """Equal bit patterns, every NaN alike (a GPU's NaN is 0x7FFFFFFF; the processor keeps a payload)."""
-    return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
-
-
-def ulps(got, exact):
-    """How many floats lie between got and the exact value rounded to float32: the Programming
-    Guide's measure (its bounds are differences from the correctly rounded result), +-0 alike."""
-    with np.errstate(over="ignore"):
-        rounded = np.asarray(exact).astype(np.float32)
-    return np.abs(_ordinal(got) - _ordinal(rounded))
-
-
-def _ordinal(v):
-    """float32 values as integers in their order, one apart for neighbours."""
-    b = v.view(np.int32).astype(np.int64)
-    return np.where(b < 0, -(b & 0x7FFFFFFF), b)
-
-
 @pytest.fixture(scope="module")
 def tables():
-    blob = lzma.decompress(gpumath.DATA.read_bytes())
-    return {name: gpumath.decode(name, blob) for name, _ in gpumath.TABLES}
+    return gm.decoded_tables()
 
 
 # -- a NumPy model of nvcc's PTX (CUDA 13.0), instruction by instruction ------------------------
-
-def _flusher(ftz):
-    """What an instruction does to its float32 result: flushed under -ftz=true, else kept."""
-    return gm.flush if ftz else (lambda v: np.asarray(v, np.float32))
-
-
-def _cvt_rzi_s32(v):
-    """cvt.rzi.s32.f32: truncated, saturated to int's range, NaN to 0; as uint32 (add.s32 and
-    and.b32 see the bits)."""
-    v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=2.0 ** 31, neginf=-(2.0 ** 31))
-    return np.clip(np.trunc(v), -(2 ** 31), 2 ** 31 - 1).astype(np.int64) & 0xFFFFFFFF
-
 
 def model_pi(x, ftz):
     """sinpif, cospif and sincospif's two results, as sm_90's PTX computes them."""
@@ -205,19 +172,6 @@ def model_pi(x, ftz):
     s = np.where(integral, times_zero, s)
     c = np.where(big, fl(s + f32(1)), c)
     return sinpi, cospi, s, c
-
-
-def model_ex2(tables, y, ftz):
-    """ex2.approx.f32 as the runtime reproduces it: ex2.approx.ftz's table for normal results;
-    without -ftz a subnormal result is the table's 2^(y + 64) times 2^-64 rounded once."""
-    v = gm.ex2_approx_ftz(tables, y)
-    if ftz:
-        return v
-    with np.errstate(invalid="ignore"):
-        low = y < np.float32(-126)
-    scaled = (gm.ex2_approx_ftz(tables, np.where(low, y + np.float32(64), 0)).astype(np.float64)
-              * 2.0 ** -64).astype(np.float32)
-    return np.where(low, scaled, v)
 
 
 def model_exp_by_ex2(tables, x, ftz, per_252, hi, lo):

@@ -1,7 +1,14 @@
 """NumPy models of the GPU's float instructions that the tests compare the CPU runtime with:
-fma.rn.f32 rounded once, the .ftz flush, and ex2.approx.ftz, rcp.approx.ftz, rsqrt.approx.ftz and
-sqrt.approx from the measured tables."""
+fma.rn.f32 rounded once, the .ftz flush, cvt.rzi.s32, ex2.approx (.ftz or not), rcp.approx.ftz,
+rsqrt.approx.ftz, sqrt.approx, div.approx, lg2.approx and sin.approx/cos.approx from the measured
+tables; and the comparisons the math-function tests make (bits alike, ulps as the Programming Guide
+counts)."""
+import lzma
+from functools import lru_cache
+
 import numpy as np
+
+from cudacheck.cpu import gpumath
 
 FLT_MIN = np.float32(2.0 ** -126)
 # The Programming Guide's bounds of __log2f, __logf and __log10f (lg2.approx) on [1/2, 2]: absolute.
@@ -88,3 +95,106 @@ def sqrt_approx(tables, x, ftz):
     r = np.where(tiny, _root_rule(tables, "sqrt", scaled) * np.float32(2.0 ** -12), _root_rule(tables, "sqrt", x))
     r = np.where((x == 0) | (x == np.inf), x, r)
     return np.where(np.isnan(x) | (x < 0), np.float32(np.nan), r).astype(np.float32)
+
+
+@lru_cache(maxsize=None)
+def decoded_tables():
+    """{name: float32 table} of gpumath.TABLES (ex2_pos, ex2_neg, rcp, rsqrt, sqrt), decoded once."""
+    blob = lzma.decompress(gpumath.DATA.read_bytes())
+    return {name: gpumath.decode(name, blob) for name, _ in gpumath.TABLES}
+
+
+def bits(u):
+    """float32 values from their bit patterns."""
+    return np.asarray(u, np.uint32).view(np.float32)
+
+
+def flusher(ftz):
+    """What an instruction does to its float32 result: flushed under -ftz=true, else kept."""
+    return flush if ftz else (lambda v: np.asarray(v, np.float32))
+
+
+def cvt_rzi_s32(v):
+    """cvt.rzi.s32.f32: truncated, saturated to int's range, NaN to 0; as uint32 (add.s32 and
+    and.b32 see the bits)."""
+    v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=2.0 ** 31, neginf=-(2.0 ** 31))
+    return np.clip(np.trunc(v), -(2 ** 31), 2 ** 31 - 1).astype(np.int64) & 0xFFFFFFFF
+
+
+def ex2_approx(tables, y, ftz):
+    """ex2.approx.f32 as the runtime reproduces it: ex2.approx.ftz's table for normal results;
+    without -ftz a subnormal result is the table's 2^(y + 64) times 2^-64 rounded once."""
+    v = ex2_approx_ftz(tables, y)
+    if ftz:
+        return v
+    with np.errstate(invalid="ignore"):
+        low = y < np.float32(-126)
+    scaled = (ex2_approx_ftz(tables, np.where(low, y + np.float32(64), 0)).astype(np.float64)
+              * 2.0 ** -64).astype(np.float32)
+    return np.where(low, scaled, v)
+
+
+def div_approx(tables, x, y, ftz):
+    """div.approx.f32 (.ftz): x times rcp.approx.ftz(y), rounded once (the product of two floats is
+    exact in float64), flushed under -ftz=true."""
+    fl = flusher(ftz)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return fl(fl(x).astype(np.float64) * rcp_approx_ftz(tables, y).astype(np.float64))
+
+
+def lg2_approx(x, ftz):
+    """lg2.approx.f32 (.ftz) by the rule gpumath's docstring states, from its table (gpumath.lg2():
+    T0, T1, then one bitmap per result binade): 2^e (1 + m 2^-23) gives T0[m] for e = 0, T1[m]
+    for e = -1, else e + L[m] rounded toward zero (L[m] = T0[m] below 1/2, else 1 + T1[m]), one
+    unit lower where the bitmap of its binade class has m; a subnormal x (kept without -ftz)
+    lg2.approx(x 2^24) - 24; -inf for +-0, NaN for x < 0 and NaN, +inf for +inf."""
+    words = gpumath.lg2()
+    n = 1 << 23
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.int64)
+    if ftz:
+        u = np.where(u & 0x7F800000 == 0, u & 0x80000000, u)
+    subnormal = (u & 0x7F800000 == 0) & (u & 0x7FFFFFFF != 0)
+    with np.errstate(over="ignore"):
+        scaled = (u.astype(np.uint32).view(np.float32) * np.float32(2.0 ** 24)).view(np.uint32).astype(np.int64)
+    v = np.where(subnormal, scaled, u)
+    e, m = (v >> 23 & 0xFF) - 127, v & (n - 1)
+    t0, t1 = bits(words[m]), bits(words[n + m])
+    exact = e + np.where(t0 < 0.5, t0.astype(np.float64), 1.0 + t1.astype(np.float64))
+    r = exact.astype(np.float32)
+    r = np.where(np.abs(r.astype(np.float64)) > np.abs(exact), np.nextafter(r, np.float32(0)), r)
+    size = np.maximum(np.where(e > 0, e, -e - 1), 1)
+    k = np.floor(np.log2(size)).astype(np.int64) + np.where(e > 0, 0, 7)
+    lower = words[2 * n + k * (n // 32) + (m >> 5)] >> (m & 31).astype(np.uint32) & 1
+    r = np.where(lower == 1, bits(r.view(np.uint32) - np.uint32(1)), r)
+    r = np.where(e == 0, t0, np.where(e == -1, t1, r))
+    r = np.where(subnormal, r - np.float32(24), r)
+    r = np.where(u & 0x7FFFFFFF == 0, np.float32(-np.inf), r)
+    r = np.where((u >= 0x80000000) & (u != 0x80000000) | (u & 0x7FFFFFFF > 0x7F800000), np.float32(np.nan), r)
+    return np.where(u == 0x7F800000, np.float32(np.inf), r).astype(np.float32)
+
+
+def sin_approx(x, cosine):
+    """sin.approx.f32 (cos.approx: cosine), .ftz or not alike, by the rule the H100's results were
+    checked by (scripts/record_gpu_math_tables.py's sine_rule)."""
+    from record_gpu_math_tables import sine_rule
+    with np.errstate(invalid="ignore"):   # infinities and NaN: NaN
+        return sine_rule(np, gpumath.sine(), np.asarray(x, np.float32).view(np.uint32), cosine)
+
+
+def same_bits(a, b):
+    """Equal bit patterns, every NaN alike (a GPU's NaN is 0x7FFFFFFF; the processor keeps a payload)."""
+    return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+
+
+def ulps(got, exact):
+    """How many floats lie between got and the exact value rounded to float32: the Programming
+    Guide's measure (its bounds are differences from the correctly rounded result), +-0 alike."""
+    with np.errstate(over="ignore"):
+        rounded = np.asarray(exact).astype(np.float32)
+    return np.abs(_ordinal(got) - _ordinal(rounded))
+
+
+def _ordinal(v):
+    """float32 values as integers in their order, one apart for neighbours."""
+    b = v.view(np.int32).astype(np.int64)
+    return np.where(b < 0, -(b & 0x7FFFFFFF), b)

@@ -14,7 +14,7 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - A call of `expf`, `exp2f`, `exp10f`, `expm1f`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`,
   `tanf`, `sinpif`, `cospif`, `sincospif`, `erff`, `erfcf`, `normcdff`, `atanf`, `atan2f`, `asinf`, `acosf`,
   `sinhf`, `coshf`, `hypotf`, `rsqrtf`, `rnorm3df`, `__expf` or `__exp10f` (or `exp`,
-  `sin`, `sincos`, ... of a float) calls the GPU's version in
+  `sin`, `sincos`, ... of a float), and of `log2f`, `log10f`, `cbrtf` or `powf`, calls the GPU's version in
   cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
   reductions and polynomials) are not the C library's.
 
@@ -463,9 +463,9 @@ class Rewriter:
 # The functions whose GPU results the C library does not give, rebuilt in kc_gpu_math.h as
 # kc::gpu_<name>; a call's spelling is the function's name, or its overload's for a float
 # argument (the name less its final f: exp, sin, normcdf, ...).
-_REBUILT = ("expf", "exp2f", "exp10f", "expm1f", "tanhf", "logf", "log1pf", "sinf", "cosf", "sincosf", "tanf",
-            "sinpif", "cospif", "sincospif", "erff", "erfcf", "normcdff", "atanf", "atan2f", "asinf", "acosf",
-            "sinhf", "coshf", "hypotf", "rsqrtf")
+_REBUILT = ("expf", "exp2f", "exp10f", "expm1f", "tanhf", "logf", "log1pf", "log2f", "log10f", "sinf", "cosf",
+            "sincosf", "tanf", "sinpif", "cospif", "sincospif", "erff", "erfcf", "normcdff", "atanf", "atan2f",
+            "asinf", "acosf", "sinhf", "coshf", "hypotf", "rsqrtf", "cbrtf", "powf")
 
 
 def _with_overloads(pairs):
@@ -477,17 +477,17 @@ _GPU_MATH = {**_with_overloads((name, f"::kc::gpu_{name}") for name in _REBUILT)
              "rnorm3df": "::kc::gpu_rnorm3df", "__expf": "::kc::gpu_fast_expf", "__exp10f": "::kc::gpu_fast_exp10f"}
 # --use_fast_math: what nvcc and NVRTC compile these (and their overloads for a float: exp,
 # exp2, sin, ...) to instead (their PTX: ex2.approx.ftz of x * log2(e), of x * log2(10) and of x,
-# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf, which is
-# still the C library's here). expm1f, sinpif, cospif, sincospif, erff, erfcf, normcdff, atanf,
-# atan2f, asinf, acosf, sinhf and coshf stay their precise versions, flushed as -ftz=true flushes them;
-# hypotf's sqrt.rn becomes sqrt.approx.ftz, kept precise here like sqrtf. logf, log2f and log10f
-# are __logf, __log2f and __log10f (lg2.approx.ftz); division of floats is div.approx.ftz
-# (`::kc::fast_div`); sqrtf is sqrt.approx.ftz, and `1 / sqrtf(x)` one rsqrt.approx.ftz
-# (`_reciprocal_root`). powf (lg2.approx and ex2.approx) and tanhf (tanh.approx) keep their
-# precise versions here: those are not the GPU's yet.
+# sin.approx.ftz, cos.approx.ftz, and for tanf their quotient by div.approx.ftz: __tanf). expm1f,
+# sinpif, cospif, sincospif, erff, erfcf, normcdff, atanf, atan2f, asinf, acosf, sinhf, coshf and
+# cbrtf stay their precise versions, flushed as -ftz=true flushes them; hypotf's sqrt.rn becomes
+# sqrt.approx.ftz, kept precise here. logf, log2f and log10f are __logf, __log2f and __log10f
+# (lg2.approx.ftz), powf is __powf (ex2.approx.ftz of y times lg2.approx.ftz); division of floats
+# is div.approx.ftz (`::kc::fast_div`); sqrtf is sqrt.approx.ftz, and `1 / sqrtf(x)` one
+# rsqrt.approx.ftz (`_reciprocal_root`). tanhf (tanh.approx) keeps its precise version here: that
+# approximation is not the GPU's yet.
 _FAST_MATH = _with_overloads([*((name, f"::kc::gpu_fast_{name}") for name in ("expf", "exp2f", "exp10f", "sqrtf")),
                                *((name, f"::__{name}") for name in ("sinf", "cosf", "sincosf", "tanf", "logf",
-                                                                     "log2f", "log10f"))])
+                                                                     "log2f", "log10f", "powf"))])
 
 
 def _only_child_type(c):

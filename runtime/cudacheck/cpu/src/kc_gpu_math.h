@@ -1,7 +1,7 @@
 // expf, exp2f, exp10f, expm1f, tanhf, logf, log1pf, sinf, cosf, sincosf, tanf, sinpif, cospif,
 // sincospif, erff, erfcf, normcdff, atanf, atan2f, asinf, acosf, sinhf, coshf, hypotf, rsqrtf,
 // rnorm3df, __expf, __exp10f, __logf, __log2f, __log10f, __sinf, __cosf and __sincosf as an NVIDIA
-// GPU computes them, bit for bit.
+// GPU computes them, bit for bit; and log2f, log10f, cbrtf, powf, __powf and __tanf.
 //
 // nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, exp2f and __expf to ex2.approx (of x and of
 // x * log2(e)), __sinf and __cosf to sin.approx and cos.approx, and expf, exp10f, expm1f, tanhf,
@@ -12,9 +12,11 @@
 // log1pf, sinf, cosf, sincosf, sinpif, cospif and sincospif are float operations alone (a reduction
 // and a polynomial; sinf's reduction of large arguments is integer arithmetic and one double
 // product), tanf is those and rcp.approx, hypotf a scaling and sqrt.rn, and atan2f div.rn and a
-// polynomial. The operations are the ones the PTX of CUDA 13 shows
-// (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
-// logs/2026-12-07-gpu-math-functions.md). The front end (runtime/cudacheck/frontend/arith.py)
+// polynomial. log2f and log10f are float operations alone, powf float operations around
+// rcp.approx, cbrtf lg2.approx, ex2.approx and a Newton step, __powf lg2.approx and ex2.approx,
+// __tanf sin.approx, cos.approx and div.approx. The operations are the ones the PTX of CUDA 13
+// shows (logs/2026-11-27-h100-gpu-math-tables.md, logs/2026-12-07-gpu-sinf.md,
+// logs/2026-12-07-gpu-math-functions.md, logs/2026-12-07-math-fns-2.md). The front end (runtime/cudacheck/frontend/arith.py)
 // rewrites device code's calls of these and of their float overloads to call kc::gpu_expf and the
 // rest; __sinf, __cosf and __sincosf, CUDA's own names, are defined here.
 //
@@ -530,6 +532,113 @@ inline float gpu_hypotf(float x, float y) {
     float r = mul_(kc::intr::fz(sqrtf(fma_(big, big, mul_(m, m)))), from_bits(e | 0x00800000u));
     if (lo == 0.0f) r = hi;
     return lo == __builtin_inff() ? lo : r;
+}
+
+// log2f's and powf's (of |x|) first step, as logf's is inline above: x = 2^e m with m in
+// [split, 2 split), found by integer arithmetic on the bits of x, or of x 2^scale where x is below
+// the normal range (zero and negative x too; their results are decided later).
+namespace gpumath {
+struct LogSplit {
+    float y;    // x, or x 2^scale
+    uint32_t u; // y's bits
+    float m, e; // y = 2^e m
+};
+inline LogSplit log_split(float x, uint32_t split, int scale) {
+    bool tiny = x < from_bits(0x00800000);
+    float y = tiny ? mul_(x, from_bits((uint32_t)(127 + scale) << 23)) : x;
+    uint32_t u = bits(y), k = (u - split) & 0xFF800000u;
+    return {y, u, from_bits(u - k), fma_(i2f((int32_t)k), from_bits(0x34000000), tiny ? (float)-scale : 0.0f)};
+}
+}  // namespace gpumath
+
+// log2f: m in [sqrt(1/2), sqrt 2), f = m - 1, e + (f log2 e + f (f p(f))); +inf and NaN (and
+// negative x) through y * inf + inf; 0 gives -inf.
+inline float gpu_log2f(float x) {
+    using namespace gpumath;
+    static const uint32_t c[10] = {0x3DC6B27F, 0xBE2C7F30, 0x3E2FCF2A, 0xBE374E43, 0x3E520BF4,
+                                   0xBE763C8B, 0x3E93BF99, 0xBEB8AA49, 0x3EF6384A, 0xBF38AA3B};
+    LogSplit s = log_split(kc::intr::fz(x), 0x3F3504F3, 23);
+    float f = add_(s.m, -1.0f);
+    float p = fma_(from_bits(c[0]), f, from_bits(c[1]));
+    for (int i = 2; i < 10; ++i) p = fma_(p, f, from_bits(c[i]));
+    float r = add_(s.e, fma_(f, from_bits(0x3FB8AA3B), mul_(f, mul_(f, p))));
+    if (s.u >= 0x7F800000u) r = fma_(s.y, __builtin_inff(), __builtin_inff());
+    return s.y == 0.0f ? -__builtin_inff() : r;
+}
+
+// log10f: logf's result times log10(e) rounded to float (0 gives -inf either way).
+inline float gpu_log10f(float x) { return gpumath::mul_(gpu_logf(x), gpumath::from_bits(0x3EDE5BD9)); }
+
+// cbrtf: r = |x|^(-2/3) by ex2.approx.ftz(lg2.approx(|x|) * -2/3), s = |x| r, one Newton step
+// s + s (1 - s (r s)) / 3, the sign of x; +-0 and +-inf themselves (x + x == x).
+inline float gpu_cbrtf(float x) {
+    using namespace gpumath;
+    x = kc::intr::fz(x);
+    float a = fabsf(x);
+    float r = ex2_ftz(mul_(lg2_approx(a), from_bits(0xBF2AAAAB)));
+    float s = mul_(a, r);
+    float e = fma_(s, -mul_(r, s), 1.0f);
+    float v = fma_(s, mul_(e, from_bits(0x3EAAAAAB)), s);
+    float twice = add_(x, x);
+    return twice == x ? twice : (x < 0.0f ? -v : v);
+}
+
+// powf(x, y) = 2^(y log2 |x|): log2 |x| as a double-float hi + lo (u = 2f/(m + 1) by
+// rcp.approx.ftz, its rounding error put back, u log2 e + u^3 p(u^2) with log2 e in two
+// parts), y times it as z + zl (the product's error by a fused step), 2^(z - n + zl) for
+// n = rint(z) by a polynomial, times 2^n as two powers of two (so that 2^n may be subnormal);
+// 0 or inf past |z| = 152. Then the special cases in the PTX's order: 1 for x = 1 or y = 0,
+// x + y for NaN, zeros and infinities of x by their bits, 1 for x = -1 and y = +-inf, and for
+// x < 0 the result negated for odd integral y and NaN for y not integral.
+inline float gpu_powf(float x, float y) {
+    using namespace gpumath;
+    static const uint32_t c[6] = {0x391FCB8E, 0x3AAF85ED, 0x3C1D9856, 0x3D6357BB, 0x3E75FDEC, 0x3F317218};
+    x = kc::intr::fz(x);
+    y = kc::intr::fz(y);
+    float h = truncf(mul_(y, 0.5f)), odd = fabsf(sub_(y, add_(h, h)));   // |y mod 2|: 1 for odd integers
+    float ax = fabsf(x);
+    LogSplit s = log_split(ax, 0x3F3504F3, 24);
+    const float log2e = from_bits(0x3FB8AA3B);
+    float f = add_(s.m, -1.0f), rc = rcp_ftz(add_(s.m, 1.0f));
+    float u = mul_(add_(f, f), rc), u2 = mul_(u, u);
+    float d = sub_(f, u);   // exact: u is within a factor of 2 of f
+    float ul = mul_(rc, fma_(-u, f, add_(d, d)));   // (2f - u (m + 1)) / (m + 1): u's rounding error
+    float p = fma_(from_bits(0x3A2C32E4), u2, from_bits(0x3B52E7DB));
+    p = fma_(p, u2, from_bits(0x3C93BB73));
+    p = mul_(fma_(p, u2, from_bits(0x3DF6384F)), u2);
+    float hi = fma_(u, log2e, s.e);
+    float lo = fma_(u, log2e, sub_(s.e, hi));
+    lo = fma_(u, from_bits(0x32A55E34), fma_(ul, log2e, lo));
+    lo = fma_(p, u, fma_(mul_(p, 3.0f), ul, lo));
+    float l = add_(hi, lo), ll = add_(lo, -add_(l, -hi));
+    float z = mul_(l, y), zl = fma_(ll, y, fma_(l, y, -z));
+    float n = rintf(z), r = add_(zl, sub_(z, n));
+    float q = fma_(from_bits(c[0]), r, from_bits(c[1]));
+    for (int i = 2; i < 6; ++i) q = fma_(q, r, from_bits(c[i]));
+    q = fma_(q, r, 1.0f);
+    uint32_t low = n > 0.0f ? 0u : 0x83000000u;   // 2^127 2^(n - 127), or 2^-123 2^(n + 123)
+    float v = mul_(mul_(q, from_bits(low + 0x7F000000u)), from_bits(((uint32_t)f2i(n) << 23) - low));
+    if (fabsf(z) > 152.0f) v = z < 0.0f ? 0.0f : __builtin_inff();
+    if (x == 1.0f || y == 0.0f) return 1.0f;
+    if (x != x || y != y) return add_(x, y);
+    if (x == 0.0f || ax == __builtin_inff()) {   // +-0 or +-inf, inverted for y < 0, signed for odd y
+        uint32_t w = bits(add_(x, x)) ^ (y < 0.0f ? 0x7F800000u : 0u);
+        return from_bits(odd == 1.0f ? w : w & 0x7FFFFFFFu);
+    }
+    if (x == -1.0f && fabsf(y) == __builtin_inff()) return 1.0f;
+    if (!(x < 0.0f)) return v;
+    return floorf(y) != y ? from_bits(0x7FFFFFFF) : (odd == 1.0f ? -v : v);
+}
+
+// __powf (and --use_fast_math's powf): ex2.approx(y * lg2.approx(x)), every step .ftz under KC_FTZ.
+inline float gpu_fast_powf(float x, float y) {
+    return gpumath::ex2(gpumath::mul_(kc::intr::fz(y), gpumath::lg2_approx(x)));
+}
+
+// __tanf (and --use_fast_math's tanf): div.approx(sin.approx(x), cos.approx(x)); the sine is never
+// subnormal (nor the quotient), so .ftz changes nothing.
+inline float gpu_fast_tanf(float x) {
+    return gpu_fdividef(gpumath::sincos_approx(x, false), gpumath::sincos_approx(x, true));
 }
 
 // e^v 2^(bias - 127), as sinhf, coshf and erfcf form it: j = trunc(v log2 e) (+-126 at most),

@@ -522,12 +522,12 @@ inline float __frsqrt_rn(float x) { using kc::intr::fz; return fz((float)(1.0 / 
 // ---- fast-math intrinsics -------------------------------------------------------------------
 // A GPU computes these with approximate instructions (ex2.approx, lg2.approx, sin.approx,
 // ...), within the bounds of the Programming Guide's "Intrinsic Functions" table. __sinf,
-// __cosf, __sincosf, __logf, __log2f and __log10f are the GPU's, bit for bit (kc_gpu_math.h),
-// and so is __expf under KC_FTZ, where device code's calls of it go to kc::gpu_fast_expf. The others here are
-// the C library's accurate values (so they differ from a GPU's in the last bits, within the
-// table's bounds, and for __tanf of arguments past pi by far more, where a GPU's is poor);
-// what is the GPU's: under KC_FTZ subnormal arguments and results are zero of the same sign
-// (not in __tanhf), and __powf is 2^(y log2 x) (NaN for x < 0, and for 0^0, 1^inf, inf^0).
+// __cosf, __sincosf, __logf, __log2f, __log10f, __powf (ex2.approx of y times lg2.approx) and
+// __tanf (div.approx of sin.approx by cos.approx) are the GPU's, bit for bit (kc_gpu_math.h),
+// and so is __expf under KC_FTZ, where device code's calls of it go to kc::gpu_fast_expf. The
+// others here (__expf and __exp10f called otherwise, __tanhf) are the C library's accurate values
+// (so they differ from a GPU's in the last bits, within the table's bounds); what is the GPU's:
+// under KC_FTZ subnormal arguments and results are zero of the same sign (not in __tanhf).
 inline float __expf(float x) { using kc::intr::fz; return fz(expf(fz(x))); }
 inline float __exp10f(float x) { using kc::intr::fz; return fz(exp10f(fz(x))); }
 // The GPU's lg2.approx and the multiplies around it (kc_gpu_math.h, included after this).
@@ -536,12 +536,11 @@ namespace kc { inline float gpu_fast_logf(float x); inline float gpu_fast_log2f(
 inline float __logf(float x) { return kc::gpu_fast_logf(x); }
 inline float __log2f(float x) { return kc::gpu_fast_log2f(x); }
 inline float __log10f(float x) { return kc::gpu_fast_log10f(x); }
-inline float __tanf(float x) { using kc::intr::fz; return fz(tanf(fz(x))); }
 inline float __tanhf(float x) { return tanhf(x); }   // a GPU's tanh.approx keeps subnormals
-inline float __powf(float x, float y) {
-    using kc::intr::fz;
-    return fz((float)exp2((double)fz(y) * log2((double)fz(x))));
-}
+// The GPU's sin.approx, cos.approx, div.approx, lg2.approx and ex2.approx (kc_gpu_math.h, included after this).
+namespace kc { inline float gpu_fast_tanf(float x); inline float gpu_fast_powf(float x, float y); }
+inline float __tanf(float x) { return kc::gpu_fast_tanf(x); }
+inline float __powf(float x, float y) { return kc::gpu_fast_powf(x, y); }
 // The GPU's div.approx: x times its measured reciprocal (kc_gpu_math.h, included after this).
 namespace kc { inline float gpu_fdividef(float x, float y); }
 inline float __fdividef(float x, float y) { return kc::gpu_fdividef(x, y); }
