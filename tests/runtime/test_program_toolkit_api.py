@@ -456,3 +456,42 @@ def test_the_clock_rates_come_from_device_attributes():
     return 0;
 }""")
     assert out == "1980000 2619000\n"   # kHz: an H100 SXM5's boost and memory clocks
+
+
+PRINTS = r"""HEADER
+__global__ void hello(int* n) { printf("thread %d\n", threadIdx.x); atomicAdd(n, 1); }
+int main() {
+    int* d;
+    cudaMalloc(&d, sizeof(int));
+    cudaMemset(d, 0, sizeof(int));
+    hello<<<1, 3>>>(d);
+    int h = 0;
+    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    printf("%d threads\n", h);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("header", ["#include <cstdio>", "#include <stdio.h>", "#include <string>"])
+def test_printf_needs_a_header_that_declares_it(header):
+    """nvcc gives a whole program math.h, stdlib.h and string.h, but not stdio.h: printf, in host
+    or device code, needs <cstdio>, <stdio.h> or a header that includes one (libstdc++'s <string>
+    does). nvcc 13.0 refuses the program without one: 'identifier "printf" is undefined'."""
+    result = cudacheck.run_program(PRINTS.replace("HEADER", header), backend="cpu")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == ["3 threads", "thread 0", "thread 1", "thread 2"]
+
+
+@pytest.mark.parametrize("where", ["host and device", "device"])
+def test_printf_without_a_header_is_refused_as_nvcc_refuses_it(where):
+    source = PRINTS.replace("HEADER", "#include <cmath>")
+    if where == "device":
+        source = source.replace('    printf("%d threads\\n", h);\n', "")
+    with pytest.raises(cudacheck.CompileError, match=r"(?s)'printf'.*`printf` is declared by <cstdio>"):
+        cudacheck.run_program(source, backend="cpu")
+    # a kernel of its own (NVRTC's rules, as CuPy compiles it) has printf without any header
+    out = np.zeros(1, np.int32)
+    cudacheck.RawKernel(r'''extern "C" __global__ void k(int* o) { printf("%d\n", 7); o[0] = 1; }''', "k",
+                        backend="cpu")((1,), (1,), (out,))
+    assert out[0] == 1

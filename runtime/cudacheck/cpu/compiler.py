@@ -28,6 +28,7 @@ from .. import cache
 from ..config import config
 from ..errors import CompileError, UnsupportedFeatureError
 from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header_digest
+from ..frontend.launches import stdio_hint
 from ..listing import compile_error_report
 from ..options import compiler_flags
 from . import cpu_features, device_symbols, gpumath, preprocessed
@@ -312,6 +313,8 @@ def _compile_error(source, log, whole_program=False):
                    "backend='gpu', it uses a CUDA feature the CPU runtime lacks; run it on a GPU.")
     elif "<launch stubs>" in log:
         report += "\n\nThe kernel's name or template arguments (name_expressions) do not match its definition."
+    elif whole_program:
+        report += stdio_hint(log)
     return CompileError(report, log=log, backend="cpu")
 
 

@@ -22,6 +22,30 @@ REMOVED_API = {
                        "cudaDevAttrMemoryClockRate, device)",
     "deviceOverlap": "a field of cudaDeviceProp; read asyncEngineCount, the number of copy engines, instead",
 }
+# What <cstdio> declares that a program may use without including it: nvcc gives a program's units
+# math.h, stdlib.h and string.h, not stdio.h, so nvcc 13 refuses these too.
+STDIO_NAMES = ("printf", "fprintf", "sprintf", "snprintf", "puts", "putchar", "fputs", "perror", "fopen", "fclose",
+               "fread", "fwrite", "fflush", "fgets", "scanf", "fscanf", "sscanf", "getchar", "stderr", "stdout",
+               "stdin", "FILE")
+
+
+def stdio_hint(message):
+    """A compiler's `message` (clang's or g++'s) about a name of STDIO_NAMES, undeclared: the
+    paragraph that says to include <cstdio>; else ""."""
+    for name in STDIO_NAMES:
+        if re.search(rf"'{name}' (was not declared|does not name a type)|(undeclared identifier|unknown type name) "
+                     rf"'{name}'", message):
+            return (f"\n\n`{name}` is declared by <cstdio>, which nvcc does not include for a program either "
+                    "(nvcc 13 refuses it too): add #include <cstdio> at the top.")
+    return ""
+
+
+def missing_header_hint(message):
+    """What to add for clang's `message` about a name of REMOVED_API or STDIO_NAMES: a paragraph
+    to append, or ""."""
+    gone = next((f"\n\n{old} is gone from CUDA 13 (nvcc 13 refuses it too; {why})."
+                 for old, why in REMOVED_API.items() if f"'{old}'" in message), "")
+    return gone + stdio_hint(message)
 
 # A launch's brackets with blanks inside them, `kernel << < grid, block >> > (args)`, which nvcc
 # reads as a launch and clang does not: the opening one after the kernel's name (or template
@@ -96,10 +120,9 @@ class LaunchFinder:
             line = d.location.line
             if d.severity >= 3 and d.location.file and d.location.file.name == SOURCE_NAME \
                     and not any(lo <= line <= hi for lo, hi in device):
-                gone = next((f"\n\n{old} is gone from CUDA 13 (nvcc 13 refuses it too; {why})."
-                             for old, why in REMOVED_API.items() if f"'{old}'" in d.spelling), "")
                 raise CompileError(f"{SOURCE_NAME} did not compile (clang, reading the program's host code):\n\n"
-                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}{gone}", backend="cpu")
+                                   f"line {line}: {d.spelling}\n{numbered(self.source, {line})}"
+                                   f"{missing_header_hint(d.spelling)}", backend="cpu")
 
     def find(self):
         K = self.ci.CursorKind

@@ -20,8 +20,6 @@ typedef struct CUtensorMap_st {
 } CUtensorMap;
 
 #ifdef KC_PROGRAM
-#include <stdio.h>
-
 #include "../src/kc_abi.h"
 
 typedef enum cudaError_enum {
@@ -50,11 +48,13 @@ typedef enum CUtensorMapFloatOOBfill_enum {
     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
 } CUtensorMapFloatOOBfill;
 
-namespace kc {
 // A map the driver would refuse, or one the CPU runtime cannot copy: said on stderr (the
-// driver says nothing, but a program's assert on the result would leave the reader guessing).
+// driver says nothing, but a program's assert on the result would leave the reader guessing),
+// by kc_host.cpp, since <cuda.h> gives a program no <stdio.h>, as the toolkit's does not.
+extern "C" void kc_say_tensor_map_refused(const char* why);
+namespace kc {
 inline CUresult tensor_map_refused(CUresult code, const char* why) {
-    fprintf(stderr, "cuTensorMapEncodeTiled (cudacheck's CPU runtime): %s\n", why);
+    kc_say_tensor_map_refused(why);
     return code;
 }
 }  // namespace kc

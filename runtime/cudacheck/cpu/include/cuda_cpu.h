@@ -19,7 +19,12 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+// NVRTC declares printf for device code without an include; nvcc gives a whole program's units
+// math.h, stdlib.h and string.h but not stdio.h (nvcc 13 refuses printf there, host or device,
+// until the program includes <cstdio>, <stdio.h> or a header that does).
+#ifndef KC_PROGRAM
 #include <stdio.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,6 +8,7 @@
 // and launches kernels in worker processes as RawKernel launches do. What needs no
 // allocation (the error state, events, the device query) is here.
 #define KC_PROGRAM
+#include <stdio.h>   // cuda_cpu.h gives a whole program's units none (as nvcc)
 #include <dlfcn.h>
 #include <initializer_list>
 #include <execinfo.h>
@@ -409,4 +410,9 @@ cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* cacheConfig) {
 // The launcher's entry for a program's launch (kc_host_abi.h).
 extern "C" int kc_spawn_body(void (*body)(void**), const LaunchDesc* d, int32_t* pids) {
     return spawn(body, d, pids);
+}
+
+// cuda.h's message for a tensor map the driver would refuse (kc::tensor_map_refused).
+extern "C" void kc_say_tensor_map_refused(const char* why) {
+    fprintf(stderr, "cuTensorMapEncodeTiled (cudacheck's CPU runtime): %s\n", why);
 }

@@ -7,6 +7,7 @@
 // kc::CpuTexture (kc_abi.h) in the host's heap: the workers of a launch are forked from this
 // process and read it there, and the texels through its `data`.
 #define KC_PROGRAM
+#include <stdio.h>   // cuda_cpu.h gives a whole program's units none (as nvcc)
 #include "../include/cuda_cpu.h"
 
 // The limits of an H100 (compute capability 9.0) that texture objects are held to.
