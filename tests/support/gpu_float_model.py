@@ -122,16 +122,15 @@ def cvt_rzi_s32(v):
 
 
 def ex2_approx(tables, y, ftz):
-    """ex2.approx.f32 as the runtime reproduces it: ex2.approx.ftz's table for normal results;
-    without -ftz a subnormal result is the table's 2^(y + 64) times 2^-64 rounded once."""
+    """ex2.approx.f32: ex2.approx.ftz's table for normal results; without -ftz, for y below -126,
+    the table's 2^(y/2) squared, rounded once (the SASS ptxas makes of it)."""
     v = ex2_approx_ftz(tables, y)
     if ftz:
         return v
     with np.errstate(invalid="ignore"):
         low = y < np.float32(-126)
-    scaled = (ex2_approx_ftz(tables, np.where(low, y + np.float32(64), 0)).astype(np.float64)
-              * 2.0 ** -64).astype(np.float32)
-    return np.where(low, scaled, v)
+    half = ex2_approx_ftz(tables, np.where(low, y * np.float32(0.5), 0)).astype(np.float64)
+    return np.where(low, (half * half).astype(np.float32), v)
 
 
 def div_approx(tables, x, y, ftz):

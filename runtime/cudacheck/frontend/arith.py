@@ -29,6 +29,7 @@ import ctypes
 from dataclasses import dataclass, field
 
 from .ranks import Contraction
+from .shared_products import SharedProducts
 
 # libclang's CXBinaryOperatorKind
 _MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
@@ -103,6 +104,7 @@ class Rewriter:
                   for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
         self.top, self._contraction = top, None
+        self._unfused = set()            # this function's products nvcc leaves unfused (shared_products.py)
         self._summed_quotients = set()   # the quotients _quotient_sum rewrote, by their extents
         self._renamed_calls = set()      # calls whose callee a rewrite of their parent renamed, by extents
         self.main_file = tu.spelling
@@ -113,6 +115,7 @@ class Rewriter:
         return self.edits.result()
 
     def function(self, fn):
+        self._unfused = SharedProducts(self.ci, fn, self.op_kind).unfused if self.fmad else set()
         stack = [fn]
         while stack:
             c = stack.pop()
@@ -160,8 +163,8 @@ class Rewriter:
     def _product(self, c):
         """(product, parens, (a, b)) if c is a product a*b, seen through parentheses."""
         inner, parens = self._strip(c)
-        if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _MUL:
-            return None
+        if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _MUL or self._span(inner) in self._unfused:
+            return None   # (a product nvcc computes once for a use it cannot fuse: shared_products.py)
         ops = self._operands(inner)
         if ops is None or self._between(*ops) != "*":
             return None

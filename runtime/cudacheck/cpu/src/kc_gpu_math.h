@@ -181,12 +181,13 @@ inline float lg2_approx(float x) {
 }
 
 // PTX ex2.approx.f32 (.ftz under KC_FTZ): ex2.approx.ftz's table for every normal result.
-// Without KC_FTZ a subnormal result (x below -126) is the table's 2^(x + 64) scaled by 2^-64,
-// within a unit of the subnormal's last place of the GPU's (not bit for bit:
-// scripts/probe_lg2_div.py).
+// Without KC_FTZ, where x is below -126 (a subnormal result), ptxas halves x, takes the
+// special-function unit's 2^(x/2), a normal number, and squares it, rounding once (its SASS for
+// sm_90: FSETP.GEU x, -126; FMUL x, 0.5; MUFU.EX2; FMUL r, r; logs/2026-12-07-cse-contraction.md).
 inline float ex2(float x) {
     if (KC_FTZ || !(x < -126.0f)) return ex2_ftz(x);
-    return (float)ldexp((double)ex2_ftz(x + 64.0f), -64);
+    float half = ex2_ftz(x * 0.5f);   // x * 0.5 exact
+    return kc::intr::opaque(half * half);
 }
 
 // PTX div.approx.ftz.f32, which an H100 computes as x times rcp.approx.ftz(y), one rounding
