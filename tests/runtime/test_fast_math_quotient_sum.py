@@ -2,7 +2,8 @@
 add, so the GPU computes fma(a, rcp.approx.ftz(b), c), one rounding (an H100, for every pair it
 was given: logs/2026-12-07-h100-lg2-table.md), not the quotient rounded and then the sum. The
 CPU runtime does the same in one expression, for each order and sign, and in `s += a / b` and
-`s -= a / b`; a sum in double, or a build without fast math, keeps the quotient rounded first."""
+`s -= a / b`; of `a / b - c * d` the quotient, of `a / b + c * d` the product (cuobjdump of nvcc
+13.0's code); a sum in double, or a build without fast math, keeps the quotient rounded first."""
 import lzma
 
 import numpy as np
@@ -28,8 +29,10 @@ extern "C" __global__ void sums(const float* x, const float* y, const float* z, 
     t -= (a / b);
     o[6 * n + i] = s;
     o[7 * n + i] = t;
+    o[8 * n + i] = a / b - c * 1.5f;        // a difference fuses its left operand: the quotient
+    o[9 * n + i] = a / b + c * 1.5f;        // a sum its product (NVVM fuses it before ptxas runs)
 }'''
-ROWS = 8
+ROWS = 10
 FAST = ("--use_fast_math",)
 
 
@@ -73,7 +76,8 @@ def test_fast_math_fuses_the_quotient_with_the_sum(rng, tables):
     quotient = flush(x.astype(np.float64) * r).astype(np.float32)   # div.approx.ftz alone
     expected = [flush(fma(x, r, z)), flush(fma(x, r, z)), flush(fma(x, r, -z)), flush(fma(-x, r, z)),
                 (quotient.astype(np.float64) + 1e-5).astype(np.float32), flush(fma(quotient, np.float32(1), z)),
-                flush(fma(x, r, z)), flush(fma(-x, r, z))]
+                flush(fma(x, r, z)), flush(fma(-x, r, z)),
+                flush(fma(x, r, -flush(z * np.float32(1.5)))), flush(fma(z, np.float32(1.5), quotient))]
     for row, want in enumerate(expected):
         assert np.array_equal(out[row].view(np.uint32), np.asarray(want, np.float32).view(np.uint32)), row
     # not vacuous: one rounding differs from two on these operands

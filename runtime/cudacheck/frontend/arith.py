@@ -239,7 +239,9 @@ class Rewriter:
                             + [self._token(a, b, ","), self._token(lhs, rhs, ",")], rhs.extent.end.offset)
                 return
             right = self._product(rhs)
-            if right is not None:
+            if op == _SUB and self.fast_math and self._quotient(lhs) is not None:
+                self._quotient_sum(op, lhs, rhs)   # ptxas fuses a difference's left operand: a/b - c*d too
+            elif right is not None:
                 self._fuse_right(lhs, rhs, right, "::kc::add_mul(" if op == _ADD else "::kc::sub_mul(")
             elif self.fast_math:
                 self._quotient_sum(op, lhs, rhs)
