@@ -147,11 +147,25 @@ def test_a_deleted_cache_folder_leaves_the_front_end_working(monkeypatch, tmp_pa
     ('#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n'
      'extern "C" __global__ void k(float* x) { auto t = cg::tiled_partition<32>(cg::this_thread_block()); '
      'x[0] = cg::reduce(t, x[0], cg::plus<float>()); }', r"reduce"),
+    ('extern "C" __global__ void k(float* x) { x[0] = std::exp2(x[1]); }', r'namespace "std" has no member "exp2"'),
+    ('extern "C" __global__ void k(double* x) {\n  x[0] = std::min(x[1], x[2]);\n}',
+     r'kernel.cu\(2\): error: namespace "std" has no member "min"'),
+    ('extern "C" __global__ void k(float* x) { float s, c; sincosf(x[0], &s, &c); x[0] = std::sin(s) + c; }',
+     r'namespace "std" has no member "sin"'),
 ])
 def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
-    # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log).
+    # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log); the
+    # std:: ones by NVRTC 13.5 here and on an H100 (logs/2026-12-07-cse-contraction.md).
     with pytest.raises(cudacheck.CompileError, match=match):
         cudacheck.RawModule(src, backend="cpu").compile()
+
+
+def test_cuda_s_own_overloads_are_not_std_s():
+    """exp2 and ::min of a float, which NVRTC has, run; `std::exp2` in a comment is no call."""
+    src = 'extern "C" __global__ void k(float* x) { x[0] = exp2(x[1]) + ::min(x[2], 1.0f); }   // not std::exp2'
+    x = np.array([0, 3, 0.5], np.float32)
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (x,))
+    assert x[0] == 8.5
 
 
 def test_what_nvrtc_offers_the_cpu_runtime_offers():

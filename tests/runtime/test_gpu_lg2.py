@@ -6,7 +6,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import LG2_GUIDE_NEAR_ONE
+from tests.support.gpu_float_model import CUPY_FORCES_FTZ, LG2_GUIDE_NEAR_ONE
 
 KERNEL = r'''
 extern "C" __global__ void intrinsic(float* o, const float* x, int n) {
@@ -112,7 +112,8 @@ def test_the_table_encodes_and_decodes_to_the_same_bits():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)],
+@pytest.mark.parametrize("options", [pytest.param(("-ftz=false",), marks=CUPY_FORCES_FTZ), ("-ftz=true",),
+                                     ("--use_fast_math",)],
                          ids=["no-ftz", "ftz", "fast-math"])
 def test_the_gpu_computes_the_same_bits(options):
     """The intrinsics in every mode; log2f, logf and log10f where --use_fast_math makes them the

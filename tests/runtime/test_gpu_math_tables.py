@@ -28,7 +28,7 @@ def _ulps(got, exact):
     return np.abs(got.astype(np.float64) - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
 
 
-def test_the_file_holds_the_four_tables_as_encode_writes_them(blob, tables):
+def test_the_file_holds_the_five_tables_as_encode_writes_them(blob, tables):
     assert len(blob) == sum(n for _, n in gpumath.TABLES) // 2
     assert gpumath.encode(tables) == gpumath.DATA.read_bytes()
 
@@ -38,7 +38,8 @@ def test_the_tables_are_the_functions_within_the_ptx_bounds(tables):
     i = np.arange(1 << 23, dtype=np.float64)
     f = i * 2.0 ** -23
     for name, exact, step in (("ex2_pos", np.exp2(f), 1), ("ex2_neg", np.exp2(-f), -1), ("rcp", 1 / (1 + f), -1),
-                              ("rsqrt", 1 / np.sqrt(np.concatenate([1 + f, 2 + 2 * f])), -1)):
+                              ("rsqrt", 1 / np.sqrt(np.concatenate([1 + f, 2 + 2 * f])), -1),
+                              ("sqrt", np.sqrt(np.concatenate([1 + f, 2 + 2 * f])), 1)):
         t = tables[name]
         assert (np.abs(t / exact - 1)).max() < 2.0 ** -22, name
         assert (np.diff(t.astype(np.float64)) * step >= 0).all(), name
@@ -131,7 +132,7 @@ def test_readme_quotes_the_inputs_the_recording_checked():
                               text).groups()
     run = model.read(root / "tests" / "data" / "gpu-math-tables-h100.json")
     assert run.kind == "counts" and run.meta.extra["log"] == log and "H100" in run.meta.device
-    assert len(run.records) == 10 and all(r.ok and r.extra["differ"] == 0 for r in run.records)
+    assert len(run.records) == 16 and all(r.ok and r.extra["differ"] == 0 for r in run.records)
     assert round(sum(r.extra["inputs"] for r in run.records) / 1e9) == int(billions)
 
 

@@ -1,6 +1,7 @@
 """The GPU's approximate instructions, as tables measured on an H100, for the CPU runtime.
 
-nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx, expf and tanhf to a few exact float
+nvcc and NVRTC compile rsqrtf to PTX's rsqrt.approx (and, under --use_fast_math, sqrtf to
+sqrt.approx), expf and tanhf to a few exact float
 operations around ex2.approx and rcp.approx, and __sinf, __cosf and __sincosf (which cuRAND's
 normal distributions use) to sin.approx and cos.approx; the special-function unit that runs
 those instructions is not documented to the bit, so the CPU runtime looks their results up.
@@ -10,7 +11,8 @@ structure that lets one table serve every input was checked on all inputs there:
 * ex2.approx.ftz(x) depends only on x's sign and |x| truncated to 23 fractional bits:
   2^i * T+[f] for x >= 0 and 2^-i * T-[f] for x < 0, where |x| * 2^23 = i * 2^23 + f;
 * rcp.approx.ftz(m * 2^e) = rcp(m) * 2^-e, for m in [1, 2);
-* rsqrt.approx(m * 4^e) = rsqrt(m) * 2^-e, for m in [1, 4);
+* rsqrt.approx(m * 4^e) = rsqrt(m) * 2^-e and sqrt.approx(m * 4^e) = sqrt(m) * 2^e, for m in
+  [1, 4); without .ftz a subnormal x gives the rule's result for x 2^24, scaled by 2^12 (2^-12);
 * sin.approx(x) multiplies x by 1/(2 pi) rounded toward zero (t, in turns) and reads the
   fraction of |t| in 25 fixed-point bits, truncated: T. Its quadrant T >> 23 picks a quarter
   wave Q[r], r = T mod 2^23, mirrored as 2^23 - 1 - r in odd quadrants, negated in the lower
@@ -23,9 +25,9 @@ structure that lets one table serve every input was checked on all inputs there:
   e < 0); a subnormal x gives lg2.approx(x 2^24) - 24 rounded to nearest
   (scripts/record_gpu_lg2_table.py checks all of it on every float).
 
-ex2, rcp and rsqrt: each entry is stored as its difference from a reference the C++ side
-computes the same way (kc_gpu_math.h: correctly rounded 1/x and 1/sqrt(x); a double Taylor
-series for 2^f), in 4 bits, packed two to a byte; DATA is that, lzma-compressed. tables()
+ex2, rcp, rsqrt and sqrt: each entry is stored as its difference from a reference the C++ side
+computes the same way (kc_gpu_math.h: 1/x, 1/sqrt(x) and sqrt(x) rounded from double; a double
+Taylor series for 2^f), in 4 bits, packed two to a byte; DATA is that, lzma-compressed. tables()
 decodes it once per process. The quarter wave, whose errors are absolute (2^-21.5) and so
 not a few units in the last place of its small values, is stored as the differences of
 consecutive entries' bit patterns (int32), lzma-compressed (SIN_DATA); sine() sums them once
@@ -168,7 +170,7 @@ def tables():
 
 def install(lib):
     """Give a kernel's library the tables its code uses: it then defines kc_gpu_math_tables
-    (ex2, rcp, rsqrt), kc_gpu_sine (the quarter wave) or kc_gpu_lg2; a library that uses none
+    (ex2, rcp, rsqrt, sqrt), kc_gpu_sine (the quarter wave) or kc_gpu_lg2; a library that uses none
     costs nothing."""
     try:
         slots = (ctypes.c_void_p * len(TABLES)).in_dll(lib, "kc_gpu_math_tables")

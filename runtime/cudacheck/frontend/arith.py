@@ -115,7 +115,7 @@ class Rewriter:
         return self.edits.result()
 
     def function(self, fn):
-        self._unfused = SharedProducts(self.ci, fn, self.op_kind).unfused if self.fmad else set()
+        self._unfused = SharedProducts(self.ci, fn, self.op_kind, self.fast_math).unfused if self.fmad else set()
         stack = [fn]
         while stack:
             c = stack.pop()
@@ -256,7 +256,7 @@ class Rewriter:
         """(quotient, parens, (a, b)) if c is a float quotient a/b, seen through parentheses."""
         inner, parens = self._strip(c)
         if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _DIV \
-                or self._kind(inner) not in {"FLOAT"} | _UNKNOWN:
+                or self._kind(inner) not in {"FLOAT"} | _UNKNOWN or self._span(inner) in self._unfused:
             return None
         ops = self._operands(inner)
         if ops is None or self._between(*ops) != "/" or self._root_of_reciprocal(*ops) is not None:
@@ -470,7 +470,7 @@ class Rewriter:
 # argument (the name less its final f: exp, sin, normcdf, ...).
 _REBUILT = ("expf", "exp2f", "exp10f", "expm1f", "tanhf", "logf", "log1pf", "log2f", "log10f", "sinf", "cosf",
             "sincosf", "tanf", "sinpif", "cospif", "sincospif", "erff", "erfcf", "normcdff", "atanf", "atan2f",
-            "asinf", "acosf", "sinhf", "coshf", "hypotf", "rsqrtf", "cbrtf", "powf")
+            "asinf", "acosf", "sinhf", "coshf", "hypotf", "rsqrtf", "cbrtf", "powf", "sqrtf")
 
 
 def _with_overloads(pairs):

@@ -4,6 +4,7 @@ line, and says what to write instead.
 
 - a CUDA header's name (__half, wmma) used without including the header;
 - a C or C++ library header (NVRTC has none), or a type of the C library in device code;
+- a math function of namespace std (`std::exp2`, `std::min`): NVRTC's std has none;
 - device code calling a host function of the C library, or a function declared and never defined;
 - a kernel's static __shared__ variables, its callees' included, over 48 KiB;
 - two extern __shared__ arrays of one name with different types;
@@ -89,6 +90,35 @@ def check_includes(ci, top, options, source):
             f"memset and the math functions are built in; for constants include <math_constants.h> "
             f"(CUDART_INF_F, CUDART_PI_F, ...), and use int, unsigned, long long for fixed-size integers."
             f"\n{numbered(source, {line})}", backend="any")
+
+
+# The functions of <cmath> and <algorithm> a kernel may write as std::name: NVRTC (CUDA 13.0 and
+# 13.5, no header included) knows none of these, each checked with NVRTC: "namespace "std" has no
+# member". CUDA's own float overloads (exp2(x), ::exp2(x) of a float) and cuda::std's are found.
+_STD_MATH = frozenset(
+    "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 expm1 log log10 log2 log1p logb "
+    "ilogb sqrt cbrt hypot pow erf erfc tgamma lgamma ceil floor trunc round rint nearbyint lround llround lrint "
+    "fabs abs fmod remainder fmin fmax fdim fma frexp modf ldexp scalbn nextafter copysign isnan isinf isfinite "
+    "signbit min max".split())
+
+
+def check_std_math(top, source):
+    """A kernel's `std::exp2(x)` and the like, which NVRTC refuses (its std namespace has no math;
+    the CPU runtime's C++ library has, so clang found it): CompileError with NVRTC's words and the
+    spelling to use. `cuda::std::exp2` (with <cuda/std/cmath>) is not this."""
+    for c in top:   # the source's own top-level cursors: its functions, not its macros' definitions
+        if not c.kind.is_declaration():
+            continue
+        tokens = [t for t in c.get_tokens() if t.kind.name != "COMMENT"]
+        for i in range(1, len(tokens) - 1):
+            name = tokens[i + 1].spelling
+            if tokens[i].spelling == "::" and tokens[i - 1].spelling == "std" and name in _STD_MATH \
+                    and (i < 2 or tokens[i - 2].spelling != "::"):
+                line = tokens[i - 1].location.line
+                raise CompileError(
+                    f"{SOURCE_NAME}({line}): error: namespace \"std\" has no member \"{name}\" (as NVRTC reports "
+                    f"it: it has no C++ library). Write {name}(...) without std::, CUDA's own function, "
+                    f"overloaded for float and double as std::{name} is.\n{numbered(source, {line})}", backend="any")
 
 
 def check_type_ref(ci, c, source, own_typedefs=None):

@@ -14,13 +14,14 @@ This module finds such products: the same two operands (variables, parameters or
 multiplied in several places of one function with no assignment to either operand between
 them, where at least one place uses the product otherwise than as an operand of a sum or
 difference; a local variable that holds a product (`float p = x * y;`) uses it as its reads do.
-The rewriter (arith.py) leaves every one of them unfused. Two arms of one `if` that do not both
+Under --use_fast_math a float quotient (a multiply by a reciprocal there) is one too. The rewriter
+(arith.py) leaves every one of them unfused. Two arms of one `if` that do not both
 begin with the product keep it apart on a GPU, each arm fused on its own; they count as merged
 here.
 """
 from collections import defaultdict
 
-_MUL, _ADD, _SUB = 3, 6, 7
+_MUL, _DIV, _ADD, _SUB = 3, 4, 6, 7
 _ASSIGNMENTS = {22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}   # =, *=, /=, %=, +=, -=, <<=, >>=, &=, ^=, |=
 _ASSIGN, _ADD_ASSIGN, _SUB_ASSIGN = 22, 26, 27
 _FLOAT = {"FLOAT", "DOUBLE"}
@@ -30,8 +31,11 @@ class SharedProducts:
     """The products of one function (a cursor) that nvcc leaves unfused, by their extents:
     `unfused`, a set of (start, end) offsets."""
 
-    def __init__(self, ci, fn, op_kind):
+    def __init__(self, ci, fn, op_kind, quotients=False):
+        """quotients: --use_fast_math, where a float quotient is a multiply by a reciprocal that
+        ptxas fuses as it fuses a product, and merges as it merges one."""
         self.K, self.op_kind = ci.CursorKind, op_kind
+        self.ops = {_MUL: "*", _DIV: "/"} if quotients else {_MUL: "*"}
         self.places = defaultdict(list)   # operand key -> [(product, how it is used: _use)]
         self.writes = defaultdict(list)   # variable (its declaration's hash) -> offsets written
         self.uses = defaultdict(list)     # variable -> for each read of it, whether a sum's operand
@@ -51,9 +55,9 @@ class SharedProducts:
         while stack:
             c, parent, child = stack.pop()
             k = c.kind
-            if k == self.K.BINARY_OPERATOR and self.op_kind(c) == _MUL \
-                    and c.type.get_canonical().kind.name in _FLOAT:
-                key = self._key(c)
+            if k == self.K.BINARY_OPERATOR and self.op_kind(c) in self.ops \
+                    and c.type.get_canonical().kind.name in (_FLOAT if self.op_kind(c) == _MUL else {"FLOAT"}):
+                key = self._key(c, self.ops[self.op_kind(c)])
                 if key is not None:
                     self.places[key].append((c, self._use(parent, child)))
             elif k == self.K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind == self.K.VAR_DECL \
@@ -87,14 +91,16 @@ class SharedProducts:
             return ("literal", " ".join(t.spelling for t in c.get_tokens()))
         return None
 
-    def _key(self, product):
-        """The product's two operands, in either order; None unless both are variables,
-        parameters or literals."""
+    def _key(self, product, op):
+        """The operator and the two operands (a product's in either order); None unless both are
+        variables, parameters or literals."""
         ops = [k for k in product.get_children() if k.kind.is_expression()]
         if len(ops) != 2:
             return None
         keys = [self._operand_key(o) for o in ops]
-        return None if None in keys else frozenset(keys) if keys[0] != keys[1] else (keys[0], keys[0])
+        if None in keys:
+            return None
+        return (op, *(sorted(keys) if op == "*" else keys))
 
     def _use(self, parent, child):
         """How a product is used: True (a sum's operand), False (otherwise), or ("variable", hash)
@@ -153,5 +159,5 @@ class SharedProducts:
     def _merged(self, a, b, key):
         """Whether nvcc computes the products a and b as one value: no operand written between them."""
         lo, hi = sorted((a.extent.start.offset, b.extent.start.offset))
-        variables = [v for kind, v in (key if isinstance(key, tuple) else key) if kind == "variable"]
+        variables = [v for kind, v in key[1:] if kind == "variable"]
         return not any(lo <= w <= hi for v in variables for w in self.writes[v])

@@ -800,6 +800,10 @@ inline float gpu_fdividef(float x, float y) {
 // --use_fast_math's exp2f: ex2.approx.ftz.
 inline float gpu_fast_exp2f(float x) { return gpumath::ex2_ftz(x); }
 
+// sqrtf: sqrt.rn, whose .ftz form (under KC_FTZ: CuPy's -ftz=true) reads a subnormal argument as
+// zero of its sign; the result is never subnormal.
+inline float gpu_sqrtf(float x) { return sqrtf(kc::intr::fz(x)); }
+
 // --use_fast_math's sqrtf: sqrt.approx.ftz; and its 1 / sqrtf(x), one rsqrt.approx.ftz (the
 // rewriter drops the `1 /` and calls this on x).
 inline float gpu_fast_sqrtf(float x) { return gpumath::sqrt_approx(x, true); }
