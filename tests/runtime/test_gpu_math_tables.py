@@ -34,7 +34,7 @@ def test_the_file_holds_the_five_tables_as_encode_writes_them(blob, tables):
 
 
 def test_the_tables_are_the_functions_within_the_ptx_bounds(tables):
-    """Each table is its function to a relative error below 2^-22, and monotone."""
+    """Each table is its function to a relative error below 2^-22, and monotone but in four places."""
     i = np.arange(1 << 23, dtype=np.float64)
     f = i * 2.0 ** -23
     for name, exact, step in (("ex2_pos", np.exp2(f), 1), ("ex2_neg", np.exp2(-f), -1), ("rcp", 1 / (1 + f), -1),
@@ -42,7 +42,10 @@ def test_the_tables_are_the_functions_within_the_ptx_bounds(tables):
                               ("sqrt", np.sqrt(np.concatenate([1 + f, 2 + 2 * f])), 1)):
         t = tables[name]
         assert (np.abs(t / exact - 1)).max() < 2.0 ** -22, name
-        assert (np.diff(t.astype(np.float64)) * step >= 0).all(), name
+        # monotone, but for sqrt.approx, which an H100 measured one unit lower at the ends of four
+        # of its 2^24 steps (m = 1.25, 1.359375, 1.375, 1.71875 and their neighbours)
+        wrong_way = np.count_nonzero(np.diff(t.astype(np.float64)) * step < 0)
+        assert wrong_way == (4 if name == "sqrt" else 0), (name, wrong_way)
 
 
 SOURCE = r'''
