@@ -78,17 +78,7 @@ def inputs(rng, n=100000):
 
 
 def run(kernel, x, y, options, backend="cpu"):
-    n = x.size
-    grid, args = ((n + 255) // 256,), (np.int32(n),)
-    if backend == "gpu":
-        import cupy
-        o = cupy.zeros(len(ROWS) * n, cupy.float32)
-        cudacheck.RawModule(SOURCE, backend="gpu", options=options).get_function(kernel)(
-            grid, (256,), (o, cupy.asarray(x), cupy.asarray(y)) + args)
-        return cupy.asnumpy(o).reshape(len(ROWS), n)
-    o = np.zeros(len(ROWS) * n, np.float32)
-    cudacheck.RawModule(SOURCE, backend="cpu", options=options).get_function(kernel)(grid, (256,), (o, x, y) + args)
-    return o.reshape(len(ROWS), n)
+    return gm.run_rows(SOURCE, len(ROWS), kernel, x, y, options, backend)
 
 
 @pytest.fixture(scope="module")

@@ -204,3 +204,20 @@ def _ordinal(v):
     """float32 values as integers in their order, one apart for neighbours."""
     b = v.view(np.int32).astype(np.int64)
     return np.where(b < 0, -(b & 0x7FFFFFFF), b)
+
+
+def run_rows(source, rows, kernel, x, y, options, backend="cpu"):
+    """Launch `kernel` of `source` (float32 out[rows * n], x[n], y[n], int n: one thread per
+    element) on the CPU runtime or, through CuPy, on a GPU; its output as (rows, n)."""
+    import cudacheck
+    n = x.size
+    grid, args = ((n + 255) // 256,), (np.int32(n),)
+    if backend == "gpu":
+        import cupy
+        o = cupy.zeros(rows * n, cupy.float32)
+        cudacheck.RawModule(source, backend="gpu", options=options).get_function(kernel)(
+            grid, (256,), (o, cupy.asarray(x), cupy.asarray(y)) + args)
+        return cupy.asnumpy(o).reshape(rows, n)
+    o = np.zeros(rows * n, np.float32)
+    cudacheck.RawModule(source, backend="cpu", options=options).get_function(kernel)(grid, (256,), (o, x, y) + args)
+    return o.reshape(rows, n)
