@@ -27,7 +27,7 @@ extern "C" __global__ void sums(const float* x, const float* y, const float* z, 
     { ROW(2) *out = a / b - c; }
     { ROW(3) *out = c - (a / b); }
     { ROW(4) *out = a / b + 1e-5; }            // a double sum: the quotient is rounded first
-    { ROW(5) *out = (a / b) * 1.0f + c; }      // a product's sum: the product is what is fused
+    { ROW(5) *out = (a / b) * 1.5f + c; }      // a product's sum: the product is what is fused
     { ROW(6) float s = c; s += a / b; *out = s; }
     { ROW(7) float t = c; t -= (a / b); *out = t; }
     { ROW(8) *out = a / b - c * 1.5f; }        // a difference fuses its left operand: the quotient
@@ -82,7 +82,7 @@ def test_fast_math_fuses_the_quotient_with_the_sum(rng, tables):
         return flush((a.astype(np.float64) + b).astype(np.float32))
 
     expected = [fma(x[0], r[0], z[0]), fma(x[1], r[1], z[1]), fma(x[2], r[2], -z[2]), fma(-x[3], r[3], z[3]),
-                (q[4].astype(np.float64) + 1e-5).astype(np.float32), fma(q[5], np.float32(1), z[5]),
+                (q[4].astype(np.float64) + 1e-5).astype(np.float32), fma(q[5], np.float32(1.5), z[5]),
                 fma(x[6], r[6], z[6]), fma(-x[7], r[7], z[7]),
                 fma(x[8], r[8], -flush(z[8] * np.float32(1.5))), fma(z[9], np.float32(1.5), q[9]),
                 twice(q[10], z[10]), flush(q[10] * z[10])]
