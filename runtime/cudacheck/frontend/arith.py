@@ -6,7 +6,9 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   -fmad=true; `--fmad=false` turns this off, and so does -G, which optimizes nothing). When
   both operands of a sum are products, the one nvcc fuses is: its optimizer orders the sum's
   operands by rank and fuses the first product (ranks.py); where the rank model cannot follow
-  the code, the left one.
+  the code, the left one. Of a difference, which ptxas fuses, the left one. A product nvcc
+  computes once for a use it cannot fuse (the same operands multiplied elsewhere in the
+  function) is fused nowhere (shared_products.py).
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
@@ -14,7 +16,7 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
 - A call of `expf`, `exp2f`, `exp10f`, `expm1f`, `tanhf`, `logf`, `log1pf`, `sinf`, `cosf`, `sincosf`,
   `tanf`, `sinpif`, `cospif`, `sincospif`, `erff`, `erfcf`, `normcdff`, `atanf`, `atan2f`, `asinf`, `acosf`,
   `sinhf`, `coshf`, `hypotf`, `rsqrtf`, `rnorm3df`, `__expf` or `__exp10f` (or `exp`,
-  `sin`, `sincos`, ... of a float), and of `log2f`, `log10f`, `cbrtf` or `powf`, calls the GPU's version in
+  `sin`, `sincos`, ... of a float), and of `log2f`, `log10f`, `cbrtf`, `powf` or `sqrtf`, calls the GPU's version in
   cpu/src/kc_gpu_math.h: their results there (the special-function unit's, or CUDA's own
   reductions and polynomials) are not the C library's.
 
