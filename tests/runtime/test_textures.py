@@ -743,7 +743,7 @@ def test_a_kernel_writing_what_its_texture_reads_is_reported_in_checked_mode(rng
 
 
 def test_a_program_writing_what_its_texture_reads_is_reported_in_checked_mode():
-    program = r'''
+    program = r'''#include <cstdio>
 __global__ void add_one(cudaTextureObject_t t, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex1Dfetch<float>(t, i) + 1.0f;
