@@ -13,7 +13,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import flush, fma, rcp_approx_ftz
+from tests.support.gpu_float_model import flush, fma, rcp_approx_ftz, same_bits
 
 KERNEL = r'''
 // Each row its own operands (row r reads element r * n + i): a quotient written twice with the same
@@ -106,5 +106,5 @@ def test_without_fast_math_the_quotient_is_rounded_first(rng):
 def test_the_gpu_computes_the_same_bits(rng):
     x, y, z = operands(rng, 200000)
     cpu, gpu = run(x, y, z, FAST), run(x, y, z, FAST, "gpu")
-    same = (cpu.view(np.uint32) == gpu.view(np.uint32)) | (np.isnan(cpu) & np.isnan(gpu))
+    same = same_bits(cpu, gpu)
     assert same.all(), [(row, np.flatnonzero(~same[row])[:3]) for row in range(ROWS) if not same[row].all()]

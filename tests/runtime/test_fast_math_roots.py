@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 import cudacheck
-from tests.support.gpu_float_model import decoded_tables, flush, rcp_approx_ftz, rsqrt_approx_ftz, sqrt_approx
+from tests.support.gpu_float_model import (
+    decoded_tables,
+    flush,
+    rcp_approx_ftz,
+    rsqrt_approx_ftz,
+    same_bits,
+    sqrt_approx,
+)
 
 SOURCE = r'''
 extern "C" __global__ void roots(const float* x, const float* y, float* o, int n) {
@@ -49,9 +56,7 @@ def inputs(rng):
 
 
 def same(got, want):
-    return np.array_equal(got.view(np.uint32), want.view(np.uint32)) or \
-        np.array_equal(np.isnan(got), np.isnan(want)) and (got[~np.isnan(got)].view(np.uint32) ==
-                                                            want[~np.isnan(want)].view(np.uint32)).all()
+    return same_bits(got, want).all()
 
 
 def test_fast_math_roots_are_sqrt_approx_and_rsqrt_approx(tables, inputs):

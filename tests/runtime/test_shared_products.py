@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cudacheck
-from tests.support.gpu_float_model import fma
+from tests.support.gpu_float_model import fma, same_bits
 
 KERNELS = r'''
 #define ARGS const float* __restrict__ a, float* __restrict__ o, int n
@@ -88,5 +88,5 @@ def test_the_gpu_computes_the_same_bits(kernel, rng):
     cpu, gpu = run(kernel, a), run(kernel, a, "gpu")
     if kernel == "local_sum":   # its o[1] = d + p fuses across statements on a GPU, not here (runtime/README)
         cpu, gpu = cpu[:, :1], gpu[:, :1]
-    same = (cpu.view(np.uint32) == gpu.view(np.uint32)) | (np.isnan(cpu) & np.isnan(gpu))
+    same = same_bits(cpu, gpu)
     assert same.all(), (kernel, np.flatnonzero(~same.all(axis=1))[:5])

@@ -31,7 +31,7 @@ import ctypes
 from dataclasses import dataclass, field
 
 from .ranks import Contraction
-from .shared_products import SharedProducts
+from .shared_products import SharedProducts, through_conversions
 
 # libclang's CXBinaryOperatorKind
 _MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
@@ -290,11 +290,7 @@ class Rewriter:
 
     def _is_one(self, c):
         """Whether c is the literal 1 (`1`, `1.0f`, `1.`, `0x1p0f`), through parentheses and conversions."""
-        while c.kind in (self.K.PAREN_EXPR, self.K.UNEXPOSED_EXPR):
-            kids = list(c.get_children())
-            if len(kids) != 1:
-                return False
-            c = kids[0]
+        c = through_conversions(self.K, c)
         text = self.code[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
         try:
             if c.kind == self.K.INTEGER_LITERAL:

@@ -27,6 +27,16 @@ _ASSIGN, _ADD_ASSIGN, _SUB_ASSIGN = 22, 26, 27
 _FLOAT = {"FLOAT", "DOUBLE"}
 
 
+def through_conversions(K, c):
+    """c through parentheses and implicit conversions (K: libclang's CursorKind)."""
+    while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
+        kids = list(c.get_children())
+        if len(kids) != 1:
+            return c
+        c = kids[0]
+    return c
+
+
 class SharedProducts:
     """The products of one function (a cursor) that nvcc leaves unfused, by their extents:
     `unfused`, a set of (start, end) offsets."""
@@ -74,13 +84,7 @@ class SharedProducts:
                 stack.append((kid, parent, child) if see_through else (kid, c, kid))
 
     def _strip(self, c):
-        """c through parentheses and implicit conversions."""
-        while c.kind in (self.K.PAREN_EXPR, self.K.UNEXPOSED_EXPR):
-            kids = list(c.get_children())
-            if len(kids) != 1:
-                return c
-            c = kids[0]
-        return c
+        return through_conversions(self.K, c)
 
     def _operand_key(self, c):
         c = self._strip(c)
