@@ -15,7 +15,7 @@ import pytest
 
 import cudacheck
 from tests.support.gpu_float_model import fma
-from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, FMA_EXPRESSIONS, cases
+from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, cases
 from tiling_course.measure import model
 
 RECORD = model.read(Path(__file__).parents[1] / "data" / "gpu_semantics.json")
@@ -58,16 +58,6 @@ def _mismatch(got, want):
 
 
 ARITHMETIC = [n for n in CASES if not n.startswith("curand")]
-# A form nvcc contracts and the CPU runtime does not (runtime/README.md, Limitations): a product and a
-# sum in separate statements. Their elements are left out of the
-# comparison; test_uncontracted_forms_still_differ says so, and fails once they agree.
-UNCONTRACTED = ["float t = a * b; r = t + c;"]
-
-
-def _fma_columns(name):
-    from tests.support.gpu_semantics_cases import FMA_STATEMENTS
-    forms = FMA_EXPRESSIONS + FMA_STATEMENTS
-    return [i for i, f in enumerate(forms) if f not in UNCONTRACTED], len(forms)
 
 
 @pytest.mark.parametrize("name", ARITHMETIC)
@@ -76,9 +66,6 @@ def test_cpu_runtime_computes_what_the_gpu_computed(name, check):
     case = CASES[name]
     got = _run(case, check=check)
     want = _recorded(name)
-    if name == "fused multiply-add":
-        keep, width = _fma_columns(name)
-        got[0], want[0] = got[0].reshape(-1, width)[:, keep].ravel(), want[0].reshape(-1, width)[:, keep].ravel()
     for i, (g, w) in enumerate(zip(got[:_outputs(case)], want), 1):
         bad = _mismatch(g, w)
         assert not len(bad), (f"{name}, output {i}: {len(bad)} of {len(w)} elements differ from the GPU's, first at "
@@ -100,15 +87,6 @@ def test_curand_device_api(name):
     d, gd = d.reshape(-1, 4), gd.reshape(-1, 4)
     assert np.array_equal(d[:, ud], gd[:, ud])
     np.testing.assert_allclose(d, gd, rtol=1e-13, atol=1e-15)
-
-
-def test_uncontracted_forms_still_differ():
-    case = CASES["fused multiply-add"]
-    keep, width = _fma_columns(case.name)
-    got = _run(case)[0].reshape(-1, width)
-    want = _recorded(case.name)[0].reshape(-1, width)
-    left_out = [i for i in range(width) if i not in keep]
-    assert all((got[:, i] != want[:, i]).any() for i in left_out)
 
 
 # s += a*b and a*b - c, each contracted into one fma unless an option says otherwise

@@ -8,7 +8,12 @@ arithmetic whose result differs between a GPU and C++ on a CPU.
   operands by rank and fuses the first product (ranks.py); where the rank model cannot follow
   the code, the left one. Of a difference, which ptxas fuses, the left one. A product nvcc
   computes once for a use it cannot fuse (the same operands multiplied elsewhere in the
-  function) is fused nowhere (shared_products.py).
+  function) is fused nowhere (shared_products.py); one hoisted out of a loop its sum varies
+  in, or with a call nvcc keeps it apart by between, neither (ranks.py). A product held in a
+  local (`float p = a*b;`) is fused into the sums that read it where nvcc fuses it (ranks.py):
+  it becomes `::kc::hold_mul_{kc_held_N, a, b}()`, which keeps a and b in kc_held_N (declared
+  at the top of the function), and each such read `p` the operands `kc_held_N.kc_a ,
+  kc_held_N.kc_b` of the multiply-add written in its place.
 - A conversion of a floating value to an integer type (a cast, an assignment, an argument)
   saturates, as PTX's cvt.rzi does, where x86 gives INT_MIN.
 - `a << n` and `a >> n` clamp the amount, as PTX's shl and shr do: shifting by the width or
@@ -35,7 +40,7 @@ from .shared_products import SharedProducts, through_conversions
 
 # libclang's CXBinaryOperatorKind
 _MUL, _DIV, _ADD, _SUB, _SHL, _SHR = 3, 4, 6, 7, 8, 9
-_DIV_ASSIGN, _ADD_ASSIGN, _SUB_ASSIGN, _SHL_ASSIGN, _SHR_ASSIGN = 24, 26, 27, 28, 29
+_MUL_ASSIGN, _DIV_ASSIGN, _ADD_ASSIGN, _SUB_ASSIGN, _SHL_ASSIGN, _SHR_ASSIGN = 23, 24, 26, 27, 28, 29
 
 _FLOAT = {"FLOAT", "DOUBLE"}
 _INTEGER = {"INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT", "CHAR_S", "SCHAR",
@@ -109,6 +114,8 @@ class Rewriter:
         self._unfused = set()            # this function's products nvcc leaves unfused (shared_products.py)
         self._summed_quotients = set()   # the quotients _quotient_sum rewrote, by their extents
         self._renamed_calls = set()      # calls whose callee a rewrite of their parent renamed, by extents
+        self._holders = {}               # a held product's extent -> (its holder's name, "*" or "/")
+        self._body = None                # the offset just inside the function's body, for holders
         self.main_file = tu.spelling
         self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
 
@@ -118,6 +125,8 @@ class Rewriter:
 
     def function(self, fn):
         self._unfused = SharedProducts(self.ci, fn, self.op_kind, self.fast_math).unfused if self.fmad else set()
+        body = next((ch for ch in fn.get_children() if ch.kind == self.K.COMPOUND_STMT), None)
+        self._body = body.extent.start.offset + 1 if body is not None else None
         stack = [fn]
         while stack:
             c = stack.pop()
@@ -163,17 +172,54 @@ class Rewriter:
         return kids if len(kids) == 2 else None
 
     def _product(self, c):
-        """(product, parens, (a, b)) if c is a product a*b, seen through parentheses."""
+        """(product, parens, its operands' edits) if c is a product a*b, seen through parentheses,
+        that nvcc fuses with a sum c is an operand of; the edits make `a , b` of it (for a local
+        that holds one, `kc_held_N.kc_a , kc_held_N.kc_b`)."""
         inner, parens = self._strip(c)
+        if inner.kind == self.K.DECL_REF_EXPR:
+            return self._held(inner, parens, "*")
         if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _MUL or self._span(inner) in self._unfused:
             return None   # (a product nvcc computes once for a use it cannot fuse: shared_products.py)
         ops = self._operands(inner)
-        if ops is None or self._between(*ops) != "*":
+        if ops is None or self._between(*ops) != "*" or self._walked().kept_apart(self._span(inner)):
             return None
-        return inner, parens, ops
+        return inner, parens, [self._token(*ops, ",")]
+
+    def _held(self, read, parens, op):
+        """(read, parens, edits) where the local's read is of a product (op "*") or a quotient
+        ("/") that a holder holds (_hold) and nvcc fuses into the sum it is an operand of."""
+        holder = self._holders.get(self._walked().held_product(self._span(read)))
+        if holder is None or holder[1] != op:
+            return None
+        return read, parens, [(*self._span(read), f"{holder[0]}.kc_a , {holder[0]}.kc_b")]
+
+    def _walked(self):
+        """The unit's model of what nvcc fuses (ranks.py), built the first time it is asked."""
+        if self._contraction is None:
+            self._contraction = Contraction(self.ci, self.top, self.code, self.fast_math)
+        return self._contraction
+
+    def _hold(self, c, op, helper):
+        """`x * y` (op "*"; under --use_fast_math also `x / y`, "/"), or `p *= y` and `p /= y`,
+        whose value a local holds and every read of it nvcc fuses into a sum (ranks.py): as
+        `::kc::hold_mul_{kc_held_N, x, y}()`, which keeps the operands in kc_held_N, declared at
+        the top of the function, for those reads. Whether it was rewritten."""
+        ops = self._operands(c)
+        span = self._span(c)
+        if ops is None or self._body is None or self._kind(c) not in _FLOAT or span in self._unfused \
+                or not self._walked().holds(span) or not self.edits.safe(self._body):
+            return False
+        name = f"kc_held_{span[0]}"
+        if not self._apply(ops[0].extent.start.offset, f"::kc::{helper}(", [self._token(*ops, ",")],
+                           ops[1].extent.end.offset, first=f"{name}, "):
+            return False
+        declaration = f"::kc::held_product<{c.type.get_canonical().spelling}> {name}; "
+        self.edits.prefixes.setdefault(self._body, []).insert(0, declaration)   # before what starts there
+        self._holders[span] = (name, op)
+        return True
 
     def _negated_product(self, c):
-        """(minus offset, product, parens, (a, b)) if c is -(a*b) or -a*b's negation of a
+        """(minus offset, product, parens, edits) if c is -(a*b) or -a*b's negation of a
         product, seen through parentheses: nvcc contracts -(a*b) + c too."""
         inner, _ = self._strip(c)
         if inner.kind != self.K.UNARY_OPERATOR:
@@ -189,17 +235,17 @@ class Rewriter:
         return all(x.extent.start.file is not None and x.extent.end.file is not None
                    and x.extent.start.offset < x.extent.end.offset for x in cursors)
 
-    def _apply(self, prefix_at, prefix, replacements, suffix_at):
+    def _apply(self, prefix_at, prefix, replacements, suffix_at, first=""):
         """One rewrite: `prefix` inserted at prefix_at, each (start, end, text) replacement,
         and the closing text at suffix_at; nothing if any of it falls inside a macro's
         expansion. A helper of several operands is called as `::kc::mad_{a, b, c}()` (a
         braced list, evaluated left to right as the source reads); one of one operand as
-        `::kc::cvt<int>(x)`."""
+        `::kc::cvt<int>(x)`. first: an operand put before the source's (a holder's name)."""
         points = [prefix_at, suffix_at] + [p for s, e, _ in replacements for p in (s, e)]
         if not self.edits.safe(*points):
             return False
         ordered = prefix.endswith("(") and not prefix.startswith("::kc::cvt")
-        self.edits.prefixes.setdefault(prefix_at, []).append(prefix[:-1] + "_{" if ordered else prefix)
+        self.edits.prefixes.setdefault(prefix_at, []).append((prefix[:-1] + "_{" if ordered else prefix) + first)
         self.edits.other.extend(replacements)
         self.edits.other.append((suffix_at, suffix_at, "}()" if ordered else ")"))
         return True
@@ -228,17 +274,17 @@ class Rewriter:
                 return
             left = self._product(lhs)
             if left is not None and not (op == _ADD and self._right_fused(c, rhs)):
-                _, parens, (a, b) = left
+                _, parens, joined = left
                 self._apply(lhs.extent.start.offset, "::kc::mad(" if op == _ADD else "::kc::msub(",
-                            self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
+                            self._drop_parens(parens) + joined + [self._token(lhs, rhs, ",")],
                             rhs.extent.end.offset)
                 return
             negated = self._negated_product(lhs)
             if negated is not None and self._strip(lhs)[0].extent.start.offset == lhs.extent.start.offset:
-                minus, _, parens, (a, b) = negated
+                minus, _, parens, joined = negated
                 self._apply(lhs.extent.start.offset, "::kc::neg_mad(" if op == _ADD else "::kc::neg_msub(",
                             [(minus, minus + 1, "")] + self._drop_parens(parens)
-                            + [self._token(a, b, ","), self._token(lhs, rhs, ",")], rhs.extent.end.offset)
+                            + joined + [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
                 return
             right = self._product(rhs)
             if op == _SUB and self.fast_math and self._quotient(lhs) is not None:
@@ -249,21 +295,27 @@ class Rewriter:
                 self._quotient_sum(op, lhs, rhs)
         elif op in (_SHL, _SHR) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<", ">>"), "::kc::shl(" if op == _SHL else "::kc::shr(")
+        elif op == _MUL and self.fmad and self._between(lhs, rhs) == "*":
+            self._hold(c, "*", "hold_mul")
         elif op == _DIV and self.fast_math and self._kind(c) in {"FLOAT"} | _UNKNOWN \
                 and self._between(lhs, rhs) == "/" and self._span(c) not in self._summed_quotients \
-                and not self._reciprocal_root(lhs, rhs):
+                and not self._reciprocal_root(lhs, rhs) and not (self.fmad and self._hold(c, "/", "hold_div")):
             self._apply(lhs.extent.start.offset, "::kc::fast_div(", [self._token(lhs, rhs, ",")], rhs.extent.end.offset)
 
     def _quotient(self, c):
-        """(quotient, parens, (a, b)) if c is a float quotient a/b, seen through parentheses."""
+        """(quotient, parens, its operands' edits) if c is a float quotient a/b, seen through
+        parentheses (or a local's read of one, as _product)."""
         inner, parens = self._strip(c)
+        if inner.kind == self.K.DECL_REF_EXPR:
+            return self._held(inner, parens, "/")
         if inner.kind != self.K.BINARY_OPERATOR or self.op_kind(inner) != _DIV \
                 or self._kind(inner) not in {"FLOAT"} | _UNKNOWN or self._span(inner) in self._unfused:
             return None
         ops = self._operands(inner)
-        if ops is None or self._between(*ops) != "/" or self._root_of_reciprocal(*ops) is not None:
+        if ops is None or self._between(*ops) != "/" or self._root_of_reciprocal(*ops) is not None \
+                or self._walked().kept_apart(self._span(inner)):
             return None
-        return inner, parens, ops
+        return inner, parens, [self._token(*ops, ",")]
 
     def _root_of_reciprocal(self, lhs, rhs):
         """--use_fast_math's `1 / sqrtf(x)` (1 a literal, the quotient a float): the sqrtf call (its
@@ -312,14 +364,14 @@ class Rewriter:
         is not rewritten again as a division of its own."""
         left, right = self._quotient(lhs), self._quotient(rhs)
         if left is not None:
-            quotient, parens, (a, b) = left
+            quotient, parens, joined = left
             done = self._apply(lhs.extent.start.offset, "::kc::quotient_add(" if op == _ADD else "::kc::quotient_sub(",
-                               self._drop_parens(parens) + [self._token(a, b, ","), self._token(lhs, rhs, ",")],
+                               self._drop_parens(parens) + joined + [self._token(lhs, rhs, ",")],
                                rhs.extent.end.offset)
         elif right is not None:
-            quotient, parens, (a, b) = right
+            quotient, parens, joined = right
             done = self._apply(lhs.extent.start.offset, "::kc::add_quotient(" if op == _ADD else "::kc::sub_quotient(",
-                               [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                               [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + joined,
                                rhs.extent.end.offset)
         else:
             return
@@ -331,10 +383,10 @@ class Rewriter:
         right = self._quotient(rhs)
         if right is None:
             return
-        quotient, parens, (a, b) = right
+        quotient, parens, joined = right
         helper = "::kc::add_quotient_to(" if op == _ADD_ASSIGN else "::kc::sub_quotient_to("
         if self._apply(lhs.extent.start.offset, helper,
-                       [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+                       [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + joined,
                        rhs.extent.end.offset):
             self._summed_quotients.add(self._span(quotient))
 
@@ -343,9 +395,7 @@ class Rewriter:
         rank (ranks.py), built for the whole unit the first time such a sum is met."""
         if self._product(rhs) is None:
             return False
-        if self._contraction is None:
-            self._contraction = Contraction(self.ci, self.top, self.code)
-        return self._contraction.fuse_right(c)
+        return self._walked().fuse_right(c)
 
     def _compound(self, c):
         op = self.op_kind(c)
@@ -363,16 +413,17 @@ class Rewriter:
                 self._quotient_sum_to(op, lhs, rhs)
         elif op in (_SHL_ASSIGN, _SHR_ASSIGN) and self._shiftable(lhs, rhs):
             self._shift(lhs, rhs, ("<<=", ">>="), "::kc::shl_to(" if op == _SHL_ASSIGN else "::kc::shr_to(")
+        elif op == _MUL_ASSIGN and self.fmad and self._between(lhs, rhs) == "*=":
+            self._hold(c, "*", "hold_mul_to")
         elif op == _DIV_ASSIGN and self.fast_math and self._kind(lhs) in {"FLOAT"} | _UNKNOWN \
-                and self._between(lhs, rhs) == "/=":
+                and self._between(lhs, rhs) == "/=" and not (self.fmad and self._hold(c, "/", "hold_div_to")):
             self._apply(lhs.extent.start.offset, "::kc::fast_div_to(", [self._token(lhs, rhs, ",")],
                         rhs.extent.end.offset)
 
     def _fuse_right(self, lhs, rhs, right, helper):
         """`lhs op a*b` (op: + - += -=), right = _product(rhs), as helper(lhs, a, b)."""
-        _, parens, (a, b) = right
-        self._apply(lhs.extent.start.offset, helper,
-                    [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + [self._token(a, b, ",")],
+        _, parens, joined = right
+        self._apply(lhs.extent.start.offset, helper, [self._token(lhs, rhs, ",")] + self._drop_parens(parens) + joined,
                     rhs.extent.end.offset)
 
     def _shift(self, lhs, rhs, spelled, helper):

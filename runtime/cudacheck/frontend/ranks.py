@@ -1,4 +1,5 @@
-"""Which product nvcc fuses in `p*q + r*s`: the one its optimizer puts first.
+"""Which product nvcc fuses in `p*q + r*s`: the one its optimizer puts first; and whether it
+fuses a product with the sums that use it at all, in one expression or held in a local.
 
 NVVM's optimizer reorders the two operands of every commutative instruction, float additions
 included (it needs no fast-math flag to do so), by a rank: the operand of lower rank goes
@@ -31,6 +32,17 @@ a condition known only when compiling, as a template's parameters make it, a cal
 a header defines, a device function whose call sites disagree, a sum of a function no kernel
 calls), it answers False: the written order, the left product fused.
 tests/support/contraction_rank_probe.py holds the model to nvcc's PTX.
+
+The same walk follows each float product's value (under --use_fast_math each float quotient's,
+a multiply by a reciprocal) to its uses: the sums it is an operand of, directly or read from a
+local that holds it (`float p = x * y; ... c + p`; a copy `q = p` passes it on), and every other
+use (a factor, a store, an argument, a phi, a select). nvcc 13.0 fuses a product into every one
+of its uses or none (cuobjdump of sm_90, logs/2026-12-07-held-products.md): where each use is a
+sum's operand (of two products, the one the ranks put first; of a difference, the left one), the
+sums vary in the loops the product varies in (a product hoisted out of a loop is not fused into
+a sum that stays in it), no call of _APART lies between, and the uses are all in one block, the
+product's or one it sinks to (one use may be in any). Contraction.kept_apart and held_product give
+the rewriter (arith.py) these answers.
 """
 import re
 from dataclasses import dataclass, field
@@ -120,6 +132,13 @@ _MATH_CALLS = {"sqrtf": (1, 0), "fabsf": (1, 0), "rsqrtf": (1, 0), "__expf": (1,
 # block of its own, and the result is a phi there.
 _MATH_BRANCHING = {"logf", "log2f", "log10f", "log1pf", "sinf", "cosf", "tanf", "sincosf", "powf", "erff", "erfcf",
                    "atanf", "atan2f", "asinf", "acosf", "sinhf", "coshf", "expm1f", "sinpif", "cospif"}
+# Of those, the ones after whose call nvcc 13.0 keeps a product computed before it apart from a
+# sum after it (FMUL, then FADD; an FFMA after every other one): the optimizer sinks the product
+# down to its sum, but these functions' selects become branches after that, between them
+# (cuobjdump of sm_90, `float p = x * y; o = f(c) + p;` and `o = x * y + f(c)` alike:
+# logs/2026-12-07-held-products.md). Under --use_fast_math sinf and cosf are __sinf and __cosf.
+_APART = {"sinf", "cosf", "atanf", "erff", "log1pf"}
+_FAST_MATH_STRAIGHT = {"sinf", "cosf"}
 _REINTERPRETATIONS = {"__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint"}
 _SPECIAL_REGISTERS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 _LOADS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
@@ -147,12 +166,39 @@ class _Loop:
     broke: list = field(default_factory=list)       # the blocks that break
 
 
+@dataclass(eq=False)
+class _Site:
+    """A float product (under --use_fast_math a float quotient too) where the walk computed it."""
+    extent: tuple               # the product's, or `p *= y`'s, in the source
+    fn: int                     # the function whose text holds it
+    block: object               # the _Block it is computed in
+    loop: object                # the innermost loop of the walk's it varies in (None: none)
+    apart: int                  # the walk's count of _APART calls so far
+    held: bool = False          # stored in a local, whose reads are its uses
+    uses: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class _Use:
+    """One use of a _Site's value: `read`, the extent of a local's read (None: the product
+    itself, an operand); fusible, whether it is an operand of a sum that may fuse it; the sum's
+    block, loop and the walk's _APART count there."""
+    read: tuple
+    fn: int
+    block: object
+    loop: object
+    apart: int
+    fusible: bool = False
+
+
 class _Walk:
     """The ranks of one kernel's values, its device functions inlined."""
 
-    def __init__(self, ci, fn, code, definitions, sums, addressed):
+    def __init__(self, ci, fn, code, definitions, sums, addressed, fast_math=False):
         """definitions: USR -> (function, body) of the source's functions; sums: where run()
-        records each sum's answers; addressed: the locals whose address the kernel takes."""
+        records each sum's answers; addressed: the locals whose address the kernel takes;
+        fast_math: --use_fast_math (a float quotient is a product, sinf and cosf keep nothing
+        apart)."""
         self.ci, self.K, self.code, self.definitions, self.sums = ci, ci.CursorKind, code, definitions, sums
         self.addressed = addressed
         self.nesting = 0   # how deep _ev is in an expression
@@ -168,6 +214,11 @@ class _Walk:
         self.children = {}   # a cursor's children, asked for once (libclang's visits are the walk's cost)
         self.main_file = fn.translation_unit.spelling
         self.returns = []
+        self.fast_math, self.fn = fast_math, fn.hash
+        self.sites = {}     # product node -> its _Site
+        self.read_uses = {}   # a local's read (its extent) -> the _Use recorded for it, the last time
+        self.pairs = []     # ([the two _Use], lhs, rhs, loops) of sums of two products
+        self.apart = 0      # _APART calls walked so far
 
     def run(self, body):
         self._stmt(body)
@@ -190,6 +241,22 @@ class _Walk:
             b.base = (_FIRST_ARGUMENT_RANK + self.nargs + i) << 16
         for extent, lhs, rhs, loops in self.found:
             self.sums.setdefault(extent, set()).add(self._right(lhs, rhs, loops))
+        for uses, lhs, rhs, loops in self.pairs:   # of two products, the one the ranks put first
+            right = self._right(lhs, rhs, loops) is True
+            uses[0].fusible, uses[1].fusible = not right, right
+
+    def fused_sites(self):
+        """(site, whether its uses fuse it) for each product that some sum uses (run() first).
+        A product is fused into every one of its uses or none: where each is a sum's operand
+        (of two products, the first), in the loops the product varies in (not hoisted apart
+        from it), with no _APART call between, and, of several uses, all in one block (the
+        optimizer sinks the product into the block of its uses); of one use in any block."""
+        for site in self.sites.values():
+            if not any(u.fusible for u in site.uses):
+                continue
+            yield site, all(u.fusible and u.fn == site.fn and u.loop is site.loop and u.apart == site.apart
+                            for u in site.uses) and (len(site.uses) == 1
+                                                     or all(u.block is site.uses[0].block for u in site.uses))
 
     def _right(self, lhs, rhs, loops):
         """Whether the right product is fused. A product that does not vary in the loop the sum
@@ -335,6 +402,8 @@ class _Walk:
                 self._effect()   # the initializer's memset or stores
             return
         self.env[d.hash] = self._ev(init[-1]) if init else 0
+        if init and d.type.get_canonical().kind.name in ("FLOAT", "DOUBLE"):
+            self._stored(init[-1], self.env[d.hash])
 
     def _if(self, c):
         kids = self._kids(c)
@@ -389,6 +458,9 @@ class _Walk:
         for key in list(merged):
             values = [env.get(key) for _, env in live]
             if any(v is not values[0] for v in values):
+                if all(key in env for _, env in live):   # (else a local of one branch: out of scope here)
+                    for v in values:
+                        self._consumed(v)   # by the phi
                 merged[key] = end.fixed()
         self.env = merged
 
@@ -400,7 +472,9 @@ class _Walk:
         if other is not None:
             self._stmt(other)
         for key, v in list(self.env.items()):
-            if env_then.get(key) is not v:
+            if env_then.get(key) is not v and key in env0:   # (a local of the branch: out of scope after it)
+                self._consumed(env_then.get(key))
+                self._consumed(v)
                 self.env[key] = self._op(env_then.get(key), v)
 
     def _pure(self, c):
@@ -472,6 +546,7 @@ class _Walk:
         header = self._block()
         for key in self._assigned(parts):
             if key in self.env:
+                self._consumed(self.env[key])   # by the header's phi
                 self.env[key] = header.fixed()
         if cond is not None:
             self._ev(cond)
@@ -502,6 +577,7 @@ class _Walk:
         if loop.broke:   # values from the breaks merge with the header's
             merged = dict(env_header)
             for key in merged:
+                self._consumed(merged[key])
                 merged[key] = exit_b.fixed()
             self.env = merged
         else:
@@ -514,6 +590,7 @@ class _Walk:
         body_b = self._block()
         for key in self._assigned([body, cond]):
             if key in self.env:
+                self._consumed(self.env[key])
                 self.env[key] = body_b.fixed()
         exit_b = _Block(loop.parent)
         self._stmt(body)
@@ -720,7 +797,16 @@ class _Walk:
         if k == K.COMPOUND_ASSIGNMENT_OPERATOR:
             rhs = self._ev(kids[1])
             old = self._read_target(kids[0])
-            return self._write(kids[0], self._op(old, rhs))
+            node = self._op(old, rhs)
+            tok = self._binary_token(c)
+            if self._kind(c) in ("FLOAT", "DOUBLE") and self._traced(node, old, rhs) is not None:
+                node = self._traced(node, old, rhs)
+                if tok in ("+=", "-="):
+                    self._sum_uses([kids[1]], [rhs], node)
+                elif self._multiplies(c, tok[:1]) and self._kind(kids[1]) == self._kind(c) \
+                        and self._target(kids[0]) is not None and self._target(kids[0])[1] is None:
+                    self._site(c, node).held = True   # `p *= y`: p holds p * y (of p's type, not y's wider one)
+            return self._write(kids[0], node)
         if k == K.CONDITIONAL_OPERATOR:
             values = [self._ev(ch) for ch in kids]
             return self._merge_values(values)
@@ -766,7 +852,11 @@ class _Walk:
         if d is None or d.kind not in (self.K.PARM_DECL, self.K.VAR_DECL):
             return 0   # an enumerator, a function
         if d.hash in self.env:
-            return self.env[d.hash]
+            value = self.env[d.hash]
+            use = self._consumed(value, (c.extent.start.offset, c.extent.end.offset))
+            if use is not None:
+                self.read_uses[use.read] = use
+            return value
         if d.type.get_canonical().kind.name in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
             return 0   # an array's address
         if d.hash not in self.memory and d.type.is_const_qualified():
@@ -819,20 +909,116 @@ class _Walk:
         tok = self._binary_token(c)
         if tok == "=":
             value = self._ev(kids[1])
+            target = self._target(kids[0])
+            if target is not None and target[1] is None and self._kind(kids[0]) in ("FLOAT", "DOUBLE"):
+                self._stored(kids[1], value)
             return self._write(kids[0], value)
         if tok == ",":
             self._ev(kids[0])
             return self._ev(kids[1])
         lhs, rhs = self._ev(kids[0]), self._ev(kids[1])
         if tok == "+" and self._kind(c) in ("FLOAT", "DOUBLE", "DEPENDENT", "UNEXPOSED"):
-            left, right = self._product(kids[0]), self._product(kids[1])
+            left, right = (self._product(k) or self._holds_product(k, v) for k, v in zip(kids, (lhs, rhs)))
             if left and right:
                 self.found.append(((c.extent.start.offset, c.extent.end.offset), lhs, rhs, tuple(self.loops)))
         if isinstance(lhs, dict) or isinstance(rhs, dict):
             return None
         if tok in ("/", "%") and self._kind(c) in _INTS and self._strip(kids[1]).kind != self.K.INTEGER_LITERAL:
             return self._fixed()   # an integer division by a variable may trap: it stays in place
-        return self._op(lhs, rhs)
+        node = self._op(lhs, rhs)
+        if self._kind(c) in ("FLOAT", "DOUBLE"):
+            node = self._traced(node, lhs, rhs)
+            if node is not None and tok in ("+", "-"):
+                self._sum_uses(kids, [lhs, rhs], node, tok)
+            elif node is not None and self._multiplies(c, tok):
+                self._site(c, node)
+        return node
+
+    def _traced(self, node, *operands):
+        """`node`, or where an operand's rank is unknown (a call of a header's function gave it)
+        outside every loop, a value of unknown rank that the product uses can follow all the
+        same (no loop to be hoisted from)."""
+        if node is None and not self.loops and not any(isinstance(o, dict) for o in operands):
+            node = _Op((), 0, None)
+            node.rank = None
+        return node
+
+    # -- products and their uses --
+    def _multiplies(self, c, tok):
+        """Whether `c`, of operator tok (`*` or `/`, or of `*=` and `/=`), is a float product, or
+        under --use_fast_math a float quotient (a multiply by a reciprocal, which fuses as one)."""
+        return tok == "*" or (tok == "/" and self.fast_math and self._kind(c) == "FLOAT")
+
+    def _site(self, c, node):
+        site = self.sites[node] = _Site((c.extent.start.offset, c.extent.end.offset), self.fn, self._here(),
+                                        self._anchor(loop_of(node)), self.apart)
+        return site
+
+    def _consumed(self, value, read=None):
+        """A use of `value` (a product's: recorded; a read of a local's, at `read`) that fuses
+        nothing unless _sum_uses finds it a sum's operand."""
+        site = self.sites.get(value) if isinstance(value, _Op) else None
+        if site is None:
+            return None
+        use = _Use(read, self.fn, self._here(), self._loop(), self.apart)
+        site.uses.append(use)
+        return use
+
+    def _stored(self, expr, value):
+        """`p = expr` or `float p = expr`, p a local float: a product stored so is held (its reads
+        are its uses), and a copy of another local (`float q = p`) is no use: q's reads are."""
+        site = self.sites.get(value) if isinstance(value, _Op) else None
+        if site is None:
+            return
+        inner = self._operand(expr)
+        if (inner.extent.start.offset, inner.extent.end.offset) == site.extent:
+            site.held = True
+        elif inner.kind == self.K.DECL_REF_EXPR:
+            use = self.read_uses.pop((inner.extent.start.offset, inner.extent.end.offset), None)
+            if use is not None and use in site.uses:
+                site.uses.remove(use)
+
+    def _operand(self, c, negation=False):
+        """c through parentheses and the implicit conversions that are no instruction (and a
+        unary minus where `negation`: -(x * y) + z fuses as x * y + z does)."""
+        while True:
+            kids = self._kids(c)
+            if c.kind == self.K.PAREN_EXPR or (c.kind == self.K.UNEXPOSED_EXPR and len(kids) == 1
+                                                and not self._converts(kids[0], c)) \
+                    or (negation and c.kind == self.K.UNARY_OPERATOR and self._unary_token(c) == "-"):
+                c = kids[0]
+            else:
+                return c
+
+    def _sum_uses(self, operands, values, node, tok="+"):
+        """The sum `node` of `operands` (their `values`; of `s += x`, x alone): a product among
+        them, or a local's read of one, is a use that may fuse it; of two, the first (ranks)."""
+        uses = []
+        for kid, value in zip(operands, values):
+            inner = self._operand(kid, negation=True)
+            extent = (inner.extent.start.offset, inner.extent.end.offset)
+            use = self.read_uses.get(extent) if inner.kind == self.K.DECL_REF_EXPR else None
+            if use is None:
+                site = next((x for x in (self.sites.get(value) if isinstance(value, _Op) else None,
+                                         self._negated_site(value)) if x is not None and x.extent == extent), None)
+                if site is None:
+                    continue
+                use = _Use(None, self.fn, None, None, 0)
+                site.uses.append(use)
+            use.block, use.loop, use.apart, use.fusible = self._here(), self._anchor(loop_of(node)), self.apart, True
+            uses.append((use, value))
+        if len(uses) == 2:
+            if tok == "-":   # ptxas fuses a difference's left product
+                uses[1][0].fusible = False
+            else:
+                self.pairs.append(([u for u, _ in uses], uses[0][1], uses[1][1], tuple(self.loops)))
+
+    def _negated_site(self, value):
+        """The product that `value`, a negation of it, negates."""
+        if isinstance(value, _Op) and value.plus == 0 and len(value.operands) == 1:
+            inner = value.operands[0]
+            return self.sites.get(inner) if isinstance(inner, _Op) else None
+        return None
 
     def _strip(self, c):
         while c.kind in (self.K.PAREN_EXPR, self.K.UNEXPOSED_EXPR):
@@ -845,6 +1031,10 @@ class _Walk:
     def _product(self, c):
         s = self._strip(c)
         return s.kind == self.K.BINARY_OPERATOR and self.op_kind(s) == 3
+
+    def _holds_product(self, c, value):
+        """Whether `c` reads a local that holds a product (`value` a site's)."""
+        return self._operand(c).kind == self.K.DECL_REF_EXPR and isinstance(value, _Op) and value in self.sites
 
     def _target(self, c):
         """(local's key, lane) of an assignment's target that is a local's value, else None."""
@@ -862,7 +1052,9 @@ class _Walk:
         if t is None:
             return self._ev(c)
         value = self.env[t[0]]
-        return value.get(t[1]) if t[1] and isinstance(value, dict) else value
+        value = value.get(t[1]) if t[1] and isinstance(value, dict) else value
+        self._consumed(value)   # (`p += c` not modelled as a use that fuses)
+        return value
 
     def _write(self, c, value):
         t = self._target(c)
@@ -916,6 +1108,8 @@ class _Walk:
             if any(v is None or isinstance(v, dict) for v in values) or self._kind(c) != "FLOAT":
                 return None
             if written in _MATH_BRANCHING:
+                if written in _APART and not (self.fast_math and written in _FAST_MATH_STRAIGHT):
+                    self.apart += 1
                 self._block()
                 return self._fixed()
             loops = [self._anchor(loop_of(v)) for v in values]
@@ -956,9 +1150,12 @@ class Contraction:
     """The fused product of each `p*q + r*s` in a translation unit's kernels (and the device
     functions they inline), computed once, when the rewriter first meets such a sum."""
 
-    def __init__(self, ci, top, code):
+    def __init__(self, ci, top, code, fast_math=False):
         self.ci, self.K, self.code = ci, ci.CursorKind, code
         self.sums = {}
+        self.fused = {}   # a product's extent -> {whether its uses fuse it}, one answer per walk that met it
+        self.held = {}    # a local's read (extent) -> {the extent of the product it fuses, or None}
+        self._holds = None   # the products some read fuses (holds())
         definitions, kernels = {}, []
         for fn in self._functions(top):
             body = next((ch for ch in fn.get_children() if ch.kind == self.K.COMPOUND_STMT), None)
@@ -968,17 +1165,42 @@ class Contraction:
             if "kc_global" in {a.spelling for a in fn.get_children() if a.kind == self.K.ANNOTATE_ATTR}:
                 kernels.append((fn, body))
         for fn, body in kernels:
-            walk = _Walk(ci, fn, code, definitions, self.sums, self._addressed(body))
+            walk = _Walk(ci, fn, code, definitions, self.sums, self._addressed(body), fast_math)
             try:
                 walk.run(body)
             except (_Unsupported, RecursionError):   # RecursionError: nesting deeper than Python's stack
                 for extent in self._sums_in(body):
                     self.sums.setdefault(extent, set()).add(None)
+                    self.fused.setdefault(extent, set()).add(None)
+                continue
+            for site, fused in walk.fused_sites():
+                self.fused.setdefault(site.extent, set()).add(fused)
+                for use in site.uses:
+                    if use.read is not None:
+                        self.held.setdefault(use.read, set()).add(site.extent if fused and site.held else None)
 
     def fuse_right(self, c):
         """Whether nvcc fuses the right product of the sum `c` (False: the left, also where
         the model does not know)."""
         return self.decision((c.extent.start.offset, c.extent.end.offset)) is True
+
+    def holds(self, product):
+        """Whether a local holds the product at `product` (its extent) for reads that fuse it."""
+        if self._holds is None:
+            self._holds = {extent for seen in self.held.values() if len(seen) == 1 for extent in seen} - {None}
+        return product in self._holds
+
+    def kept_apart(self, product):
+        """Whether nvcc leaves the product at `product` (its extent) unfused with the sum that
+        uses it, where a product in a sum would be fused: hoisted out of a loop the sum varies
+        in, or an _APART call between them (only where every walk that met it says so)."""
+        return self.fused.get(product) == {False}
+
+    def held_product(self, read):
+        """The extent of the product that the local's read at `read` (its extent) holds, where
+        nvcc fuses it into the sum the read is an operand of, as if written there; else None."""
+        seen = self.held.get(read)
+        return next(iter(seen)) if seen is not None and len(seen) == 1 else None
 
     def decision(self, extent):
         """True (the right product fused), False (the left) or None (not known: every call

@@ -198,6 +198,32 @@ KC_IN_ORDER3(add_mul_to_, &, target, false, false) KC_IN_ORDER3(sub_mul_to_, &, 
 KC_IN_ORDER2(shl_, shl, KC_VALUE) KC_IN_ORDER2(shr_, shr, KC_VALUE)
 KC_IN_ORDER2(shl_to_, shl_to, &) KC_IN_ORDER2(shr_to_, shr_to, &)
 #undef KC_VALUE
+
+// A product that a local holds and nvcc fuses into every sum that reads it there (`float p = x * y;
+// ... c + p` is one FFMA): the rewriter declares a `::kc::held_product<float> kc_held_N;` at the
+// top of the function, computes the product as `::kc::hold_mul_{kc_held_N, x, y}()` (`p *= y` as
+// `::kc::hold_mul_to_{kc_held_N, p, y}()`), which keeps its operands there, and gives each read
+// that nvcc fuses as the operands `kc_held_N.kc_a , kc_held_N.kc_b` of the multiply-add written
+// in its place (arith.py, ranks.py).
+template <class kc_T> struct held_product { kc_T kc_a, kc_b; };
+template <class kc_T, class kc_A, class kc_B> struct hold_mul_ {
+    held_product<kc_T>& kc_h;
+    kc_A kc_a;
+    kc_B kc_b;
+    constexpr kc_T operator()() { kc_h.kc_a = kc_T(kc_a); kc_h.kc_b = kc_T(kc_b); return kc_h.kc_a * kc_h.kc_b; }
+};
+template <class kc_T, class kc_A, class kc_B> hold_mul_(held_product<kc_T>&, kc_A, kc_B) -> hold_mul_<kc_T, kc_A, kc_B>;
+template <class kc_T, class kc_P, class kc_B> struct hold_mul_to_ {
+    held_product<kc_T>& kc_h;
+    kc_P& kc_p;
+    kc_B kc_b;
+    constexpr kc_P& operator()() {
+        kc_h.kc_b = kc_T(kc_b);   // C++17: the right side first
+        kc_h.kc_a = kc_T(kc_p);
+        return kc_p = kc_P(kc_h.kc_a * kc_h.kc_b);
+    }
+};
+template <class kc_T, class kc_P, class kc_B> hold_mul_to_(held_product<kc_T>&, kc_P&, kc_B) -> hold_mul_to_<kc_T, kc_P, kc_B>;
 #undef KC_IN_ORDER3
 #undef KC_IN_ORDER2
 }  // namespace kc

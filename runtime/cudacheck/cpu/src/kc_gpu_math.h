@@ -835,6 +835,27 @@ template <class kc_A, class kc_B> struct fast_div_to_ {
 };
 template <class kc_A, class kc_B> fast_div_to_(kc_A&, kc_B) -> fast_div_to_<kc_A, kc_B>;
 
+// --use_fast_math's float quotient held for the sums that read it (kc_gpu_arith.h's hold_mul_):
+// `::kc::hold_div_{kc_held_N, a, b}()` and `::kc::hold_div_to_{kc_held_N, v, b}()` for `v /= b`.
+template <class kc_A, class kc_B> struct hold_div_ {
+    held_product<float>& kc_h;
+    kc_A kc_a;
+    kc_B kc_b;
+    constexpr float operator()() { kc_h.kc_a = (float)kc_a; kc_h.kc_b = (float)kc_b; return fast_div(kc_h.kc_a, kc_h.kc_b); }
+};
+template <class kc_A, class kc_B> hold_div_(held_product<float>&, kc_A, kc_B) -> hold_div_<kc_A, kc_B>;
+template <class kc_V, class kc_B> struct hold_div_to_ {
+    held_product<float>& kc_h;
+    kc_V& kc_v;
+    kc_B kc_b;
+    constexpr kc_V& operator()() {
+        kc_h.kc_b = (float)kc_b;
+        kc_h.kc_a = (float)kc_v;
+        return kc_v = (kc_V)fast_div(kc_h.kc_a, kc_h.kc_b);
+    }
+};
+template <class kc_V, class kc_B> hold_div_to_(held_product<float>&, kc_V&, kc_B) -> hold_div_to_<kc_V, kc_B>;
+
 // --use_fast_math's a / b ± c and c ± a / b where the quotient and the sum are floats: ptxas
 // fuses div.approx.ftz's multiply by the reciprocal with the add, one rounding, flushed:
 // fma(±a, rcp.approx.ftz(b), ±c) (an H100 gave it for every one of 4,194,304 pairs of
