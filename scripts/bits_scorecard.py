@@ -58,8 +58,9 @@ REPOS = {
     "SGEMM_CUDA": ("siboehm/SGEMM_CUDA", "60cba6f9b20a198116c76f18de8047f44df8c8b8"),
 }
 
-# nvcc's defaults, which CMake builds of cuda-samples and SGEMM_CUDA keep; said, not left to
-# CuPy, whose NVRTC call may set -ftz otherwise.
+# nvcc's defaults, which CMake builds of cuda-samples and SGEMM_CUDA keep, said. Through CuPy their
+# -ftz=false counts for nothing (CuPy appends -ftz=true, and NVRTC takes the last), on a GPU and on
+# the CPU runtime alike: both run these builds flushed.
 NVCC_DEFAULT = ("-ftz=false",)
 # llm.c's dev/cuda/Makefile: -O3 --use_fast_math, -std=c++17 (-O3 is NVRTC's default).
 LLMC_FAST = ("--use_fast_math", "-std=c++17")

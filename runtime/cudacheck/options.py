@@ -37,21 +37,27 @@ def user_flags(options):
     return [flag for flag in map(_user_flag, options) if flag is not None]
 
 
-def compiler_flags(options):
+def compiler_flags(options, program=False):
     """The C++ compiler flags for CuPy-style options: -D and -I pass, NVRTC-only ones
-    are dropped, anything else is an error naming the option."""
+    are dropped, anything else is an error naming the option. Subnormals (kc_intrinsics.h's
+    KC_FTZ): a RawModule's are flushed whatever its options say, as CuPy appends -ftz=true to
+    them and NVRTC takes the last; a whole program's (program=True) are kept unless -ftz=true or
+    --use_fast_math asks, as nvcc does. -DKC_FTZ=0 (the CPU runtime's own) keeps a RawModule's."""
     flags = []
+    ftz = False
     for opt in options:
         flag = _user_flag(opt)
         if flag is not None:
             flags.append(flag)
-        elif re.match(r"^--?ftz=(false|true)$", opt):   # flush-to-zero of the float intrinsics (kc_intrinsics.h)
-            flags.append(f"-DKC_FTZ={int(opt.endswith('true'))}")
+        elif re.match(r"^--?ftz=(false|true)$", opt):
+            ftz = opt.endswith("true")   # (the last one counts, as in nvcc)
         elif IGNORED_OPTION.match(opt):
-            continue
+            ftz = ftz or opt.lstrip("-") == "use_fast_math"
         else:
             raise CompileError(f"option {opt!r} is not understood by the CPU runtime "
                                "(it takes -D and -I, and ignores NVRTC's code-generation options)", backend="cpu")
+    if program and not any(f.startswith("-DKC_FTZ") for f in flags):
+        flags.append(f"-DKC_FTZ={int(ftz)}")
     return flags
 
 

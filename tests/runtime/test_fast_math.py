@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import cudacheck
+from tests.support import gpu_float_model as gm
+from tests.support.gpu_float_model import NO_FTZ
 
 SOURCE = r'''
 extern "C" __global__ void precise_or_fast(const float* a, const float* b, const double* d, float* o, double* od,
@@ -68,7 +70,7 @@ def test_exp2f_under_fast_math_is_ex2_approx_ftz(inputs):
     a = np.concatenate([a, np.linspace(-149, -126.5, 200, dtype=np.float32)])
     b, d = np.resize(b, a.size), np.resize(d, a.size)
     fast, _ = run("precise_or_fast", ("-use_fast_math",), a, b, d)
-    precise, _ = run("precise_or_fast", ("-ftz=false",), a, b, d)   # CuPy's default flushes too
+    precise, _ = run("precise_or_fast", NO_FTZ, a, b, d)   # unflushed: CuPy's -ftz=true flushes too
     normal = a >= -126
     assert (fast[normal, 4] == precise[normal, 4]).all()
     assert (fast[~normal, 4] == 0).all() and (precise[~normal, 4] != 0).all()
@@ -85,3 +87,53 @@ def test_without_fast_math_each_keeps_its_precise_version(inputs):
     np.testing.assert_array_equal(values[:, 1], a / b)
     intrinsic, _ = run("intrinsics", (), a, b, d)
     assert (precise[:, 0] != intrinsic[:, 0]).any() and (precise[:, 5] != intrinsic[:, 5]).any()
+
+
+# __expf of these is subnormal: ex2.approx of x * log2(e), from 2^-127 down to 2^-148.
+SUBNORMAL_EXP = np.linspace(-88.5, -102.5, 29, dtype=np.float32)
+PROGRAM = r'''
+#include <cstdio>
+__global__ void k(float* o, const float* x, int n) { int i = threadIdx.x; if (i < n) o[i] = __expf(x[i]); }
+int main() {
+    const int n = %d;
+    float x[n] = {%s}, h[n], *dx, *dout;
+    cudaMalloc(&dx, sizeof x); cudaMalloc(&dout, sizeof h);
+    cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice);
+    k<<<1, 32>>>(dout, dx, n);
+    cudaMemcpy(h, dout, sizeof h, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < n; ++i) printf("%%a\n", h[i]);
+}
+''' % (SUBNORMAL_EXP.size, ", ".join(f"{float(v).hex()}f" for v in SUBNORMAL_EXP))
+
+
+def _program_exp(backend, options=()):
+    run = cudacheck.run_program(PROGRAM, backend=backend, options=options)
+    assert run.exit_code == 0, run.stderr
+    return np.array([float.fromhex(w) for w in run.stdout.split()], np.float32)
+
+
+@pytest.mark.parametrize("options", [(), ("-ftz=false",), ("-ftz=true",)])
+def test_a_raw_module_flushes_subnormals_whatever_its_ftz_says(options):
+    """CuPy appends -ftz=true to a kernel's options and NVRTC takes the last: through CuPy a
+    GPU flushes every __expf result below 2^-126 to zero, and so does the CPU runtime."""
+    n = SUBNORMAL_EXP.size
+    o = np.zeros(n, np.float32)
+    cudacheck.RawKernel('extern "C" __global__ void k(float* o, const float* x, int n) '
+                        '{ int i = threadIdx.x; if (i < n) o[i] = __expf(x[i]); }', "k", backend="cpu",
+                        options=options)((1,), (32,), (o, SUBNORMAL_EXP, np.int32(n)))
+    assert (o == 0).all()
+
+
+def test_a_whole_program_keeps_subnormals_unless_asked_as_nvcc_does():
+    unflushed = _program_exp("cpu")
+    log2e = np.uint32(0x3FB8AA3B).view(np.float32)   # log2(e) as nvcc's PTX multiplies by it
+    want = gm.ex2_approx(gm.decoded_tables(), (SUBNORMAL_EXP * log2e).astype(np.float32), False)
+    assert gm.same_bits(unflushed, want).all() and (unflushed != 0).all()
+    assert (_program_exp("cpu", ("-ftz=true",)) == 0).all()
+    assert (_program_exp("cpu", ("--use_fast_math",)) == 0).all()
+
+
+@pytest.mark.gpu(nvcc=True)
+def test_a_whole_program_keeps_subnormals_on_a_gpu_too():
+    assert gm.same_bits(_program_exp("gpu"), _program_exp("cpu")).all()
+    assert (_program_exp("gpu", ("-ftz=true",)) == 0).all()

@@ -13,7 +13,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import flush, fma, rcp_approx_ftz, same_bits
+from tests.support.gpu_float_model import NO_FTZ, flush, fma, rcp_approx_ftz, same_bits
 
 KERNEL = r'''
 // Each row its own operands (row r reads element r * n + i): a quotient written twice with the same
@@ -96,7 +96,7 @@ def test_fast_math_fuses_the_quotient_with_the_sum(rng, tables):
 
 def test_without_fast_math_the_quotient_is_rounded_first(rng):
     x, y, z = operands(rng)
-    out = run(x, y, z, ("-ftz=false",))
+    out = run(x, y, z, NO_FTZ)
     q = x / y
     for row, want in ((0, q[0] + z[0]), (2, q[2] - z[2]), (3, z[3] - q[3]), (6, z[6] + q[6]), (7, z[7] - q[7])):
         assert np.array_equal(out[row], want), row

@@ -8,6 +8,7 @@ import pytest
 
 import cudacheck
 from tests.support.gpu_float_model import (
+    NO_FTZ,
     decoded_tables,
     flush,
     rcp_approx_ftz,
@@ -88,7 +89,7 @@ def test_sqrt_approx_is_within_the_guides_bound_and_not_sqrt_rn(tables, inputs):
 
 def test_without_fast_math_sqrtf_is_sqrt_rn(inputs):
     x, y = inputs
-    got = run(("-ftz=false",), x, y)
+    got = run(NO_FTZ, x, y)
     with np.errstate(invalid="ignore"):
         want = np.sqrt(x)
     assert same(got[:, 0], want)

@@ -6,7 +6,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import CUPY_FORCES_FTZ, LG2_GUIDE_NEAR_ONE, same_bits, ulps
+from tests.support.gpu_float_model import CUPY_FORCES_FTZ, LG2_GUIDE_NEAR_ONE, NO_FTZ, same_bits, ulps
 
 KERNEL = r'''
 extern "C" __global__ void intrinsic(float* o, const float* x, int n) {
@@ -43,7 +43,7 @@ def run(kernel, x, options, backend="cpu"):
     return o.reshape(3, n)
 
 
-@pytest.mark.parametrize("options", [("-ftz=false",), ("-ftz=true",)], ids=["no-ftz", "ftz"])
+@pytest.mark.parametrize("options", [NO_FTZ, ("-ftz=true",)], ids=["no-ftz", "ftz"])
 def test_lg2_follows_its_rule_from_the_two_binades_around_one(options):
     """Away from [1/2, 2), lg2 of 2^e (1 + m 2^-23) is e + L[m] rounded toward zero, or one unit
     below it: L read back from the runtime's own results on [1, 2) and [1/2, 1)."""
@@ -62,7 +62,7 @@ def test_lg2_follows_its_rule_from_the_two_binades_around_one(options):
         assert (below == 0).mean() > 0.8, e
 
 
-@pytest.mark.parametrize("options", [("-ftz=false",), ("-ftz=true",)], ids=["no-ftz", "ftz"])
+@pytest.mark.parametrize("options", [NO_FTZ, ("-ftz=true",)], ids=["no-ftz", "ftz"])
 def test_the_intrinsics_keep_the_programming_guides_bounds(options):
     """The Programming Guide's table of intrinsic functions: __log2f within 2^-22 absolute on
     [1/2, 2] and within 2 ulp elsewhere, __logf within 2^-21.41 absolute on [1/2, 2]; __logf
@@ -87,7 +87,7 @@ def test_the_intrinsics_keep_the_programming_guides_bounds(options):
 
 def test_special_values():
     x = np.array([0.0, -0.0, 1.0, np.inf, -1.0, -np.inf, np.nan, 2.0 ** -149, 2.0 ** 100], np.float32)
-    lg2 = run("intrinsic", x, ("-ftz=false",))[0]
+    lg2 = run("intrinsic", x, NO_FTZ)[0]
     assert np.isneginf(lg2[:2]).all() and lg2[2] == 0 and lg2[3] == np.inf and np.isnan(lg2[4:7]).all()
     assert lg2[7] == -149 and lg2[8] == 100
     flushed = run("intrinsic", x, ("-ftz=true",))[0]
@@ -112,7 +112,7 @@ def test_the_table_encodes_and_decodes_to_the_same_bits():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("options", [pytest.param(("-ftz=false",), marks=CUPY_FORCES_FTZ), ("-ftz=true",),
+@pytest.mark.parametrize("options", [pytest.param(NO_FTZ, marks=CUPY_FORCES_FTZ), ("-ftz=true",),
                                      ("--use_fast_math",)],
                          ids=["no-ftz", "ftz", "fast-math"])
 def test_the_gpu_computes_the_same_bits(options):

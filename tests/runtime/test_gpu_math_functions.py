@@ -44,7 +44,7 @@ ROWS = ("sinpif", "cospif", "sincospif's sine", "sincospif's cosine", "exp2f", "
 # The Programming Guide's maximum ulp errors (full range), from the correctly rounded result;
 # __exp10f has none (an intrinsic).
 BOUNDS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1, 8: 2, 9: 2, 10: 3, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 4, 17: 5}
-NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
+NO_FTZ, FTZ, FAST = gm.NO_FTZ, ("-ftz=true",), ("--use_fast_math",)
 
 
 # The kernel's placeholders, in SPELLINGS' order

@@ -29,7 +29,7 @@ ROWS = ("powf", "cbrtf", "log2f", "log10f", "__powf", "__tanf", "tanf", "powf(x,
         "powf(x, 3)", "powf(x, -1)", "powf(2, y)")
 # the constant exponents' rows: (row, x or None for the kernel's x, y or None for the kernel's y)
 CONSTANT = ((7, None, 2.0), (8, None, 0.5), (9, None, 3.0), (10, None, -1.0), (11, 2.0, None))
-NO_FTZ, FTZ, FAST = ("-ftz=false",), ("-ftz=true",), ("--use_fast_math",)
+NO_FTZ, FTZ, FAST = gm.NO_FTZ, ("-ftz=true",), ("--use_fast_math",)
 # The Programming Guide's maximum ulp errors (full range) from the correctly rounded result
 # ("Single-Precision Mathematical Standard Library Functions"): powf 4, cbrtf 1, log2f 1, log10f 2.
 BOUNDS = {"powf": 4, "cbrtf": 1, "log2f": 1, "log10f": 2}

@@ -9,7 +9,7 @@ import pytest
 
 import cudacheck
 from cudacheck.cpu import gpumath
-from tests.support.gpu_float_model import ex2_approx_ftz, rcp_approx_ftz, rsqrt_approx_ftz
+from tests.support.gpu_float_model import NO_FTZ, ex2_approx_ftz, rcp_approx_ftz, rsqrt_approx_ftz
 from tests.support.gpu_float_model import flush as flush_ftz
 
 
@@ -155,7 +155,7 @@ def test_fast_division_is_x_times_the_tables_reciprocal(tables, ftz, rng):
     x = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-140, 127, n)).astype(np.float32)
     y = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.uniform(-125.9, 127.9, n)).astype(np.float32)
     q = np.zeros(n, np.float32)
-    options = () if ftz else ("-ftz=false",)
+    options = () if ftz else NO_FTZ
     cudacheck.RawKernel(QUOTIENT, "quotient", backend="cpu", options=options)(((n + 255) // 256,), (256,),
                                                                               (x, y, q, np.int32(n)))
     flush = flush_ftz if ftz else (lambda v: v)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cudacheck
-from tests.support.gpu_float_model import fma
+from tests.support.gpu_float_model import NO_FTZ, fma
 from tests.support.gpu_semantics_cases import CURAND_DOUBLE_UNIFORM_SLOTS, cases
 from tiling_course.measure import model
 
@@ -194,7 +194,7 @@ extern "C" __global__ void k(float* o, const float* a, int n) {
     a = (rng.standard_normal(3000) * 4).astype(np.float32)
     n = a.size
     o = np.zeros(5 * n, np.float32)
-    cudacheck.RawKernel(src, "k", backend="cpu", options=("-ftz=false",))((n // 256 + 1,), (256,), (o, a, np.int32(n)))
+    cudacheck.RawKernel(src, "k", backend="cpu", options=NO_FTZ)((n // 256 + 1,), (256,), (o, a, np.int32(n)))
     assert np.array_equal(o[:n].view(np.uint32), o[n:2 * n].view(np.uint32))
     assert np.array_equal(o[2 * n:3 * n].view(np.uint32), o[3 * n:4 * n].view(np.uint32))
     assert (o[n:2 * n] != np.exp(a.astype(np.float64)).astype(np.float32)).mean() > 0.1   # not the C library's

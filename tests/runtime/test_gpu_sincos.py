@@ -50,7 +50,7 @@ extern "C" __global__ void spelled(float* o, const float* x, double* d, int n) {
     o[4 * n + i] = ::tan(x[i]);
 }'''
 ROWS = ("sinf", "cosf", "sincosf's sine", "sincosf's cosine", "tanf")
-NO_FTZ, FTZ = ("-ftz=false",), ("-ftz=true",)
+NO_FTZ, FTZ = gm.NO_FTZ, ("-ftz=true",)
 THRESHOLD = np.uint32(0x47CE4780).view(np.float32)   # 105615: larger arguments are reduced exactly
 
 

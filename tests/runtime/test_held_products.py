@@ -96,7 +96,7 @@ def run(kernel, a, backend="cpu"):
     if backend == "gpu":
         import cupy as xp
     o = xp.zeros(3 * n, xp.float32)
-    options = ("--use_fast_math",) if kernel in QUOTIENTS else ("-ftz=false",)
+    options = ("--use_fast_math",) if kernel in QUOTIENTS else ()
     cudacheck.RawModule(KERNELS, backend=backend, options=options).get_function(kernel)(
         ((n + 127) // 128,), (128,), (xp.asarray(a.ravel()), o, np.int32(n), np.int32(LOOPS)))
     return (o if xp is np else xp.asnumpy(o)).reshape(n, 3)

@@ -62,7 +62,7 @@ def run(kernel, a, backend="cpu"):
     if backend == "gpu":
         import cupy as xp
     o = xp.zeros(2 * n, xp.float32)
-    cudacheck.RawModule(KERNELS, backend=backend, options=("-ftz=false",)).get_function(kernel)(
+    cudacheck.RawModule(KERNELS, backend=backend).get_function(kernel)(
         ((n + 127) // 128,), (128,), (xp.asarray(a.ravel()), o, np.int32(n)))
     return (o if xp is np else xp.asnumpy(o)).reshape(n, 2)
 

@@ -12,12 +12,15 @@ import pytest
 from cudacheck.cpu import gpumath
 
 FLT_MIN = np.float32(2.0 ** -126)
-# Why a GPU test does not compare a kernel built -ftz=false: CuPy compiles every kernel with
-# -ftz=true appended after the caller's options (cupy/cuda/compiler.py), and NVRTC takes the last
-# (it warns '"--ftz(-ftz)=false" followed by "--ftz(-ftz)=true"'), so through CuPy a GPU runs it
-# flushed, while the CPU runtime honors -ftz=false (an H100 showed sinf, tanf and __logf of
-# subnormals differing so, 2026-12-07). Comparing nvcc's unflushed code needs a whole program.
-CUPY_FORCES_FTZ = pytest.mark.skip(reason="through CuPy a GPU compiles every kernel -ftz=true (CuPy appends it)")
+# Why a GPU test does not compare the unflushed mode: CuPy compiles every kernel with -ftz=true
+# appended after the caller's options (cupy/cuda/compiler.py), and NVRTC takes the last (it warns
+# '"--ftz(-ftz)=false" followed by "--ftz(-ftz)=true"'), so through CuPy a GPU runs every kernel
+# flushed, as the CPU runtime runs a RawModule whatever its -ftz says. The CPU runtime's -DKC_FTZ=0
+# keeps subnormals, as nvcc's whole programs do by default; comparing that code needs a whole program.
+CUPY_FORCES_FTZ = pytest.mark.skip(reason="through CuPy a GPU compiles every kernel -ftz=true (CuPy appends it): "
+                                          "no CuPy kernel runs unflushed, as -DKC_FTZ=0 makes the CPU runtime")
+# The CPU runtime's unflushed mode, for a RawModule: subnormals kept, as nvcc's whole programs keep them.
+NO_FTZ = ("-DKC_FTZ=0",)
 # The Programming Guide's bounds of __log2f, __logf and __log10f (lg2.approx) on [1/2, 2]: absolute.
 LG2_GUIDE_NEAR_ONE = {"log2f": 2.0 ** -22, "logf": 2.0 ** -21.41, "log10f": 2.0 ** -24}
 

@@ -271,7 +271,8 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
     poll = not checked and polls_volatile(source)
     variant = (*(CHECKED_FLAGS if checked else POLL_FLAGS if poll else ()),
                *(PROGRAM_FLAGS if main_params is not None else ()))
-    flags = [*CXXFLAGS, *compiler_flags(options), *variant, *([CUDA_ARCH_FLAG] if main_params is None else [])]
+    flags = [*CXXFLAGS, *compiler_flags(options, program=main_params is not None), *variant,
+             *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
     name = library_key(unit, flags, cxx, host_objects)
