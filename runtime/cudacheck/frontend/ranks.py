@@ -51,10 +51,11 @@ _FIRST_ARGUMENT_RANK = 3
 
 
 class _Block:
-    __slots__ = ("succ", "count", "base", "loop")
+    __slots__ = ("succ", "count", "base", "loop", "joined")
 
     def __init__(self, loop):
         self.succ, self.count, self.base, self.loop = [], 0, None, loop   # loop: the innermost one it is in
+        self.joined = False   # after a math function's branches, which join before it
 
     def fixed(self, loop=False):
         """A new instruction of this block that cannot be moved, varying in `loop` (the
@@ -219,6 +220,7 @@ class _Walk:
         self.read_uses = {}   # a local's read (its extent) -> the _Use recorded for it, the last time
         self.pairs = []     # ([the two _Use], lhs, rhs, loops) of sums of two products
         self.apart = 0      # _APART calls walked so far
+        self.entries = []   # the block each loop of self.loops is entered from
 
     def run(self, body):
         self._stmt(body)
@@ -249,14 +251,34 @@ class _Walk:
         """(site, whether its uses fuse it) for each product that some sum uses (run() first).
         A product is fused into every one of its uses or none: where each is a sum's operand
         (of two products, the first), in the loops the product varies in (not hoisted apart
-        from it), with no _APART call between, and, of several uses, all in one block (the
-        optimizer sinks the product into the block of its uses); of one use in any block."""
+        from it), with no _APART call between, and, of a product a local holds, all in one block:
+        the product's, or one that only the product's block leads to (the optimizer sinks the
+        product into it). Where that block follows a join (an if's, a loop's, a math function's
+        branches), nvcc 13.0 fuses in some kernels and not in others
+        (logs/2026-12-07-held-products.md): not fused here, as before this model; a product in
+        its sum's expression is fused there, as before."""
+        preds = {}
+        for b in self._blocks():
+            for s in b.succ:
+                preds.setdefault(id(s), []).append(b)
         for site in self.sites.values():
             if not any(u.fusible for u in site.uses):
                 continue
-            yield site, all(u.fusible and u.fn == site.fn and u.loop is site.loop and u.apart == site.apart
-                            for u in site.uses) and (len(site.uses) == 1
-                                                     or all(u.block is site.uses[0].block for u in site.uses))
+            block = site.uses[0].block
+            sunk = block is site.block or (not block.joined and preds.get(id(block)) == [site.block])
+            yield site, (sunk and all(u.block is block for u in site.uses) or not site.held) and all(
+                u.fusible and u.fn == site.fn and u.loop is site.loop and u.apart == site.apart for u in site.uses)
+
+    def _blocks(self):
+        """The blocks reachable from the entry."""
+        seen, stack = {id(self.entry)}, [self.entry]
+        while stack:
+            b = stack.pop()
+            yield b
+            for s in b.succ:
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    stack.append(s)
 
     def _right(self, lhs, rhs, loops):
         """Whether the right product is fused. A product that does not vary in the loop the sum
@@ -542,6 +564,7 @@ class _Walk:
         increment, back to the header; the code after the loop follows the header."""
         parts = [x for x in (cond, inc, body) if x is not None]
         loop = _Loop(self._loop(), self._writes(parts))
+        self.entries.append(self._here())   # where what the loop does not vary is hoisted to
         self.loops.append(loop)
         header = self._block()
         for key in self._assigned(parts):
@@ -568,6 +591,7 @@ class _Walk:
         if self.cur is not None:
             self.cur.succ.append(header)
         self.loops.pop()
+        self.entries.pop()
         self._after_loop(exit_b, loop, env_header)
 
     def _after_loop(self, exit_b, loop, env_header):
@@ -586,6 +610,7 @@ class _Walk:
     def _do(self, c):
         body, cond = self._kids(c)
         loop = _Loop(self._loop(), self._writes([body, cond]))
+        self.entries.append(self._here())
         self.loops.append(loop)
         body_b = self._block()
         for key in self._assigned([body, cond]):
@@ -603,6 +628,7 @@ class _Walk:
         env_exit = dict(self.env)
         self._here().succ.extend([body_b, exit_b])
         self.loops.pop()
+        self.entries.pop()
         self._after_loop(exit_b, loop, env_exit)
 
     def _writes(self, stmts):
@@ -1005,7 +1031,9 @@ class _Walk:
                     continue
                 use = _Use(None, self.fn, None, None, 0)
                 site.uses.append(use)
-            use.block, use.loop, use.apart, use.fusible = self._here(), self._anchor(loop_of(node)), self.apart, True
+            use.loop, use.apart, use.fusible = self._anchor(loop_of(node)), self.apart, True
+            depth = self._depth(use.loop, self.loops)   # a sum hoisted out of loops: before the outermost
+            use.block = self.entries[depth] if depth < len(self.loops) else self._here()
             uses.append((use, value))
         if len(uses) == 2:
             if tok == "-":   # ptxas fuses a difference's left product
@@ -1110,7 +1138,7 @@ class _Walk:
             if written in _MATH_BRANCHING:
                 if written in _APART and not (self.fast_math and written in _FAST_MATH_STRAIGHT):
                     self.apart += 1
-                self._block()
+                self._block().joined = True
                 return self._fixed()
             loops = [self._anchor(loop_of(v)) for v in values]
             loop = max(loops, key=lambda x: self._depth(x, self.loops), default=None)
