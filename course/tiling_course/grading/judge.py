@@ -133,9 +133,10 @@ def compile_options(answer_options, grader_options):
 
     The CPU runtime's own rule decides the rest, as it does for the magic: it takes -D,
     ignores NVRTC's code-generation options (-std, -arch, -O3, -lineinfo, ...), honours
-    -fmad, flushes subnormals as CuPy's -ftz=true does whatever -ftz says, and refuses what it does not know (cudacheck's CompileError, the same
-    words the magic printed). A -D of a macro the variant sets gives way to the
-    variant's value (the student's self-check compiled with it too); an -I cannot be
+    -fmad, flushes subnormals as CuPy's -ftz=true does whatever -ftz says, and refuses what
+    it does not know (cudacheck's CompileError, the same words the magic printed). A -D of a
+    macro the variant sets gives way to the variant's value (the student's self-check
+    compiled with it too); an -I cannot be
     honoured: the grader compiles the cell alone, with none of the student's files."""
     from cudacheck import CompileError, check_options
     grader_sets = {m.group(1): m.group(2) for m in map(_DEFINE.fullmatch, grader_options) if m}
