@@ -133,6 +133,30 @@ def test_a_deleted_cache_folder_leaves_the_front_end_working(monkeypatch, tmp_pa
             shutil.rmtree(folder)
 
 
+# Members of std however a kernel names them: NVRTC (13.0, 13.5) has no C++ library and refuses
+# each of these; its std holds only std::move, std::forward, std::initializer_list and
+# std::align_val_t, which run, as CUDA's own min does after `using namespace std;` (STD_ACCEPTED:
+# each leaves x = {2, 2, 3} from {1, 2, 3}).
+STD_REFUSED = {
+    'extern "C" __global__ void k(float* x) { std::swap(x[0], x[1]); }': r'namespace "std" has no member "swap"',
+    'extern "C" __global__ void k(float* x) { x[0] = std::numeric_limits<float>::max(); }':
+        r'namespace "std" has no member "numeric_limits"',
+    'using namespace std;\nextern "C" __global__ void k(float* x) { swap(x[0], x[1]); }':
+        r'kernel.cu\(2\): error: identifier "swap" is undefined',
+    '#define SWAP(a, b) std::swap(a, b)\nextern "C" __global__ void k(float* x) { SWAP(x[0], x[1]); }':
+        r'kernel.cu\(2\): error: namespace "std" has no member "swap"',
+    'template <class T> __device__ void s(T& a, T& b) { std::swap(a, b); }\n'
+    'extern "C" __global__ void k(float* x) { s(x[0], x[1]); }': r'namespace "std" has no member "swap"',
+}
+STD_ACCEPTED = [
+    'extern "C" __global__ void k(float* x) { float b = std::move(x[1]); x[0] = std::forward<float&>(b); }',
+    'extern "C" __global__ void k(float* x) { std::initializer_list<float> l = {2.0f, 5.0f}; x[0] = *l.begin(); }',
+    'using namespace std;\nextern "C" __global__ void k(float* x) { x[0] = min(x[1], x[2]); }',
+    'template <class T> __device__ void s(T& a, T& b) { std::swap(a, b); }\n'   # never instantiated
+    'extern "C" __global__ void k(float* x) { x[0] = 2; }',
+]
+
+
 @pytest.mark.parametrize("src,match", [
     ('#include <stdint.h>\nextern "C" __global__ void k(float* x) { x[0] = 1; }',
      r"cannot open source file \"stdint.h\""),
@@ -152,12 +176,33 @@ def test_a_deleted_cache_folder_leaves_the_front_end_working(monkeypatch, tmp_pa
      r'kernel.cu\(2\): error: namespace "std" has no member "min"'),
     ('extern "C" __global__ void k(float* x) { float s, c; sincosf(x[0], &s, &c); x[0] = std::sin(s) + c; }',
      r'namespace "std" has no member "sin"'),
+    *STD_REFUSED.items(),
 ])
 def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
     # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log); the
-    # std:: ones by NVRTC 13.5 here and on an H100 (logs/2026-12-07-cse-contraction.md).
+    # std:: ones by NVRTC 13.5 here (logs/2026-12-07-std-names.md) and on an H100.
     with pytest.raises(cudacheck.CompileError, match=match):
         cudacheck.RawModule(src, backend="cpu").compile()
+
+
+@pytest.mark.parametrize("src", STD_ACCEPTED)
+def test_the_std_that_nvrtc_has_runs(src):
+    x = np.array([1, 2, 3], np.float32)
+    cudacheck.RawKernel(src, "k", backend="cpu")((1,), (1,), (x,))
+    assert x.tolist() == [2, 2, 3]
+
+
+@pytest.mark.gpu
+def test_nvrtc_refuses_and_accepts_the_same_std():
+    """Through CuPy's NVRTC on a GPU: the same sources refused, and the same ones run."""
+    import cupy
+    for src in STD_REFUSED:
+        with pytest.raises(cudacheck.CompileError):
+            cudacheck.RawModule(src, backend="gpu").get_function("k")
+    for src in STD_ACCEPTED:
+        x = cupy.asarray(np.array([1, 2, 3], np.float32))
+        cudacheck.RawKernel(src, "k", backend="gpu")((1,), (1,), (x,))
+        assert cupy.asnumpy(x).tolist() == [2, 2, 3]
 
 
 def test_cuda_s_own_overloads_are_not_std_s():

@@ -4,12 +4,14 @@ line, and says what to write instead.
 
 - a CUDA header's name (__half, wmma) used without including the header;
 - a C or C++ library header (NVRTC has none), or a type of the C library in device code;
-- a math function of namespace std (`std::exp2`, `std::min`): NVRTC's std has none;
+- a member of namespace std (`std::exp2`, `std::swap`, `std::numeric_limits`): NVRTC's std has
+  only std::move, std::forward, std::initializer_list and std::align_val_t;
 - device code calling a host function of the C library, or a function declared and never defined;
 - a kernel's static __shared__ variables, its callees' included, over 48 KiB;
 - two extern __shared__ arrays of one name with different types;
 - texture references (`texture<T, dim, mode>`, cudaBindTexture), which CUDA 12 removed.
 """
+import ctypes
 import re
 from pathlib import Path
 
@@ -92,33 +94,109 @@ def check_includes(ci, top, options, source):
             f"\n{numbered(source, {line})}", backend="any")
 
 
-# The functions of <cmath> and <algorithm> a kernel may write as std::name: NVRTC (CUDA 13.0 and
-# 13.5, no header included) knows none of these, each checked with NVRTC: "namespace "std" has no
-# member". CUDA's own float overloads (exp2(x), ::exp2(x) of a float) and cuda::std's are found.
+# What NVRTC's namespace std holds with no header included (NVRTC 13.0 and 13.5, each checked):
+# std::move, std::forward, std::initializer_list and std::align_val_t (operator new's). Every
+# other member of std a kernel names (std::swap, std::min, std::numeric_limits, std::exp2, ...)
+# NVRTC refuses: it has no C++ library, which the CPU runtime's parse has.
+_NVRTC_STD = frozenset({"move", "forward", "initializer_list", "align_val_t"})
+# Math functions: CUDA's own, overloaded for float and double, are what to write instead.
 _STD_MATH = frozenset(
     "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 expm1 log log10 log2 log1p logb "
     "ilogb sqrt cbrt hypot pow erf erfc tgamma lgamma ceil floor trunc round rint nearbyint lround llround lrint "
     "fabs abs fmod remainder fmin fmax fdim fma frexp modf ldexp scalbn nextafter copysign isnan isinf isfinite "
     "signbit min max".split())
+# What the C library's math.h and stdlib.h declare in the global namespace, which libstdc++'s
+# declare as std's brought out by `using std::exp2;`: written without std::, each is CUDA's own
+# function on a GPU, not the C++ library's.
+_C_GLOBAL = _STD_MATH | frozenset("nan nanf fpclassify isnormal remquo scalbln nexttoward llrint labs llabs div "
+                                  "ldiv lldiv".split())
+_REFERENCES = ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "TYPE_REF", "TEMPLATE_REF", "OVERLOADED_DECL_REF")
 
 
-def check_std_math(top, source):
-    """A kernel's `std::exp2(x)` and the like, which NVRTC refuses (its std namespace has no math;
-    the CPU runtime's C++ library has, so clang found it): CompileError with NVRTC's words and the
-    spelling to use. `cuda::std::exp2` (with <cuda/std/cmath>) is not this."""
-    for c in top:   # the source's own top-level cursors: its functions, not its macros' definitions
-        if not c.kind.is_declaration():
+def check_std_names(ci, tu, top, source):
+    """A kernel's use of a member of namespace std that NVRTC does not have (all but _NVRTC_STD),
+    however it is spelled (`std::swap`, `std::numeric_limits<float>`, `swap` after `using namespace
+    std;`, in a macro the source defines): CompileError with NVRTC's words and what to write. A
+    name clang found in the C++ library is refused; the runtime's own headers' are not (their
+    macros' std names included), nor `cuda::std`'s. In a template's pattern, only where the
+    source names the template elsewhere (instantiates it), as NVRTC refuses it."""
+    if "std" not in source:   # (every way to name one spells it)
+        return
+    K = ci.CursorKind
+    spelling = ci.conf.lib.clang_getSpellingLocation   # where a macro's text is written
+    spelling.argtypes = [ci.SourceLocation] + [ctypes.c_void_p] * 4
+    spelling.restype = None
+    main = ctypes.cast(tu.get_file(SOURCE_NAME).obj, ctypes.c_void_p).value
+    specialized = ci.conf.lib.clang_getSpecializedCursorTemplate   # an instance's template
+    found, named = [], set()   # (the template around it or None, name, line, qualified); templates named
+    stack = [(c, None) for c in reversed(top) if c.kind.is_declaration()]   # the source's own cursors
+    while stack:
+        n, template = stack.pop()
+        if n.kind.name in _TEMPLATE_KINDS:
+            template = n
+        stack.extend((k, template) for k in reversed(list(n.get_children())))
+        if n.kind.name not in _REFERENCES:
             continue
-        tokens = [t for t in c.get_tokens() if t.kind.name != "COMMENT"]
-        for i in range(1, len(tokens) - 1):
-            name = tokens[i + 1].spelling
-            if tokens[i].spelling == "::" and tokens[i - 1].spelling == "std" and name in _STD_MATH \
-                    and (i < 2 or tokens[i - 2].spelling != "::"):
-                line = tokens[i - 1].location.line
-                raise CompileError(
-                    f"{SOURCE_NAME}({line}): error: namespace \"std\" has no member \"{name}\" (as NVRTC reports "
-                    f"it: it has no C++ library). Write {name}(...) without std::, CUDA's own function, "
-                    f"overloaded for float and double as std::{name} is.\n{numbered(source, {line})}", backend="any")
+        for decl in _referenced(ci, n):
+            pattern = decl if decl.kind.name in _TEMPLATE_KINDS else specialized(decl)
+            if pattern is not None and (template is None or pattern.canonical != template.canonical):
+                named.add(pattern.canonical.hash)   # (a template, or an instance of one, named outside it)
+            member = _std_member(K, decl)
+            where = decl.location.file.name if decl.location.file else ""
+            if member is None or member.spelling in _NVRTC_STD or not where or in_runtime(where) \
+                    or where == SOURCE_NAME:
+                continue
+            spelled, offset = ctypes.c_void_p(), ctypes.c_uint()
+            spelling(n.location, ctypes.byref(spelled), None, None, ctypes.byref(offset))
+            if spelled.value != main:
+                continue   # a runtime header's macro: not the kernel's text
+            name = member.spelling.encode()
+            qualified = re.search(rb"std\s*::\s*" + re.escape(name) + rb"\b",
+                                  source.encode()[max(0, offset.value - 128):offset.value + len(name) + 1])
+            if qualified or member.spelling not in _C_GLOBAL:   # (`exp2(x)`: CUDA's own, on a GPU)
+                found.append((template, member.spelling, n.location.line, qualified))
+    for template, name, line, qualified in found:
+        if template is None or template.canonical.hash in named:
+            _refuse_std(name, line, source, qualified)
+
+
+def _referenced(ci, n):
+    """The declarations a reference names (each of an overload set's)."""
+    if n.kind == ci.CursorKind.OVERLOADED_DECL_REF:
+        lib = ci.conf.lib
+        return [lib.clang_getOverloadedDecl(n, i) for i in range(lib.clang_getNumOverloadedDecls(n))]
+    return [n.referenced] if n.referenced is not None else []
+
+
+def _std_member(K, decl):
+    """The member of the top-level namespace std that `decl` is or lies in (through inline
+    namespaces such as libstdc++'s __cxx11), or None."""
+    path = []
+    while decl is not None and decl.kind != K.TRANSLATION_UNIT:
+        if decl.kind == K.NAMESPACE and decl.spelling == "std" and _outside_namespaces(K, decl.semantic_parent):
+            return next((d for d in reversed(path) if d.kind != K.NAMESPACE), None)
+        path.append(decl)
+        decl = decl.semantic_parent
+    return None
+
+
+def _outside_namespaces(K, c):
+    """Whether c is the translation unit or lies in no namespace (only `extern "C++" {}` blocks)."""
+    while c is not None and c.kind != K.TRANSLATION_UNIT:
+        if c.kind == K.NAMESPACE:
+            return False
+        c = c.semantic_parent
+    return True
+
+
+def _refuse_std(name, line, source, qualified):
+    said = f'namespace "std" has no member "{name}"' if qualified else f'identifier "{name}" is undefined'
+    instead = (f"Write {name}(...) without std::, CUDA's own function, overloaded for float and double as "
+               f"std::{name} is." if name in _STD_MATH else
+               "Write it yourself (a swap is three lines), or use CUDA's own functions (min, max, fabsf, "
+               "__float_as_int, ...); std::move, std::forward and std::initializer_list are the std NVRTC has.")
+    raise CompileError(f"{SOURCE_NAME}({line}): error: {said} (as NVRTC reports it: it has no C++ library). "
+                       f"{instead}\n{numbered(source, {line})}", backend="any")
 
 
 def check_type_ref(ci, c, source, own_typedefs=None):
@@ -160,8 +238,9 @@ def check_functions(functions, source):
     for fn, _qual, info in functions.values():
         if info["device"]:
             pattern = in_template(fn)
-            for _usr, name, line, file, defined in sorted(info["calls"], key=lambda x: x[2]):
-                check_callee(name, line, file, defined, fn.spelling, source, pattern)
+            for usr, name, line, file, defined in sorted(info["calls"], key=lambda x: x[2]):
+                if not usr.startswith("c:@N@std@"):   # std's: check_std_names
+                    check_callee(name, line, file, defined, fn.spelling, source, pattern)
 
 
 def check_callee(name, line, file, defined, caller, source, pattern=False):

@@ -88,7 +88,7 @@ class Reader:
         nvrtc.check_texture_references(self.errors, self.source)
         if not self.program:
             nvrtc.check_includes(self.ci, self.top, self.options, self.source)
-            nvrtc.check_std_math(self.top, self.source)
+            nvrtc.check_std_names(self.ci, tu, self.top, self.source)
         self.allocations = {}
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}

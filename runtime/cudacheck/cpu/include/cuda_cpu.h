@@ -24,6 +24,10 @@
 // until the program includes <cstdio>, <stdio.h> or a header that does).
 #ifndef KC_PROGRAM
 #include <stdio.h>
+// NVRTC's namespace std holds std::move, std::forward, std::initializer_list and std::align_val_t
+// with no header (the math.h above brings the first two; this small one the third): the rest of
+// std a kernel names, NVRTC refuses, and so does the front end (nvrtc.check_std_names).
+#include <initializer_list>
 #endif
 #include <stdlib.h>
 #include <string.h>
