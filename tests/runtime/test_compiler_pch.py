@@ -74,9 +74,10 @@ def test_the_precompiled_header_is_used(kernel_compiles, check, options):
 
 
 def test_a_macro_the_header_tests_makes_gcc_read_the_header_itself(kernel_compiles):
-    """--ftz=true defines KC_FTZ, which the header tests: g++ refuses the precompiled header
-    and reads cuda_cpu.h, so the unit compiles to what it would without one."""
-    cudacheck.RawKernel(fresh(SOURCE), "scale", options=("--ftz=true",), backend="cpu", check=True).compile()
+    """-DKC_FTZ=0 (the CPU runtime's unflushed mode) defines KC_FTZ, which the header tests: g++
+    refuses the precompiled header and reads cuda_cpu.h, so the unit compiles to what it would
+    without one."""
+    cudacheck.RawKernel(fresh(SOURCE), "scale", options=("-DKC_FTZ=0",), backend="cpu", check=True).compile()
     (log,) = kernel_compiles
     assert _pch_lines(log)[0].startswith("x "), log[:2000]
     assert re.search(r"^\. \S*/include/cuda_cpu\.h$", log, re.M), log[:2000]

@@ -180,7 +180,7 @@ STD_ACCEPTED = [
 ])
 def test_what_nvrtc_refuses_the_cpu_runtime_refuses(src, match):
     # Each of these was refused by NVRTC on an H100 (logs/2026-11-23-h100-nvrtc-probe.log); the
-    # std:: ones by NVRTC 13.5 here (logs/2026-12-07-std-names.md) and on an H100.
+    # std:: ones by NVRTC 13.5 here (logs/2026-12-07-std-names.md) and on an H100 (the GPU test below).
     with pytest.raises(cudacheck.CompileError, match=match):
         cudacheck.RawModule(src, backend="cpu").compile()
 
