@@ -40,9 +40,9 @@ use (a factor, a store, an argument, a phi, a select). nvcc 13.0 fuses a product
 of its uses or none (cuobjdump of sm_90, logs/2026-12-07-held-products.md): where each use is a
 sum's operand (of two products, the one the ranks put first; of a difference, the left one), the
 sums vary in the loops the product varies in (a product hoisted out of a loop is not fused into
-a sum that stays in it), no call of _APART lies between, and the uses are all in one block, the
-product's or one it sinks to (one use may be in any). Contraction.kept_apart and held_product give
-the rewriter (arith.py) these answers.
+a sum that stays in it), no call of _APART lies between, and, of a product a local holds, the uses
+are all in its block or in one only its block leads to (an if's), where the optimizer sinks it.
+Contraction.kept_apart and held_product give the rewriter (arith.py) these answers.
 """
 import re
 from dataclasses import dataclass, field
@@ -134,10 +134,12 @@ _MATH_CALLS = {"sqrtf": (1, 0), "fabsf": (1, 0), "rsqrtf": (1, 0), "__expf": (1,
 _MATH_BRANCHING = {"logf", "log2f", "log10f", "log1pf", "sinf", "cosf", "tanf", "sincosf", "powf", "erff", "erfcf",
                    "atanf", "atan2f", "asinf", "acosf", "sinhf", "coshf", "expm1f", "sinpif", "cospif"}
 # Of those, the ones after whose call nvcc 13.0 keeps a product computed before it apart from a
-# sum after it (FMUL, then FADD; an FFMA after every other one): the optimizer sinks the product
-# down to its sum, but these functions' selects become branches after that, between them
-# (cuobjdump of sm_90, `float p = x * y; o = f(c) + p;` and `o = x * y + f(c)` alike:
-# logs/2026-12-07-held-products.md). Under --use_fast_math sinf and cosf are __sinf and __cosf.
+# sum after it (FMUL, then FADD), where after every other one it gave an FFMA: the optimizer sinks
+# the product down to its sum, but these functions' selects become branches after that, between
+# them (cuobjdump of sm_90, `float p = x * y; o = f(c) + p;` and `o = x * y + f(c)` alike, the
+# operands from four arrays; from one array nvcc kept `logf`'s apart too, which a product a local
+# holds is here: logs/2026-12-07-held-products.md). Under --use_fast_math sinf and cosf are
+# __sinf and __cosf.
 _APART = {"sinf", "cosf", "atanf", "erff", "log1pf"}
 _FAST_MATH_STRAIGHT = {"sinf", "cosf"}
 _REINTERPRETATIONS = {"__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint"}
@@ -825,11 +827,11 @@ class _Walk:
             old = self._read_target(kids[0])
             node = self._op(old, rhs)
             tok = self._binary_token(c)
-            if self._kind(c) in ("FLOAT", "DOUBLE") and self._traced(node, old, rhs) is not None:
+            if self._kind(c) in ("FLOAT", "DOUBLE"):
                 node = self._traced(node, old, rhs)
-                if tok in ("+=", "-="):
+                if node is not None and tok in ("+=", "-="):
                     self._sum_uses([kids[1]], [rhs], node)
-                elif self._multiplies(c, tok[:1]) and self._kind(kids[1]) == self._kind(c) \
+                elif node is not None and self._multiplies(c, tok[:1]) and self._kind(kids[1]) == self._kind(c) \
                         and self._target(kids[0]) is not None and self._target(kids[0])[1] is None:
                     self._site(c, node).held = True   # `p *= y`: p holds p * y (of p's type, not y's wider one)
             return self._write(kids[0], node)
