@@ -37,6 +37,11 @@ def user_flags(options):
     return [flag for flag in map(_user_flag, options) if flag is not None]
 
 
+def fast_math_enabled(options):
+    """nvcc's and NVRTC's --use_fast_math (-use_fast_math)."""
+    return any(o.replace("--", "-") == "-use_fast_math" for o in options)
+
+
 def compiler_flags(options, program=False):
     """The C++ compiler flags for CuPy-style options: -D and -I pass, NVRTC-only ones
     are dropped, anything else is an error naming the option. Subnormals (kc_intrinsics.h's
@@ -44,7 +49,7 @@ def compiler_flags(options, program=False):
     them and NVRTC takes the last; a whole program's (program=True) are kept unless -ftz=true or
     --use_fast_math asks, as nvcc does. -DKC_FTZ=0 (the CPU runtime's own) keeps a RawModule's."""
     flags = []
-    ftz = False
+    ftz = fast_math_enabled(options)   # (which implies -ftz=true; an -ftz option decides)
     for opt in options:
         flag = _user_flag(opt)
         if flag is not None:
@@ -52,7 +57,7 @@ def compiler_flags(options, program=False):
         elif re.match(r"^--?ftz=(false|true)$", opt):
             ftz = opt.endswith("true")   # (the last one counts, as in nvcc)
         elif IGNORED_OPTION.match(opt):
-            ftz = ftz or opt.lstrip("-") == "use_fast_math"
+            continue
         else:
             raise CompileError(f"option {opt!r} is not understood by the CPU runtime "
                                "(it takes -D and -I, and ignores NVRTC's code-generation options)", backend="cpu")

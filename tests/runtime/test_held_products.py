@@ -11,8 +11,7 @@ fma(x, y, c) rounded once, or x * y rounded and then added."""
 import numpy as np
 import pytest
 
-import cudacheck
-from tests.support.gpu_float_model import decoded_tables, flush, fma, rcp_approx_ftz, same_bits
+from tests.support.gpu_float_model import decoded_tables, flush, fma, rcp_approx_ftz, run_packed, same_bits
 
 KERNELS = r'''
 #define ARGS const float* __restrict__ a, float* __restrict__ o, int n, int m
@@ -93,15 +92,8 @@ def inputs(kernel, rng, n):
 
 
 def run(kernel, a, backend="cpu"):
-    n = a.shape[0]
-    xp = np
-    if backend == "gpu":
-        import cupy as xp
-    o = xp.zeros(3 * n, xp.float32)
     options = ("--use_fast_math",) if kernel in QUOTIENTS else ()
-    cudacheck.RawModule(KERNELS, backend=backend, options=options).get_function(kernel)(
-        ((n + 127) // 128,), (128,), (xp.asarray(a.ravel()), o, np.int32(n), np.int32(LOOPS)))
-    return (o if xp is np else xp.asnumpy(o)).reshape(n, 3)
+    return run_packed(KERNELS, kernel, a, 3, options, (np.int32(LOOPS),), backend)
 
 
 def model(kernel, a, out):
@@ -115,8 +107,8 @@ def model(kernel, a, out):
         return {0: (s, fma(x, y, c))}   # (nvcc hoists x * y out of the loop, away from the sum)
     if kernel in QUOTIENTS:
         x, c = flush(x), flush(c)
-        fused = flush(fma(x, rcp_approx_ftz(decoded_tables(), y), c))
-        return {0: (fused, flush((flush((x * rcp_approx_ftz(decoded_tables(), y)).astype(f32)) + c).astype(f32)))}
+        rcp = rcp_approx_ftz(decoded_tables(), y)
+        return {0: (flush(fma(x, rcp, c)), flush((flush((x * rcp).astype(f32)) + c).astype(f32)))}
     found = {}
     for column, (sign_p, sign_c, addend), fused in CASES[kernel]:
         if kernel == "redefined" and column == 1:

@@ -7,8 +7,7 @@ added."""
 import numpy as np
 import pytest
 
-import cudacheck
-from tests.support.gpu_float_model import fma, same_bits
+from tests.support.gpu_float_model import fma, run_packed, same_bits
 
 KERNELS = r'''
 #define ARGS const float* __restrict__ a, float* __restrict__ o, int n
@@ -57,14 +56,7 @@ def negated(kernel):
 
 
 def run(kernel, a, backend="cpu"):
-    n = a.shape[0]
-    xp = np
-    if backend == "gpu":
-        import cupy as xp
-    o = xp.zeros(2 * n, xp.float32)
-    cudacheck.RawModule(KERNELS, backend=backend).get_function(kernel)(
-        ((n + 127) // 128,), (128,), (xp.asarray(a.ravel()), o, np.int32(n)))
-    return (o if xp is np else xp.asnumpy(o)).reshape(n, 2)
+    return run_packed(KERNELS, kernel, a, 2, backend=backend)
 
 
 @pytest.mark.parametrize("kernel", sorted(UNFUSED | FUSED))

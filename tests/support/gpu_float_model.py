@@ -224,3 +224,17 @@ def run_rows(source, rows, kernel, x, y, options, backend="cpu"):
     o = np.zeros(rows * n, np.float32)
     cudacheck.RawModule(source, backend="cpu", options=options).get_function(kernel)(grid, (256,), (o, x, y) + args)
     return o.reshape(rows, n)
+
+
+def run_packed(source, kernel, a, width, options=(), extra=(), backend="cpu"):
+    """Launch `kernel(const float* a, float* o, int n, *extra)` of `source`, one thread per row of
+    `a` (n, k), on the CPU runtime or, through CuPy, on a GPU; its output o as (n, width)."""
+    import cudacheck
+    n = a.shape[0]
+    xp = np
+    if backend == "gpu":
+        import cupy as xp
+    o = xp.zeros(width * n, xp.float32)
+    cudacheck.RawModule(source, backend=backend, options=options).get_function(kernel)(
+        ((n + 127) // 128,), (128,), (xp.asarray(a.ravel()), o, np.int32(n), *extra))
+    return (o if xp is np else xp.asnumpy(o)).reshape(n, width)

@@ -32,9 +32,9 @@ the helpers act only where the operands turn out to be floating (or integer) val
 Expressions that a macro's body spells are left alone: their text is not in the source. A call
 written in a macro's arguments (`CHECK(expf(x))`) is renamed all the same.
 """
-import ctypes
 from dataclasses import dataclass, field
 
+from .libclang import main_file, spelled_offset
 from .ranks import Contraction
 from .shared_products import SharedProducts, through_conversions
 
@@ -68,11 +68,6 @@ def _arguments_start(code, macro):
     return at if code[at:at + 1] == b"(" else end
 
 
-def fast_math_enabled(options):
-    """nvcc's and NVRTC's --use_fast_math."""
-    return any(o.replace("--", "-") == "-use_fast_math" for o in options)
-
-
 @dataclass
 class _Edits:
     macros: list                                   # (start, end, arguments' start) offsets of macro expansions
@@ -104,9 +99,6 @@ class Rewriter:
         self.ci, self.K, self.code, self.fmad, self.fast_math = ci, ci.CursorKind, code, fmad, fast_math
         self.math = {**_GPU_MATH, **_FAST_MATH} if fast_math else _GPU_MATH
         self.op_kind = ci.conf.lib.clang_getCursorBinaryOperatorKind
-        self._spelling_location = ci.conf.lib.clang_getSpellingLocation   # not wrapped by clang.cindex
-        self._spelling_location.argtypes = [ci.SourceLocation] + [ctypes.c_void_p] * 4
-        self._spelling_location.restype = None
         macros = [(c.extent.start.offset, c.extent.end.offset, _arguments_start(code, c))
                   for c in top if c.kind == self.K.MACRO_INSTANTIATION]   # the source's top-level cursors
         self.edits = _Edits(macros)
@@ -117,7 +109,7 @@ class Rewriter:
         self._holders = {}               # a held product's extent -> (its holder's name, "*" or "/")
         self._body = None                # the offset just inside the function's body, for holders
         self.main_file = tu.spelling
-        self._main_ptr = ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
+        self._main_ptr = main_file(ci, tu)
 
     def result(self):
         """The edits of every function() so far, as frontend.Program.edits holds them."""
@@ -461,7 +453,7 @@ class Rewriter:
                 or decl.location.file.name == self.main_file:
             return None   # a function of the source's own
         # where the callee's text is: in a macro's arguments, its spelling, not the expansion's place
-        start, end = (self._spelled(x) for x in (ref.extent.start, ref.extent.end))
+        start, end = (spelled_offset(self.ci, x, self._main_ptr) for x in (ref.extent.start, ref.extent.end))
         written = self.code[start:end].decode(errors="replace").replace(" ", "")
         if written.split("::")[-1] != c.spelling or not self.edits.in_arguments(start, end):
             return None   # spelled by a macro's body: its text is not here
@@ -470,14 +462,6 @@ class Rewriter:
     def _takes_float(self, c):
         args = list(c.get_arguments())
         return bool(args) and self._kind(args[0]) == "FLOAT"
-
-    def _spelled(self, location):
-        """The offset in the main file where `location`'s text is spelled (a macro argument's own
-        text, where libclang's offset is the expansion's); -1 where it is not in the main file."""
-        f, line, column, offset = ctypes.c_void_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
-        self._spelling_location(location, ctypes.byref(f), ctypes.byref(line), ctypes.byref(column),
-                                ctypes.byref(offset))
-        return offset.value if f.value == self._main_ptr else -1
 
     def _shiftable(self, lhs, rhs):
         """Both operands integers (or unknown, in a template), and the amount not a literal:

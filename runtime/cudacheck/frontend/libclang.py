@@ -39,6 +39,29 @@ def inside(path, folder):
         return False
 
 
+def spelled_offset(ci, location, main):
+    """The offset in the file `main` (main_file(ci, tu)) where `location`'s text is spelled (a
+    macro's own text, in its definition or its arguments, where libclang's offset is the
+    expansion's); -1 where it is spelled in another file (a header's macro)."""
+    f, offset = ctypes.c_void_p(), ctypes.c_uint()
+    _spelling_location(ci)(location, ctypes.byref(f), None, None, ctypes.byref(offset))
+    return offset.value if f.value == main else -1
+
+
+@lru_cache(maxsize=None)
+def _spelling_location(ci):
+    """libclang's clang_getSpellingLocation, which clang.cindex does not wrap, typed once."""
+    where = ci.conf.lib.clang_getSpellingLocation
+    where.argtypes = [ci.SourceLocation] + [ctypes.c_void_p] * 4
+    where.restype = None
+    return where
+
+
+def main_file(ci, tu):
+    """The translation unit's own file, as spelled_offset compares it."""
+    return ctypes.cast(ci.File.from_name(tu, tu.spelling).obj, ctypes.c_void_p).value
+
+
 @lru_cache(maxsize=None)
 def in_runtime(path):
     """Whether `path` is one of the CPU runtime's own files (INCLUDE_DIR's or SRC_DIR's)."""

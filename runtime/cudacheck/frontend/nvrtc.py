@@ -11,7 +11,6 @@ line, and says what to write instead.
 - two extern __shared__ arrays of one name with different types;
 - texture references (`texture<T, dim, mode>`, cudaBindTexture), which CUDA 12 removed.
 """
-import ctypes
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from ..errors import CompileError
 from ..launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from ..listing import numbered
 from ..options import user_flags
-from .libclang import INCLUDE_DIR, SOURCE_NAME, in_runtime, inside, origin
+from .libclang import INCLUDE_DIR, SOURCE_NAME, in_runtime, inside, main_file, origin, spelled_offset
 
 # Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
 # one without its header is told which header it needs.
@@ -123,10 +122,7 @@ def check_std_names(ci, tu, top, source):
     if "std" not in source:   # (every way to name one spells it)
         return
     K = ci.CursorKind
-    spelling = ci.conf.lib.clang_getSpellingLocation   # where a macro's text is written
-    spelling.argtypes = [ci.SourceLocation] + [ctypes.c_void_p] * 4
-    spelling.restype = None
-    main = ctypes.cast(tu.get_file(SOURCE_NAME).obj, ctypes.c_void_p).value
+    main, text = main_file(ci, tu), source.encode()
     specialized = ci.conf.lib.clang_getSpecializedCursorTemplate   # an instance's template
     found, named = [], set()   # (the template around it or None, name, line, qualified); templates named
     stack = [(c, None) for c in reversed(top) if c.kind.is_declaration()]   # the source's own cursors
@@ -146,13 +142,12 @@ def check_std_names(ci, tu, top, source):
             if member is None or member.spelling in _NVRTC_STD or not where or in_runtime(where) \
                     or where == SOURCE_NAME:
                 continue
-            spelled, offset = ctypes.c_void_p(), ctypes.c_uint()
-            spelling(n.location, ctypes.byref(spelled), None, None, ctypes.byref(offset))
-            if spelled.value != main:
+            offset = spelled_offset(ci, n.location, main)   # where the source (or its macro) spells it
+            if offset < 0:
                 continue   # a runtime header's macro: not the kernel's text
             name = member.spelling.encode()
             qualified = re.search(rb"std\s*::\s*" + re.escape(name) + rb"\b",
-                                  source.encode()[max(0, offset.value - 128):offset.value + len(name) + 1])
+                                  text[max(0, offset - 128):offset + len(name) + 1])
             if qualified or member.spelling not in _C_GLOBAL:   # (`exp2(x)`: CUDA's own, on a GPU)
                 found.append((template, member.spelling, n.location.line, qualified))
     for template, name, line, qualified in found:

@@ -5,9 +5,9 @@ runtime cannot run, and the edits of the CPU build. On the way it applies NVRTC'
 (nvrtc.py) and collects the arithmetic rewrites (arith.py)."""
 import re
 
-from ..options import user_flags
+from ..options import fast_math_enabled, user_flags
 from . import cpu_build, nvrtc, ptx
-from .arith import Rewriter, fast_math_enabled, fmad_enabled
+from .arith import Rewriter, fmad_enabled
 from .dtypes import element_dtype, parameter
 from .libclang import (
     CUDA_ARCH_FLAG,
