@@ -5,11 +5,13 @@ the exact float64 interpolation), normalized coordinates, read modes, element ty
 on linear memory, awkward sizes; a whole program through the host API; the errors of bad
 descriptors; texture references refused, naming texture objects.
 
-The model's float operations are float32 where the runtime's are (the scaling of a normalized
-coordinate, the half-texel offset); linear filtering's weights round as an H100's do (an axis's
+The model's float operations are float32 where the runtime's are (the half-texel offset at texel
+coordinates); a normalized coordinate is fixed point, scaled exactly, as an H100 takes it (axis();
+logs/2026-12-07-texture-coordinates.md); linear filtering's weights round as an H100's do (an axis's
 to 1/256 ties up, a 2-D corner's as corner_weights says) and its sum is exact, rounded once: an
 H100 gives these bits for 97.4% of random 1-D fetches and 94.2% of 2-D ones, and differs from the
 rest by an ulp or a few (logs/2026-12-07-texture-filtering.md)."""
+import base64
 import re
 
 import numpy as np
@@ -17,6 +19,8 @@ import pytest
 
 import cudacheck
 from cudacheck import texture as tex
+from tests.support import ROOT
+from tiling_course.measure import model as measurements
 
 F32 = np.float32
 WRAP, CLAMP, MIRROR, BORDER = (tex.cudaAddressModeWrap, tex.cudaAddressModeClamp, tex.cudaAddressModeMirror,
@@ -109,26 +113,49 @@ def effective(mode, normalized):
     return mode if normalized or mode == BORDER else CLAMP
 
 
-def position(x, n, mode, normalized):
-    """A coordinate in texels: normalized ones wrapped (frac) or mirrored (1 - frac where
-    floor is odd), then scaled by the size (a float32 product)."""
+def coordinate_bits(n):
+    """The fractional bits of a normalized coordinate that a GPU keeps for a size of n texels: 21
+    up to 8192, 22 above (an H100's; logs/2026-12-07-texture-coordinates.md)."""
+    return 22 if n > 8192 else 21
+
+
+def axis(x, n, mode, normalized, linear):
+    """Each coordinate's (lower texel, upper texel, the upper's weight in 1/256) on one axis of n
+    texels. Unnormalized: x - 0.5 in float32 (linear), its fraction rounded to 1/256, ties up.
+    Normalized: x truncated to coordinate_bits(n) fractional bits (NaN as 0), times n exactly."""
     x = x.astype(F32)
     if not normalized:
-        return x
-    if mode == WRAP:
-        x = x - np.floor(x)
-    elif mode == MIRROR:
-        f = np.floor(x)
-        x = np.where(np.mod(f, 2) != 0, F32(1) - (x - f), x - f)
-    return (x * F32(n)).astype(F32)
+        if not linear:
+            j = place(mode, np.floor(x).astype(np.int64), n)
+            return j, j, np.zeros(len(x), np.int64)
+        b = (x - F32(0.5)).astype(F32)
+        fl = np.floor(b)
+        i = fl.astype(np.int64)
+        return place(mode, i, n), place(mode, i + 1, n), np.floor((b - fl) * F32(256) + F32(0.5)).astype(np.int64)
+    bits = coordinate_bits(n)
+    x = np.clip(np.where(np.isnan(x), 0, x).astype(np.float64), -2.0 ** 24, 2.0 ** 24)
+    fixed = np.floor(x * 2.0 ** bits).astype(np.int64)                # exact: a power of 2
+    scaled = (fixed & (2 ** bits - 1)) * n                             # in 2**-bits texels
+    base = (fixed >> bits) * n
+    if not linear:
+        j = place(mode, base + (scaled >> bits), n)
+        return j, j, np.zeros(len(x), np.int64)
+    b = scaled - 2 ** (bits - 1)                                    # less half a texel
+    i = base + (b >> bits)
+    w = ((b & (2 ** bits - 1)) + 2 ** (bits - 9)) >> (bits - 8)    # to 1/256, ties up
+    return place(mode, i, n), place(mode, i + 1, n), w
 
 
 def place(mode, j, n):
-    """Texel index j of a dimension of n texels under the addressing mode; -1 is the border."""
+    """Texel index j of a dimension of n texels under the addressing mode; -1 is the border.
+    Mirror reflects it in a period of 2n."""
     if mode == BORDER:
         return np.where((j >= 0) & (j < n), j, -1)
     if mode == WRAP:
         return np.mod(j, n)
+    if mode == MIRROR:
+        k = np.mod(j, 2 * n)
+        return np.where(k < n, k, 2 * n - 1 - k)
     return np.clip(j, 0, n - 1)
 
 
@@ -141,24 +168,12 @@ def read(texels, border, idx):
 
 
 def model(texels, coords, modes, linear, normalized, border=(0, 0, 0, 0)):
-    """tex1D/2D/3D of `texels` (d, h, w, channels) at `coords` (x[, y[, z]]): point filtering reads
-    texel floor(x); linear filtering weighs texels floor(xb) and floor(xb) + 1, xb = x - 0.5, by
-    the fraction of xb rounded to 1/256 (ties up), a corner's weight as corner_weights gives it,
-    the sum exact and rounded once to float32."""
+    """tex1D/2D/3D of `texels` (d, h, w, channels) at `coords` (x[, y[, z]]), each axis as axis()
+    takes it: point filtering reads texel floor(x); linear filtering weighs texels floor(xb) and
+    floor(xb) + 1, xb = x - 0.5, by the fraction of xb rounded to 1/256 (ties up), a corner's
+    weight as corner_weights gives it, the sum exact and rounded once to float32."""
     sizes = texels.shape[2], texels.shape[1], texels.shape[0]
-    axes = []
-    for d, x in enumerate(coords):
-        mode = effective(modes[d], normalized)
-        u = position(x, sizes[d], mode, normalized)
-        if not linear:
-            j = place(mode, np.floor(u).astype(np.int64), sizes[d])
-            axes.append((j, j, np.zeros(len(u), np.int64)))
-            continue
-        b = (u - F32(0.5)).astype(F32)
-        fl = np.floor(b)
-        i = fl.astype(np.int64)
-        w = np.floor((b - fl) * F32(256) + F32(0.5)).astype(np.int64)
-        axes.append((place(mode, i, sizes[d]), place(mode, i + 1, sizes[d]), w))
+    axes = [axis(x, sizes[d], effective(modes[d], normalized), normalized, linear) for d, x in enumerate(coords)]
     zero = np.zeros(len(coords[0]), np.int64)
     while len(axes) < 3:
         axes.append((zero, zero, zero))
@@ -289,6 +304,33 @@ def test_linear_filtering_gives_what_a_gpu_gave(mod):
     keys = np.array([k / 20 for k in range(20)], F32)
     got = launch(mod, "sample1", t, (keys,), np.zeros(20, F32))
     assert got.tolist() == measured
+
+
+H100_NORMALIZED = measurements.read(ROOT / "tests" / "data" / "texture-normalized-h100.json")
+MODE_BY_NAME = {name: mode for mode, name in MODE_NAMES.items()}
+
+
+def test_normalized_coordinates_fetch_what_an_h100_fetched(mod):
+    """2,000 fetches an H100 made (tests/data/texture-normalized-h100.json): a 1-D texture whose texel
+    i holds i, sizes 3 to 10,000, every addressing mode, point and linear, most within 10^-5 texel
+    of where the texel or the weight turns. The CPU runtime returns the same bits for each, where
+    scaling the float coordinate by the size (the Guide's formula in float32) misses a fifth of them."""
+    float_formula_misses = 0
+    for record in H100_NORMALIZED.records:
+        n, mode, filt = (record.config[k] for k in ("size", "address_mode", "filter_mode"))
+        x, want = (np.frombuffer(base64.b64decode(record.extra[k]), "<u4") for k in ("x", "fetched"))
+        x = x.view(F32)
+        arr = tex.CUDAarray(tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat), n)
+        arr.copy_from(np.arange(n, dtype=F32))
+        filter_mode = tex.cudaFilterModeLinear if filt == "linear" else tex.cudaFilterModePoint
+        t = texture(arr, (MODE_BY_NAME[mode],), filter_mode, True,
+                    border=(H100_NORMALIZED.meta.extra["border_color"],) * 4)
+        got = launch(mod, "sample1", t, (x,), np.zeros(len(x), F32)).view(np.uint32)
+        assert (got == want).all(), (n, mode, filt, x[got != want][:5], got[got != want][:5].view(F32))
+        if filt == "point" and mode in ("clamp", "wrap"):
+            scaled = ((x - np.floor(x) if mode == "wrap" else np.clip(x, 0, 1)) * F32(n)).astype(F32)
+            float_formula_misses += int((np.minimum(np.floor(scaled), n - 1) != want.view(F32)).sum())
+    assert float_formula_misses > 50
 
 
 @pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
@@ -787,19 +829,11 @@ int main() {
 
 # ---- on a GPU: the same model, the GPU's own results (the claims above, checked there) -----
 
-# What an H100 does otherwise: a normalized coordinate's fraction is scaled in fixed point, so it
-# reads the texel below the one the model reads in about 18% of fetches (point) and weighs them
-# otherwise (linear); not modelled yet (logs/2026-12-06-h100-gpu-checks.md,
-# logs/2026-12-07-texture-filtering.md). Strict: the day the model has it, these pass and say so.
-NORMALIZED_ON_A_GPU = pytest.mark.xfail(strict=True, reason="a GPU scales a normalized coordinate in fixed point")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("linear", [False, True], ids=["point", "linear"])
-@pytest.mark.parametrize("mode,normalized", [(CLAMP, False), (BORDER, False),
-                                             pytest.param(WRAP, True, marks=NORMALIZED_ON_A_GPU),
-                                             pytest.param(MIRROR, True, marks=NORMALIZED_ON_A_GPU),
-                                             (WRAP, False)], ids=lambda v: MODE_NAMES.get(v, str(v)))
+@pytest.mark.parametrize("mode,normalized", [(CLAMP, False), (BORDER, False), (WRAP, False), (WRAP, True),
+                                             (MIRROR, True), (CLAMP, True), (BORDER, True)],
+                         ids=lambda v: MODE_NAMES.get(v, str(v)))
 def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear, rng):
     """The same cudacheck.texture code on the GPU backend (CuPy's own TextureObject), against the
     model, which is what the CPU runtime computes: point filtering bit for bit; linear filtering
@@ -824,7 +858,6 @@ def test_the_gpu_fetches_what_the_model_computes(mode, normalized, linear, rng):
 
 
 @pytest.mark.gpu(nvcc=True)
-@NORMALIZED_ON_A_GPU   # (both programs filter linearly at normalized coordinates)
 def test_the_programs_on_a_gpu_print_what_the_cpu_runtime_prints(rng):
     image = "7 5 11 9\n" + " ".join(float(v).hex() for v in rng.standard_normal(35).astype(F32))
     points = np.stack([coordinates(rng, 500, s, True) for s in (5, 4, 3)], axis=1)

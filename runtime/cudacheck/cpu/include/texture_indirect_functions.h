@@ -5,10 +5,11 @@
 // A cudaTextureObject_t is the address of a kc::CpuTexture (kc_abi.h), made by the host API
 // (kc_host_texture.cpp) or by cudacheck.texture (Python). A fetch:
 //   - addresses each dimension: unnormalized coordinates are texel positions in [0, size), and
-//     there only clamp and border apply (wrap and mirror act as clamp); normalized coordinates
-//     (in [0, 1)) are first wrapped (x - floor(x)) or mirrored (1 - frac(x) where floor(x) is
-//     odd), then scaled by the size. A texel index outside the texture is clamped to the edge,
-//     wrapped around, or, in border mode, reads the border colour;
+//     there only clamp and border apply (wrap and mirror act as clamp); a normalized coordinate
+//     is truncated to fixed point (21 fractional bits, 22 for sizes past 8192) and times the
+//     size exactly, as an H100's texture unit takes it (normalized_axis). A texel index outside
+//     the texture is clamped to the edge, wrapped around, mirrored (in a period of twice the
+//     size) or, in border mode, reads the border colour;
 //   - point filtering reads texel floor(x);
 //   - linear filtering reads texels floor(xb) and floor(xb) + 1 with xb = x - 0.5 and weighs
 //     them with the fraction of xb rounded to 9-bit fixed point with 8 fractional bits (256
@@ -128,39 +129,67 @@ KC_TEX_READS inline uint32_t mode_of(const CpuTexture& t, int d) {
     return t.normalized_coords || m == BORDER ? m : CLAMP;
 }
 
-// A normalized coordinate wrapped or mirrored into [0, 1], then scaled to texels; an
-// unnormalized one as it is.
-KC_TEX_READS inline float position(const CpuTexture& t, int d, float x, uint32_t size) {
-    if (!t.normalized_coords) return x;
-    uint32_t m = mode_of(t, d);
-    if (m == WRAP) {
-        x = x - floorf(x);
-    } else if (m == MIRROR) {
-        float f = floorf(x), r = x - f;
-        x = fmodf(f, 2.0f) != 0.0f ? 1.0f - r : r;
-    }
-    return x * float(size);
-}
-
 // Texel index j of a dimension of `size` texels as the addressing mode places it; -1: the border.
+// Mirror reflects the index in a period of two sizes (normalized coordinates only, as wrap).
 inline int64_t place(uint32_t mode, int64_t j, uint32_t size) {
     int64_t n = size;
     if (j >= 0 && j < n) return j;
     if (mode == BORDER) return -1;
     if (mode == WRAP) return ((j % n) + n) % n;
-    return j < 0 ? 0 : n - 1;   // clamp; mirror, whose coordinate is already in [0, 1], reaches one past an edge
+    if (mode == MIRROR) {
+        int64_t k = ((j % (2 * n)) + 2 * n) % (2 * n);
+        return k < n ? k : 2 * n - 1 - k;
+    }
+    return j < 0 ? 0 : n - 1;
 }
 
 struct Axis { int64_t lo, hi; uint32_t weight; };   // texels lo and hi, hi weighing weight/256
 
+// The fractional bits a GPU keeps of a normalized coordinate: 21 for sizes up to 8192 texels, 22
+// above (an H100: logs/2026-12-07-texture-coordinates.md).
+inline int coordinate_bits(uint32_t size) { return size > 8192 ? 22 : 21; }
+
+// The weight of a fraction of `bits` bits in 1/256, rounded to nearest, ties up: 0..256.
+inline uint32_t weight_of(uint64_t frac, int bits) {
+    return uint32_t((frac + (uint64_t(1) << (bits - 9))) >> (bits - 8));
+}
+
+// A normalized coordinate as a GPU's texture unit takes it: truncated to fixed point
+// (coordinate_bits; NaN as 0), then times the size exactly. Point filtering reads the texel it
+// falls in; linear the texels either side of it less half a texel, the fraction rounded to 1/256;
+// the mode places each index (place).
+KC_TEX_READS inline Axis normalized_axis(const CpuTexture& t, uint32_t m, float x, uint32_t size) {
+    const int bits = coordinate_bits(size);
+    // beyond 2^24 every float is an even integer: only the parity of the whole part counts
+    // (mirror), and a large one reads as the edge (clamp) or the border
+    if (!(x == x)) x = 0.0f;
+    if (x > 0x1p24f) x = 0x1p24f;
+    if (x < -0x1p24f) x = -0x1p24f;
+    const int64_t fixed = int64_t(floor(double(x) * double(uint64_t(1) << bits)));   // exact: a power of 2
+    const int64_t whole = fixed >> bits;                                                // floor
+    const uint64_t frac = uint64_t(fixed) & ((uint64_t(1) << bits) - 1);
+    // the texel the coordinate falls in is whole * size + (frac * size >> bits); no product
+    // overflows (a side has at most 2^17 texels, as on a GPU, and a fraction 22 bits)
+    const uint64_t scaled = frac * size, half = uint64_t(1) << (bits - 1);
+    const int64_t base = whole * int64_t(size);
+    if (t.filter_mode == 0) {
+        int64_t j = base + int64_t(scaled >> bits);
+        return Axis{place(m, j, size), place(m, j, size), 0};
+    }
+    // less half a texel: the texel below, and the fraction past it
+    const int64_t i = base + (scaled >= half ? int64_t((scaled - half) >> bits) : -1);
+    const uint64_t past = (scaled >= half ? scaled - half : scaled + half) & ((uint64_t(1) << bits) - 1);
+    return Axis{place(m, i, size), place(m, i + 1, size), weight_of(past, bits)};
+}
+
 KC_TEX_READS inline Axis axis(const CpuTexture& t, int d, float x, uint32_t size) {
     uint32_t m = mode_of(t, d);
-    float u = position(t, d, x, size);
+    if (t.normalized_coords) return normalized_axis(t, m, x, size);
     if (t.filter_mode == 0) {
-        int64_t j = place(m, index_of(u), size);
+        int64_t j = place(m, index_of(x), size);
         return Axis{j, j, 0};
     }
-    float b = u - 0.5f;
+    float b = x - 0.5f;
     int64_t i = index_of(b);
     float frac = b - floorf(b);
     // 9-bit fixed point, 8 fractional bits: 0..256, ties up (an H100 gives 129/256 for 128.5/256;
