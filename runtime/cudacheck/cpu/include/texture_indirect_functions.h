@@ -166,20 +166,18 @@ KC_TEX_READS inline Axis normalized_axis(const CpuTexture& t, uint32_t m, float 
     if (x > 0x1p24f) x = 0x1p24f;
     if (x < -0x1p24f) x = -0x1p24f;
     const int64_t fixed = int64_t(floor(double(x) * double(uint64_t(1) << bits)));   // exact: a power of 2
-    const int64_t whole = fixed >> bits;                                                // floor
-    const uint64_t frac = uint64_t(fixed) & ((uint64_t(1) << bits) - 1);
-    // the texel the coordinate falls in is whole * size + (frac * size >> bits); no product
-    // overflows (a side has at most 2^17 texels, as on a GPU, and a fraction 22 bits)
-    const uint64_t scaled = frac * size, half = uint64_t(1) << (bits - 1);
-    const int64_t base = whole * int64_t(size);
+    // the position in texels, in 2^-bits: the whole part's texels (>> floors) and the fraction's,
+    // exactly (a side has at most 2^17 texels, as on a GPU, so nothing overflows)
+    const uint64_t fraction = (uint64_t(1) << bits) - 1;
+    const int64_t base = (fixed >> bits) * int64_t(size);
+    const int64_t scaled = int64_t((uint64_t(fixed) & fraction) * size);
     if (t.filter_mode == 0) {
-        int64_t j = base + int64_t(scaled >> bits);
+        int64_t j = base + (scaled >> bits);
         return Axis{place(m, j, size), place(m, j, size), 0};
     }
-    // less half a texel: the texel below, and the fraction past it
-    const int64_t i = base + (scaled >= half ? int64_t((scaled - half) >> bits) : -1);
-    const uint64_t past = (scaled >= half ? scaled - half : scaled + half) & ((uint64_t(1) << bits) - 1);
-    return Axis{place(m, i, size), place(m, i + 1, size), weight_of(past, bits)};
+    const int64_t b = scaled - (int64_t(1) << (bits - 1));   // less half a texel
+    const int64_t i = base + (b >> bits);
+    return Axis{place(m, i, size), place(m, i + 1, size), weight_of(uint64_t(b) & fraction, bits)};
 }
 
 KC_TEX_READS inline Axis axis(const CpuTexture& t, int d, float x, uint32_t size) {
