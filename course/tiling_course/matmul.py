@@ -300,6 +300,15 @@ def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *
     return P, fn
 
 
+def run_checked(M, N, kernel="tiled", tile=16, **options):
+    """(P, its LaunchReport): run() in checked mode on the CPU runtime, the report handed over
+    rather than left on the kernel compile() keeps: a trace can hold a million accesses, and a
+    process that keeps them forks every later launch's workers the slower."""
+    P, fn = run(M, N, kernel, tile, "cpu", check=True, **options)
+    report, fn.last_launch = fn.last_launch, None
+    return P, report
+
+
 def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False, precision=None):
     """P = M @ N with one of the book's kernels; returns P (see run)."""
     return run(M, N, kernel, tile, backend, code, check, P=P, precision=precision)[0]

@@ -23,8 +23,8 @@ def record(kernel, m, tile, k=None, n=None, blocks=None, threads=None, seed=0):
     if blocks is None:
         grid = matmul.geometry(kernel, m, k, n, tile)[0]
         blocks = [(x, y) for y in range(grid[1]) for x in range(grid[0])]
-    P, fn = matmul.run(M, N, kernel, tile, "cpu", check=True, trace=blocks, trace_threads=threads)
-    return fn.last_launch, P
+    P, report = matmul.run_checked(M, N, kernel, tile, trace=blocks, trace_threads=threads)
+    return report, P
 
 
 @lru_cache(maxsize=None)

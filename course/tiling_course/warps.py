@@ -151,8 +151,7 @@ def record(kernel, tile, m, k=None, n=None, code=None, launch=None, block=(0, 0)
     rng = np.random.default_rng(seed)
     M = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     N = rng.uniform(-1, 1, (k, n)).astype(np.float32)
-    _, fn = matmul.run(M, N, kernel, tile, "cpu", code=code, check=True, launch=launch, trace=[block])
-    return fn.last_launch
+    return matmul.run_checked(M, N, kernel, tile, code=code, launch=launch, trace=[block])[1]
 
 
 # --------------------------------------------------------------------------- display

@@ -157,6 +157,15 @@ def test_trace_gives_the_phase_table(rng):
     assert trace[0].thread == (0, 0, 0) and trace[0].interval == 1
 
 
+def test_a_recorded_trace_is_the_callers_not_kept_on_the_cached_kernel():
+    """traces.record hands its report over: the kernel compile() caches for later calls keeps
+    no trace (a worker process that kept every trace it recorded grew by 300 MB, and forked
+    each later launch the slower)."""
+    report, _ = traces.record("tiled", 32, 16, blocks=[(0, 0)])
+    assert len(report.trace) > 1000
+    assert matmul.compile("tiled", 16, "cpu", check=True).last_launch is None
+
+
 @pytest.mark.parametrize("kernel", list(matmul.KERNELS))
 def test_every_traced_access_names_a_line_of_the_kernel_that_indexes_memory(kernel):
     """A trace's line is the kernel's own line of the access (or of the helper it is

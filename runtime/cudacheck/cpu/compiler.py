@@ -73,6 +73,11 @@ def polls_volatile(source):
 # The link: the device-variable and shared sections (kc_device.ld); -Bsymbolic-functions so
 # that the kernel's calls of memset and memcpy bind to the checked runtime's, not the C library's.
 LINK_FLAGS = (f"-Wl,-T,{SRC_DIR / 'kc_device.ld'}", "-Wl,-Bsymbolic-functions")
+# A kernel module's link only: the C++ library's few objects device code and the runtime use
+# (operator new[], the personality routine) copied in and hidden, instead of the shared
+# libstdc++, whose symbol table took the linker twice as long as the rest of the link. A whole
+# program's host code keeps the shared C++ library, as nvcc links it.
+MODULE_LINK_FLAGS = ("-static-libstdc++", "-Wl,--exclude-libs,ALL")
 
 
 def edited(source, edits):
@@ -255,14 +260,15 @@ def build(source, program, kernels, options=(), checked=False, main_params=None,
 PROGRAM_FLAGS = ("-DKC_PROGRAM", "-g1", "-gdwarf-4")
 
 
-def library_key(unit, flags, cxx, host_objects=()):
-    """The file name of the library of `unit` built with `flags`: a digest of everything that
-    goes into it. The runtime's files count by their contents (header_digest), not by the
-    folder they are installed in, which the unit and the link name: a checkout and a wheel
-    installed from it share their libraries, as they share the runtime's objects."""
+def library_key(unit, flags, cxx, host_objects=(), link=()):
+    """The file name of the library of `unit` built with `flags` (and `link`, its link's flags
+    beyond LINK_FLAGS): a digest of everything that goes into it. The runtime's files count by
+    their contents (header_digest), not by the folder they are installed in, which the unit and
+    the link name: a checkout and a wheel installed from it share their libraries, as they share
+    the runtime's objects."""
     where = str(SRC_DIR)
     return cache.digest(header_digest(), BUILD_RULES, unit.replace(where, "<src>"),
-                        " ".join([*flags, *LINK_FLAGS]).replace(where, "<src>"), compiler_version(cxx),
+                        " ".join([*flags, *LINK_FLAGS, *link]).replace(where, "<src>"), compiler_version(cxx),
                         *host_objects) + ".so"
 
 
@@ -275,7 +281,8 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
              *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
-    name = library_key(unit, flags, cxx, host_objects)
+    link = [*LINK_FLAGS, *(MODULE_LINK_FLAGS if main_params is None else ())]
+    name = library_key(unit, flags, cxx, host_objects, link[len(LINK_FLAGS):])
 
     def make(tmp, out):
         src, pre, obj = tmp / "unit.cpp", tmp / "unit.ii", tmp / "unit.o"
@@ -293,7 +300,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
             raise _compile_error(listing, proc.stderr, main_params is not None)
         kernel_names = None if main_params is None else {re.sub(r"<.*", "", k.name) for k in program.kernels.values()}
         device_symbols.check(obj, cxx, objects, kernel_names, _demangle)
-        proc = _run([cxx, "-shared", str(obj), *host_objects, *objects, *LINK_FLAGS, "-o", str(out)])
+        proc = _run([cxx, "-shared", str(obj), *host_objects, *objects, *link, "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
     return cache.build_once(cache.path(name), make)

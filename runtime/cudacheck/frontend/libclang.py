@@ -73,14 +73,18 @@ def runtime_files():
     return [p for folder in (INCLUDE_DIR, SRC_DIR) for p in sorted(folder.rglob("*")) if p.is_file()]
 
 
-@lru_cache(maxsize=1)
-def clang_index():
-    """(clang.cindex, an Index): the bindings, loaded once."""
+@lru_cache(maxsize=2)
+def clang_index(local=False):
+    """(clang.cindex, an Index): the bindings, loaded once. local=True: an Index whose
+    translation units' children are only the declarations their own parse made (clang's
+    excludeDecls): those of the source, of the headers it read as text, and the instances of
+    function templates it instantiated (see `instantiated`), not the ten thousand of a
+    precompiled cuda_cpu.h, whose walk cost the reader more than all the rest of its walk."""
     try:
         import clang.cindex as ci
     except ImportError:
         raise CompileError("the front end needs clang's Python bindings: pip install libclang", backend="any") from None
-    index = ci.Index.create()
+    index = ci.Index.create(excludeDecls=local)
     atexit.register(clang_index.cache_clear)   # release it while clang's module still exists
     # Whether a cursor lies in the parsed source itself: one C call, where comparing the
     # location's file name costs four (the front end asks it of every one of the headers'
@@ -105,6 +109,14 @@ def system_flags():
     """The flags that give clang the C++ compiler's own headers (none where it has none)."""
     inc = _gcc_include(config.cxx)
     return ["-isystem", inc] if inc else []
+
+
+def instantiated(ci, cursor):
+    """Whether a declaration is an instance clang made of a template (a function template's,
+    or a member function of a class template's), not one the source wrote: it stands where
+    the template does. An explicit specialization stands where it is written."""
+    template = ci.conf.lib.clang_getSpecializedCursorTemplate(cursor)
+    return template is not None and template.location == cursor.location
 
 
 def in_main_file(ci, cursor):

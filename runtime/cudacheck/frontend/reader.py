@@ -16,6 +16,7 @@ from .libclang import (
     clang_index,
     disk_cached,
     in_main_file,
+    instantiated,
     origin,
     precompiled_header,
     system_flags,
@@ -50,7 +51,7 @@ class Reader:
         self.program = program
         self.options = options
         self.exprs = name_expressions
-        self.ci, self.index = clang_index()
+        self.ci, self.index = clang_index(local=True)
         self.code = source.encode()
 
     def parse(self, text):
@@ -76,10 +77,12 @@ class Reader:
         probes = "".join(f"\nauto kc_probe_{i} = &{e};" for i, e in enumerate(self.exprs))
         tu = self.parse(self.source + "\n" + probes)
         self.tu, self.file = tu, tu.get_file(SOURCE_NAME)
-        # The source's own top-level cursors, walked once: the translation unit's children
-        # also hold every declaration of the headers (tens of thousands, each a call from C
-        # into Python), and five readers below look only at the source's.
-        self.top = [c for c in tu.cursor.get_children() if self.mine(c)]
+        # The source's own top-level cursors as written, walked once: the translation unit's
+        # children (clang_index(local=True)) also hold the declarations of the headers the
+        # source includes itself (and all of cuda_cpu.h's where the precompiled header could
+        # not be used) and the templates' instances, and five readers below look only at the
+        # source's.
+        self.top = [c for c in tu.cursor.get_children() if self.mine(c) and not instantiated(self.ci, c)]
         errors = [d for d in tu.diagnostics if d.severity >= 3]
         cpu_build.check_headers_provided(errors, nlines, self.source)
         self.errors = [(d.location.line, d.location.column, d.spelling) for d in errors
