@@ -321,7 +321,8 @@ def test_the_toolkit_spellings_give_the_gpus_output(rng):
 #include <cstdio>
 int main() {
     size_t free, total;
-    printf("%d %d\n", (int)cudaMemGetInfo(&free, &total), 0 < free && free <= total);
+    cudaError_t got = cudaMemGetInfo(&free, &total);   // before printf: its arguments' order is unspecified
+    printf("%d %d\n", (int)got, 0 < free && free <= total);
     return 0;
 }
 """, backend="gpu")

@@ -815,7 +815,7 @@ int main() {
 def test_bad_descriptors_in_a_program_return_cudas_error_codes():
     result = cudacheck.run_program(ERRORS_PROGRAM, backend="cpu")
     assert result.stdout.split("\n")[:9] == [
-        "cudaErrorInvalidChannelDescriptor", "cudaErrorInvalidValue", "cudaErrorInvalidValue",
+        "cudaErrorInvalidChannelDescriptor", "cudaErrorInvalidFilterSetting", "cudaErrorInvalidValue",
         "cudaErrorInvalidValue", "cudaErrorInvalidValue", "cudaSuccess 0",
         "0 0 0 0 0 1 2 3 4 5 6 0 0 0 0 0 ", "cudaErrorInvalidValue", "32 0 0"], result.stdout
 

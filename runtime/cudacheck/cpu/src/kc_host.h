@@ -24,6 +24,7 @@ enum cudaError {
     cudaErrorInvalidDevicePointer = 17,
     cudaErrorInvalidChannelDescriptor = 20,
     cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInvalidFilterSetting = 26,
     cudaErrorMissingConfiguration = 52,
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorUnsupportedLimit = 215,

@@ -245,7 +245,8 @@ static cudaError_t set_resource(kc::CpuTexture& t, const cudaResourceDesc& r) {
 
 // The sampling state. Linear memory ignores the filter and addressing modes (tex1Dfetch reads it
 // by index). Linear filtering needs float results: a float texture, or 8- and 16-bit integers
-// read as normalized floats; 32-bit integers cannot be read as normalized floats.
+// read as normalized floats (else cudaErrorInvalidFilterSetting, as an H100's runtime returns);
+// 32-bit integers cannot be read as normalized floats.
 static cudaError_t set_sampling(kc::CpuTexture& t, const cudaTextureDesc& d, bool linear_memory) {
     for (int k = 0; k < 3; ++k)
         if (unsigned(d.addressMode[k]) > cudaAddressModeBorder) return cudaErrorInvalidValue;
@@ -259,7 +260,7 @@ static cudaError_t set_sampling(kc::CpuTexture& t, const cudaTextureDesc& d, boo
         for (int k = 0; k < 3; ++k) t.address_mode[k] = cudaAddressModeBorder;
         return cudaSuccess;
     }
-    if (d.filterMode == cudaFilterModeLinear && integer && !t.read_normalized) return cudaErrorInvalidValue;
+    if (d.filterMode == cudaFilterModeLinear && integer && !t.read_normalized) return cudaErrorInvalidFilterSetting;
     for (int k = 0; k < 3; ++k) t.address_mode[k] = uint32_t(d.addressMode[k]);
     t.filter_mode = uint32_t(d.filterMode);
     t.normalized_coords = d.normalizedCoords != 0;
