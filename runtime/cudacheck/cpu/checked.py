@@ -140,6 +140,9 @@ class CheckSetup:
             buf = (abi.TraceRecord * self.capacity).from_address(at)
             records.extend(buf[i] for i in range(min(n, self.capacity)))
         lines = self.lines([r.pc for r in records])
+        # One tuple per block and per thread, shared by their accesses: a trace of a million
+        # accesses otherwise holds two million small tuples, the most of its memory.
+        blocks, threads = {}, {}
         out = []
         for r, line in zip(records, lines):
             if r.array >= SHARED_ID_BASE:
@@ -148,7 +151,7 @@ class CheckSetup:
                 index = tuple(int(v) for v in np.unravel_index(r.index, shape)) if len(shape) > 1 else int(r.index)
             else:
                 name, index = self.kernel.params[r.array].name, int(r.index)
-            out.append(Access(findings.coords(r.block, self.config.grid), int(r.interval),
-                              findings.coords(r.thread, self.config.block), name, index, "RW"[r.op], int(line),
-                              int(r.width)))
+            block = blocks.get(r.block) or blocks.setdefault(r.block, findings.coords(r.block, self.config.grid))
+            thread = threads.get(r.thread) or threads.setdefault(r.thread, findings.coords(r.thread, self.config.block))
+            out.append(Access(block, int(r.interval), thread, name, index, "RW"[r.op], int(line), int(r.width)))
         return out, truncated
