@@ -300,13 +300,19 @@ def run(M, N, kernel="tiled", tile=16, backend="auto", code=None, check=False, *
     return P, fn
 
 
-def run_checked(M, N, kernel="tiled", tile=16, **options):
-    """(P, its LaunchReport): run() in checked mode on the CPU runtime, the report handed over
-    rather than left on the kernel compile() keeps: a trace can hold a million accesses, and a
-    process that keeps them forks every later launch's workers the slower."""
-    P, fn = run(M, N, kernel, tile, "cpu", check=True, **options)
+def take_report(fn):
+    """A checked launch's LaunchReport, taken off the Function the compile caches keep for later
+    calls: a trace can hold a million accesses, and a process that keeps them forks every later
+    launch's workers the slower."""
     report, fn.last_launch = fn.last_launch, None
-    return P, report
+    return report
+
+
+def run_checked(M, N, kernel="tiled", tile=16, **options):
+    """(P, its LaunchReport): run() in checked mode on the CPU runtime, the report taken
+    (take_report)."""
+    P, fn = run(M, N, kernel, tile, "cpu", check=True, **options)
+    return P, take_report(fn)
 
 
 def multiply(M, N, kernel="tiled", tile=16, backend="auto", code=None, P=None, check=False, precision=None):

@@ -4,7 +4,7 @@ NumPy in float64 within float accumulation's bound (measure.bench_hopper's toler
 import itertools
 from dataclasses import dataclass
 
-from .. import hopper, sources
+from .. import hopper, matmul, sources
 from .matrix import Product, RoundedInputs
 
 # (m, k, n): tiles cut at every edge and k not a multiple of the slice (64 16-bit values, or
@@ -57,7 +57,7 @@ class HopperMatmul(RoundedInputs, Product):
         def tile_of(index):
             return index // n // cfg["block_m"], index % n // cfg["block_n"]
         flat = row * n + col
-        trace = fn.last_launch.trace
+        trace = matmul.take_report(fn).trace
         stores = [a for a in trace if a.array == "P" and a.op == "W" and tile_of(a.index) == tile_of(flat)]
         mine = [a for a in stores if a.index == flat] or stores
         blocks = [a.block for a in mine] or [(0, 0, 0)]

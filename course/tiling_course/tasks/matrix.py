@@ -38,9 +38,8 @@ def writers(code, launch, M, N, tile, row, col, precision=None):
     geometry (a ladder rung's thread owns elements rows apart)."""
     block = launch.block_of(row, col, tile)
     shape = launch.geometry(M.shape[0], M.shape[1], N.shape[1], tile, check=False)[1]
-    _, fn = matmul.run(M, N, tile=tile, backend="cpu", code=code, check=True, launch=launch, trace=[block[:2]],
-                       precision=precision)
-    return block, shape, stores(fn.last_launch, 2, row * N.shape[1] + col)   # the third array is P
+    _, report = matmul.run_checked(M, N, tile=tile, code=code, launch=launch, trace=[block[:2]], precision=precision)
+    return block, shape, stores(report, 2, row * N.shape[1] + col)   # the third array is P
 
 
 def default_shapes(kernel, tile):

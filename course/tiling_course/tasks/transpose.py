@@ -76,7 +76,7 @@ class BlockTranspose(Task):
         block = (col // tile, row // tile, 0)
         A = inputs[0]
         _, fn = self.run(code, inputs, tile, "cpu", True, trace=[block[:2]])
-        return block, (tile, tile), stores(fn.last_launch, 0, row * A.shape[1] + col)   # A is its first array
+        return block, (tile, tile), stores(matmul.take_report(fn), 0, row * A.shape[1] + col)   # A: its first array
 
     def tile_note(self, tiles):
         tiles = list(tiles)
