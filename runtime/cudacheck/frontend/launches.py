@@ -9,7 +9,7 @@ from ..errors import CompileError, UnsupportedFeatureError
 from ..listing import numbered
 from ..options import user_flags
 from . import cpu_build, nvrtc
-from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, system_flags
+from .libclang import INCLUDE_DIR, SOURCE_NAME, clang_index, disk_cached, in_main_file, in_runtime, system_flags
 from .model import Launch
 
 # The runtime API's calls and cudaDeviceProp's fields that CUDA 13 removed, and what replaced each
@@ -97,11 +97,21 @@ class LaunchFinder:
                  *user_flags(options), *system_flags()]
         self.tu = self.index.parse(SOURCE_NAME, args=flags, unsaved_files=[(SOURCE_NAME, source)],
                                    options=self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
-        K = self.ci.CursorKind
-        self.expansions = [c for c in self.tu.cursor.get_children()
-                           if c.kind == K.MACRO_INSTANTIATION and c.location.file is not None
-                           and c.location.file.name == SOURCE_NAME]
+        K, ci = self.ci.CursorKind, self.ci
+        # The translation unit's children, walked once: the program's own (its source's and its
+        # own headers') among the ten thousand declarations and fifty thousand macro expansions
+        # of the runtime's and the system's headers, whose walk took most of a program's build.
+        top = [(c, in_main_file(ci, c), c.kind.is_preprocessing()) for c in self.tu.cursor.get_children()]
+        self.expansions = [c for c, main, _ in top if main and c.kind == K.MACRO_INSTANTIATION]
+        self.main = [c for c, main, pre in top if main and not pre]
+        self.own = [c for c, main, pre in top if not pre and (main or c.location.file is not None and not (
+            c.location.is_in_system_header or in_runtime(c.location.file.name)))]
         self.macros_done = set()   # definitions already rewritten
+
+    def _walk(self):
+        """Every cursor of the program's own declarations, in preorder."""
+        for c in self.own:
+            yield from c.walk_preorder()
 
     def _check_host_errors(self):
         """An error in host code is the program's own (a typo on a launch line): report it
@@ -109,7 +119,7 @@ class LaunchFinder:
         the runtime's device functions do not resolve (the C++ parse checks it)."""
         K = self.ci.CursorKind
         device = []
-        for c in self.tu.cursor.walk_preorder():
+        for c in self._walk():
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD) and any(
                     a.kind in (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR) for a in c.get_children()):
                 device.append((c.extent.start.line, c.extent.end.line))
@@ -130,8 +140,7 @@ class LaunchFinder:
         launches, edits, member_templates = [], [], set()
         classes = (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
         # each cursor with the function template it is in (None outside one)
-        stack = [(c, None) for c in self.tu.cursor.get_children()
-                 if c.location.file and c.location.file.name == SOURCE_NAME]
+        stack = [(c, None) for c in self.main]
         while stack:
             c, template = stack.pop()
             kids = list(c.get_children())
@@ -221,7 +230,7 @@ class LaunchFinder:
             values = tuple(v.strip() for v in m.group(1).split(","))
             if len(values) == len(params) and values not in instances:
                 instances.append(values)
-        for c in self.tu.cursor.walk_preorder():
+        for c in self._walk():
             r = c.referenced if c.kind == K.CALL_EXPR else None
             if r is None or r.kind != K.FUNCTION_DECL or r.spelling != template.spelling \
                     or r.get_num_template_arguments() != len(params) or r.location != template.location:
@@ -235,7 +244,7 @@ class LaunchFinder:
     def _kernel_template(self, name):
         """The kernel template (`__global__` function template) a launch names, or None."""
         K = self.ci.CursorKind
-        return next((c for c in self.tu.cursor.walk_preorder() if c.kind == K.FUNCTION_TEMPLATE
+        return next((c for c in self._walk() if c.kind == K.FUNCTION_TEMPLATE
                      and c.spelling == name.split("::")[-1]
                      and any(a.kind == K.CUDAGLOBAL_ATTR for a in c.get_children())), None)
 
