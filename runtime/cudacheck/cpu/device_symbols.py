@@ -166,7 +166,7 @@ def check(obj, cxx, runtime_objects, kernels, demangle):
     if kernels is None and not refused(s.name for s in _symbols(obj, ".symtab")
                                        if s.name and s["st_shndx"] == "SHN_UNDEF"):
         return
-    bad = {name: where for name, where in reach(obj, kernels).items() if name in refused([name])}
+    bad = {name: where for name, where in reach(obj, kernels).items() if refused([name])}
     if not bad:
         return
     name, where = min(bad.items())
