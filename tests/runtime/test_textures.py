@@ -121,11 +121,11 @@ def coordinate_bits(width, height=1):
     return 21 + (n > 8192) + (n > 65536)
 
 
-def axis(x, n, mode, normalized, linear, bits=None):
+def axis(x, n, mode, normalized, linear, bits):
     """Each coordinate's (lower texel, upper texel, the upper's weight in 1/256) on one axis of n
     texels. Unnormalized: x - 0.5 in float32 (linear), its fraction rounded to 1/256, ties up.
-    Normalized: x truncated to `bits` fractional bits (coordinate_bits(n) for a 1-D texture; NaN
-    as 0), times n exactly."""
+    Normalized: x truncated to `bits` fractional bits (the texture's coordinate_bits; NaN as 0),
+    times n exactly."""
     x = x.astype(F32)
     if not normalized:
         if not linear:
@@ -135,7 +135,6 @@ def axis(x, n, mode, normalized, linear, bits=None):
         fl = np.floor(b)
         i = fl.astype(np.int64)
         return place(mode, i, n), place(mode, i + 1, n), np.floor((b - fl) * F32(256) + F32(0.5)).astype(np.int64)
-    bits = bits or coordinate_bits(n)
     x = np.clip(np.where(np.isnan(x), 0, x).astype(np.float64), -2.0 ** 24, 2.0 ** 24)
     fixed = np.floor(x * 2.0 ** bits).astype(np.int64)                # exact: a power of 2
     scaled = (fixed & (2 ** bits - 1)) * n                             # in 2**-bits texels
@@ -231,15 +230,19 @@ def exact_bilinear(texels, x, y, modes):
 
 # ---- helpers: textures from NumPy -----------------------------------------------------------
 
-def float_texture(rng, shape):
-    """A float texture of `shape` (depth?, height?, width) with random texels, and its texels as
-    the model's (d, h, w, 1)."""
-    data = rng.standard_normal(shape).astype(F32)
+def float_array(data):
+    """A float CUDA array holding `data` (depth?, height?, width), and its texels as the model's
+    (d, h, w, 1)."""
+    data = np.asarray(data, F32)
     ch = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
-    dims = list(shape)[::-1] + [0] * (3 - len(shape))
-    arr = tex.CUDAarray(ch, *dims)
+    arr = tex.CUDAarray(ch, *(list(data.shape)[::-1] + [0] * (3 - data.ndim)))
     arr.copy_from(data)
     return arr, data.reshape((1,) * (3 - data.ndim) + data.shape + (1,))
+
+
+def float_texture(rng, shape):
+    """A float texture of `shape` (depth?, height?, width) with random texels (float_array)."""
+    return float_array(rng.standard_normal(shape))
 
 
 def texture(arr, modes, filter_mode, normalized, read_mode=tex.cudaReadModeElementType, border=None):
@@ -321,7 +324,25 @@ def test_linear_filtering_gives_what_a_gpu_gave(mod):
 
 
 H100_NORMALIZED = measurements.read(ROOT / "tests" / "data" / "texture-normalized-h100.json")
+H100_SIZES = measurements.read(ROOT / "tests" / "data" / "texture-sizes-h100.json")
 MODE_BY_NAME = {name: mode for mode, name in MODE_NAMES.items()}
+
+
+def _decoded(record, *keys):
+    """A recorded run's arrays of 32-bit words (base64, little-endian)."""
+    return [np.frombuffer(base64.b64decode(record.extra[k]), "<u4") for k in keys]
+
+
+def h100_1d_fetches(mod, record, border=None):
+    """(x, the CPU runtime's fetches' bits, the H100's) of a record of tex1D<float> at normalized
+    coordinates from a texture of record.config["size"] texels, texel i holding i."""
+    n, mode, filt = (record.config[k] for k in ("size", "address_mode", "filter_mode"))
+    x, want = _decoded(record, "x", "fetched")
+    arr, _ = float_array(np.arange(n))
+    filter_mode = tex.cudaFilterModeLinear if filt == "linear" else tex.cudaFilterModePoint
+    got = launch(mod, "sample1", texture(arr, (MODE_BY_NAME[mode],), filter_mode, True, border=border),
+                 (x.view(F32),), np.zeros(len(x), F32))
+    return x.view(F32), got.view(np.uint32), want
 
 
 def test_normalized_coordinates_fetch_what_an_h100_fetched(mod):
@@ -331,28 +352,15 @@ def test_normalized_coordinates_fetch_what_an_h100_fetched(mod):
     scaling the float coordinate by the size (the Guide's formula in float32) misses 147 of the 500
     point fetches of clamp and wrap."""
     float_formula_misses = 0
+    border = (H100_NORMALIZED.meta.extra["border_color"],) * 4
     for record in H100_NORMALIZED.records:
         n, mode, filt = (record.config[k] for k in ("size", "address_mode", "filter_mode"))
-        x, want = (np.frombuffer(base64.b64decode(record.extra[k]), "<u4") for k in ("x", "fetched"))
-        x = x.view(F32)
-        arr = tex.CUDAarray(tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat), n)
-        arr.copy_from(np.arange(n, dtype=F32))
-        filter_mode = tex.cudaFilterModeLinear if filt == "linear" else tex.cudaFilterModePoint
-        t = texture(arr, (MODE_BY_NAME[mode],), filter_mode, True,
-                    border=(H100_NORMALIZED.meta.extra["border_color"],) * 4)
-        got = launch(mod, "sample1", t, (x,), np.zeros(len(x), F32)).view(np.uint32)
+        x, got, want = h100_1d_fetches(mod, record, border)
         assert (got == want).all(), (n, mode, filt, x[got != want][:5], got[got != want][:5].view(F32))
         if filt == "point" and mode in ("clamp", "wrap"):
             scaled = ((x - np.floor(x) if mode == "wrap" else np.clip(x, 0, 1)) * F32(n)).astype(F32)
             float_formula_misses += int((np.minimum(np.floor(scaled), n - 1) != want.view(F32)).sum())
     assert float_formula_misses > 50
-
-
-H100_SIZES = measurements.read(ROOT / "tests" / "data" / "texture-sizes-h100.json")
-
-
-def _decoded(record, *keys):
-    return [np.frombuffer(base64.b64decode(record.extra[k]), "<u4") for k in keys]
 
 
 def test_a_texture_keeps_the_bits_its_width_and_height_ask_for_as_an_h100_does(mod):
@@ -361,21 +369,13 @@ def test_a_texture_keeps_the_bits_its_width_and_height_ask_for_as_an_h100_does(m
     (40 of each record's 50 fetches are ones a bit more or less would fetch elsewhere), and 2-D
     textures of 13 x 10,000 and 10,000 x 13, whose short side keeps the long side's 22 bits: each
     fetch bit for bit."""
-    f32 = tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat)
     for record in H100_SIZES.select(kernel="tex1D<float>"):
-        n, mode, filt = (record.config[k] for k in ("size", "address_mode", "filter_mode"))
-        x, want = _decoded(record, "x", "fetched")
-        arr = tex.CUDAarray(f32, n)
-        arr.copy_from(np.arange(n, dtype=F32))
-        filter_mode = tex.cudaFilterModeLinear if filt == "linear" else tex.cudaFilterModePoint
-        got = launch(mod, "sample1", texture(arr, (MODE_BY_NAME[mode],), filter_mode, True), (x.view(F32),),
-                     np.zeros(len(x), F32))
-        assert (got.view(np.uint32) == want).all(), (n, mode, filt, x.view(F32)[got.view(np.uint32) != want][:5])
+        x, got, want = h100_1d_fetches(mod, record)
+        assert (got == want).all(), (record.config, x[got != want][:5])
     for record in H100_SIZES.select(kernel="tex2D<float>"):
         h, w = record.config["height"], record.config["width"]
         x, y, want = _decoded(record, "x", "y", "fetched")
-        arr = tex.CUDAarray(f32, w, h)
-        arr.copy_from(np.arange(h * w, dtype=F32).reshape(h, w))
+        arr, _ = float_array(np.arange(h * w).reshape(h, w))
         got = launch(mod, "sample2", texture(arr, (CLAMP, CLAMP), tex.cudaFilterModePoint, True),
                      (x.view(F32), y.view(F32)), np.zeros(len(x), F32))
         assert (got.view(np.uint32) == want).all(), (h, w)
@@ -390,9 +390,7 @@ def test_trilinear_weights_are_closest_to_an_h100s(mod):
     record, = H100_SIZES.select(kernel="tex3D<float>")
     d, h, w = (record.config[k] for k in ("depth", "height", "width"))
     values, x, y, z, want = _decoded(record, "texels", "x", "y", "z", "fetched")
-    texels = values.view(F32).reshape(d, h, w, 1)
-    arr = tex.CUDAarray(tex.ChannelFormatDescriptor(32, 0, 0, 0, tex.cudaChannelFormatKindFloat), w, h, d)
-    arr.copy_from(texels[..., 0])
+    arr, texels = float_array(values.view(F32).reshape(d, h, w))
     xyz = [c.view(F32) for c in (x, y, z)]
     got = launch(mod, "sample3", texture(arr, (CLAMP,) * 3, tex.cudaFilterModeLinear, False), xyz,
                  np.zeros(len(x), F32))

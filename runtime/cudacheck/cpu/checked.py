@@ -2,6 +2,7 @@
 shared arena), the description of the launch's memory that the checks read (abi.CheckDesc),
 and the report read back from them (report.LaunchReport)."""
 import ctypes
+from functools import lru_cache
 
 import numpy as np
 
@@ -142,7 +143,8 @@ class CheckSetup:
         lines = self.lines([r.pc for r in records])
         # One tuple per block and per thread, shared by their accesses: a trace of a million
         # accesses otherwise holds two million small tuples, the most of its memory.
-        blocks, threads = {}, {}
+        block_of = lru_cache(maxsize=None)(lambda b: findings.coords(b, self.config.grid))
+        thread_of = lru_cache(maxsize=None)(lambda t: findings.coords(t, self.config.block))
         out = []
         for r, line in zip(records, lines):
             if r.array >= SHARED_ID_BASE:
@@ -151,7 +153,6 @@ class CheckSetup:
                 index = tuple(int(v) for v in np.unravel_index(r.index, shape)) if len(shape) > 1 else int(r.index)
             else:
                 name, index = self.kernel.params[r.array].name, int(r.index)
-            block = blocks.get(r.block) or blocks.setdefault(r.block, findings.coords(r.block, self.config.grid))
-            thread = threads.get(r.thread) or threads.setdefault(r.thread, findings.coords(r.thread, self.config.block))
-            out.append(Access(block, int(r.interval), thread, name, index, "RW"[r.op], int(line), int(r.width)))
+            out.append(Access(block_of(r.block), int(r.interval), thread_of(r.thread), name, index, "RW"[r.op],
+                              int(line), int(r.width)))
         return out, truncated

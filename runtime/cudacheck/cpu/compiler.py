@@ -281,8 +281,8 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
              *([CUDA_ARCH_FLAG] if main_params is None else [])]
     unit = translation_unit(source, program, kernels, renames, main_params)
     objects = [str(o) for o in runtime_objects(checked, poll, program=main_params is not None)]
-    link = [*LINK_FLAGS, *(MODULE_LINK_FLAGS if main_params is None else ())]
-    name = library_key(unit, flags, cxx, host_objects, link[len(LINK_FLAGS):])
+    link = MODULE_LINK_FLAGS if main_params is None else ()
+    name = library_key(unit, flags, cxx, host_objects, link)
 
     def make(tmp, out):
         src, pre, obj = tmp / "unit.cpp", tmp / "unit.ii", tmp / "unit.o"
@@ -300,7 +300,7 @@ def _build(source, program, kernels, options, checked, renames, main_params, lis
             raise _compile_error(listing, proc.stderr, main_params is not None)
         kernel_names = None if main_params is None else {re.sub(r"<.*", "", k.name) for k in program.kernels.values()}
         device_symbols.check(obj, cxx, objects, kernel_names, _demangle)
-        proc = _run([cxx, "-shared", str(obj), *host_objects, *objects, *link, "-o", str(out)])
+        proc = _run([cxx, "-shared", str(obj), *host_objects, *objects, *LINK_FLAGS, *link, "-o", str(out)])
         if proc.returncode != 0:
             raise CompileError(f"the kernel's library did not link:\n{proc.stderr}", log=proc.stderr, backend="cpu")
     return cache.build_once(cache.path(name), make)

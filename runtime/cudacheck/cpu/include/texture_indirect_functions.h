@@ -177,8 +177,8 @@ KC_TEX_READS inline Axis normalized_axis(const CpuTexture& t, uint32_t m, float 
     const int64_t base = (fixed >> bits) * int64_t(size);
     const int64_t scaled = int64_t((uint64_t(fixed) & fraction) * size);
     if (t.filter_mode == 0) {
-        int64_t j = base + (scaled >> bits);
-        return Axis{place(m, j, size), place(m, j, size), 0};
+        int64_t j = place(m, base + (scaled >> bits), size);
+        return Axis{j, j, 0};
     }
     const int64_t b = scaled - (int64_t(1) << (bits - 1));   // less half a texel
     const int64_t i = base + (b >> bits);
