@@ -34,6 +34,22 @@ def test_kernels_in_every_spelling():
     assert found["tk<float>"].params[0].const and not found["tk<float>"].params[1].const
 
 
+@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
+def test_an_explicit_specialization_runs_as_its_template_instance(check):
+    """`template <> __global__ void k<int>(int*)` beside its template: name expressions reach both
+    the specialization and an instance of the template, as NVRTC's do (it was read as a kernel
+    `k` of its own, and the build failed on the name)."""
+    src = r'''
+    template <typename T> __global__ void k(T* x) { x[threadIdx.x] += 1; }
+    template <> __global__ void k<int>(int* x) { x[threadIdx.x] += 7; }
+    '''
+    mod = cudacheck.RawModule(src, backend="cpu", check=check, name_expressions=("k<float>", "k<int>"))
+    for name, dtype, added in (("k<float>", np.float32, 1), ("k<int>", np.int32, 7)):
+        x = np.arange(32, dtype=dtype)
+        mod.get_function(name)((1,), (32,), (x,))
+        np.testing.assert_array_equal(x, np.arange(32) + added)
+
+
 def test_parameter_types_through_typedefs_arrays_and_structs():
     src = r'''
     typedef float real;

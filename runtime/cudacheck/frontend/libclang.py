@@ -111,11 +111,16 @@ def system_flags():
     return ["-isystem", inc] if inc else []
 
 
+def template_of(ci, cursor):
+    """The template a declaration specializes or instantiates, or None."""
+    return ci.conf.lib.clang_getSpecializedCursorTemplate(cursor)
+
+
 def instantiated(ci, cursor):
     """Whether a declaration is an instance clang made of a template (a function template's,
     or a member function of a class template's), not one the source wrote: it stands where
     the template does. An explicit specialization stands where it is written."""
-    template = ci.conf.lib.clang_getSpecializedCursorTemplate(cursor)
+    template = template_of(ci, cursor)
     return template is not None and template.location == cursor.location
 
 

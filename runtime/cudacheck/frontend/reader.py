@@ -20,6 +20,7 @@ from .libclang import (
     origin,
     precompiled_header,
     system_flags,
+    template_of,
 )
 from .model import DeviceVar, Kernel, Program, SharedVar
 
@@ -188,6 +189,10 @@ class Reader:
                 at = c.extent.end.offset
                 helper = cpu_build.template_cluster_dims(self._template_head(c), c.extent.start.offset, cluster)
                 self.edits.append((at, at, helper))
+            return
+        # An explicit specialization (`template <> __global__ void k<int>(int*)`) is launched as its
+        # template's instance, by name expression, as NVRTC takes it (_probe), not as a kernel `k`.
+        if template_of(self.ci, c) is not None:
             return
         linkage = "C" if c.mangled_name == c.spelling else "C++"
         name = c.spelling if linkage == "C" else qual
