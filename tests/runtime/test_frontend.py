@@ -39,15 +39,28 @@ def test_an_explicit_specialization_runs_as_its_template_instance(check):
     """`template <> __global__ void k<int>(int*)` beside its template: name expressions reach both
     the specialization and an instance of the template, as NVRTC's do (it was read as a kernel
     `k` of its own, and the build failed on the name)."""
-    src = r'''
-    template <typename T> __global__ void k(T* x) { x[threadIdx.x] += 1; }
-    template <> __global__ void k<int>(int* x) { x[threadIdx.x] += 7; }
-    '''
-    mod = cudacheck.RawModule(src, backend="cpu", check=check, name_expressions=("k<float>", "k<int>"))
+    mod = cudacheck.RawModule(SPECIALIZED, backend="cpu", check=check, name_expressions=("k<float>", "k<int>"))
     for name, dtype, added in (("k<float>", np.float32, 1), ("k<int>", np.int32, 7)):
         x = np.arange(32, dtype=dtype)
         mod.get_function(name)((1,), (32,), (x,))
         np.testing.assert_array_equal(x, np.arange(32) + added)
+
+
+SPECIALIZED = r'''
+template <typename T> __global__ void k(T* x) { x[threadIdx.x] += 1; }
+template <> __global__ void k<int>(int* x) { x[threadIdx.x] += 7; }
+'''
+
+
+@pytest.mark.gpu
+def test_an_explicit_specialization_runs_on_the_gpu_as_on_the_cpu_runtime():
+    """The same name expressions through CuPy's NVRTC reach the same two functions."""
+    import cupy
+    mod = cudacheck.RawModule(SPECIALIZED, backend="gpu", name_expressions=("k<float>", "k<int>"))
+    for name, dtype, added in (("k<float>", np.float32, 1), ("k<int>", np.int32, 7)):
+        x = cupy.arange(32, dtype=dtype)
+        mod.get_function(name)((1,), (32,), (x,))
+        np.testing.assert_array_equal(cupy.asnumpy(x), np.arange(32) + added)
 
 
 def test_parameter_types_through_typedefs_arrays_and_structs():
@@ -163,6 +176,10 @@ STD_REFUSED = {
         r'kernel.cu\(2\): error: namespace "std" has no member "swap"',
     'template <class T> __device__ void s(T& a, T& b) { std::swap(a, b); }\n'
     'extern "C" __global__ void k(float* x) { s(x[0], x[1]); }': r'namespace "std" has no member "swap"',
+    # C++17's special functions, which a kernel's unit leaves out (cuda_cpu.h); a whole
+    # program's host code has them (test_programs.py)
+    'extern "C" __global__ void k(double* x) { x[0] = std::riemann_zeta(x[1]); }':
+        r'namespace "std" has no member "riemann_zeta"',
 }
 STD_ACCEPTED = [
     'extern "C" __global__ void k(float* x) { float b = std::move(x[1]); x[0] = std::forward<float&>(b); }',

@@ -57,6 +57,17 @@ def test_a_correct_program_is_not_refused():
     assert (result.exit_code, result.stdout, result.warnings) == (0, "PASSED\n", [])
 
 
+def test_host_code_has_the_special_functions_a_kernel_goes_without():
+    """C++17's std::riemann_zeta in a program's host code, as nvcc's host compiler has it (a
+    kernel's unit leaves the special functions out: test_frontend.py refuses them there)."""
+    source = ('#include <cmath>\n#include <cstdio>\n'
+              'int main() { printf("%.12f %.12f\\n", std::riemann_zeta(2.0), std::beta(2.0, 3.0)); }\n')
+    result = cudacheck.run_program(source, backend="cpu")
+    assert result.exit_code == 0, result.stderr
+    zeta, beta = map(float, result.stdout.split())
+    assert abs(zeta - np.pi ** 2 / 6) < 1e-11 and abs(beta - 1 / 12) < 1e-12
+
+
 # ---- the corpus: one correct program and its host-side bugs -----------------------------
 
 BASE = r'''#include <cstdio>

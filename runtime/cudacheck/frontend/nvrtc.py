@@ -155,6 +155,17 @@ def check_std_names(ci, tu, top, source):
             _refuse_std(name, line, source, qualified)
 
 
+def check_undeclared_std(errors, source):
+    """A member of std that the kernel's unit does not declare (`std::min`: cuda_cpu.h gives a
+    kernel only the std NVRTC has and what <math.h> needs), from clang's error on the source
+    (errors: (line, column, message)): refused as NVRTC words it, as check_std_names refuses a
+    declared one."""
+    for line, _, said in errors:
+        missing = re.fullmatch(r"no (?:member|template) named '(\w+)' in namespace 'std'", said)
+        if missing:
+            _refuse_std(missing[1], line, source, True)
+
+
 def _referenced(ci, n):
     """The declarations a reference names (each of an overload set's)."""
     if n.kind == ci.CursorKind.OVERLOADED_DECL_REF:

@@ -93,6 +93,7 @@ class Reader:
         if not self.program:
             nvrtc.check_includes(self.ci, self.top, self.options, self.source)
             nvrtc.check_std_names(self.ci, tu, self.top, self.source)
+            nvrtc.check_undeclared_std(self.errors, self.source)
         self.allocations = {}
         self.kernels, self.templates, self.shared, self.device_vars = {}, {}, [], []
         self.edits, self.namespace_shared, self.subscripts = [], [], {}

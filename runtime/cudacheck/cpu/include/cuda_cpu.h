@@ -16,6 +16,18 @@
 #pragma once
 // Marks this header as read: the toolkit headers a host unit includes (cuda_runtime.h) read it once.
 #define KC_CUDA_CPU_H 1
+// A kernel's unit declares of namespace std what NVRTC has without a header (std::move,
+// std::forward: <bits/move.h>; std::initializer_list below) and what C++'s <math.h> must, not
+// C++17's special functions (std::beta, std::riemann_zeta: host code nvcc refuses in a kernel)
+// nor the algorithms, limits and traits <cmath> reads for them: 7 of the 23 MB this header made
+// precompiled, which g++ loads before every kernel's compile (logs/2026-12-07-suite-time-7.md). A
+// std name a kernel uses is refused as NVRTC refuses it, declared or not (frontend/nvrtc.py); a
+// whole program's host code keeps all of <cmath>, as nvcc's host compiler gives it.
+#if !defined(KC_PROGRAM) && defined(__cplusplus) && __has_include(<bits/c++config.h>)
+#include <bits/c++config.h>
+#undef _GLIBCXX_USE_STD_SPEC_FUNCS
+#include <bits/move.h>
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
