@@ -344,7 +344,10 @@ def test_mrg32k3a_on_the_gpu_is_the_cpu_runtimes(rng):
 def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     """curand, skipahead and the uniform values bit for bit; the normal ones (the GPU's
     erfcinvf and erfcinv, correctly rounded ones here) within a few ulps (an H100 differed by up
-    to 3 float and 11 double ulps, the latter in a log-normal value)."""
+    to 3 float and 11 double ulps, the latter in a log-normal value). A log-normal value
+    exp(0.5 + 2z) carries its normal z's difference twice over, relative to itself: an H100's
+    differed from the runtime's by 1.009e-6 of 83 (seed 89187515500351810034280198132180492342),
+    about 3 ulps of its z, where a bound of 5e-7 of the value allows about 2."""
     n = 64
     v32 = np.array([model.direction_vectors(j, 32) for j in range(4)], np.uint32).ravel()
     v64 = np.array([model.direction_vectors(j, 64) for j in range(4)], np.uint64).ravel()
@@ -356,7 +359,10 @@ def test_sobol_on_the_gpu_is_the_cpu_runtimes(rng):
     assert np.array_equal(cu, gu) and np.array_equal(cl, gl)
     cf, gf, cd, gd = cf.reshape(n, 4), gf.reshape(n, 4), cd.reshape(n, 4), gd.reshape(n, 4)
     assert np.array_equal(cf[:, :2], gf[:, :2]) and np.array_equal(cd[:, :2], gd[:, :2])
-    np.testing.assert_allclose(cf[:, 2:], gf[:, 2:], rtol=5e-7, atol=1e-7)
+    np.testing.assert_allclose(cf[:, 2], gf[:, 2], rtol=5e-7, atol=1e-7)
+    z = np.float32((np.log(gf[:, 3].astype(np.float64)) - 0.5) / 2)   # the normal value of each log-normal one
+    bound = np.abs(gf[:, 3]) * 2 * 4 * np.spacing(np.abs(z)).astype(np.float64) + 2 * np.spacing(gf[:, 3])
+    assert np.all(np.abs(cf[:, 3].astype(np.float64) - gf[:, 3]) <= bound), (cf[:, 3], gf[:, 3])
     np.testing.assert_allclose(cd[:, 2:], gd[:, 2:], rtol=1e-14, atol=1e-15)
 
 

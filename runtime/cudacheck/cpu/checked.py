@@ -131,28 +131,40 @@ class CheckSetup:
 
     def _read_trace(self):
         _, tc, _, first, _ = (self.base + o for o in self._offsets())
-        written = np.ctypeslib.as_array((ctypes.c_uint64 * self.workers).from_address(tc))
-        dims = self._shared_dims()
-        records, truncated = [], False
-        for w in range(self.workers):
-            n = int(written[w])
-            truncated |= n > self.capacity
-            at = first + w * self.capacity * ctypes.sizeof(abi.TraceRecord)
-            buf = (abi.TraceRecord * self.capacity).from_address(at)
-            records.extend(buf[i] for i in range(min(n, self.capacity)))
-        lines = self.lines([r.pc for r in records])
+        written = [int(n) for n in np.ctypeslib.as_array((ctypes.c_uint64 * self.workers).from_address(tc))]
+        truncated = any(n > self.capacity for n in written)
+        # The workers' records as one structured array, read a field at a time: reading them one
+        # record at a time cost a Python object per field, most of a traced run's time.
+        size = ctypes.sizeof(abi.TraceRecord)
+        records = np.concatenate([np.ctypeslib.as_array((abi.TraceRecord * 1)())[:0]] + [
+            np.ctypeslib.as_array((abi.TraceRecord * n).from_address(first + w * self.capacity * size))
+            for w, n in enumerate(min(n, self.capacity) for n in written) if n])
+        names, indices = self._elements(records["array"], records["index"])
+        lines = self.lines(records["pc"].tolist())
         # One tuple per block and per thread, shared by their accesses: a trace of a million
         # accesses otherwise holds two million small tuples, the most of its memory.
         block_of = lru_cache(maxsize=None)(lambda b: findings.coords(b, self.config.grid))
         thread_of = lru_cache(maxsize=None)(lambda t: findings.coords(t, self.config.block))
-        out = []
-        for r, line in zip(records, lines):
-            if r.array >= SHARED_ID_BASE:
-                sid = r.array - SHARED_ID_BASE
+        fields = (records[f].tolist() for f in ("block", "interval", "thread", "op", "width"))
+        return [Access(block_of(b), interval, thread_of(t), name, index, "RW"[op], int(line), width)
+                for b, interval, t, op, width, name, index, line in zip(*fields, names, indices, lines)], truncated
+
+    def _elements(self, arrays, indices):
+        """Each traced access's array (its name) and element: an index, or a shared array's
+        indices along its dimensions."""
+        names, out = [None] * len(arrays), indices.tolist()
+        dims = self._shared_dims()
+        for array in np.unique(arrays).tolist():
+            at = np.flatnonzero(arrays == array)
+            if array >= SHARED_ID_BASE:
+                sid = array - SHARED_ID_BASE
                 name, shape = self.shared_names[sid], tuple(int(d) for d in dims[sid] if d)
-                index = tuple(int(v) for v in np.unravel_index(r.index, shape)) if len(shape) > 1 else int(r.index)
+                if len(shape) > 1:
+                    for k, element in zip(at.tolist(), zip(*(axis.tolist() for axis in
+                                                              np.unravel_index(indices[at], shape)))):
+                        out[k] = element
             else:
-                name, index = self.kernel.params[r.array].name, int(r.index)
-            out.append(Access(block_of(r.block), int(r.interval), thread_of(r.thread), name, index, "RW"[r.op],
-                              int(line), int(r.width)))
-        return out, truncated
+                name = self.kernel.params[array].name
+            for k in at.tolist():
+                names[k] = name
+        return names, out
