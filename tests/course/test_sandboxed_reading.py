@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from tests.support import ROOT
-from tiling_course.grading import autograde, gradescope, reading, sandbox
+from tiling_course.grading import gradescope, reading, sandbox
 
 pytestmark = pytest.mark.slow   # it starts the grader's sandbox
 ASSIGNMENT, VARIABLE = "g1_rect_tiles", "rect_src"
@@ -163,6 +163,7 @@ def test_nbgraders_copy_is_read_in_the_sandbox_and_a_failure_is_a_stand_in_with_
         "if os.path.exists('bad'): print(json.dumps({'read': {'../../good/x.ipynb': ''}, 'unread': {}}))\n"
         "else: from tiling_course.grading.reading import main; sys.exit(main(['files']))"))
     dest = tmp_path / "copy"
+    from tiling_course.grading import autograde  # (here: it imports nbgrader, 60 MB in every test process)
     autograde._mirror(Course(), ["bad", "good"], dest, box, jobs=2)
     good = dest / "good" / ASSIGNMENT
     assert sorted(p.name for p in good.iterdir()) == [f"{ASSIGNMENT}.ipynb"]

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
 
 from tests.support import ROOT
 from tests.support.gradescope_contract import (
@@ -276,6 +275,7 @@ def by_gradescope(autograder, grader_warm_cache, release, tmp_path_factory):
 def by_nbgrader(course, release, grader_warm_cache):
     """{case: (points in the gradebook, the graded cell's feedback)}, the nbgrader cases
     graded in one batch, two at a time, each as its own student's submission."""
+    from nbgrader.api import Gradebook  # (here: a module-level import puts nbgrader in every test process)
     built = kits(release)
     names = [n for n, c in CASES.items() if NBGRADER in c.paths]
     for name in names:

@@ -38,9 +38,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from copydetect import CodeFingerprint, compare_files
-from copydetect.utils import get_token_coverage
-
 from .. import sources
 from . import answers, cudatokens, rubric, submission
 
@@ -66,7 +63,7 @@ class Kernel:
     who: str                  # the student (nbgrader) or the submission and its submitters (Gradescope)
     answer: answers.Answer
     tokens: list              # cudatokens.Token, in order
-    fingerprint: CodeFingerprint
+    fingerprint: object       # copydetect.CodeFingerprint (imported where one is made: _fingerprint)
 
 
 @dataclass(frozen=True)
@@ -133,6 +130,11 @@ def _fingerprint(name, tokens, alphabet, given=frozenset()):
     (copydetect 0.5.0's own boilerplate filter, np.intersect1d with assume_unique=True over
     hashes that repeat, also drops a kernel's repeated fingerprints that the given code does
     not have; so the subtraction is done here.)"""
+    # copydetect (26 MB of modules) is imported where a report is made, not with this module:
+    # the grader's other commands go without it, and so do the test processes, whose every
+    # kernel launch forks them (logs/2026-12-07-suite-time-7.md).
+    from copydetect import CodeFingerprint
+    from copydetect.utils import get_token_coverage
     text = alphabet.encode(tokens)
     fp = CodeFingerprint(name, NOISE, WINDOW, filter=False, fp=io.StringIO(text))
     if given:
@@ -171,6 +173,7 @@ def compare(assignment_id, variable, submissions, given, threshold=THRESHOLD):
             kernels.append(Kernel(who, answer, tokens, fp))
         else:
             skipped.append((who, "nothing beyond the template and the book's kernels"))
+    from copydetect import compare_files
     pairs = []
     for i, first in enumerate(kernels):
         for second in kernels[i + 1:]:
