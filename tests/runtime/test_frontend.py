@@ -187,6 +187,8 @@ STD_ACCEPTED = [
     'using namespace std;\nextern "C" __global__ void k(float* x) { x[0] = min(x[1], x[2]); }',
     'template <class T> __device__ void s(T& a, T& b) { std::swap(a, b); }\n'   # never instantiated
     'extern "C" __global__ void k(float* x) { x[0] = 2; }',
+    'template <class T> __device__ T m(T a) { return std::min(a, std::numeric_limits<T>::max()); }\n'
+    'extern "C" __global__ void k(float* x) { x[0] = 2; }',
 ]
 
 

@@ -16,17 +16,19 @@
 #pragma once
 // Marks this header as read: the toolkit headers a host unit includes (cuda_runtime.h) read it once.
 #define KC_CUDA_CPU_H 1
-// A kernel's unit declares of namespace std what NVRTC has without a header (std::move,
-// std::forward: <bits/move.h>; std::initializer_list below) and what C++'s <math.h> must, not
-// C++17's special functions (std::beta, std::riemann_zeta: host code nvcc refuses in a kernel)
-// nor the algorithms, limits and traits <cmath> reads for them: 7 of the 23 MB this header made
-// precompiled, which g++ loads before every kernel's compile (logs/2026-12-07-suite-time-7.md). A
-// std name a kernel uses is refused as NVRTC refuses it, declared or not (frontend/nvrtc.py); a
-// whole program's host code keeps all of <cmath>, as nvcc's host compiler gives it.
+// A kernel's unit goes without C++17's special mathematical functions (std::beta,
+// std::riemann_zeta: host code that nvcc refuses in a kernel and NVRTC does not declare), which
+// C++'s <math.h> declares through <cmath> with 100 kB of templates: 3 of the 23 MB this header
+// made precompiled, which g++ loads before every kernel's compile (logs/2026-12-07-suite-time-7.md).
+// The rest of what <cmath> read for them stays: std::min, std::numeric_limits, the type traits,
+// which a kernel may not use (NVRTC has no C++ library: frontend/nvrtc.py refuses them, declared
+// or not) but may name in a template it never instantiates, as NVRTC accepts. A whole program's
+// host code keeps all of <cmath>, as nvcc's host compiler gives it.
 #if !defined(KC_PROGRAM) && defined(__cplusplus) && __has_include(<bits/c++config.h>)
 #include <bits/c++config.h>
 #undef _GLIBCXX_USE_STD_SPEC_FUNCS
-#include <bits/move.h>
+#include <bits/stl_algobase.h>
+#include <limits>
 #endif
 #include <math.h>
 #include <stddef.h>
