@@ -34,33 +34,25 @@ def test_kernels_in_every_spelling():
     assert found["tk<float>"].params[0].const and not found["tk<float>"].params[1].const
 
 
-@pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
-def test_an_explicit_specialization_runs_as_its_template_instance(check):
-    """`template <> __global__ void k<int>(int*)` beside its template: name expressions reach both
-    the specialization and an instance of the template, as NVRTC's do (it was read as a kernel
-    `k` of its own, and the build failed on the name)."""
-    mod = cudacheck.RawModule(SPECIALIZED, backend="cpu", check=check, name_expressions=("k<float>", "k<int>"))
-    for name, dtype, added in (("k<float>", np.float32, 1), ("k<int>", np.int32, 7)):
-        x = np.arange(32, dtype=dtype)
-        mod.get_function(name)((1,), (32,), (x,))
-        np.testing.assert_array_equal(x, np.arange(32) + added)
-
-
 SPECIALIZED = r'''
 template <typename T> __global__ void k(T* x) { x[threadIdx.x] += 1; }
 template <> __global__ void k<int>(int* x) { x[threadIdx.x] += 7; }
 '''
 
 
-@pytest.mark.gpu
-def test_an_explicit_specialization_runs_on_the_gpu_as_on_the_cpu_runtime():
-    """The same name expressions through CuPy's NVRTC reach the same two functions."""
-    import cupy
-    mod = cudacheck.RawModule(SPECIALIZED, backend="gpu", name_expressions=("k<float>", "k<int>"))
+@pytest.mark.parametrize("backend,check", [("cpu", False), ("cpu", True),
+                                           pytest.param("gpu", False, marks=pytest.mark.gpu)],
+                         ids=["plain", "checked", "gpu"])
+def test_an_explicit_specialization_runs_as_its_template_instance(backend, check):
+    """`template <> __global__ void k<int>(int*)` beside its template: name expressions reach both
+    the specialization and an instance of the template, as NVRTC's do on a GPU (it was read as a
+    kernel `k` of its own, and the build failed on the name)."""
+    xp = np if backend == "cpu" else pytest.importorskip("cupy")
+    mod = cudacheck.RawModule(SPECIALIZED, backend=backend, check=check, name_expressions=("k<float>", "k<int>"))
     for name, dtype, added in (("k<float>", np.float32, 1), ("k<int>", np.int32, 7)):
-        x = cupy.arange(32, dtype=dtype)
+        x = xp.arange(32, dtype=dtype)
         mod.get_function(name)((1,), (32,), (x,))
-        np.testing.assert_array_equal(cupy.asnumpy(x), np.arange(32) + added)
+        np.testing.assert_array_equal(x if xp is np else xp.asnumpy(x), np.arange(32) + added)
 
 
 def test_parameter_types_through_typedefs_arrays_and_structs():

@@ -11,8 +11,9 @@
 // instrumentation, whose hooks the checks implement, so every load and store of the kernel
 // is checked with the program's own types left alone.
 //
-// Only C headers here: runtime/cudacheck/frontend (libclang.py) parses this header with libclang before every
-// cold compile, and the C++ library's headers would triple the time it takes.
+// Only C headers here (and what C++'s <math.h> reads itself, below): runtime/cudacheck/frontend (libclang.py)
+// parses this header with libclang before every cold compile, and more of the C++ library would triple the
+// time it takes.
 #pragma once
 // Marks this header as read: the toolkit headers a host unit includes (cuda_runtime.h) read it once.
 #define KC_CUDA_CPU_H 1
