@@ -130,6 +130,26 @@ def test_tiled_global_loads_are_2_width_cubed_over_tile(tile, rng):
     assert_product(P, M, N)
 
 
+def test_a_full_trace_buffer_keeps_each_workers_first_accesses_only(rng, workers, monkeypatch):
+    """Each worker traces into a buffer of its own; one that fills keeps its first accesses and
+    the trace says it was cut short (none of a neighbour's buffer is read as its own)."""
+    from cudacheck.cpu import checked
+    w, t = 8, 2
+    fn = matmul.compile("tiled", t, "cpu", check=True)
+    M, N = random_matrix(rng, w, w), random_matrix(rng, w, w)
+    blocks = [(x, y) for y in range(w // t) for x in range(w // t)]
+    fn((w // t,) * 2, (t, t), (M, N, np.zeros((w, w), np.float32), w), trace=blocks)
+    whole = fn.last_launch.trace
+    assert not fn.last_launch.trace_truncated
+    capacity = 50
+    defaults = checked.CheckSetup.__init__.__defaults__
+    monkeypatch.setattr(checked.CheckSetup.__init__, "__defaults__", (*defaults[:-1], capacity))
+    fn((w // t,) * 2, (t, t), (M, N, np.zeros((w, w), np.float32), w), trace=blocks)
+    cut = fn.last_launch.trace
+    assert fn.last_launch.trace_truncated
+    assert len(cut) == workers * capacity and len(set(cut)) == len(cut) and set(cut) <= set(whole)
+
+
 def test_trace_gives_the_phase_table(rng):
     """The textbook's phase table for Width 4, TILE 2: in phase ph, thread (tx, ty) of
     block (bx, by) loads M[row][ph*2 + tx] into Mds[ty][tx] and N[ph*2 + ty][col] into Nds[ty][tx]."""

@@ -121,7 +121,7 @@ class CheckSetup:
             rep.shared_counts[key] = Counts(int(counts[off + 2 * sid]), int(counts[off + 2 * sid + 1]))
             rep.shared_shapes[key] = tuple(int(d) for d in dims[sid] if d)
         if self.trace_blocks is not None:
-            rep.trace, rep.trace_truncated = self._read_trace()
+            rep.trace, rep.trace_truncated = self._read_trace(dims)
         return rep
 
     def _shared_dims(self):
@@ -129,17 +129,16 @@ class CheckSetup:
         dims_at = self.base + self._offsets()[2]
         return np.ctypeslib.as_array((ctypes.c_uint32 * (3 * MAX_SHARED_ARRAYS)).from_address(dims_at)).reshape(-1, 3)
 
-    def _read_trace(self):
+    def _read_trace(self, dims):
         _, tc, _, first, _ = (self.base + o for o in self._offsets())
         written = [int(n) for n in np.ctypeslib.as_array((ctypes.c_uint64 * self.workers).from_address(tc))]
         truncated = any(n > self.capacity for n in written)
-        # The workers' records as one structured array, read a field at a time: reading them one
-        # record at a time cost a Python object per field, most of a traced run's time.
-        size = ctypes.sizeof(abi.TraceRecord)
-        records = np.concatenate([np.ctypeslib.as_array((abi.TraceRecord * 1)())[:0]] + [
-            np.ctypeslib.as_array((abi.TraceRecord * n).from_address(first + w * self.capacity * size))
-            for w, n in enumerate(min(n, self.capacity) for n in written) if n])
-        names, indices = self._elements(records["array"], records["index"])
+        # The workers' buffers (capacity records each, one after another) viewed as one structured
+        # array and read a field at a time: reading them one record at a time cost a Python object
+        # per field, most of a traced run's time.
+        buffers = np.ctypeslib.as_array((abi.TraceRecord * (self.workers * self.capacity)).from_address(first))
+        records = np.concatenate([buffers[w * self.capacity:][:min(n, self.capacity)] for w, n in enumerate(written)])
+        names, indices = self._elements(records["array"], records["index"], dims)
         lines = self.lines(records["pc"].tolist())
         # One tuple per block and per thread, shared by their accesses: a trace of a million
         # accesses otherwise holds two million small tuples, the most of its memory.
@@ -149,11 +148,10 @@ class CheckSetup:
         return [Access(block_of(b), interval, thread_of(t), name, index, "RW"[op], int(line), width)
                 for b, interval, t, op, width, name, index, line in zip(*fields, names, indices, lines)], truncated
 
-    def _elements(self, arrays, indices):
+    def _elements(self, arrays, indices, dims):
         """Each traced access's array (its name) and element: an index, or a shared array's
-        indices along its dimensions."""
+        indices along its dimensions (dims: _shared_dims())."""
         names, out = [None] * len(arrays), indices.tolist()
-        dims = self._shared_dims()
         for array in np.unique(arrays).tolist():
             at = np.flatnonzero(arrays == array)
             if array >= SHARED_ID_BASE:

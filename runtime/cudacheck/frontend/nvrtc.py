@@ -18,7 +18,7 @@ from ..errors import CompileError
 from ..launch import DEFAULT_SHARED_LIMIT  # also the static __shared__ NVRTC (ptxas) accepts per kernel
 from ..listing import numbered
 from ..options import user_flags
-from .libclang import INCLUDE_DIR, SOURCE_NAME, in_runtime, inside, main_file, origin, spelled_offset
+from .libclang import INCLUDE_DIR, SOURCE_NAME, in_runtime, inside, main_file, origin, spelled_offset, template_of
 
 # Names that CUDA's headers declare and a kernel must include, as with NVRTC: a kernel that uses
 # one without its header is told which header it needs.
@@ -123,7 +123,6 @@ def check_std_names(ci, tu, top, source):
         return
     K = ci.CursorKind
     main, text = main_file(ci, tu), source.encode()
-    specialized = ci.conf.lib.clang_getSpecializedCursorTemplate   # an instance's template
     found, named = [], set()   # (the template around it or None, name, line, qualified); templates named
     stack = [(c, None) for c in reversed(top) if c.kind.is_declaration()]   # the source's own cursors
     while stack:
@@ -134,7 +133,7 @@ def check_std_names(ci, tu, top, source):
         if n.kind.name not in _REFERENCES:
             continue
         for decl in _referenced(ci, n):
-            pattern = decl if decl.kind.name in _TEMPLATE_KINDS else specialized(decl)
+            pattern = decl if decl.kind.name in _TEMPLATE_KINDS else template_of(ci, decl)
             if pattern is not None and (template is None or pattern.canonical != template.canonical):
                 named.add(pattern.canonical.hash)   # (a template, or an instance of one, named outside it)
             member = _std_member(K, decl)
@@ -156,10 +155,9 @@ def check_std_names(ci, tu, top, source):
 
 
 def check_undeclared_std(errors, source):
-    """A member of std that the kernel's unit does not declare (`std::min`: cuda_cpu.h gives a
-    kernel only the std NVRTC has and what <math.h> needs), from clang's error on the source
-    (errors: (line, column, message)): refused as NVRTC words it, as check_std_names refuses a
-    declared one."""
+    """A member of std that the kernel's unit does not declare (`std::vector`, or C++17's
+    `std::riemann_zeta`, which cuda_cpu.h leaves out), from clang's error on the source (errors:
+    (line, column, message)): refused as NVRTC words it, as check_std_names refuses a declared one."""
     for line, _, said in errors:
         missing = re.fullmatch(r"no (?:member|template) named '(\w+)' in namespace 'std'", said)
         if missing:

@@ -406,7 +406,7 @@ class Reader:
         here (f<1>) runs the template's, which is what cpu_build leaves out when it cannot run."""
         usr = ref.get_usr()
         if usr not in self.functions:
-            pattern = self.ci.conf.lib.clang_getSpecializedCursorTemplate(ref)
+            pattern = template_of(self.ci, ref)
             if pattern is not None and pattern.get_usr() in self.functions:
                 return pattern.get_usr()
         return usr
