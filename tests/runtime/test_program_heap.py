@@ -116,6 +116,27 @@ def test_memory_the_program_never_wrote_reads_as_in_a_fresh_process(rng, tmp_pat
     assert (result.exit_code, result.stdout) == (0, expected), result.stderr
 
 
+@pytest.mark.parametrize("check", [False, True])
+def test_a_block_freed_and_taken_again_is_the_programs_own_whatever_the_caller_freed(rng, tmp_path, check):
+    """The caller's heap, which the program's process is forked from, holds freed chunks of
+    the size the program frees and takes again: more than glibc's tcache keeps, sorted into
+    its bins. The program still gets its own block back, with the bytes it wrote there."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    again = int(rng.integers(32, 1000))
+    args = (200 << 10, 100, 100, 8, 300, 100, again)
+    expected = native(UNWRITTEN, tmp_path, args)
+    blocks = [(libc.malloc(again), libc.malloc(40)) for _ in range(60)]   # the 40 keeps them apart
+    for block, _ in blocks:
+        libc.free(block)
+    for _ in range(7):   # the tcache's, taken back: the rest wait in the bins
+        libc.malloc(again)
+    libc.malloc(5000)   # sorts them into their bin
+    result = cudacheck.run_program(UNWRITTEN, backend="cpu", check=check, args=args)
+    assert (result.exit_code, result.stdout) == (0, expected), result.stderr
+
+
 def test_the_c_and_c_plus_plus_libraries_free_what_the_program_allocated(rng, tmp_path):
     words = " ".join(rng.choice(["tile", "warp", "bank", "halo", "shared"], size=int(rng.integers(20, 200))))
     stdin = "\n".join(words[i:i + 37] for i in range(0, len(words), 37)) + "\n"

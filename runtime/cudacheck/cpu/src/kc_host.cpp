@@ -23,6 +23,8 @@
 
 namespace kc {
 
+void forget_inherited_free_lists();   // kc_host_heap.cpp: the program's heap starts with none
+
 static HostCallbacks cb;
 static HostCrash* crash;
 static uintptr_t lib_base;
@@ -117,6 +119,7 @@ extern "C" int kc_program_run(const HostCallbacks* callbacks, HostCrash* out, in
     // A fresh process's mmap threshold (glibc's 128 KiB), which the Python process this one
     // was forked from has raised: a large block is a fresh mmap, all zero (kc_host_heap.cpp).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    forget_inherited_free_lists();
     // A fresh process's C library random numbers: rand()/random() as seeded with 1, and the
     // drand48 family's state all zero with its default multiplier (what seed48 of zeros sets),
     // not whatever the forked Python process (its libraries) drew before. A program that never

@@ -21,12 +21,20 @@
 // (kc_host.cpp) sets the mmap threshold back to a fresh process's 128 KiB: the Python
 // process has raised it (glibc raises it when a large block is freed).
 //
+// glibc's free lists are Python's too: its bins, and the thread's tcache of up to 7 chunks
+// per small size. Where a tcache list was full, a block the program freed went to the bins
+// and its next malloc of that size got one of Python's chunks (zeroed), not its own block
+// back with what it wrote there, as a fresh process gets it. So before main,
+// forget_inherited_free_lists() takes every free chunk of those lists and keeps it: the
+// program's free lists start as empty as a fresh process's.
+//
 // The alternative, a freshly exec'd process, would need the program's CUDA calls answered
 // across processes and its device memory mapped in both; a fresh Python would not help
 // (its own start fills the heap).
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -133,7 +141,66 @@ void* new_block_or_null(size_t size, size_t alignment) noexcept {
     }
 }
 
+// The main arena's free chunks as malloc_info lists them (heap nr 0, before its </heap>):
+// for each bin that holds any, its smallest chunk's size word and its count. `text` is
+// written by malloc_info into a stream that never allocates (so that reading it frees nothing).
+struct Bin { size_t from, count; };
+size_t free_bins(const char* text, Bin* out, size_t most) {
+    const char* heap = strstr(text, "<heap nr=\"0\">");
+    const char* end = heap ? strstr(heap, "</heap>") : nullptr;
+    size_t n = 0;
+    for (const char* at = heap; at && n < most; ) {
+        const char* size = strstr(at, "<size from=");
+        const char* unsorted = strstr(at, "<unsorted from=");
+        at = !size ? unsorted : !unsorted ? size : size < unsorted ? size : unsorted;
+        if (!at || at > end) break;
+        size_t to, total;
+        if (sscanf(strchr(at, '"'), "\"%zu\" to=\"%zu\" total=\"%zu\" count=\"%zu\"", &out[n].from, &to, &total,
+                   &out[n].count) == 4)
+            ++n;
+        ++at;
+    }
+    return n;
+}
+
 }  // namespace
+
+void forget_inherited_free_lists() {
+    // malloc_info's stream: a buffer mapped here, unbuffered, never closed (fclose would
+    // free the FILE into the lists just emptied; the child exits with it open).
+    const size_t room = 1 << 20;
+    char* text = static_cast<char*>(mmap(nullptr, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    FILE* f = text == MAP_FAILED ? nullptr : fmemopen(text, room, "w");
+    if (f) setvbuf(f, nullptr, _IONBF, 0);
+    static Bin bins[256];
+    // glibc's tcache: 64 sizes of chunk, 32 to 1040 bytes, at most 7 chunks of each (its defaults).
+    const size_t largest_cached = 1040, cached = 7;
+    // The bins: each pass takes as many chunks of each listed size as the bin holds, and 7
+    // more of a size the tcache keeps (a request takes the tcache's chunk first, and refills
+    // the tcache from the bin). A larger chunk split for a smaller request leaves its
+    // remainder for the next pass. A pass that takes nothing ends it: this thread allocates
+    // from an arena other than the main one.
+    size_t before = SIZE_MAX;
+    for (int pass = 0; f && pass < 1000; ++pass) {
+        fseek(f, 0, SEEK_SET);
+        malloc_info(0, f);
+        fputc(0, f);
+        size_t n = free_bins(text, bins, 256), held = 0;
+        for (size_t i = 0; i < n; ++i) held += bins[i].count;
+        if (held == 0 || held >= before) break;
+        before = held;
+        for (size_t i = 0; i < n; ++i) {
+            size_t chunk = bins[i].from & ~size_t(7);   // less the size word's flag bits
+            for (size_t k = 0; k < bins[i].count + (chunk <= largest_cached ? cached : 0); ++k)
+                __libc_malloc(chunk - sizeof(size_t));
+        }
+    }
+    // The tcache's other sizes. With the bins empty, a request past the cached chunks is cut
+    // from the top, so `cached` of each empty it.
+    for (size_t chunk = 32; chunk <= largest_cached; chunk += 16)
+        for (size_t k = 0; k < cached; ++k) __libc_malloc(chunk - sizeof(size_t));
+}
+
 }  // namespace kc
 
 using kc::claim;
