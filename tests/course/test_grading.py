@@ -277,3 +277,23 @@ def test_autograde_refuses_without_the_sandbox(tmp_path):
                          cwd=course, env=env, capture_output=True, text=True)
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Not grading" in out.stderr and "bubblewrap" in out.stderr
+
+
+def test_gradescope_check_loads_no_runtime_and_export_names_the_assignments(tmp_path):
+    """run_autograder's `check` of results.json starts without the runtime (it runs after every
+    submission, and after a grader that crashed); `export` of an id no rubric has names those
+    there are, as argparse's choices did."""
+    probe = ("import sys; from tiling_course.grading import gradescope; "
+             "sys.exit(gradescope.main(['check']) + 10 * any(m.split('.')[0] in ('cudacheck', 'numpy') for m in sys.modules))")
+    results = tmp_path / "results"
+    results.mkdir()
+    for written, status in (({"score": 10.0, "output": "", "tests": [{"score": 1, "max_score": 1}]}, 0),
+                            ({"score": float("nan"), "output": "", "tests": []}, 1)):
+        (results / "results.json").write_text(json.dumps(written))
+        out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "AUTOGRADER_ROOT": str(tmp_path)},
+                             capture_output=True, text=True)
+        assert out.returncode == status, out.stderr
+    out = subprocess.run([sys.executable, "-m", "tiling_course.grading", "gradescope", "export", "g9_none"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "invalid choice: 'g9_none'" in out.stderr
+    assert all(repr(name) in out.stderr for name in rubric.ASSIGNMENTS)
