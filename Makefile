@@ -6,6 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Where Python is told to write no bytecode (PYTHONDONTWRITEBYTECODE, as on CI's machines), the
+# packages installed here in editable mode would be compiled again by every process that
+# imports them: the book's and the tests' hundreds (Jupyter kernels, the grader's sandboxed
+# launchers, scripts). Compiled here once; an up-to-date module is skipped.
+COMPILE := $(BIN)/python -m compileall -q -j 0 runtime/cudacheck course/tiling_course scripts
 
 .PHONY: book slides editions test bench clean
 
@@ -17,6 +22,7 @@ $(STAMP): requirements.txt pyproject.toml setup.py
 	touch $@
 
 book: $(STAMP)
+	$(COMPILE)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 # A lecture deck of every chapter, from the same notebooks, into _build/html/slides/: each
@@ -30,6 +36,7 @@ editions: $(STAMP)
 	$(BIN)/python scripts/build_editions.py
 
 test: $(STAMP)
+	$(COMPILE)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -76,12 +76,19 @@ def test_every_chapter_runs_from_the_installed_wheel_with_colabs_versions(colab_
 def test_the_graders_sandbox_sees_what_the_wheel_ships_and_no_more(wheel, tmp_path):
     """The packages the sandbox shows a submission (tiling_course.grading.sandbox.public_tree) are
     exactly the wheel's files: no exercise solution, and nothing of the graded assignments'
-    hidden tests (assignments/hidden/, outside the packages)."""
+    hidden tests (assignments/hidden/, outside the packages). Beside them, bytecode of the
+    shipped modules only, which the sandbox's Python uses instead of compiling them."""
     import zipfile
 
     from tiling_course.grading import sandbox
     site = sandbox.public_tree(tmp_path / "site")
-    shown = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()}
+    files = [p.relative_to(site) for p in site.rglob("*") if p.is_file()]
+    shown = {str(p) for p in files if "__pycache__" not in p.parts}
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if not n.split("/")[0].endswith(".dist-info")}
     assert shown == shipped, (sorted(shown - shipped)[:10], sorted(shipped - shown)[:10])
+    compiled = [p for p in files if "__pycache__" in p.parts]
+    tag = sys.implementation.cache_tag
+    assert len(compiled) > 20 and all(
+        p.name.endswith(f".{tag}.pyc") and str(p.parent.parent / (p.name.split(".")[0] + ".py")) in shipped
+        for p in compiled), compiled
     assert not any("hidden" in name or "solution" in name for name in shipped)

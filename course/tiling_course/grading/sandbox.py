@@ -119,6 +119,7 @@ def public_tree(dest):
 
     from .. import sources
     dest = Path(dest)
+    tag = sys.implementation.cache_tag
     for package in (cudacheck, tiling_course):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*")):
@@ -127,6 +128,14 @@ def public_tree(dest):
                 continue
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest / rel)
+            # A module's bytecode beside it, where this Python has compiled it: the sandbox may
+            # write none (PYTHONDONTWRITEBYTECODE, a read-only tree), and each of its processes
+            # would compile every module it imports. copy2 keeps the source's time, which the
+            # .pyc's header must match to be used; a stale one is ignored and the source read.
+            compiled = path.parent / "__pycache__" / f"{path.stem}.{tag}.pyc"
+            if path.suffix == ".py" and compiled.is_file():
+                (dest / rel).parent.joinpath("__pycache__").mkdir(exist_ok=True)
+                shutil.copy2(compiled, (dest / rel).parent / "__pycache__" / compiled.name)
     if sources.FOLDER != sources.INSTALLED:   # a checkout's kernels/: into the package, as in the wheel
         (dest / "tiling_course" / "kernels").mkdir(parents=True, exist_ok=True)
         for path in sources.files():
