@@ -283,8 +283,8 @@ def test_gradescope_check_loads_no_runtime_and_export_names_the_assignments(tmp_
     """run_autograder's `check` of results.json starts without the runtime (it runs after every
     submission, and after a grader that crashed); `export` of an id no rubric has names those
     there are, as argparse's choices did."""
-    probe = ("import sys; from tiling_course.grading import gradescope; "
-             "sys.exit(gradescope.main(['check']) + 10 * any(m.split('.')[0] in ('cudacheck', 'numpy') for m in sys.modules))")
+    probe = ("import sys; from tiling_course.grading import gradescope; status = gradescope.main(['check']); "
+             "sys.exit(status + 10 * any(m.split('.')[0] in ('cudacheck', 'numpy') for m in sys.modules))")
     results = tmp_path / "results"
     results.mkdir()
     for written, status in (({"score": 10.0, "output": "", "tests": [{"score": 1, "max_score": 1}]}, 0),

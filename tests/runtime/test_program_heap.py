@@ -123,7 +123,8 @@ def test_a_block_freed_and_taken_again_is_the_programs_own_whatever_the_caller_f
     its bins. The program still gets its own block back, with the bytes it wrote there."""
     import ctypes
     libc = ctypes.CDLL(None)
-    libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
     again = int(rng.integers(32, 1000))
     args = (200 << 10, 100, 100, 8, 300, 100, again)
     expected = native(UNWRITTEN, tmp_path, args)
