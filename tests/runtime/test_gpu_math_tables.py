@@ -163,3 +163,29 @@ def test_fast_division_is_x_times_the_tables_reciprocal(tables, ftz, rng):
         want = flush((flush(x) * rcp_approx_ftz(tables, y)).astype(np.float32))
     assert np.array_equal(q.view(np.uint32), want.view(np.uint32)), np.flatnonzero(q.view(np.uint32) !=
                                                                                want.view(np.uint32))[:5]
+
+
+def _mapping_of(address):
+    """(permissions, anonymous kB) of the mapping of /proc/self/smaps that holds `address`."""
+    found = None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not head[0].endswith(":"):
+                lo, hi = (int(v, 16) for v in head[0].split("-"))
+                found = [head[1], None] if lo <= address < hi else None
+            elif found is not None and head[0] == "Anonymous:":
+                found[1] = int(head[1])
+                return tuple(found)
+    return None
+
+
+def test_the_decoded_tables_are_shared_memory_a_launchs_fork_does_not_copy():
+    """All 138 MB of them in memory mapped shared (no page of the process's own, whose page-table
+    entries every launch's fork copies), and read-only once decoded."""
+    for table in (gpumath.tables(), gpumath.sine(), gpumath.lg2()):
+        assert not table.flags.writeable
+        with pytest.raises(ValueError):
+            table[len(table) // 2] = 0
+        perms, anonymous = _mapping_of(table.ctypes.data)
+        assert perms.endswith("s") and anonymous == 0, (perms, anonymous)

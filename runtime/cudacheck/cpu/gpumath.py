@@ -37,6 +37,7 @@ process. install() hands a kernel's library the tables its code uses.
 """
 import ctypes
 import lzma
+import mmap
 from functools import lru_cache
 from importlib import resources
 
@@ -124,10 +125,10 @@ def encode_sine(quarter):
     return lzma.compress(steps.tobytes(), preset=9)
 
 
-def decode_sine(data):
-    """SIN_DATA's bytes -> the quarter wave, float32."""
-    steps = np.frombuffer(lzma.decompress(data), "<i4").astype(np.int64)
-    return np.cumsum(steps).astype(np.int32).view(np.float32)
+def decode_sine(data, out=None):
+    """SIN_DATA's bytes -> the quarter wave, float32 (into the bytes `out` where given)."""
+    words = _decompress_into(data, _bytes(out, SINE_ENTRIES * 4)).view("<u4")
+    return _running_sums(words).view(np.float32)
 
 
 def encode_lg2(t0, t1, fixes):
@@ -139,33 +140,85 @@ def encode_lg2(t0, t1, fixes):
     return lzma.compress(b"".join(parts), preset=9)
 
 
-def decode_lg2(data):
+def decode_lg2(data, out=None):
     """LG2_DATA's bytes -> one uint32 array: T0, T1, then each class's bitmap (bit m of word
-    m / 32), as kc_gpu_math.h reads it."""
-    raw = lzma.decompress(data)
+    m / 32), as kc_gpu_math.h reads it (into the bytes `out` where given). The steps of T0
+    and T1 are summed where they lie; the bitmaps are as stored."""
     n = LG2_ENTRIES
-    steps = np.frombuffer(raw, "<i4", 2 * n).astype(np.int64)
-    tables = np.concatenate([np.cumsum(steps[:n]), np.cumsum(steps[n:])]).astype(np.uint32)
-    bitmaps = np.frombuffer(raw, "<u4", len(LG2_CLASSES) * n // 32, 8 * n)
-    return np.concatenate([tables, bitmaps])
+    words = _decompress_into(data, _bytes(out, 8 * n + len(LG2_CLASSES) * n // 8)).view("<u4")
+    _running_sums(words[:n])
+    _running_sums(words[n:2 * n])
+    return words
+
+
+def _bytes(out, nbytes):
+    """`out` (a uint8 array of nbytes), or a new one."""
+    if out is None:
+        return np.empty(nbytes, np.uint8)
+    assert out.dtype == np.uint8 and out.size == nbytes, (out.dtype, out.size, nbytes)
+    return out
+
+
+def _decompress_into(data, out):
+    """lzma's decompression of `data`, written into the uint8 array `out`, which it fills: a
+    megabyte at a time, so that no copy of the whole is made."""
+    d, at = lzma.LZMADecompressor(), 0
+    chunk = d.decompress(data, max_length=1 << 20)
+    while True:
+        out[at:at + len(chunk)] = np.frombuffer(chunk, np.uint8)
+        at += len(chunk)
+        if d.eof or not chunk:
+            break
+        chunk = d.decompress(b"", max_length=1 << 20)
+    if not d.eof or at != out.size:
+        raise ValueError(f"the table decompresses to {at} bytes, not {out.size}")
+    return out
+
+
+def _running_sums(words):
+    """Each entry of the uint32 array `words` replaced, in place, by its sum with the entries
+    before it, modulo 2^32 (a table stored as steps; int64 sums cut to 32 bits are the same
+    bits), a block at a time."""
+    carry = np.uint32(0)
+    for lo in range(0, words.size, 1 << 20):
+        block = words[lo:lo + (1 << 20)]
+        np.cumsum(block, dtype=np.uint32, out=block)
+        block += carry
+        carry = block[-1]
+    return words
+
+
+# The decoded tables (138 MB) live in memory mapped MAP_SHARED, decoded there, read-only
+# after. Every launch forks this process, and a fork copies the page-table entry of each page
+# of the process's own memory it has written (0.13 ms a MB on a 2-core virtual machine:
+# logs/2026-12-07-suite-time-8.md), none of a shared mapping's: a worker maps the pages of a
+# table as it reads them.
+def _shared(nbytes):
+    return np.frombuffer(mmap.mmap(-1, nbytes), np.uint8)
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
 
 
 @lru_cache(maxsize=None)
 def lg2():
     """lg2.approx's table, kept for the life of the process."""
-    return decode_lg2(LG2_DATA.read_bytes())
+    n = LG2_ENTRIES
+    return _read_only(decode_lg2(LG2_DATA.read_bytes(), _shared(8 * n + len(LG2_CLASSES) * n // 8)))
 
 
 @lru_cache(maxsize=None)
 def sine():
     """The quarter wave, kept for the life of the process."""
-    return decode_sine(SIN_DATA.read_bytes())
+    return _read_only(decode_sine(SIN_DATA.read_bytes(), _shared(SINE_ENTRIES * 4)))
 
 
 @lru_cache(maxsize=None)
 def tables():
-    """The decompressed tables: one buffer, kept for the life of the process."""
-    return ctypes.create_string_buffer(lzma.decompress(DATA.read_bytes()))
+    """The decompressed tables: one uint8 array, kept for the life of the process."""
+    return _read_only(_decompress_into(DATA.read_bytes(), _shared(sum(n // 2 for _, n in TABLES))))
 
 
 def install(lib):
@@ -177,8 +230,7 @@ def install(lib):
     except ValueError:
         slots = None
     if slots is not None:
-        buf = tables()
-        at = ctypes.addressof(buf)
+        at = tables().ctypes.data
         for i, (_, n) in enumerate(TABLES):
             slots[i] = at
             at += n // 2
