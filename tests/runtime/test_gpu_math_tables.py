@@ -182,10 +182,13 @@ def _mapping_of(address):
 
 def test_the_decoded_tables_are_shared_memory_a_launchs_fork_does_not_copy():
     """All 138 MB of them in memory mapped shared (no page of the process's own, whose page-table
-    entries every launch's fork copies), and read-only once decoded."""
+    entries every launch's fork copies), and read-only once decoded: to NumPy, and in the page
+    protection that the launches' workers, sharing the pages, inherit."""
     for table in (gpumath.tables(), gpumath.sine(), gpumath.lg2()):
         assert not table.flags.writeable
         with pytest.raises(ValueError):
             table[len(table) // 2] = 0
+        with pytest.raises(ValueError):
+            table.flags.writeable = True
         perms, anonymous = _mapping_of(table.ctypes.data)
-        assert perms.endswith("s") and anonymous == 0, (perms, anonymous)
+        assert perms == "r--s" and anonymous == 0, (perms, anonymous)

@@ -43,6 +43,8 @@ from importlib import resources
 
 import numpy as np
 
+from . import system
+
 # Package data of cudacheck (cpu/data/), read through importlib.resources, as installed from the wheel
 DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_math_tables.xz")
 SIN_DATA = resources.files("cudacheck").joinpath("cpu", "data", "gpu_sin_table.xz")
@@ -55,6 +57,10 @@ LG2_CLASSES = ("p1", "p2", "p4", "p8", "p16", "p32", "p64", "n1", "n2", "n4", "n
 # name, entries: in the order of kc_gpu_math.h's kc_gpu_math_tables[]
 TABLES = (("ex2_pos", 1 << 23), ("ex2_neg", 1 << 23), ("rcp", 1 << 23), ("rsqrt", 1 << 24), ("sqrt", 1 << 24))
 OFFSET = 8   # a stored nibble is the difference + 8
+# The decoded sizes: TABLES' nibbles; the quarter wave's words; lg2's T0, T1 and bitmaps
+TABLES_BYTES = sum(n // 2 for _, n in TABLES)
+SINE_BYTES = SINE_ENTRIES * 4
+LG2_BYTES = 8 * LG2_ENTRIES + len(LG2_CLASSES) * LG2_ENTRIES // 8
 # 2^f = sum (f ln 2)^k / k!, k = 0..14, evaluated by Horner in double with plain multiplies
 # and adds (no fused multiply-add) on both sides; within 1e-14 of 2^f on [0, 1].
 _LN2 = 0.6931471805599453
@@ -127,7 +133,7 @@ def encode_sine(quarter):
 
 def decode_sine(data, out=None):
     """SIN_DATA's bytes -> the quarter wave, float32 (into the bytes `out` where given)."""
-    words = _decompress_into(data, _bytes(out, SINE_ENTRIES * 4)).view("<u4")
+    words = _decompress_into(data, _bytes(out, SINE_BYTES)).view("<u4")
     return _running_sums(words).view(np.float32)
 
 
@@ -145,7 +151,7 @@ def decode_lg2(data, out=None):
     m / 32), as kc_gpu_math.h reads it (into the bytes `out` where given). The steps of T0
     and T1 are summed where they lie; the bitmaps are as stored."""
     n = LG2_ENTRIES
-    words = _decompress_into(data, _bytes(out, 8 * n + len(LG2_CLASSES) * n // 8)).view("<u4")
+    words = _decompress_into(data, _bytes(out, LG2_BYTES)).view("<u4")
     _running_sums(words[:n])
     _running_sums(words[n:2 * n])
     return words
@@ -188,37 +194,39 @@ def _running_sums(words):
     return words
 
 
-# The decoded tables (138 MB) live in memory mapped MAP_SHARED, decoded there, read-only
-# after. Every launch forks this process, and a fork copies the page-table entry of each page
-# of the process's own memory it has written (0.13 ms a MB on a 2-core virtual machine:
+# The decoded tables (138 MB) live in memory mapped MAP_SHARED, decoded there, then made
+# read-only. Every launch forks this process, and a fork copies the page-table entry of each
+# page of the process's own memory it has written (0.13 ms a MB on a 2-core virtual machine:
 # logs/2026-12-07-suite-time-8.md), none of a shared mapping's: a worker maps the pages of a
-# table as it reads them.
-def _shared(nbytes):
-    return np.frombuffer(mmap.mmap(-1, nbytes), np.uint8)
-
-
-def _read_only(array):
-    array.flags.writeable = False
-    return array
+# table as it reads them. Read-only, because a worker shares them: a kernel's stray write
+# there faults (a crash, reported) instead of changing what later launches read.
+def _shared(nbytes, fill):
+    """fill(out) writes a table into the uint8 array `out` of nbytes, in a shared mapping that
+    is then made read-only; returns a read-only memoryview of it (numpy arrays over it cannot
+    be made writable)."""
+    mapping = mmap.mmap(-1, nbytes)
+    fill(np.frombuffer(mapping, np.uint8))
+    view = memoryview(mapping).toreadonly()
+    system.protect(np.frombuffer(view, np.uint8).ctypes.data, nbytes, system.PROT_READ)
+    return view
 
 
 @lru_cache(maxsize=None)
 def lg2():
-    """lg2.approx's table, kept for the life of the process."""
-    n = LG2_ENTRIES
-    return _read_only(decode_lg2(LG2_DATA.read_bytes(), _shared(8 * n + len(LG2_CLASSES) * n // 8)))
+    """lg2.approx's table (decode_lg2's words), kept for the life of the process."""
+    return np.frombuffer(_shared(LG2_BYTES, lambda out: decode_lg2(LG2_DATA.read_bytes(), out)), "<u4")
 
 
 @lru_cache(maxsize=None)
 def sine():
     """The quarter wave, kept for the life of the process."""
-    return _read_only(decode_sine(SIN_DATA.read_bytes(), _shared(SINE_ENTRIES * 4)))
+    return np.frombuffer(_shared(SINE_BYTES, lambda out: decode_sine(SIN_DATA.read_bytes(), out)), np.float32)
 
 
 @lru_cache(maxsize=None)
 def tables():
     """The decompressed tables: one uint8 array, kept for the life of the process."""
-    return _read_only(_decompress_into(DATA.read_bytes(), _shared(sum(n // 2 for _, n in TABLES))))
+    return np.frombuffer(_shared(TABLES_BYTES, lambda out: _decompress_into(DATA.read_bytes(), out)), np.uint8)
 
 
 def install(lib):

@@ -21,7 +21,7 @@ _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 _libc.fflush.argtypes = [ctypes.c_void_p]
-PROT_NONE, PROT_RW = 0, 3
+PROT_NONE, PROT_READ, PROT_RW = 0, 1, 3
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 MAP_FAILED = ctypes.c_void_p(-1).value
 PR_SET_PDEATHSIG = 1
@@ -41,7 +41,7 @@ def pages(nbytes):
 
 
 def protect(start, nbytes, prot):
-    """Set the protection (PROT_NONE, PROT_RW) of the pages of [start, start + nbytes)."""
+    """Set the protection (PROT_NONE, PROT_READ, PROT_RW) of the pages of [start, start + nbytes)."""
     _libc.mprotect(start, pages(nbytes), prot)
 
 
