@@ -167,10 +167,11 @@ size_t free_bins(const char* text, Bin* out, size_t most) {
 
 void forget_inherited_free_lists() {
     // malloc_info's stream: a buffer mapped here, unbuffered, never closed (fclose would
-    // free the FILE into the lists just emptied; the child exits with it open).
+    // free the FILE into the lists just emptied; the child exits with it open). Its last byte
+    // is never given to the stream, so that the text ends there even where it was cut short.
     const size_t room = 1 << 20;
     char* text = static_cast<char*>(mmap(nullptr, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    FILE* f = text == MAP_FAILED ? nullptr : fmemopen(text, room, "w");
+    FILE* f = text == MAP_FAILED ? nullptr : fmemopen(text, room - 1, "w");
     if (f) setvbuf(f, nullptr, _IONBF, 0);
     static Bin bins[256];
     // glibc's tcache: 64 sizes of chunk, 32 to 1040 bytes, at most 7 chunks of each (its defaults).
