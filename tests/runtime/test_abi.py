@@ -116,7 +116,7 @@ def _bound():
 def test_every_function_the_package_calls_is_declared():
     names = _bound()
     assert set(names) == {"kc_share_device_memory", "kc_device_var_0", "kc_spawn_0", "kc_cluster_0", "kc_spawn_body",
-                          "kc_program_run"}
+                          "kc_program_run", "kc_release_library"}
     for name in names:
         abi.entry_point(name)   # BoundaryError where no prototype declares it
 
@@ -154,7 +154,7 @@ def test_every_function_a_library_exports_is_declared(check):
     a function exported without a prototype would be called untyped."""
     from cudacheck.cpu import host
     module = cudacheck.RawModule(KERNEL, backend="cpu", check=check)
-    libraries = {module.impl.path: {"kc_spawn_0", "kc_device_var_0", "kc_share_device_memory"},
+    libraries = {module.impl.path: {"kc_spawn_0", "kc_device_var_0", "kc_share_device_memory", "kc_release_library"},
                  host.build(PROGRAM, check=check).path: {"kc_program_run", "kc_spawn_body", "kc_share_device_memory"}}
     for path, expected in libraries.items():
         out = subprocess.run(["nm", "-D", "--defined-only", "--format=posix", str(path)], check=True,

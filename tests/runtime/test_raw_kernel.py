@@ -1,5 +1,6 @@
 """RawKernel is CuPy's class: its attributes, compilation at first use (a source's errors
 raised there, as CuPy raises them), and the kernels RawModule.get_function returns."""
+import ctypes
 import gc
 from pathlib import Path
 
@@ -107,3 +108,41 @@ def test_a_modules_library_is_unloaded_when_nothing_reaches_it(rng):
     del seen
     gc.collect()
     assert not _mapped(path), "the library stayed loaded after its module and arrays had gone"
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+
+def _heap_in_use():
+    """Bytes of the C library's heap in use (glibc's mallinfo2)."""
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = _MallInfo2
+    return libc.mallinfo2().uordblks
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="reads glibc's mallinfo2")
+def test_modules_made_and_dropped_leave_the_heap_as_it_was(rng):
+    """A module's library, loaded and unloaded, keeps none of the heap: its static C++ library
+    mallocs an emergency pool for exceptions when loaded (73 KiB), which dlclose does not free, so
+    a process that made a module per test kept 150 MB by the end of the corpus and forked slower
+    for it (src/kc_module.cpp). A device variable gives every module a private copy of the
+    library, so each of these is a load of its own."""
+    n = int(rng.integers(1, 1 << 20))
+    src = (f"__device__ int seen[4];\n"
+           f'extern "C" __global__ void count() {{ atomicAdd(&seen[threadIdx.x % 4], {n}); }}\n')
+
+    def made_and_dropped():
+        mod = cudacheck.RawModule(src, backend="cpu")
+        mod.get_function("count")((1,), (4,), ())
+        assert mod.get_global("seen").array.tolist() == [n] * 4
+        del mod
+        gc.collect()
+
+    made_and_dropped()   # the first: the build, and whatever a first load sets up once
+    before = _heap_in_use()
+    for _ in range(40):
+        made_and_dropped()
+    grown = _heap_in_use() - before
+    assert grown < 256 * 1024, f"40 modules made and dropped kept {grown / 1024:.0f} KiB of the heap"

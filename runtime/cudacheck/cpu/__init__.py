@@ -220,7 +220,7 @@ class CpuModule:
         # Unloaded with the module, not at exit: every launch forks its workers, and a fork
         # copies each mapping of every library the process holds (a test session that kept
         # its hundreds of kernels loaded forked three times slower by its end).
-        weakref.finalize(self, compiler.unload, self.lib._handle).atexit = False
+        weakref.finalize(self, compiler.unload_module, self.lib).atexit = False
         self.lines = SourceLines(path)
         self.spawns = {name: abi.bind(self.lib, f"kc_spawn_{i}") for i, name in enumerate(kernels)}
         self.clusters = {name: _cluster_dims(self.lib, i) for i, (name, k) in enumerate(kernels.items()) if k.cluster}

@@ -31,7 +31,7 @@ from ..frontend import CUDA_ARCH_FLAG, INCLUDE_DIR, SOURCE_NAME, SRC_DIR, header
 from ..frontend.launches import stdio_hint
 from ..listing import compile_error_report
 from ..options import compiler_flags
-from . import cpu_features, device_symbols, gpumath, preprocessed
+from . import abi, cpu_features, device_symbols, gpumath, preprocessed
 
 # What a library's build checks besides the compiler's own (preprocessed.py, device_symbols.py):
 # part of its cache key, so that a library built before a rule changed is built again.
@@ -196,13 +196,16 @@ CHECK_UNITS = ("kc_check_core.cpp", "kc_check_access.cpp", "kc_check_bounds.cpp"
 # (kc_host.h): its core, its texture objects and arrays, and its heap, a fresh process's
 # (kc_host_heap.cpp says why); and the API under its C names, for its C units (kc_host_c.cpp).
 PROGRAM_UNITS = ("kc_host.cpp", "kc_host_texture.cpp", "kc_host_heap.cpp", "kc_host_c.cpp")
+# A kernel module's own unit, not a whole program's: the release of its static C++ library's
+# allocations before it is unloaded (src/kc_module.cpp).
+MODULE_UNITS = ("kc_module.cpp",)
 
 
 def runtime_object(checked, unit, poll=False):
     """The object file of one of the runtime's units for one variant, compiled once per
     header set and compiler: a unit of RUNTIME_UNITS (`checked`: with checked mode's hooks,
     `poll`: the entry points of a plain build with POLL_FLAGS), a check of CHECK_UNITS
-    (checked), or one of a whole program's PROGRAM_UNITS."""
+    (checked), or one of a whole program's PROGRAM_UNITS or a module's MODULE_UNITS."""
     cxx, flags = config.cxx, _object_flags(checked, poll)
 
     def make(_, out):
@@ -226,10 +229,9 @@ def _object_path(checked, unit, poll):
 def runtime_objects(checked, poll=False, program=False):
     """Every object a kernel's library links beside its own unit, compiled side by side
     where the cache lacks them: RUNTIME_UNITS for the variant, checked mode's CHECK_UNITS,
-    and a whole program's PROGRAM_UNITS."""
+    and a whole program's PROGRAM_UNITS or a kernel module's MODULE_UNITS."""
     units = [(unit, checked, poll) for unit in RUNTIME_UNITS] + [(unit, True, False) for unit in CHECK_UNITS if checked]
-    if program:
-        units += [(unit, False, False) for unit in PROGRAM_UNITS]
+    units += [(unit, False, False) for unit in (PROGRAM_UNITS if program else MODULE_UNITS)]
     # Every module asks, and after the first build all are there: a pool of threads to find
     # them cost more than the rest of a cached module's load.
     paths = [_object_path(checked, unit, poll) for unit, checked, poll in units]
@@ -344,9 +346,11 @@ def load(path):
                            "the kernel's source.", log=str(e), backend="cpu") from None
 
 
-def unload(handle):
-    """Unload a library load() loaded (its module is gone, and nothing reaches into it)."""
-    _ctypes.dlclose(handle)
+def unload_module(lib):
+    """Unload a kernel module's library load() loaded (its module is gone, and nothing reaches
+    into it), first freeing what its C++ library allocated at load (src/kc_module.cpp)."""
+    abi.bind(lib, "kc_release_library")()
+    _ctypes.dlclose(lib._handle)
 
 
 def _demangle(symbol):

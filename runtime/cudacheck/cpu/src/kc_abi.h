@@ -177,6 +177,10 @@ struct CheckDesc {
 // Maps the section of __device__ variables shared between the workers (kc_memory.cpp): 0, or -errno.
 extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes);
 
+// A kernel module's only (kc_module.cpp): frees what its static C++ library allocated when the
+// module was loaded. Called once, just before the module is unloaded.
+extern "C" __attribute__((visibility("default"))) void kc_release_library();
+
 // Numbered families, generated per kernel and per __device__ variable of the source
 // (runtime/cudacheck/cpu/compiler.py): kc_spawn_0, kc_spawn_1, ... Each member is declared
 // with its family's type before it is defined; abi.bind gives kc_spawn_3 kc_spawn_n's types.
