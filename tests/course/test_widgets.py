@@ -3,6 +3,7 @@ Colab's 7.7.1 (.venv-colab with the wheel installed: tests/conftest.py's colab_i
 wired for a page without a kernel: every state embedded, one Tab level per control, and a
 front-end link from each control's index to every Tab of its level, in the embedded state.
 tests/site/test_widgets_browser.py clicks them on the built site."""
+import functools
 import html
 import json
 import os
@@ -22,6 +23,26 @@ BUILDERS = {w.name: w.builder for w in registry.widgets()}
 NAMES = [w.function for w in registry.widgets()]
 # The widgets that ask for a prediction first, one for each part of the book (chapters 1-4, 5-6, 7-8).
 PREDICT = {w.name: w.function for w in registry.widgets() if w.predict}
+
+
+
+@functools.cache
+def _states(name):
+    """{state key: HTML} of the widget `name`, every state rendered once for this module
+    (switch.all_states): the rungs and the thread map draw a figure for each state, seconds
+    apiece, and seven tests here read them. Each widget's own build (its builder) is not
+    this: test_every_state_is_embedded_and_named_once compares the two."""
+    _, _, controls, render, _ = SPECS[name]()
+    return switch.all_states(controls, render)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _states_forgotten():
+    """The rendered states leave with the module: a test process that keeps megabytes of
+    pictures makes every later launch's fork slower."""
+    yield
+    _states.cache_clear()
+
 
 # Run by this interpreter and by .venv-colab's: builds every widget and describes its wiring.
 DESCRIBE = r"""
@@ -64,7 +85,7 @@ def _check(described):
         _, hint, controls, render, initial = spec()
         labels = [[str(label) for label, _ in options] for _, options in controls]
         assert d["options"] == labels
-        assert d["states"] == sorted(switch.all_states(controls, render)), name
+        assert d["states"] == sorted(_states(name)), name
         start = [opts.index(str(x)) for opts, x in zip(labels, initial)]
         assert d["index"] == start, name
         assert d["selected"] == [[i] for i in start], f"{name}: Tabs not at the controls' start: {d['selected']}"
@@ -97,8 +118,7 @@ def test_widgets_build_under_colabs_ipywidgets(colab_install):
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_every_state_is_embedded_and_named_once(name):
     box = BUILDERS[name]()
-    _, _, controls, render, _ = SPECS[name]()
-    assert box.states == switch.all_states(controls, render)
+    assert box.states == _states(name)
     for key, content in box.states.items():
         assert content.count(f"data-state='{html.escape(key, quote=True)}'") == 1
     assert box.layout is not None and f"tc-switch-{name}" in box._dom_classes
@@ -180,11 +200,9 @@ def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
     kernels = [k for _, k in widgets.RUNGS]
     assert kernels == LADDER + ["ladder6_pipelined"]
     assert [label for label, _ in widgets.RUNGS][-1] == "rung 6"
-    _, _, controls, render, _ = widgets.rung_explorer_spec()
-    states = {label: switch.all_states([(name, [(label, kernel)])], render)
-              for name, options in controls for label, kernel in options}
-    states = {kernel: html.unescape(next(iter(states[label].values()))) for label, kernel in widgets.RUNGS}
-    assert len(switch.all_states(controls, render)) == len(widgets.RUNGS) == 7
+    rendered = _states("rungs")
+    states = {kernel: html.unescape(rendered[switch.state_key([label])]) for label, kernel in widgets.RUNGS}
+    assert len(rendered) == len(widgets.RUNGS) == 7
 
     f = widgets.rung_facts("ladder6_pipelined")
     c = matmul.PIPELINE_DEFAULTS["ladder6_pipelined"]
@@ -222,9 +240,9 @@ def test_rung_explorer_reaches_rung_6_with_its_stored_measurements():
 def test_a_predict_widget_shows_nothing_before_the_guess(name):
     """Every state whose guess is "?" holds the question only; every other state says whether
     the guess was right, and exactly one guess per first control is."""
-    _, _, controls, render, initial = SPECS[name]()
+    _, _, controls, _, initial = SPECS[name]()
     assert initial[1] == widgets.NO_GUESS and controls[1][1][0][0] == widgets.NO_GUESS
-    states = switch.all_states(controls, render)
+    states = _states(name)
     for (label, _), in [[c] for c in controls[0][1]]:
         shown = {g: states[switch.state_key([label, g])] for g, _ in controls[1][1]}
         assert "Right." not in shown[widgets.NO_GUESS] and "Not this time" not in shown[widgets.NO_GUESS]
@@ -237,8 +255,7 @@ def test_a_predict_widget_shows_nothing_before_the_guess(name):
 def test_a_predict_widgets_question_sets_its_code_as_code(name):
     """The question is HTML: a source line in it is a <code>, not Markdown's raw backticks
     (chapter 5's coalescing widget showed `P[row * Width + col] = sum;` with its backticks)."""
-    _, _, controls, render, _ = SPECS[name]()
-    texts = switch.all_states(controls, render).values()
+    texts = _states(name).values()
     assert not any("`" in text for text in texts), name
     if name == "coalesce":
         assert all("<code>" in text for text in texts)
