@@ -125,7 +125,7 @@ def _heap_in_use():
 @pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="reads glibc's mallinfo2")
 def test_modules_made_and_dropped_leave_the_heap_as_it_was(rng):
     """A module's library, loaded and unloaded, keeps none of the heap: its static C++ library
-    mallocs an emergency pool for exceptions when loaded (73 KiB), which dlclose does not free, so
+    mallocs an emergency pool for exceptions when loaded (71 KiB), which dlclose does not free, so
     a process that made a module per test kept 150 MB by the end of the corpus and forked slower
     for it (src/kc_module.cpp). A device variable gives every module a private copy of the
     library, so each of these is a load of its own."""

@@ -177,8 +177,8 @@ struct CheckDesc {
 // Maps the section of __device__ variables shared between the workers (kc_memory.cpp): 0, or -errno.
 extern "C" __attribute__((visibility("default"))) int kc_share_device_memory(void** start, uint64_t* bytes);
 
-// A kernel module's only (kc_module.cpp): frees what its static C++ library allocated when the
-// module was loaded. Called once, just before the module is unloaded.
+// A kernel module's only (kc_module.cpp): frees what its static C++ library allocated when it
+// was loaded. Called before each dlclose of the module's library.
 extern "C" __attribute__((visibility("default"))) void kc_release_library();
 
 // Numbered families, generated per kernel and per __device__ variable of the source
