@@ -25,7 +25,6 @@ NAMES = [w.function for w in registry.widgets()]
 PREDICT = {w.name: w.function for w in registry.widgets() if w.predict}
 
 
-
 @functools.cache
 def _states(name):
     """{state key: HTML} of the widget `name`, every state rendered once for this module
